@@ -1,0 +1,80 @@
+// The collector API: all that hooks/ may see (STYLE.md habit 2). Every function is noexcept
+// and safe to call from any thread, before or after the agent is initialised, and from a
+// forked child. Unit tests drive the collector through exactly this header.
+//
+// A hook does:
+//   HookGuard guard;                         // per-thread re-entrancy guard
+//   if (!guard.outermost() || !recording()) return real(args...);
+//   HostEvent ev{}; ev.id = new_event_id(); ev.start = now();
+//   push_external_id(ev.id);  result = real(args...);  pop_external_id();
+//   ev.end = now(); ... record(ev); return result;
+// (hooks/hook.h wraps this in one template.)
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "collector/event.h"
+
+namespace profagent::collector {
+
+// ---- recording state -------------------------------------------------------------------
+// What the hooks should do right now. Written by the session (step schedule), read with a
+// relaxed load on every hooked call.
+enum class RecordState : uint8_t {
+  Off = 0,        // not recording (idle step, agent disabled, after the final flush)
+  Warmup = 1,     // recording, data will be discarded
+  Record = 2,     // recording into the current window
+};
+extern std::atomic<uint8_t> g_record_state;
+extern std::atomic<bool> g_device_tracing;  // true while a device backend wants external ids
+
+inline bool recording() noexcept {
+  return g_record_state.load(std::memory_order_relaxed) != uint8_t(RecordState::Off);
+}
+
+// ---- re-entrancy guard -----------------------------------------------------------------
+// A per-thread depth counter in initial-exec TLS (no thread_local objects). Calls made by the
+// agent itself, by CUPTI callbacks, or by one runtime function calling another pass straight
+// through: only the outermost hooked call on a thread is recorded.
+extern __thread uint32_t tls_hook_depth __attribute__((tls_model("initial-exec")));
+
+class HookGuard {
+ public:
+  HookGuard() noexcept { ++tls_hook_depth; }
+  ~HookGuard() { --tls_hook_depth; }
+  HookGuard(const HookGuard&) = delete;
+  HookGuard& operator=(const HookGuard&) = delete;
+  bool outermost() const noexcept { return tls_hook_depth == 1; }
+};
+
+// ---- clock ----------------------------------------------------------------------------
+// Raw agent clock ticks (TSC where it is invariant, else CLOCK_MONOTONIC ns). Converted to
+// nanoseconds when a window is frozen (collector/clock.h).
+uint64_t now() noexcept;
+
+// ---- events ---------------------------------------------------------------------------
+// A process-unique id (< 2^53, so JSON readers keep it exact). No atomics: thread slot in
+// the high bits, a per-thread counter in the low bits.
+uint64_t new_event_id() noexcept;
+
+// Appends to this thread's buffer. Never blocks, never allocates after the thread's first
+// chunk; a full buffer drops the event and counts the drop.
+void record(const HostEvent& event) noexcept;
+
+// Interns a name (not for the hot path: hooks intern their API name once).
+NameId intern(std::string_view name) noexcept;
+
+// ---- device correlation ---------------------------------------------------------------
+// Push/pop the host event id as the device backend's external correlation id around a call
+// that may enqueue device work. No-ops when no device backend is active.
+void push_external_id(uint64_t id) noexcept;
+void pop_external_id() noexcept;
+
+// ---- facts hooks learn ----------------------------------------------------------------
+// __cudaRegisterFunction: the host stub (or kernel handle) and its mangled device name, so
+// kernels have names even when no device records come.
+void note_kernel_name(const void* host_function, const char* device_name) noexcept;
+
+}  // namespace profagent::collector

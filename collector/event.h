@@ -1,0 +1,53 @@
+// The host event: what every hook stores, by value, into its thread's buffer.
+//
+// Fixed size (48 bytes), trivially copyable, no pointers to owned memory: the hot path is a
+// store (DESIGN.md decision 4). Strings are interned NameIds; timestamps are raw agent clock
+// ticks, converted to nanoseconds only when a window is frozen.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace profagent {
+
+using NameId = uint32_t;
+inline constexpr NameId kNoName = 0;
+
+// What a host event is. The payload words arg0/arg1 mean different things per kind.
+enum class EventKind : uint8_t {
+  Launch = 1,  // kernel launch of any form. arg0 = host function / cudaKernel_t, arg1 = stream
+  GraphLaunch, // cudaGraphLaunch. arg0 = graph exec, arg1 = stream
+  Memcpy,      // arg0 = bytes, arg1 = stream; flags & kMemcpyKindMask = cudaMemcpyKind
+  Memset,      // arg0 = bytes, arg1 = stream
+  Alloc,       // arg0 = bytes, arg1 = returned pointer (0 on failure)
+  Free,        // arg0 = pointer
+  Sync,        // device / stream / event synchronisation, cudaStreamWaitEvent. arg1 = handle
+  Runtime,     // any other hooked runtime call (event record, profiler start/stop, ...)
+  Operator,    // a vendor operator (DIOPI). arg0 = shape record index + 1, or 0
+  Range,       // a user range (profagent_range_push/pop, NVTX)
+  Step,        // ProfilerStep#N. arg0 = step number
+};
+
+enum EventFlags : uint8_t {
+  kMemcpyKindMask = 0x07,  // cudaMemcpyKind for Memcpy events
+  kFlagAsync = 0x08,       // the call only enqueued work (…Async forms, launches)
+  kFlagCaptured = 0x10,    // issued while its stream was being captured into a graph
+  kFlagFailed = 0x20,      // the real call returned an error (result holds it)
+};
+
+struct HostEvent {
+  uint64_t start;   // agent clock ticks (collector/clock.h)
+  uint64_t end;
+  uint64_t id;      // process-unique; pushed as the CUPTI external correlation id
+  uint64_t arg0;
+  uint64_t arg1;
+  NameId name;      // API, operator or range name
+  int16_t result;   // the real call's return value (cudaError_t, diopiError_t), clamped
+  uint8_t kind;     // EventKind
+  uint8_t flags;    // EventFlags
+};
+
+static_assert(sizeof(HostEvent) == 48, "host events must stay 48 bytes (issue 6 budget)");
+static_assert(std::is_trivially_copyable_v<HostEvent>);
+
+}  // namespace profagent

@@ -1,0 +1,133 @@
+// Trace: one frozen window, the only thing exporters read (STYLE.md habit 10).
+//
+// The collector builds it when a window ends (or at exit): host events converted to ns,
+// device records joined to the host events that issued them, names resolved, metadata and
+// drop counters attached. Exporters never see raw buffers, ticks or CUPTI structs.
+//
+// Time: every *_ns field is nanoseconds on the agent clock (CLOCK_MONOTONIC domain);
+// unix_ns = ns + Trace::unix_offset_ns.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collector/event.h"
+
+namespace profagent {
+
+inline constexpr int64_t kNoIndex = -1;
+
+struct HostRecord {
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint64_t id = 0;             // host event id (the external correlation id pushed)
+  uint32_t pid = 0;
+  uint32_t tid = 0;            // OS thread id
+  EventKind kind = EventKind::Runtime;
+  uint8_t flags = 0;           // EventFlags
+  int32_t result = 0;          // the real call's return value
+  std::string name;            // API, operator or range name; for Launch the API name
+  std::string kernel_name;     // Launch: demangled kernel name from registration, if known
+  uint64_t arg0 = 0;           // payload as in event.h
+  uint64_t arg1 = 0;
+  uint32_t correlation = 0;    // CUPTI correlation id of this call (0 if none known)
+  uint64_t external_id = 0;    // innermost enclosing Operator/Range id; else own id
+  int64_t parent = kNoIndex;   // index of the innermost enclosing host record on the thread
+  std::vector<std::vector<int64_t>> input_dims;  // Operator with record_shapes
+  std::vector<std::string> input_types;
+};
+
+enum class DeviceKind : uint8_t { Kernel, Memcpy, Memset, Sync, DriverApi };
+
+struct DeviceRecord {
+  DeviceKind kind = DeviceKind::Kernel;
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+  uint32_t device = 0;
+  uint32_t context = 0;
+  uint32_t stream = 0;
+  uint32_t correlation = 0;     // CUPTI correlation id
+  uint64_t external_id = 0;     // as HostRecord::external_id of the launching host record
+  int64_t host = kNoIndex;      // index into Trace::host of the call that issued it
+  std::string name;             // kernel: demangled; memcpy: "Memcpy HtoD (Pageable -> Device)"
+  int32_t grid[3] = {0, 0, 0};
+  int32_t block[3] = {0, 0, 0};
+  uint32_t registers_per_thread = 0;
+  uint32_t shared_memory = 0;   // static + dynamic
+  uint64_t bytes = 0;
+  uint32_t graph_id = 0;
+  uint64_t graph_node_id = 0;
+  uint64_t queued_ns = 0;       // 0 when unknown
+  // Sync records: what was waited on.
+  uint32_t sync_type = 0;       // CUpti_ActivitySynchronizationType
+  uint32_t event_id = 0;
+  // DriverApi: CUPTI driver API record of a launch no hook saw (cuLaunchKernel from a library).
+  uint32_t tid = 0;
+  uint32_t pid = 0;
+  uint32_t cbid = 0;
+};
+
+struct DeviceInfo {
+  uint32_t id = 0;
+  std::string name;
+  uint64_t total_global_mem = 0;
+  int compute_major = 0;
+  int compute_minor = 0;
+  int max_threads_per_block = 0;
+  int max_threads_per_multiprocessor = 0;
+  int regs_per_block = 0;
+  int regs_per_multiprocessor = 0;
+  int warp_size = 0;
+  uint64_t shared_mem_per_block = 0;
+  uint64_t shared_mem_per_multiprocessor = 0;
+  uint64_t shared_mem_per_block_optin = 0;
+  int num_sms = 0;
+};
+
+struct StepSpan {
+  uint64_t number = 0;          // step number as counted by the schedule (from 0)
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+struct DropCounters {
+  uint64_t host_events = 0;     // events dropped because a thread buffer was full
+  uint64_t device_records = 0;  // CUPTI reported dropped records / no buffer available
+  uint64_t late_device_records = 0;  // arrived after their window was written
+  uint64_t unmatched_device_records = 0;  // no host event found for their correlation
+};
+
+struct ProcessInfo {
+  uint32_t pid = 0;
+  std::string host_name;
+  std::string exe_name;         // basename of /proc/self/exe
+  std::string command_line;
+  int rank = 0;                 // RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK, else 0
+  int world_size = 1;
+  std::vector<std::pair<uint32_t, std::string>> thread_names;  // tid -> name
+};
+
+struct Trace {
+  uint32_t window = 0;          // 1-based window number
+  StepSpan first_step;          // steps covered (both 0 when the whole run is one window)
+  StepSpan last_step;
+  bool whole_run = true;        // no schedule: the whole run is this window
+  uint64_t start_ns = 0;        // window start/end on the agent clock
+  uint64_t end_ns = 0;
+  int64_t unix_offset_ns = 0;   // add to an agent-clock ns value to get Unix epoch ns
+  ProcessInfo process;
+  std::vector<DeviceInfo> devices;
+  std::vector<HostRecord> host;      // sorted by (tid, start_ns)
+  std::vector<DeviceRecord> device;  // sorted by start_ns
+  std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
+  DropCounters drops;
+  std::vector<std::pair<std::string, std::string>> config;  // effective PROFAGENT_* config
+  std::string device_backend;   // "cupti", "none", ... and why, e.g. "none (CUPTI refused: ...)"
+  std::string cupti_version;
+  int cuda_runtime_version = 0;
+  int cuda_driver_version = 0;
+};
+
+}  // namespace profagent

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs every Debian package profagent's build, tests and demo need. Idempotent: packages
+# already present are not touched, and `apt-get update` runs once, only when something is missing.
+# The CUDA 13 toolkit is not a Debian package; it is expected at /usr/local/cuda (or $CUDA_HOME).
+set -euo pipefail
+
+packages=(
+  cmake g++ make pkg-config        # build
+  libspdlog-dev nlohmann-json3-dev # agent: logging, JSON summaries
+  libunwind-dev                    # agent: call stacks (PROFAGENT_WITH_STACK)
+  catch2                           # unit tests
+  python3                          # test drivers (trace checks), launcher tests
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]})); then
+  echo "profagent setup: installing ${missing[*]}"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cuda="${CUDA_HOME:-/usr/local/cuda}"
+for f in bin/nvcc include/cuda_runtime_api.h include/cupti.h; do
+  if [ ! -e "$cuda/$f" ]; then
+    echo "profagent setup: $cuda/$f is missing — install the CUDA 13 toolkit there or set CUDA_HOME." >&2
+    exit 1
+  fi
+done

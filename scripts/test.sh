@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The test command of the README and of CI: installs dependencies, builds, runs every test.
+# Extra arguments go to ctest (e.g. `scripts/test.sh -L unit`).
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+build="${PROFAGENT_BUILD_DIR:-$root/build}"
+"$root/scripts/build.sh"
+cd "$build"
+ctest --output-on-failure -j"$(nproc)" --timeout 300 "$@"
