@@ -2,9 +2,10 @@
 // and safe to call from any thread, before or after the agent is initialised, and from a
 // forked child. Unit tests drive the collector through exactly this header.
 //
-// A hook does:
-//   HookGuard guard;                         // per-thread re-entrancy guard
-//   if (!guard.outermost() || !recording()) return real(args...);
+// A runtime hook does:
+//   RuntimeGuard guard;                      // per-thread re-entrancy guard
+//   cuda_in_use();                           // first CUDA use starts the device backend
+//   if (!guard.should_record()) return real(args...);
 //   HostEvent ev{}; ev.id = new_event_id(); ev.start = now();
 //   push_external_id(ev.id);  result = real(args...);  pop_external_id();
 //   ev.end = now(); ... record(ev); return result;
@@ -35,18 +36,37 @@ inline bool recording() noexcept {
 }
 
 // ---- re-entrancy guard -----------------------------------------------------------------
-// A per-thread depth counter in initial-exec TLS (no thread_local objects). Calls made by the
-// agent itself, by CUPTI callbacks, or by one runtime function calling another pass straight
-// through: only the outermost hooked call on a thread is recorded.
-extern __thread uint32_t tls_hook_depth __attribute__((tls_model("initial-exec")));
+// Per-thread words in initial-exec TLS (no thread_local objects, pitfalls §10).
+// - tls_agent_busy: the agent itself (its threads, CUPTI callbacks, its own CUDA/DIOPI calls)
+//   is running on this thread: every hook passes straight through.
+// - tls_runtime_depth: CUDA runtime hooks active on this thread. Only the outermost runtime
+//   call is recorded, so one runtime function reaching another is one event.
+// Operators and ranges nest freely (a DIOPI operator calling another is two events), and a
+// runtime call inside an operator is recorded: that is how kernels get their operator.
+extern __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec")));
+extern __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec")));
 
-class HookGuard {
+class RuntimeGuard {  // wrap every CUDA runtime hook
  public:
-  HookGuard() noexcept { ++tls_hook_depth; }
-  ~HookGuard() { --tls_hook_depth; }
-  HookGuard(const HookGuard&) = delete;
-  HookGuard& operator=(const HookGuard&) = delete;
-  bool outermost() const noexcept { return tls_hook_depth == 1; }
+  RuntimeGuard() noexcept { ++tls_runtime_depth; }
+  ~RuntimeGuard() { --tls_runtime_depth; }
+  RuntimeGuard(const RuntimeGuard&) = delete;
+  RuntimeGuard& operator=(const RuntimeGuard&) = delete;
+  bool should_record() const noexcept {
+    return tls_runtime_depth == 1 && tls_agent_busy == 0 && recording();
+  }
+};
+
+inline bool operator_should_record() noexcept {  // DIOPI operators, user ranges
+  return tls_agent_busy == 0 && tls_runtime_depth == 0 && recording();
+}
+
+class AgentBusy {  // the agent calls CUDA, CUPTI or DIOPI itself: do not record that
+ public:
+  AgentBusy() noexcept { ++tls_agent_busy; }
+  ~AgentBusy() { --tls_agent_busy; }
+  AgentBusy(const AgentBusy&) = delete;
+  AgentBusy& operator=(const AgentBusy&) = delete;
 };
 
 // ---- clock ----------------------------------------------------------------------------
@@ -67,6 +87,11 @@ void record(const HostEvent& event) noexcept;
 NameId intern(std::string_view name) noexcept;
 
 // ---- device correlation ---------------------------------------------------------------
+// Called by every CUDA hook before the real call. The first call in the process starts the
+// device backend (CUPTI activities must be enabled before the first module loads, and never
+// in processes that do not use CUDA); later calls are one relaxed load.
+void cuda_in_use() noexcept;
+
 // Push/pop the host event id as the device backend's external correlation id around a call
 // that may enqueue device work. No-ops when no device backend is active.
 void push_external_id(uint64_t id) noexcept;
