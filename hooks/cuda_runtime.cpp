@@ -1,0 +1,153 @@
+// The interposed CUDA runtime (libcudart.so.13) symbols: one PROFAGENT_HOOK line each,
+// signatures from cuda_runtime_api.h. Per-thread-default-stream code binds the _ptsz (async)
+// and _ptds (synchronous) variants, so every variant is hooked by its own name (pitfalls §3;
+// the names are those `nm -D --defined-only libcudart.so.13` lists).
+#include <cuda_profiler_api.h>
+#include <cuda_runtime_api.h>
+
+#include "hooks/hook.h"
+#include "hooks/stream_capture.h"
+
+// Declarations the public headers do not give: the variants, and the launch entry of the code
+// nvcc generates (crt/device_functions.h). Registration hooks: hooks/cuda_registration.cpp.
+extern "C" {
+decltype(cudaLaunchKernel) cudaLaunchKernel_ptsz;
+decltype(cudaLaunchKernelExC) cudaLaunchKernelExC_ptsz;
+decltype(cudaLaunchCooperativeKernel) cudaLaunchCooperativeKernel_ptsz;
+decltype(cudaGraphLaunch) cudaGraphLaunch_ptsz;
+decltype(cudaMemcpy) cudaMemcpy_ptds;
+decltype(cudaMemcpyAsync) cudaMemcpyAsync_ptsz;
+decltype(cudaMemcpy2D) cudaMemcpy2D_ptds;
+decltype(cudaMemcpy2DAsync) cudaMemcpy2DAsync_ptsz;
+decltype(cudaMemcpyToSymbol) cudaMemcpyToSymbol_ptds;
+decltype(cudaMemcpyFromSymbol) cudaMemcpyFromSymbol_ptds;
+decltype(cudaMemcpyToSymbolAsync) cudaMemcpyToSymbolAsync_ptsz;
+decltype(cudaMemcpyFromSymbolAsync) cudaMemcpyFromSymbolAsync_ptsz;
+decltype(cudaMemset) cudaMemset_ptds;
+decltype(cudaMemsetAsync) cudaMemsetAsync_ptsz;
+decltype(cudaMemset2D) cudaMemset2D_ptds;
+decltype(cudaMemset2DAsync) cudaMemset2DAsync_ptsz;
+decltype(cudaMallocAsync) cudaMallocAsync_ptsz;
+decltype(cudaFreeAsync) cudaFreeAsync_ptsz;
+decltype(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
+decltype(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
+decltype(cudaEventRecord) cudaEventRecord_ptsz;
+decltype(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
+decltype(cudaStreamEndCapture) cudaStreamEndCapture_ptsz;
+cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
+}
+
+namespace {
+using profagent::EventKind;
+using profagent::hooks::Payload;
+namespace capture = profagent::hooks::capture;
+
+uint64_t word(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
+
+Payload launch(const void* function, cudaStream_t stream) {
+  const uint8_t flags = profagent::kFlagAsync | (capture::is_capturing(stream) ? profagent::kFlagCaptured : 0);
+  return {EventKind::Launch, flags, word(function), word(stream)};
+}
+Payload launch_ex(const cudaLaunchConfig_t* config, const void* function) {
+  return launch(function, config != nullptr ? config->stream : nullptr);
+}
+Payload graph_launch(cudaGraphExec_t graph, cudaStream_t stream) {
+  return {EventKind::GraphLaunch, profagent::kFlagAsync, word(graph), word(stream)};
+}
+Payload copy(size_t bytes, cudaMemcpyKind kind, cudaStream_t stream = nullptr, bool async = false) {
+  const uint8_t flags = (uint8_t(kind) & profagent::kMemcpyKindMask) | (async ? profagent::kFlagAsync : 0) |
+                        (async && capture::is_capturing(stream) ? profagent::kFlagCaptured : 0);
+  return {EventKind::Memcpy, flags, bytes, word(stream)};
+}
+Payload copy_async(size_t bytes, cudaMemcpyKind kind, cudaStream_t stream) { return copy(bytes, kind, stream, true); }
+Payload set(size_t bytes, cudaStream_t stream = nullptr, bool async = false) {
+  const uint8_t flags = (async ? profagent::kFlagAsync : 0) |
+                        (async && capture::is_capturing(stream) ? profagent::kFlagCaptured : 0);
+  return {EventKind::Memset, flags, bytes, word(stream)};
+}
+Payload set_async(size_t bytes, cudaStream_t stream) { return set(bytes, stream, true); }
+Payload alloc(size_t bytes, void* const* result) {
+  return {EventKind::Alloc, 0, bytes, result != nullptr ? word(*result) : 0};
+}
+Payload release(const void* pointer) { return {EventKind::Free, 0, word(pointer), 0}; }
+Payload wait_for(const void* handle = nullptr) { return {EventKind::Sync, 0, 0, word(handle)}; }
+Payload runtime(uint64_t arg0 = 0, uint64_t arg1 = 0) { return {EventKind::Runtime, 0, arg0, arg1}; }
+
+constexpr cudaMemcpyKind kPeer = cudaMemcpyDeviceToDevice;
+}  // namespace
+
+// ---- launches ------------------------------------------------------------------------------
+PROFAGENT_HOOK(cudaLaunchKernel, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
+PROFAGENT_HOOK(cudaLaunchKernel_ptsz, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
+PROFAGENT_HOOK(cudaLaunchKernelExC, (const cudaLaunchConfig_t* c, const void* f, void** a), (c, f, a), launch_ex(c, f))
+PROFAGENT_HOOK(cudaLaunchKernelExC_ptsz, (const cudaLaunchConfig_t* c, const void* f, void** a), (c, f, a), launch_ex(c, f))
+PROFAGENT_HOOK(__cudaLaunchKernel, (cudaKernel_t k, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (k, g, b, a, m, s), launch(k, s))
+PROFAGENT_HOOK(__cudaLaunchKernel_ptsz, (cudaKernel_t k, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (k, g, b, a, m, s), launch(k, s))
+PROFAGENT_HOOK(cudaLaunchCooperativeKernel, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
+PROFAGENT_HOOK(cudaLaunchCooperativeKernel_ptsz, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
+PROFAGENT_HOOK(cudaGraphLaunch, (cudaGraphExec_t e, cudaStream_t s), (e, s), graph_launch(e, s))
+PROFAGENT_HOOK(cudaGraphLaunch_ptsz, (cudaGraphExec_t e, cudaStream_t s), (e, s), graph_launch(e, s))
+
+// ---- copies ----------------------------------------------------------------------------------
+PROFAGENT_HOOK(cudaMemcpy, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k), copy(n, k))
+PROFAGENT_HOOK(cudaMemcpy_ptds, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k), copy(n, k))
+PROFAGENT_HOOK(cudaMemcpyAsync, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st), copy_async(n, k, st))
+PROFAGENT_HOOK(cudaMemcpyAsync_ptsz, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st), copy_async(n, k, st))
+PROFAGENT_HOOK(cudaMemcpy2D, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k), (d, dp, s, sp, w, h, k), copy(w * h, k))
+PROFAGENT_HOOK(cudaMemcpy2D_ptds, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k), (d, dp, s, sp, w, h, k), copy(w * h, k))
+PROFAGENT_HOOK(cudaMemcpy2DAsync, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k, cudaStream_t st), (d, dp, s, sp, w, h, k, st), copy_async(w * h, k, st))
+PROFAGENT_HOOK(cudaMemcpy2DAsync_ptsz, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k, cudaStream_t st), (d, dp, s, sp, w, h, k, st), copy_async(w * h, k, st))
+PROFAGENT_HOOK(cudaMemcpyToSymbol, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k), (y, s, n, o, k), copy(n, k))
+PROFAGENT_HOOK(cudaMemcpyToSymbol_ptds, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k), (y, s, n, o, k), copy(n, k))
+PROFAGENT_HOOK(cudaMemcpyFromSymbol, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k), (d, y, n, o, k), copy(n, k))
+PROFAGENT_HOOK(cudaMemcpyFromSymbol_ptds, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k), (d, y, n, o, k), copy(n, k))
+PROFAGENT_HOOK(cudaMemcpyToSymbolAsync, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (y, s, n, o, k, st), copy_async(n, k, st))
+PROFAGENT_HOOK(cudaMemcpyToSymbolAsync_ptsz, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (y, s, n, o, k, st), copy_async(n, k, st))
+PROFAGENT_HOOK(cudaMemcpyFromSymbolAsync, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (d, y, n, o, k, st), copy_async(n, k, st))
+PROFAGENT_HOOK(cudaMemcpyFromSymbolAsync_ptsz, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (d, y, n, o, k, st), copy_async(n, k, st))
+PROFAGENT_HOOK(cudaMemcpyPeer, (void* d, int dd, const void* s, int sd, size_t n), (d, dd, s, sd, n), copy(n, kPeer))
+PROFAGENT_HOOK(cudaMemcpyPeerAsync, (void* d, int dd, const void* s, int sd, size_t n, cudaStream_t st), (d, dd, s, sd, n, st), copy_async(n, kPeer, st))
+
+// ---- sets ------------------------------------------------------------------------------------
+PROFAGENT_HOOK(cudaMemset, (void* d, int v, size_t n), (d, v, n), set(n))
+PROFAGENT_HOOK(cudaMemset_ptds, (void* d, int v, size_t n), (d, v, n), set(n))
+PROFAGENT_HOOK(cudaMemsetAsync, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st), set_async(n, st))
+PROFAGENT_HOOK(cudaMemsetAsync_ptsz, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st), set_async(n, st))
+PROFAGENT_HOOK(cudaMemset2D, (void* d, size_t p, int v, size_t w, size_t h), (d, p, v, w, h), set(w * h))
+PROFAGENT_HOOK(cudaMemset2D_ptds, (void* d, size_t p, int v, size_t w, size_t h), (d, p, v, w, h), set(w * h))
+PROFAGENT_HOOK(cudaMemset2DAsync, (void* d, size_t p, int v, size_t w, size_t h, cudaStream_t st), (d, p, v, w, h, st), set_async(w * h, st))
+PROFAGENT_HOOK(cudaMemset2DAsync_ptsz, (void* d, size_t p, int v, size_t w, size_t h, cudaStream_t st), (d, p, v, w, h, st), set_async(w * h, st))
+
+// ---- allocations -----------------------------------------------------------------------------
+PROFAGENT_HOOK(cudaMalloc, (void** p, size_t n), (p, n), alloc(n, p))
+PROFAGENT_HOOK(cudaFree, (void* p), (p), release(p))
+PROFAGENT_HOOK(cudaMallocHost, (void** p, size_t n), (p, n), alloc(n, p))
+PROFAGENT_HOOK(cudaHostAlloc, (void** p, size_t n, unsigned int f), (p, n, f), alloc(n, p))
+PROFAGENT_HOOK(cudaFreeHost, (void* p), (p), release(p))
+PROFAGENT_HOOK(cudaMallocManaged, (void** p, size_t n, unsigned int f), (p, n, f), alloc(n, p))
+PROFAGENT_HOOK(cudaMallocAsync, (void** p, size_t n, cudaStream_t st), (p, n, st), alloc(n, p))
+PROFAGENT_HOOK(cudaMallocAsync_ptsz, (void** p, size_t n, cudaStream_t st), (p, n, st), alloc(n, p))
+PROFAGENT_HOOK(cudaFreeAsync, (void* p, cudaStream_t st), (p, st), release(p))
+PROFAGENT_HOOK(cudaFreeAsync_ptsz, (void* p, cudaStream_t st), (p, st), release(p))
+PROFAGENT_HOOK(cudaMallocPitch, (void** p, size_t* pitch, size_t w, size_t h), (p, pitch, w, h), alloc(pitch != nullptr ? *pitch * h : w * h, p))
+PROFAGENT_HOOK(cudaHostRegister, (void* p, size_t n, unsigned int f), (p, n, f), runtime(word(p), n))
+PROFAGENT_HOOK(cudaHostUnregister, (void* p), (p), runtime(word(p)))
+
+// ---- synchronisation and events --------------------------------------------------------------
+PROFAGENT_HOOK(cudaDeviceSynchronize, (), (), wait_for())
+PROFAGENT_HOOK(cudaStreamSynchronize, (cudaStream_t st), (st), wait_for(st))
+PROFAGENT_HOOK(cudaStreamSynchronize_ptsz, (cudaStream_t st), (st), wait_for(st))
+PROFAGENT_HOOK(cudaEventSynchronize, (cudaEvent_t e), (e), wait_for(e))
+PROFAGENT_HOOK(cudaStreamWaitEvent, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), wait_for(e))
+PROFAGENT_HOOK(cudaStreamWaitEvent_ptsz, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), wait_for(e))
+PROFAGENT_HOOK(cudaEventRecord, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)))
+PROFAGENT_HOOK(cudaEventRecord_ptsz, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)))
+PROFAGENT_HOOK(cudaProfilerStart, (), (), runtime())
+PROFAGENT_HOOK(cudaProfilerStop, (), (), runtime())
+
+// ---- graph capture: launches inside a capture are tagged kFlagCaptured, not counted as work --
+PROFAGENT_HOOK_THEN(cudaStreamBeginCapture, (cudaStream_t st, cudaStreamCaptureMode m), (st, m), runtime(word(st)), capture::begin(st, result))
+PROFAGENT_HOOK_THEN(cudaStreamBeginCapture_ptsz, (cudaStream_t st, cudaStreamCaptureMode m), (st, m), runtime(word(st)), capture::begin(st, result))
+PROFAGENT_HOOK_THEN(cudaStreamEndCapture, (cudaStream_t st, cudaGraph_t* g), (st, g), runtime(word(st)), capture::end(st))
+PROFAGENT_HOOK_THEN(cudaStreamEndCapture_ptsz, (cudaStream_t st, cudaGraph_t* g), (st, g), runtime(word(st)), capture::end(st))

@@ -1,0 +1,138 @@
+// The hook template (STYLE.md habit 1, after heaptrack's HOOK macro): every interposed CUDA
+// runtime symbol is one PROFAGENT_HOOK line in hooks/cuda_runtime.cpp, and all of them run
+// the same steps here:
+//   guard → first CUDA use → not recording? call the real function and return →
+//   id, t0, push external correlation id → real call → pop → t1 → fill the HostEvent →
+//   record → return the real result unchanged.
+// Only collector/api.h is visible from here (DESIGN.md rooms).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <type_traits>
+
+#include "collector/api.h"
+#include "hooks/resolve.h"
+
+#define PROFAGENT_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace profagent::hooks {
+
+// What one call was, computed after the real call returned (so out-parameters such as the
+// pointer cudaMalloc produced can be read).
+struct Payload {
+  EventKind kind = EventKind::Runtime;
+  uint8_t flags = 0;
+  uint64_t arg0 = 0;
+  uint64_t arg1 = 0;
+};
+
+// One interposed symbol: its real function and its interned API name.
+struct Site {
+  RealSymbol real;
+  std::atomic<NameId> name{kNoName};
+  std::atomic<bool> unresolved_reported{false};
+  explicit constexpr Site(const char* symbol_name) noexcept : real(symbol_name) {}
+};
+
+NameId site_name(Site& site) noexcept;
+
+// What a hook returns when no real function exists: the app sees a runtime that failed to
+// initialise, never a crash (fail open, DESIGN.md decision 6).
+template <typename R>
+R unresolved_result() noexcept {
+  if constexpr (std::is_same_v<R, cudaError_t>) return cudaErrorSharedObjectInitFailed;
+  else if constexpr (!std::is_void_v<R>) return R{};
+}
+void report_unresolved(Site& site) noexcept;
+
+// The agent installs how an unresolvable symbol is reported (hooks/ sees no logger; the agent
+// wires them, DESIGN.md). Called once per symbol.
+using UnresolvedReporter = void (*)(const char* symbol) noexcept;
+void set_unresolved_reporter(UnresolvedReporter reporter) noexcept;
+
+inline int16_t clamp_result(long value) noexcept {
+  return int16_t(value < INT16_MIN ? INT16_MIN : value > INT16_MAX ? INT16_MAX : value);
+}
+
+template <typename R>
+void finish_event(Site& site, HostEvent& event, const R& result, const Payload& payload) noexcept {
+  event.end = collector::now();
+  event.name = site_name(site);
+  event.kind = uint8_t(payload.kind);
+  event.flags = payload.flags;
+  event.arg0 = payload.arg0;
+  event.arg1 = payload.arg1;
+  if constexpr (std::is_same_v<R, cudaError_t>) {
+    event.result = clamp_result(long(result));
+    if (result != cudaSuccess) event.flags |= kFlagFailed;
+  }
+  collector::record(event);
+}
+
+template <typename F>
+struct ReturnOf;
+template <typename R, typename... A>
+struct ReturnOf<R(A...)> {
+  using type = R;
+};
+
+// The whole hook. noexcept: the agent's own steps never throw (collector/api.h is noexcept)
+// and nothing may cross the C boundary; the real function's result goes back untouched. `Fn` is the real function's type; `describe` returns the Payload.
+template <typename Fn, typename Describe, typename... Args>
+auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
+  using R = std::invoke_result_t<Fn*, Args...>;
+  collector::RuntimeGuard guard;
+  auto* real = reinterpret_cast<Fn*>(resolve(site.real));
+  if (real == nullptr) {
+    report_unresolved(site);
+    return unresolved_result<R>();
+  }
+  collector::cuda_in_use();
+  if (!guard.should_record()) return real(args...);
+  HostEvent event{};
+  event.id = collector::new_event_id();
+  event.start = collector::now();
+  collector::push_external_id(event.id);
+  if constexpr (std::is_void_v<R>) {
+    real(args...);
+    collector::pop_external_id();
+    finish_event(site, event, 0, describe());
+  } else {
+    R result = real(args...);
+    collector::pop_external_id();
+    finish_event(site, event, result, describe());
+    return result;
+  }
+}
+
+}  // namespace profagent::hooks
+
+// Declares the site and defines the exported symbol `name` with the parameter list `params`
+// (names included), forwarding `args`; `payload` is an expression of type Payload evaluated
+// after the real call. The return type comes from the CUDA header's declaration of `name`.
+// Turns the parenthesised argument list into ", a, b" (nothing for "()").
+#define PROFAGENT_TRAILING_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
+#define PROFAGENT_HOOK(name, params, args, payload)                                     \
+  namespace {                                                                           \
+  ::profagent::hooks::Site site_##name{#name};                                          \
+  }                                                                                     \
+  PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
+    return ::profagent::hooks::intercept<decltype(name)>(                               \
+        site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
+        PROFAGENT_TRAILING_ARGS args);                                                         \
+  }
+
+// As PROFAGENT_HOOK, then runs the expression `after` (which may use `result`) on every call,
+// recorded or not: for hooks that keep state the other hooks read (stream capture).
+#define PROFAGENT_HOOK_THEN(name, params, args, payload, after)                         \
+  namespace {                                                                           \
+  ::profagent::hooks::Site site_##name{#name};                                          \
+  }                                                                                     \
+  PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
+    const auto result = ::profagent::hooks::intercept<decltype(name)>(                  \
+        site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
+        PROFAGENT_TRAILING_ARGS args);                                                         \
+    after;                                                                              \
+    return result;                                                                      \
+  }
