@@ -1,0 +1,231 @@
+// Parsing of the PROFAGENT_* variables. Each variable has one small parser that either
+// stores a value or returns false; a false gives one warning and keeps the default.
+#include "agent/config.h"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+
+namespace profagent::agent {
+namespace {
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  return text;
+}
+
+bool parse_bool(std::string_view text, bool& out) {
+  const std::string word = lower(trim(text));
+  if (word == "1" || word == "true" || word == "yes" || word == "on") return out = true, true;
+  if (word == "0" || word == "false" || word == "no" || word == "off") return out = false, true;
+  return false;
+}
+
+template <typename Int>
+bool parse_int(std::string_view text, Int& out, Int min, Int max) {
+  text = trim(text);
+  Int value{};
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value < min || value > max) return false;
+  out = value;
+  return true;
+}
+
+bool parse_count(std::string_view text, uint64_t& out) {
+  return parse_int<uint64_t>(text, out, 0, uint64_t(1) << 53);
+}
+
+// "skip_first=10,wait=5,warmup=1,active=3,repeat=2"; any subset, any order.
+bool parse_schedule(std::string_view text, Config& config) {
+  Config parsed = config;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    const size_t eq = item.find('=');
+    if (eq == std::string_view::npos) return false;
+    const std::string key = lower(trim(item.substr(0, eq)));
+    const std::string_view value = item.substr(eq + 1);
+    uint64_t* field = key == "skip_first" ? &parsed.skip_first
+                      : key == "wait"     ? &parsed.wait
+                      : key == "warmup"   ? &parsed.warmup
+                      : key == "active"   ? &parsed.active
+                      : key == "repeat"   ? &parsed.repeat
+                                          : nullptr;
+    if (field == nullptr || !parse_count(value, *field)) return false;
+  }
+  if (parsed.active == 0) return false;
+  config = parsed;
+  return true;
+}
+
+bool parse_activities(std::string_view text, Config& config) {
+  bool cpu = false, cuda = false;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string word = lower(trim(text.substr(0, comma)));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    if (word == "cpu") cpu = true;
+    else if (word == "cuda") cuda = true;
+    else return false;
+  }
+  if (!cpu && !cuda) return false;
+  config.activity_cpu = cpu;
+  config.activity_cuda = cuda;
+  return true;
+}
+
+constexpr std::array<std::string_view, 13> kSortKeys = {
+    "cpu_time",           "cuda_time",           "cpu_time_total",
+    "cuda_time_total",    "self_cpu_time_total", "self_cuda_time_total",
+    "count",              "device_time_total",   "self_device_time_total",
+    "cpu_memory_usage",   "self_cpu_memory_usage", "cuda_memory_usage",
+    "self_cuda_memory_usage"};
+
+bool parse_sort_by(std::string_view text, std::string& out) {
+  const std::string key = lower(trim(text));
+  if (std::find(kSortKeys.begin(), kSortKeys.end(), key) == kSortKeys.end()) return false;
+  out = key;
+  return true;
+}
+
+constexpr std::array<std::string_view, 7> kLevelNames = {"trace", "debug", "info", "warn",
+                                                          "error", "critical", "off"};
+
+bool parse_log_level(std::string_view text, LogLevel& out) {
+  std::string word = lower(trim(text));
+  if (word == "warning") word = "warn";
+  if (word == "err") word = "error";
+  for (size_t i = 0; i < kLevelNames.size(); ++i) {
+    if (kLevelNames[i] == word) return out = LogLevel(i), true;
+  }
+  return false;
+}
+
+bool parse_cupti(std::string_view text, CuptiMode& out) {
+  const std::string word = lower(trim(text));
+  if (word == "auto") return out = CuptiMode::Auto, true;
+  bool enabled = false;
+  if (!parse_bool(word, enabled)) return false;
+  out = enabled ? CuptiMode::On : CuptiMode::Off;
+  return true;
+}
+
+bool parse_text(std::string_view text, std::string& out) {
+  text = trim(text);
+  if (text.empty()) return false;
+  out = std::string(text);
+  return true;
+}
+
+const char* bool_text(bool value) { return value ? "true" : "false"; }
+
+const char* cupti_text(CuptiMode mode) {
+  return mode == CuptiMode::Auto ? "auto" : mode == CuptiMode::On ? "on" : "off";
+}
+
+std::string activities_text(const Config& config) {
+  if (config.activity_cpu && config.activity_cuda) return "cpu,cuda";
+  return config.activity_cpu ? "cpu" : "cuda";
+}
+
+// One row per variable: its name (after PROFAGENT_), how it is parsed, and how its default
+// is described in the warning.
+struct Variable {
+  const char* suffix;
+  bool (*parse)(std::string_view text, Config& config);
+  std::string (*shown)(const Config& config);
+};
+
+#define PROFAGENT_COUNT_VARIABLE(suffix, field)                                                 \
+  Variable {                                                                                    \
+    suffix, [](std::string_view t, Config& c) { return parse_count(t, c.field) && (c.schedule_given = true); }, \
+        [](const Config& c) { return std::to_string(c.field); }                                 \
+  }
+#define PROFAGENT_BOOL_VARIABLE(suffix, field)                                                    \
+  Variable {                                                                                      \
+    suffix, [](std::string_view t, Config& c) { return parse_bool(t, c.field); },                 \
+        [](const Config& c) { return std::string(bool_text(c.field)); }                           \
+  }
+
+const std::array<Variable, 18> kVariables = {{
+    {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
+     [](const Config& c) { return c.output_dir; }},
+    {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
+     [](const Config&) { return std::string("(none)"); }},
+    PROFAGENT_COUNT_VARIABLE("SKIP_FIRST", skip_first),
+    PROFAGENT_COUNT_VARIABLE("WAIT", wait),
+    PROFAGENT_COUNT_VARIABLE("WARMUP", warmup),
+    {"ACTIVE",
+     [](std::string_view t, Config& c) {
+       uint64_t v = 0;
+       return parse_int<uint64_t>(t, v, 1, uint64_t(1) << 53) && (c.active = v, c.schedule_given = true);
+     },
+     [](const Config& c) { return std::to_string(c.active); }},
+    PROFAGENT_COUNT_VARIABLE("REPEAT", repeat),
+    {"STEP_ON", [](std::string_view t, Config& c) { return parse_text(t, c.step_on); },
+     [](const Config& c) { return c.step_on.empty() ? std::string("(none)") : c.step_on; }},
+    {"ACTIVITIES", parse_activities, activities_text},
+    PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),
+    PROFAGENT_BOOL_VARIABLE("PROFILE_MEMORY", profile_memory),
+    PROFAGENT_BOOL_VARIABLE("WITH_STACK", with_stack),
+    {"SORT_BY", [](std::string_view t, Config& c) { return parse_sort_by(t, c.sort_by); },
+     [](const Config& c) { return c.sort_by; }},
+    {"ROW_LIMIT", [](std::string_view t, Config& c) { return parse_int<int64_t>(t, c.row_limit, -1, INT32_MAX); },
+     [](const Config& c) { return std::to_string(c.row_limit); }},
+    {"LOG_LEVEL", [](std::string_view t, Config& c) { return parse_log_level(t, c.log_level); },
+     [](const Config& c) { return std::string(kLevelNames[size_t(c.log_level)]); }},
+    {"CUPTI", [](std::string_view t, Config& c) { return parse_cupti(t, c.cupti); },
+     [](const Config& c) { return std::string(cupti_text(c.cupti)); }},
+    {"CUPTI_LIB", [](std::string_view t, Config& c) { return parse_text(t, c.cupti_lib); },
+     [](const Config& c) { return c.cupti_lib.empty() ? std::string("(search)") : c.cupti_lib; }},
+    {"BUFFER_MB", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.buffer_mb, 1, 65536); },
+     [](const Config& c) { return std::to_string(c.buffer_mb); }},
+}};
+
+#undef PROFAGENT_COUNT_VARIABLE
+#undef PROFAGENT_BOOL_VARIABLE
+
+}  // namespace
+
+Config parse_config(const EnvLookup& lookup, std::vector<std::string>& warnings) {
+  Config config;
+  for (const Variable& variable : kVariables) {
+    const std::string name = std::string("PROFAGENT_") + variable.suffix;
+    const char* value = lookup(name.c_str());
+    if (value == nullptr) continue;
+    Config attempt = config;  // a failed parse must not leave half a value behind
+    if (variable.parse(value, attempt)) {
+      config = std::move(attempt);
+    } else {
+      // Never echo the value itself (pitfalls §15: no environment values in logs).
+      warnings.push_back(name + " has an invalid value; using the default (" + variable.shown(config) + ")");
+    }
+  }
+  return config;
+}
+
+Config load_config(std::vector<std::string>& warnings) {
+  return parse_config([](const char* name) -> const char* { return secure_getenv(name); }, warnings);
+}
+
+std::vector<std::pair<std::string, std::string>> Config::to_pairs() const {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (const Variable& variable : kVariables) {
+    if (std::string_view(variable.suffix) == "SCHEDULE") continue;  // its parts are listed
+    pairs.emplace_back(std::string("PROFAGENT_") + variable.suffix, variable.shown(*this));
+  }
+  return pairs;
+}
+
+}  // namespace profagent::agent

@@ -1,0 +1,60 @@
+// Config: every PROFAGENT_* variable of DESIGN.md, read once at start-up into one immutable
+// struct (STYLE.md habit 8). Defaults are the member initializers; parsing is forgiving
+// (1/true/yes/on, 0/false/no/off, any case) and a bad value gives ONE warning naming the
+// variable and the default that is used instead. The effective values go into the trace
+// metadata through to_pairs(), so a trace always says how it was taken.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace profagent::agent {
+
+enum class CuptiMode : uint8_t { Auto, On, Off };
+
+// Same names and order as spdlog's levels, so the logger maps them one to one.
+enum class LogLevel : uint8_t { Trace, Debug, Info, Warn, Error, Critical, Off };
+
+struct Config {
+  std::string output_dir = "./profagent_out";
+
+  // Step schedule as torch.profiler.schedule (stored only; the session applies it).
+  bool schedule_given = false;  // any schedule variable set: otherwise the run is one window
+  uint64_t skip_first = 0;
+  uint64_t wait = 0;
+  uint64_t warmup = 0;
+  uint64_t active = 1;
+  uint64_t repeat = 0;
+  std::string step_on;          // what marks a step without code changes (stored as given)
+
+  bool activity_cpu = true;     // PROFAGENT_ACTIVITIES=cpu,cuda
+  bool activity_cuda = true;
+  bool record_shapes = false;
+  bool profile_memory = false;
+  bool with_stack = false;
+
+  std::string sort_by = "cuda_time_total";
+  int64_t row_limit = 100;      // -1: no limit (as key_averages().table())
+
+  LogLevel log_level = LogLevel::Warn;
+  CuptiMode cupti = CuptiMode::Auto;
+  std::string cupti_lib;        // explicit libcupti path; empty: search
+  uint32_t buffer_mb = 64;      // host event buffer budget per process
+
+  // The effective configuration as (PROFAGENT_ variable, value) pairs.
+  std::vector<std::pair<std::string, std::string>> to_pairs() const;
+};
+
+// Reads a variable; returns nullptr when it is not set.
+using EnvLookup = std::function<const char*(const char*)>;
+
+// Builds a Config from `lookup`; each rejected value appends one warning to `warnings`.
+Config parse_config(const EnvLookup& lookup, std::vector<std::string>& warnings);
+
+// parse_config over secure_getenv (nothing is read in secure-execution mode).
+Config load_config(std::vector<std::string>& warnings);
+
+}  // namespace profagent::agent

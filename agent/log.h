@@ -1,0 +1,33 @@
+// The agent's logger: spdlog to stderr, every line prefixed "[profagent]", default level
+// warn (PROFAGENT_LOG_LEVEL). Nothing is printed when there is nothing to say; errors that
+// can repeat (a failing symbol, a full buffer) go through a CappedSite so a hot loop cannot
+// flood the application's stderr.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string_view>
+
+#include "agent/config.h"
+
+namespace profagent::agent {
+
+// Creates the (deliberately leaked) logger. Messages logged before this are dropped.
+void start_logging(LogLevel level) noexcept;
+
+bool log_enabled(LogLevel level) noexcept;
+void log(LogLevel level, std::string_view message) noexcept;
+
+// One call site of a message that may repeat: the first kCap occurrences are logged, then
+// one "further messages suppressed" line, then nothing.
+struct CappedSite {
+  static constexpr uint32_t kCap = 5;
+  std::atomic<uint32_t> count{0};
+};
+void log_capped(CappedSite& site, LogLevel level, std::string_view message) noexcept;
+
+// Writes one line to stderr exactly as given, with the "[profagent] " prefix, whatever the
+// level unless logging is off. For the product's own output (the "wrote ..." line).
+void print_line(std::string_view message) noexcept;
+
+}  // namespace profagent::agent

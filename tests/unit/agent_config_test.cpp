@@ -1,0 +1,134 @@
+// Config parsing, table-driven: each row sets some PROFAGENT_* variables and says what the
+// Config must hold and how many warnings (each naming its variable) must come out.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "agent/config.h"
+
+using profagent::agent::Config;
+using profagent::agent::CuptiMode;
+using profagent::agent::LogLevel;
+
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+Config parse(const Env& env, std::vector<std::string>& warnings) {
+  return profagent::agent::parse_config(
+      [&](const char* name) -> const char* {
+        auto found = env.find(name);
+        return found == env.end() ? nullptr : found->second.c_str();
+      },
+      warnings);
+}
+
+struct Row {
+  const char* what;
+  Env env;
+  std::function<bool(const Config&)> holds;
+  size_t warnings;
+};
+
+}  // namespace
+
+TEST_CASE("no variable set gives the documented defaults and no warning") {
+  std::vector<std::string> warnings;
+  const Config config = parse({}, warnings);
+  CHECK(warnings.empty());
+  CHECK(config.output_dir == "./profagent_out");
+  CHECK_FALSE(config.schedule_given);
+  CHECK(config.activity_cpu);
+  CHECK(config.activity_cuda);
+  CHECK(config.log_level == LogLevel::Warn);
+  CHECK(config.cupti == CuptiMode::Auto);
+  CHECK(config.sort_by == "cuda_time_total");
+  CHECK(config.row_limit == 100);
+}
+
+TEST_CASE("each variable is parsed forgivingly, and a bad value keeps the default with one warning") {
+  const std::vector<Row> rows = {
+      {"output dir", {{"PROFAGENT_OUTPUT_DIR", "/tmp/x"}}, [](auto& c) { return c.output_dir == "/tmp/x"; }, 0},
+      {"empty output dir", {{"PROFAGENT_OUTPUT_DIR", " "}}, [](auto& c) { return c.output_dir == "./profagent_out"; }, 1},
+      {"schedule string", {{"PROFAGENT_SCHEDULE", "skip_first=10,wait=5,warmup=1,active=3,repeat=2"}},
+       [](auto& c) { return c.schedule_given && c.skip_first == 10 && c.wait == 5 && c.warmup == 1 && c.active == 3 && c.repeat == 2; }, 0},
+      {"schedule with spaces and any case", {{"PROFAGENT_SCHEDULE", " WAIT = 2 , active=4 "}},
+       [](auto& c) { return c.wait == 2 && c.active == 4 && c.skip_first == 0; }, 0},
+      {"schedule unknown key", {{"PROFAGENT_SCHEDULE", "wait=1,sleep=2"}},
+       [](auto& c) { return !c.schedule_given && c.wait == 0; }, 1},
+      {"schedule active=0 is rejected", {{"PROFAGENT_SCHEDULE", "active=0"}}, [](auto& c) { return c.active == 1; }, 1},
+      {"separate variables override the string", {{"PROFAGENT_SCHEDULE", "wait=5,active=2"}, {"PROFAGENT_WAIT", "7"}},
+       [](auto& c) { return c.wait == 7 && c.active == 2; }, 0},
+      {"warmup alone sets a schedule", {{"PROFAGENT_WARMUP", "3"}}, [](auto& c) { return c.schedule_given && c.warmup == 3; }, 0},
+      {"negative count", {{"PROFAGENT_SKIP_FIRST", "-1"}}, [](auto& c) { return c.skip_first == 0 && !c.schedule_given; }, 1},
+      {"count with junk", {{"PROFAGENT_REPEAT", "3x"}}, [](auto& c) { return c.repeat == 0; }, 1},
+      {"active 0", {{"PROFAGENT_ACTIVE", "0"}}, [](auto& c) { return c.active == 1 && !c.schedule_given; }, 1},
+      {"step_on stored", {{"PROFAGENT_STEP_ON", "cudaGraphLaunch"}}, [](auto& c) { return c.step_on == "cudaGraphLaunch"; }, 0},
+      {"activities cpu only", {{"PROFAGENT_ACTIVITIES", "CPU"}}, [](auto& c) { return c.activity_cpu && !c.activity_cuda; }, 0},
+      {"activities both, spaced", {{"PROFAGENT_ACTIVITIES", "cuda , cpu"}}, [](auto& c) { return c.activity_cpu && c.activity_cuda; }, 0},
+      {"activities unknown", {{"PROFAGENT_ACTIVITIES", "cpu,xpu"}}, [](auto& c) { return c.activity_cpu && c.activity_cuda; }, 1},
+      {"activities empty", {{"PROFAGENT_ACTIVITIES", ""}}, [](auto& c) { return c.activity_cpu && c.activity_cuda; }, 1},
+      {"booleans yes/On/1", {{"PROFAGENT_RECORD_SHAPES", "yes"}, {"PROFAGENT_PROFILE_MEMORY", "On"}, {"PROFAGENT_WITH_STACK", "1"}},
+       [](auto& c) { return c.record_shapes && c.profile_memory && c.with_stack; }, 0},
+      {"booleans no/FALSE/off", {{"PROFAGENT_RECORD_SHAPES", "no"}, {"PROFAGENT_PROFILE_MEMORY", "FALSE"}, {"PROFAGENT_WITH_STACK", "off"}},
+       [](auto& c) { return !c.record_shapes && !c.profile_memory && !c.with_stack; }, 0},
+      {"boolean garbage", {{"PROFAGENT_WITH_STACK", "maybe"}}, [](auto& c) { return !c.with_stack; }, 1},
+      {"sort key", {{"PROFAGENT_SORT_BY", "Self_CPU_Time_Total"}}, [](auto& c) { return c.sort_by == "self_cpu_time_total"; }, 0},
+      {"sort key unknown", {{"PROFAGENT_SORT_BY", "speed"}}, [](auto& c) { return c.sort_by == "cuda_time_total"; }, 1},
+      {"row limit -1", {{"PROFAGENT_ROW_LIMIT", "-1"}}, [](auto& c) { return c.row_limit == -1; }, 0},
+      {"row limit -2", {{"PROFAGENT_ROW_LIMIT", "-2"}}, [](auto& c) { return c.row_limit == 100; }, 1},
+      {"log level", {{"PROFAGENT_LOG_LEVEL", "DEBUG"}}, [](auto& c) { return c.log_level == LogLevel::Debug; }, 0},
+      {"log level off", {{"PROFAGENT_LOG_LEVEL", "off"}}, [](auto& c) { return c.log_level == LogLevel::Off; }, 0},
+      {"log level warning alias", {{"PROFAGENT_LOG_LEVEL", "warning"}}, [](auto& c) { return c.log_level == LogLevel::Warn; }, 0},
+      {"log level unknown", {{"PROFAGENT_LOG_LEVEL", "loud"}}, [](auto& c) { return c.log_level == LogLevel::Warn; }, 1},
+      {"cupti off by boolean", {{"PROFAGENT_CUPTI", "0"}}, [](auto& c) { return c.cupti == CuptiMode::Off; }, 0},
+      {"cupti on", {{"PROFAGENT_CUPTI", "on"}}, [](auto& c) { return c.cupti == CuptiMode::On; }, 0},
+      {"cupti auto", {{"PROFAGENT_CUPTI", "AUTO"}}, [](auto& c) { return c.cupti == CuptiMode::Auto; }, 0},
+      {"cupti unknown", {{"PROFAGENT_CUPTI", "sometimes"}}, [](auto& c) { return c.cupti == CuptiMode::Auto; }, 1},
+      {"cupti lib", {{"PROFAGENT_CUPTI_LIB", "/opt/libcupti.so"}}, [](auto& c) { return c.cupti_lib == "/opt/libcupti.so"; }, 0},
+      {"buffer size", {{"PROFAGENT_BUFFER_MB", "256"}}, [](auto& c) { return c.buffer_mb == 256; }, 0},
+      {"buffer size 0", {{"PROFAGENT_BUFFER_MB", "0"}}, [](auto& c) { return c.buffer_mb == 64; }, 1},
+      {"two bad values, two warnings", {{"PROFAGENT_BUFFER_MB", "x"}, {"PROFAGENT_CUPTI", "x"}},
+       [](auto& c) { return c.buffer_mb == 64 && c.cupti == CuptiMode::Auto; }, 2},
+  };
+  for (const Row& row : rows) {
+    INFO(row.what);
+    std::vector<std::string> warnings;
+    const Config config = parse(row.env, warnings);
+    CHECK(row.holds(config));
+    REQUIRE(warnings.size() == row.warnings);
+    for (const std::string& warning : warnings) {
+      bool names_a_set_variable = false;
+      for (const auto& [name, value] : row.env) {
+        if (warning.rfind(name + " ", 0) == 0) names_a_set_variable = true;
+      }
+      CHECK(names_a_set_variable);
+      CHECK(warning.find("default") != std::string::npos);
+    }
+  }
+}
+
+TEST_CASE("a warning names the default it falls back to and never echoes the value") {
+  std::vector<std::string> warnings;
+  parse({{"PROFAGENT_ROW_LIMIT", "secret-token"}}, warnings);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "PROFAGENT_ROW_LIMIT has an invalid value; using the default (100)");
+}
+
+TEST_CASE("to_pairs lists every variable with its effective value") {
+  std::vector<std::string> warnings;
+  const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
+  std::map<std::string, std::string> pairs;
+  for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
+  CHECK(pairs.size() == 17);
+  CHECK(pairs["PROFAGENT_WAIT"] == "1");
+  CHECK(pairs["PROFAGENT_ACTIVE"] == "2");
+  CHECK(pairs["PROFAGENT_ACTIVITIES"] == "cuda");
+  CHECK(pairs["PROFAGENT_OUTPUT_DIR"] == "./profagent_out");
+  CHECK(pairs["PROFAGENT_LOG_LEVEL"] == "warn");
+  CHECK(pairs["PROFAGENT_CUPTI"] == "auto");
+}
