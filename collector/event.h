@@ -33,6 +33,9 @@ enum EventFlags : uint8_t {
   kFlagAsync = 0x08,       // the call only enqueued work (…Async forms, launches)
   kFlagCaptured = 0x10,    // issued while its stream was being captured into a graph
   kFlagFailed = 0x20,      // the real call returned an error (result holds it)
+  // Trace only: a driver API call (cuLaunchKernel, cuMemcpy...) that no hook saw, taken from
+  // the device backend's DRIVER records (a library bypassing the runtime). Never recorded by hooks.
+  kFlagDriverApi = 0x40,
 };
 
 struct HostEvent {

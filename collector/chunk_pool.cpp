@@ -1,0 +1,63 @@
+#include "collector/chunk_pool.h"
+
+#include <sys/mman.h>
+
+namespace profagent::collector {
+
+static_assert(kEventsPerChunk > 1000, "a chunk should hold many events");
+
+ChunkPool::ChunkPool(size_t bytes) noexcept {
+  size_t count = bytes / kChunkBytes;
+  if (count == 0) count = 1;
+  if (count > UINT32_MAX - 1) count = UINT32_MAX - 1;
+  void* arena = mmap(nullptr, count * kChunkBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (arena == MAP_FAILED) return;
+  arena_ = static_cast<std::byte*>(arena);
+  count_ = uint32_t(count);
+}
+
+Chunk* ChunkPool::at(uint32_t index) const noexcept {
+  return reinterpret_cast<Chunk*>(arena_ + size_t(index) * kChunkBytes);
+}
+
+uint32_t ChunkPool::index_of(const Chunk* chunk) const noexcept {
+  return uint32_t((reinterpret_cast<const std::byte*>(chunk) - arena_) / kChunkBytes);
+}
+
+Chunk* ChunkPool::pop() noexcept {
+  uint64_t head = head_.load(std::memory_order_acquire);
+  while (uint32_t(head) != 0) {
+    Chunk* chunk = at(uint32_t(head) - 1);
+    uint64_t tag = (head >> 32) + 1;
+    uint64_t next = (tag << 32) | chunk->free_link.load(std::memory_order_relaxed);
+    if (head_.compare_exchange_weak(head, next, std::memory_order_acquire,
+                                    std::memory_order_acquire)) {
+      chunk->reset();
+      return chunk;
+    }
+  }
+  // Free list empty: carve a fresh chunk. The load first keeps an exhausted pool free of
+  // read-modify-writes (the hot path retries on every event while exhausted).
+  if (bump_.load(std::memory_order_relaxed) >= count_) return nullptr;
+  uint64_t index = bump_.fetch_add(1, std::memory_order_relaxed);
+  if (index >= count_) return nullptr;
+  Chunk* chunk = at(uint32_t(index));
+  chunk->reset();
+  return chunk;
+}
+
+void ChunkPool::push(Chunk* chunk) noexcept {
+  uint32_t link = index_of(chunk) + 1;
+  uint64_t head = head_.load(std::memory_order_relaxed);
+  for (;;) {
+    chunk->free_link.store(uint32_t(head), std::memory_order_relaxed);
+    uint64_t next = (((head >> 32) + 1) << 32) | link;
+    if (head_.compare_exchange_weak(head, next, std::memory_order_release,
+                                    std::memory_order_relaxed)) {
+      return;
+    }
+  }
+}
+
+}  // namespace profagent::collector

@@ -1,0 +1,57 @@
+// Fixed-size chunks for the per-thread event buffers, from one preallocated arena.
+//
+// The arena is one mmap(MAP_NORESERVE) region: virtual space is reserved up front, pages are
+// committed only when a chunk is first written. Chunks never return to the system; they cycle
+// through a lock-free free list (Treiber stack whose head carries a tag, so a chunk popped and
+// pushed back between another thread's load and CAS cannot corrupt it: the ABA problem).
+// Never-used chunks are handed out by a bump index, so start-up touches no page.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "collector/event.h"
+
+namespace profagent::collector {
+
+inline constexpr size_t kChunkBytes = 64 * 1024;
+
+struct Chunk {
+  std::atomic<Chunk*> next;          // set once by the writer when it moves on (release)
+  std::atomic<uint32_t> committed;   // events published so far (release by the writer)
+  std::atomic<uint32_t> free_link;   // free-list successor: chunk index + 1, 0 = none
+  HostEvent events[1];               // really kEventsPerChunk
+
+  void reset() noexcept {
+    next.store(nullptr, std::memory_order_relaxed);
+    committed.store(0, std::memory_order_relaxed);
+  }
+};
+
+inline constexpr uint32_t kEventsPerChunk =
+    uint32_t((kChunkBytes - offsetof(Chunk, events)) / sizeof(HostEvent));
+
+class ChunkPool {
+ public:
+  // Reserves `bytes` (rounded down to whole chunks, at least one). A failed mmap leaves an
+  // empty pool: every pop() then returns nullptr and the caller counts drops.
+  explicit ChunkPool(size_t bytes) noexcept;
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+
+  Chunk* pop() noexcept;            // a reset chunk, or nullptr when exhausted
+  void push(Chunk* chunk) noexcept;  // give a chunk back for reuse
+  uint32_t capacity() const noexcept { return count_; }
+
+ private:
+  Chunk* at(uint32_t index) const noexcept;
+  uint32_t index_of(const Chunk* chunk) const noexcept;
+
+  std::byte* arena_ = nullptr;
+  uint32_t count_ = 0;
+  std::atomic<uint64_t> head_{0};   // (tag << 32) | (index + 1); low half 0 = empty
+  std::atomic<uint64_t> bump_{0};   // chunks never handed out start here
+};
+
+}  // namespace profagent::collector

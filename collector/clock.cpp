@@ -1,0 +1,169 @@
+#include "collector/clock.h"
+
+#include <cpuid.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "collector/api.h"
+
+namespace profagent::collector::clock {
+namespace {
+
+// Constant-initialised, so now() works before any constructor of ours has run.
+std::atomic<uint8_t> g_source{uint8_t(Source::Unknown)};
+
+// Anchors live in a leaked vector: a freeze may run during exit, after static destructors.
+std::mutex& anchor_mutex() {
+  static auto* mutex = new std::mutex;
+  return *mutex;
+}
+std::vector<Anchor>& anchors() {
+  static auto* list = new std::vector<Anchor>;
+  return *list;
+}
+
+bool cpuid_invariant_tsc() noexcept {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) || eax < 0x80000007u) return false;
+  if (!__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx)) return false;
+  return (edx & (1u << 8)) != 0;
+}
+
+// Hypervisors often hide leaf 0x80000007 but the kernel still reports what it verified.
+bool cpuinfo_invariant_tsc() noexcept {
+  FILE* file = std::fopen("/proc/cpuinfo", "re");
+  if (!file) return false;
+  char line[4096];
+  bool found = false;
+  while (std::fgets(line, sizeof line, file)) {
+    if (std::strncmp(line, "flags", 5) != 0) continue;
+    found = std::strstr(line, " constant_tsc") && std::strstr(line, " nonstop_tsc");
+    break;
+  }
+  std::fclose(file);
+  return found;
+}
+
+Anchor take_anchor_now() noexcept {
+  // Bracket the TSC read between two monotonic reads; keep the tightest of a few tries.
+  Anchor best;
+  uint64_t best_width = UINT64_MAX;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    uint64_t before = monotonic_ns();
+    uint64_t ticks = __rdtsc();
+    uint64_t after = monotonic_ns();
+    if (after - before < best_width) {
+      best_width = after - before;
+      best = Anchor{ticks, before + (after - before) / 2};
+    }
+  }
+  return best;
+}
+
+void append_anchor(const Anchor& anchor) {
+  std::lock_guard lock(anchor_mutex());
+  anchors().push_back(anchor);
+}
+
+Source detect() noexcept {
+  Source chosen = (cpuid_invariant_tsc() || cpuinfo_invariant_tsc()) ? Source::Tsc
+                                                                      : Source::Monotonic;
+  uint8_t expected = uint8_t(Source::Unknown);
+  if (g_source.compare_exchange_strong(expected, uint8_t(chosen))) {
+    if (chosen == Source::Tsc) append_anchor(take_anchor_now());
+    return chosen;
+  }
+  return Source(expected);
+}
+
+}  // namespace
+
+uint64_t monotonic_ns() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000u + uint64_t(ts.tv_nsec);
+}
+
+Source source() noexcept {
+  auto current = Source(g_source.load(std::memory_order_relaxed));
+  return current == Source::Unknown ? detect() : current;
+}
+
+void force_source_for_testing(Source forced) noexcept {
+  g_source.store(uint8_t(forced));
+  if (forced == Source::Tsc) append_anchor(take_anchor_now());
+}
+
+TickConverter::TickConverter(std::vector<Anchor> anchors) : anchors_(std::move(anchors)) {}
+
+uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
+  if (identity()) return ticks;
+  // Segment whose start is the last anchor at or before `ticks` (clamped to the first and
+  // last segments, which extrapolate).
+  auto after = std::upper_bound(anchors_.begin(), anchors_.end(), ticks,
+                                [](uint64_t t, const Anchor& a) { return t < a.ticks; });
+  size_t index = after == anchors_.begin() ? 0 : size_t(after - anchors_.begin()) - 1;
+  index = std::min(index, anchors_.size() - 2);
+  const Anchor& a = anchors_[index];
+  const Anchor& b = anchors_[index + 1];
+  __int128 dt = __int128(ticks) - __int128(a.ticks);
+  __int128 span_ns = __int128(b.ns) - __int128(a.ns);
+  __int128 span_ticks = __int128(b.ticks) - __int128(a.ticks);
+  if (span_ticks <= 0) return a.ns;
+  __int128 ns = __int128(a.ns) + dt * span_ns / span_ticks;
+  return ns < 0 ? 0 : uint64_t(ns);
+}
+
+void add_anchor() noexcept {
+  if (source() != Source::Tsc) return;
+  uint64_t first_ns = 0;
+  {
+    std::lock_guard lock(anchor_mutex());
+    if (!anchors().empty()) first_ns = anchors().front().ns;
+  }
+  // A rate measured over a very short span is noisy: wait (busy, bounded) for a usable span.
+  while (first_ns != 0 && monotonic_ns() - first_ns < kMinAnchorSpanNs) {
+    _mm_pause();
+  }
+  append_anchor(take_anchor_now());
+}
+
+TickConverter converter() {
+  if (source() != Source::Tsc) return TickConverter();
+  std::lock_guard lock(anchor_mutex());
+  std::vector<Anchor> copy = anchors();
+  std::sort(copy.begin(), copy.end(),
+            [](const Anchor& a, const Anchor& b) { return a.ticks < b.ticks; });
+  return TickConverter(std::move(copy));
+}
+
+int64_t unix_offset_ns() noexcept {
+  timespec mono_before, real, mono_after;
+  clock_gettime(CLOCK_MONOTONIC, &mono_before);
+  clock_gettime(CLOCK_REALTIME, &real);
+  clock_gettime(CLOCK_MONOTONIC, &mono_after);
+  auto to_ns = [](const timespec& ts) {
+    return int64_t(ts.tv_sec) * 1'000'000'000 + int64_t(ts.tv_nsec);
+  };
+  int64_t mono = to_ns(mono_before) + (to_ns(mono_after) - to_ns(mono_before)) / 2;
+  return to_ns(real) - mono;
+}
+
+}  // namespace profagent::collector::clock
+
+namespace profagent::collector {
+
+uint64_t now() noexcept {
+  uint8_t current = clock::g_source.load(std::memory_order_relaxed);
+  if (__builtin_expect(current == uint8_t(clock::Source::Tsc), 1)) return __rdtsc();
+  if (current == uint8_t(clock::Source::Monotonic)) return clock::monotonic_ns();
+  return clock::source() == clock::Source::Tsc ? __rdtsc() : clock::monotonic_ns();
+}
+
+}  // namespace profagent::collector

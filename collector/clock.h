@@ -1,0 +1,53 @@
+// The agent clock (DESIGN.md decision 3).
+//
+// The hot path reads raw ticks with now() (collector/api.h): the TSC where it is invariant
+// (constant rate, not stopped in deep C-states), else CLOCK_MONOTONIC nanoseconds. Ticks are
+// converted to CLOCK_MONOTONIC ns only when a window is frozen, piecewise-linearly between
+// anchors (tsc, monotonic ns) taken at start-up and at every freeze: no calibration sleep at
+// start-up, and NTP slewing of CLOCK_MONOTONIC is followed between freezes.
+// CUPTI is given monotonic_ns() as its timestamp callback, so device records land in the same
+// domain as converted host ticks.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace profagent::collector::clock {
+
+enum class Source : uint8_t { Unknown = 0, Tsc = 1, Monotonic = 2 };
+
+Source source() noexcept;  // decided at the first now(), then fixed
+uint64_t monotonic_ns() noexcept;
+
+struct Anchor {
+  uint64_t ticks = 0;
+  uint64_t ns = 0;  // CLOCK_MONOTONIC
+};
+
+// Converts raw ticks to CLOCK_MONOTONIC ns. Identity when the source is Monotonic.
+class TickConverter {
+ public:
+  TickConverter() = default;  // identity
+  explicit TickConverter(std::vector<Anchor> anchors);  // sorted by ticks, >= 2 for TSC
+  uint64_t to_ns(uint64_t ticks) const noexcept;
+  bool identity() const noexcept { return anchors_.size() < 2; }
+
+ private:
+  std::vector<Anchor> anchors_;
+};
+
+// Records an anchor now (start-up and each freeze). With the TSC, the first freeze waits until
+// at least kMinAnchorSpanNs have passed since the first anchor so the rate is well defined.
+inline constexpr uint64_t kMinAnchorSpanNs = 2'000'000;
+void add_anchor() noexcept;
+
+// A converter over all anchors taken so far (call add_anchor() first at a freeze).
+TickConverter converter();
+
+// CLOCK_REALTIME - CLOCK_MONOTONIC in ns, sampled now.
+int64_t unix_offset_ns() noexcept;
+
+// Tests only: pick the source before the first now() of the process.
+void force_source_for_testing(Source source) noexcept;
+
+}  // namespace profagent::collector::clock

@@ -1,0 +1,191 @@
+#include "collector/cupti_backend.h"
+
+#include <cstdlib>
+
+#include "collector/api.h"
+#include "collector/clock.h"
+#include "collector/cupti_records.h"
+#include "collector/log.h"
+
+namespace profagent::collector {
+namespace {
+
+// CUPTI keeps plain function pointers: route them to the one active backend.
+std::atomic<CuptiBackend*> g_active{nullptr};
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  AgentBusy busy;
+  if (CuptiBackend* backend = g_active.load(std::memory_order_acquire)) {
+    backend->on_buffer_requested(buffer, size, max_records);
+  } else {
+    *buffer = nullptr, *size = 0, *max_records = 0;
+  }
+}
+
+void CUPTIAPI buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size,
+                               size_t valid) {
+  AgentBusy busy;
+  if (CuptiBackend* backend = g_active.load(std::memory_order_acquire)) {
+    backend->on_buffer_completed(context, stream, buffer, size, valid);
+  }
+}
+
+// The agent clock in ns (CLOCK_MONOTONIC): converted host ticks share this domain.
+uint64_t CUPTIAPI agent_timestamp() { return clock::monotonic_ns(); }
+
+constexpr CUpti_ActivityKind kRequiredKinds[] = {
+    CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+    CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+// Useful but not essential: without them sync rows and driver-level launch rows are missing.
+// RUNTIME is deliberately absent: our hooks time runtime calls.
+constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                                 CUPTI_ACTIVITY_KIND_DRIVER};
+
+}  // namespace
+
+CuptiBackend::CuptiBackend(CuptiOptions options) : options_(std::move(options)) {}
+
+bool CuptiBackend::fail(const std::string& why) noexcept {
+  usable_.store(false);
+  g_device_tracing.store(false);
+  status_ = "none (" + why + ")";
+  log(LogLevel::Warn, "device tracing off, host-only: %s", why.c_str());
+  return false;
+}
+
+bool CuptiBackend::check(CUptiResult result, const char* what) noexcept {
+  if (result == CUPTI_SUCCESS) return true;
+  return fail(std::string("CUPTI refused: ") + what + " returned " + api_.error_name(result));
+}
+
+bool CuptiBackend::start() noexcept {
+  try {
+    if (options_.mode == CuptiMode::Off) return fail("PROFAGENT_CUPTI=off");
+    const char* injection = std::getenv("CUDA_INJECTION64_PATH");
+    if (options_.mode == CuptiMode::Auto && injection && *injection) {
+      return fail("another tool is injected through CUDA_INJECTION64_PATH");
+    }
+    std::string why;
+    if (!api_.load(options_.library_path, &why)) return fail(why);
+    if (!buffers_.reserve(options_.buffer_count)) return fail("no memory for activity buffers");
+    AgentBusy busy;
+    uint32_t version = 0;
+    if (!check(api_.get_version(&version), "cuptiGetVersion")) return false;
+    version_ = std::to_string(version);
+    g_active.store(this, std::memory_order_release);
+    if (!check(api_.register_callbacks(&buffer_requested, &buffer_completed),
+               "cuptiActivityRegisterCallbacks")) {
+      return false;
+    }
+    align_clock();
+    if (!enable_kinds()) return false;
+    usable_.store(true);
+    status_ = "cupti";
+    g_device_tracing.store(true);
+    return true;
+  } catch (...) {
+    return fail("unexpected error while starting CUPTI");
+  }
+}
+
+void CuptiBackend::align_clock() noexcept {
+  if (api_.register_timestamp_callback &&
+      api_.register_timestamp_callback(&agent_timestamp) == CUPTI_SUCCESS) {
+    offset_ns_ = 0;
+    return;
+  }
+  // No callback: measure CUPTI's clock against ours, bracketed, and keep the tightest sample.
+  uint64_t best_width = UINT64_MAX;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    uint64_t before = clock::monotonic_ns();
+    uint64_t cupti = 0;
+    if (api_.get_timestamp(&cupti) != CUPTI_SUCCESS) return;
+    uint64_t after = clock::monotonic_ns();
+    if (after - before < best_width) {
+      best_width = after - before;
+      offset_ns_ = int64_t(cupti) - int64_t(before + (after - before) / 2);
+    }
+  }
+}
+
+bool CuptiBackend::enable_kinds() noexcept {
+  for (CUpti_ActivityKind kind : kRequiredKinds) {
+    CUptiResult result = api_.enable(kind);
+    if (result != CUPTI_SUCCESS) {
+      for (CUpti_ActivityKind enabled : enabled_) api_.disable(enabled);
+      enabled_.clear();
+      return check(result, "cuptiActivityEnable");
+    }
+    enabled_.push_back(kind);
+  }
+  for (CUpti_ActivityKind kind : kOptionalKinds) {
+    if (api_.enable(kind) == CUPTI_SUCCESS) {
+      enabled_.push_back(kind);
+    } else {
+      log(LogLevel::Info, "CUPTI activity kind %d unavailable", int(kind));
+    }
+  }
+  return true;
+}
+
+void CuptiBackend::push_external_id(uint64_t id) noexcept {
+  if (!usable_.load(std::memory_order_relaxed)) return;
+  AgentBusy busy;
+  api_.push_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
+}
+
+void CuptiBackend::pop_external_id() noexcept {
+  if (!usable_.load(std::memory_order_relaxed)) return;
+  AgentBusy busy;
+  uint64_t last = 0;
+  api_.pop_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+}
+
+void CuptiBackend::flush() noexcept {
+  if (!usable_.load()) return;
+  AgentBusy busy;
+  // Runs the completed callback (which takes buffers_'s lock) synchronously: no collector
+  // lock may be held here.
+  api_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+DeviceBatch CuptiBackend::drain() noexcept {
+  DeviceBatch batch;
+  try {
+    AgentBusy busy;
+    CuptiRecordParser parser(api_, offset_ns_);
+    for (const ActivityBuffers::Completed& done : buffers_.take_completed()) {
+      if (usable_.load()) parser.parse(done.buffer, done.valid_bytes, batch);
+      buffers_.give_back(done.buffer);
+    }
+  } catch (...) {
+    log(LogLevel::Warn, "out of memory while reading device records; some are lost");
+  }
+  batch.dropped += dropped_.exchange(0);
+  return batch;
+}
+
+void CuptiBackend::disable_in_child() noexcept {
+  usable_.store(false);
+  g_active.store(nullptr);
+  status_ = "none (forked child: CUDA is unusable after fork)";
+}
+
+void CuptiBackend::on_buffer_requested(uint8_t** buffer, size_t* size,
+                                       size_t* max_records) noexcept {
+  *max_records = 0;  // as many as fit
+  *buffer = buffers_.take();
+  *size = *buffer ? kActivityBufferBytes : 0;  // size 0: CUPTI drops and counts
+  if (!*buffer) dropped_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void CuptiBackend::on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
+                                       size_t size, size_t valid) noexcept {
+  size_t dropped = 0;
+  if (api_.get_num_dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+    dropped_.fetch_add(dropped, std::memory_order_relaxed);
+  }
+  buffers_.complete(buffer, valid);
+}
+
+}  // namespace profagent::collector

@@ -1,0 +1,63 @@
+// The CUPTI device backend (pitfalls §12): activity tracing with external correlation.
+//
+// Started lazily at the first CUDA use (collector/api.h cuda_in_use()), never from a
+// constructor. Any failure — library missing, CUPTI refusing (another subscriber,
+// no driver, no privileges) — switches to host-only with one log line and a reason in
+// status(). cuptiFinalize is never called (pitfalls §12c).
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "collector/activity_buffers.h"
+#include "collector/cupti_api.h"
+#include "collector/device_backend.h"
+
+namespace profagent::collector {
+
+enum class CuptiMode : uint8_t { Auto, On, Off };
+
+struct CuptiOptions {
+  CuptiMode mode = CuptiMode::Auto;
+  std::string library_path;    // PROFAGENT_CUPTI_LIB; empty: search (cupti_api.h)
+  size_t buffer_count = 32;    // x 4 MiB activity buffers
+};
+
+class CuptiBackend final : public DeviceBackend {
+ public:
+  explicit CuptiBackend(CuptiOptions options);
+
+  bool start() noexcept override;
+  void push_external_id(uint64_t id) noexcept override;
+  void pop_external_id() noexcept override;
+  void flush() noexcept override;
+  DeviceBatch drain() noexcept override;
+  std::string status() const override { return status_; }
+  std::string version() const override { return version_; }
+  void disable_in_child() noexcept override;
+
+  // CUPTI's buffer callbacks (static C entry points forward here).
+  void on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept;
+  void on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer, size_t size,
+                           size_t valid) noexcept;
+
+ private:
+  bool fail(const std::string& why) noexcept;  // host-only from now on; logs once
+  bool check(CUptiResult result, const char* what) noexcept;
+  bool enable_kinds() noexcept;
+  void align_clock() noexcept;
+
+  CuptiOptions options_;
+  CuptiApi api_;
+  ActivityBuffers buffers_;
+  std::vector<CUpti_ActivityKind> enabled_;
+  std::atomic<bool> usable_{false};  // false: never call CUPTI again
+  std::atomic<uint64_t> dropped_{0};
+  int64_t offset_ns_ = 0;            // CUPTI time - agent time, when no timestamp callback
+  std::string status_ = "none (device backend not started)";
+  std::string version_;
+};
+
+}  // namespace profagent::collector

@@ -1,0 +1,133 @@
+#include "collector/cupti_records.h"
+
+#include "collector/device_names.h"
+
+namespace profagent::collector {
+
+uint64_t CuptiRecordParser::to_agent_ns(uint64_t cupti_ns) const {
+  if (cupti_ns == 0) return 0;  // CUPTI_TIMESTAMP_UNKNOWN
+  return uint64_t(int64_t(cupti_ns) - offset_ns_);
+}
+
+void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& out) {
+  CUpti_Activity* record = nullptr;
+  while (api_.get_next_record(buffer, valid_bytes, &record) == CUPTI_SUCCESS && record) {
+    switch (record->kind) {
+      case CUPTI_ACTIVITY_KIND_KERNEL:
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        add_kernel(*reinterpret_cast<CUpti_ActivityKernel10*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY:
+        add_memcpy(*reinterpret_cast<CUpti_ActivityMemcpy6*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMSET:
+        add_memset(*reinterpret_cast<CUpti_ActivityMemset4*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        add_sync(*reinterpret_cast<CUpti_ActivitySynchronization2*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_DRIVER:
+        add_driver_call(*reinterpret_cast<CUpti_ActivityAPI*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        const auto& link = *reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
+        // Only our kind: CUSTOM0/1 belong to Kineto if the framework's profiler is active.
+        if (link.externalKind == CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2) {
+          out.links.push_back(ExternalLink{link.correlationId, link.externalId});
+        }
+        break;
+      }
+      default:
+        break;
+    }
+  }
+}
+
+void CuptiRecordParser::add_kernel(const CUpti_ActivityKernel10& kernel, DeviceBatch& out) {
+  DeviceRecord& r = out.records.emplace_back();
+  r.kind = DeviceKind::Kernel;
+  r.start_ns = to_agent_ns(kernel.start);
+  r.end_ns = to_agent_ns(kernel.end);
+  r.queued_ns = to_agent_ns(kernel.queued);
+  r.device = kernel.deviceId;
+  r.context = kernel.contextId;
+  r.stream = kernel.streamId;
+  r.correlation = kernel.correlationId;
+  r.name = kernel.name ? kernel.name : "";  // mangled; demangled by the join
+  r.grid[0] = kernel.gridX, r.grid[1] = kernel.gridY, r.grid[2] = kernel.gridZ;
+  r.block[0] = kernel.blockX, r.block[1] = kernel.blockY, r.block[2] = kernel.blockZ;
+  r.registers_per_thread = kernel.registersPerThread;
+  r.shared_memory = uint32_t(kernel.staticSharedMemory + kernel.dynamicSharedMemory);
+  r.graph_id = kernel.graphId;
+  r.graph_node_id = kernel.graphNodeId;
+}
+
+void CuptiRecordParser::add_memcpy(const CUpti_ActivityMemcpy6& copy, DeviceBatch& out) {
+  DeviceRecord& r = out.records.emplace_back();
+  r.kind = DeviceKind::Memcpy;
+  r.start_ns = to_agent_ns(copy.start);
+  r.end_ns = to_agent_ns(copy.end);
+  r.device = copy.deviceId;
+  r.context = copy.contextId;
+  r.stream = copy.streamId;
+  r.correlation = copy.correlationId;
+  r.bytes = copy.bytes;
+  r.name = memcpy_name(copy.copyKind, copy.srcKind, copy.dstKind);
+  r.graph_id = copy.graphId;
+  r.graph_node_id = copy.graphNodeId;
+}
+
+void CuptiRecordParser::add_memset(const CUpti_ActivityMemset4& set, DeviceBatch& out) {
+  DeviceRecord& r = out.records.emplace_back();
+  r.kind = DeviceKind::Memset;
+  r.start_ns = to_agent_ns(set.start);
+  r.end_ns = to_agent_ns(set.end);
+  r.device = set.deviceId;
+  r.context = set.contextId;
+  r.stream = set.streamId;
+  r.correlation = set.correlationId;
+  r.bytes = set.bytes;
+  r.name = memset_name(set.memoryKind);
+  r.graph_id = set.graphId;
+  r.graph_node_id = set.graphNodeId;
+}
+
+void CuptiRecordParser::add_sync(const CUpti_ActivitySynchronization2& sync, DeviceBatch& out) {
+  DeviceRecord& r = out.records.emplace_back();
+  r.kind = DeviceKind::Sync;
+  r.start_ns = to_agent_ns(sync.start);
+  r.end_ns = to_agent_ns(sync.end);
+  r.context = sync.contextId;
+  r.stream = sync.streamId;  // CUPTI_SYNCHRONIZATION_INVALID_VALUE when not applicable
+  r.correlation = sync.correlationId;
+  r.sync_type = uint32_t(sync.type);
+  r.event_id = sync.cudaEventId;
+  r.name = sync_name(r.sync_type);
+}
+
+void CuptiRecordParser::add_driver_call(const CUpti_ActivityAPI& call, DeviceBatch& out) {
+  DeviceRecord& r = out.records.emplace_back();
+  r.kind = DeviceKind::DriverApi;
+  r.start_ns = to_agent_ns(call.start);
+  r.end_ns = to_agent_ns(call.end);
+  r.correlation = call.correlationId;
+  r.pid = call.processId;
+  r.tid = call.threadId;
+  r.cbid = call.cbid;
+  r.name = driver_function_name(call.cbid);
+}
+
+const std::string& CuptiRecordParser::driver_function_name(uint32_t cbid) {
+  auto [it, inserted] = driver_names_.try_emplace(cbid);
+  if (!inserted) return it->second;
+  const char* name = nullptr;
+  if (api_.get_callback_name &&
+      api_.get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name) {
+    it->second = name;
+  } else {
+    it->second = "cuDriverApi#" + std::to_string(cbid);
+  }
+  return it->second;
+}
+
+}  // namespace profagent::collector

@@ -1,0 +1,36 @@
+// Parsing of CUPTI activity buffers into neutral DeviceBatch records (CUDA 13 record layouts:
+// CUpti_ActivityKernel10, Memcpy6, Memset4, Synchronization2, API, ExternalCorrelation).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "collector/cupti_api.h"
+#include "collector/device_backend.h"
+
+namespace profagent::collector {
+
+class CuptiRecordParser {
+ public:
+  // offset_ns: CUPTI timestamp minus agent clock (0 when CUPTI uses our timestamp callback).
+  CuptiRecordParser(const CuptiApi& api, int64_t offset_ns) : api_(api), offset_ns_(offset_ns) {}
+
+  void parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& out);
+
+ private:
+  uint64_t to_agent_ns(uint64_t cupti_ns) const;
+  void add_kernel(const CUpti_ActivityKernel10& kernel, DeviceBatch& out);
+  void add_memcpy(const CUpti_ActivityMemcpy6& copy, DeviceBatch& out);
+  void add_memset(const CUpti_ActivityMemset4& set, DeviceBatch& out);
+  void add_sync(const CUpti_ActivitySynchronization2& sync, DeviceBatch& out);
+  void add_driver_call(const CUpti_ActivityAPI& call, DeviceBatch& out);
+  const std::string& driver_function_name(uint32_t cbid);
+
+  const CuptiApi& api_;
+  int64_t offset_ns_;
+  std::map<uint32_t, std::string> driver_names_;
+};
+
+}  // namespace profagent::collector

@@ -1,0 +1,61 @@
+// The device side of the collector (DESIGN.md decisions 1-2): a source of device records
+// (kernels, copies, sets, synchronisations, driver-level launches) and of the links between
+// CUPTI correlation ids and our external ids. CUPTI implements it (collector/cupti_backend.h);
+// unit tests use a fake that feeds synthetic records (STYLE.md habit 11).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collector/trace.h"
+
+namespace profagent::collector {
+
+// An EXTERNAL_CORRELATION record: the CUPTI API call `correlation` ran while `external_id`
+// (a host event id pushed by a hook) was on top of the thread's external id stack.
+struct ExternalLink {
+  uint32_t correlation = 0;
+  uint64_t external_id = 0;
+};
+
+// Parsed, neutral records: names copied (CUPTI's die with its buffer), timestamps already in
+// agent-clock ns (CLOCK_MONOTONIC domain).
+struct DeviceBatch {
+  // Kernel (name still mangled), Memcpy, Memset, Sync (name empty: the join names them), and
+  // DriverApi calls (name = driver function, pid/tid/cbid set). `host` and `external_id` unset.
+  std::vector<DeviceRecord> records;
+  std::vector<ExternalLink> links;
+  uint64_t dropped = 0;  // records the device library dropped or had no buffer for
+
+  void append(DeviceBatch&& other);
+};
+
+class DeviceBackend {
+ public:
+  virtual ~DeviceBackend() = default;
+
+  // Enables device activity. False: host-only from now on; status() says why.
+  virtual bool start() noexcept = 0;
+  // Hot path, only while tracing (g_device_tracing): see api.h.
+  virtual void push_external_id(uint64_t id) noexcept = 0;
+  virtual void pop_external_id() noexcept = 0;
+  // Forces every record so far into completed buffers. Callers hold no collector lock.
+  virtual void flush() noexcept = 0;
+  // Parses completed buffers into neutral records and recycles the buffers.
+  virtual DeviceBatch drain() noexcept = 0;
+  // "cupti", or "none (<why>)" once host-only.
+  virtual std::string status() const = 0;
+  virtual std::string version() const { return {}; }
+  // Fork child: never call the device library again (CUDA after fork is undefined).
+  virtual void disable_in_child() noexcept = 0;
+};
+
+}  // namespace profagent::collector
+
+namespace profagent::collector {
+// The backend hooks reach through push/pop_external_id (set by the session when it starts one;
+// never cleared, since a hook may be using it: backends are leaked).
+extern std::atomic<DeviceBackend*> g_active_device_backend;
+}  // namespace profagent::collector

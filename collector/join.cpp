@@ -1,0 +1,246 @@
+#include "collector/join.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "collector/names.h"
+
+namespace profagent::collector {
+namespace {
+
+bool is_scope(EventKind kind) {
+  return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
+}
+
+// On equal times the wider scope is the parent: a step encloses a range encloses an operator
+// encloses a runtime call.
+int nesting_rank(EventKind kind) {
+  switch (kind) {
+    case EventKind::Step: return 0;
+    case EventKind::Range: return 1;
+    case EventKind::Operator: return 2;
+    default: return 3;
+  }
+}
+
+bool encloses(const HostRecord& outer, const HostRecord& inner) {
+  return outer.start_ns <= inner.start_ns && inner.end_ns <= outer.end_ns;
+}
+
+EventKind host_kind_for(DeviceKind kind) {
+  switch (kind) {
+    case DeviceKind::Memcpy: return EventKind::Memcpy;
+    case DeviceKind::Memset: return EventKind::Memset;
+    default: return EventKind::Launch;
+  }
+}
+
+class Joiner {
+ public:
+  Joiner(JoinInput&& input, Trace& trace) : in_(std::move(input)), trace_(trace) {}
+
+  JoinCounts run() {
+    build_host_records();
+    add_driver_calls();
+    sort_and_nest();
+    index_host_records();
+    link_device_records();
+    std::stable_sort(trace_.device.begin(), trace_.device.end(),
+                     [](const DeviceRecord& a, const DeviceRecord& b) {
+                       return a.start_ns < b.start_ns;
+                     });
+    return counts_;
+  }
+
+ private:
+  const std::string& kernel_name_of(uint64_t host_function) {
+    auto [it, inserted] = demangled_kernels_.try_emplace(host_function);
+    if (inserted) {
+      auto found = in_.kernel_names.find(reinterpret_cast<const void*>(host_function));
+      if (found != in_.kernel_names.end()) it->second = demangle(found->second);
+    }
+    return it->second;
+  }
+
+  HostRecord host_record(const ThreadEvents& thread, const HostEvent& event) {
+    HostRecord r;
+    r.start_ns = in_.converter.to_ns(event.start);
+    r.end_ns = std::max(r.start_ns, in_.converter.to_ns(event.end));
+    r.id = event.id;
+    r.pid = thread.pid;
+    r.tid = thread.tid;
+    r.kind = EventKind(event.kind);
+    r.flags = event.flags;
+    r.result = event.result;
+    if (event.name < in_.names.size()) r.name = in_.names[event.name];
+    r.arg0 = event.arg0;
+    r.arg1 = event.arg1;
+    if (r.kind == EventKind::Launch) r.kernel_name = kernel_name_of(event.arg0);
+    return r;
+  }
+
+  void build_host_records() {
+    for (const ThreadEvents& thread : in_.threads) {
+      for (const HostEvent& event : thread.events) {
+        trace_.host.push_back(host_record(thread, event));
+        kind_by_id_[event.id] = EventKind(event.kind);
+      }
+    }
+  }
+
+  // A driver call made inside a recorded runtime call is that call's own doing: skip it.
+  bool inside_recorded_runtime_call(const DeviceRecord& call) const {
+    auto link = links().find(call.correlation);
+    if (link != links().end()) {
+      auto kind = kind_by_id_.find(link->second);
+      if (kind != kind_by_id_.end() && !is_scope(kind->second)) return true;
+    }
+    // No link: time containment. Recorded runtime calls on one thread never overlap (only
+    // the outermost is recorded), so the candidate is the last one starting before the call.
+    auto thread = runtime_calls_by_tid_.find(call.tid);
+    if (thread == runtime_calls_by_tid_.end()) return false;
+    const auto& calls = thread->second;
+    auto after = std::upper_bound(calls.begin(), calls.end(), std::pair(call.start_ns, UINT64_MAX));
+    return after != calls.begin() && std::prev(after)->second >= call.end_ns;
+  }
+
+  void index_runtime_calls() {
+    for (const HostRecord& r : trace_.host) {
+      if (!is_scope(r.kind)) runtime_calls_by_tid_[r.tid].emplace_back(r.start_ns, r.end_ns);
+    }
+    for (auto& [tid, calls] : runtime_calls_by_tid_) std::sort(calls.begin(), calls.end());
+  }
+
+  // DRIVER records of launch/copy/set calls that enqueued work no hooked call explains.
+  void add_driver_calls() {
+    std::unordered_map<uint32_t, DeviceKind> work_by_correlation;
+    for (const DeviceRecord& d : in_.device) {
+      if (d.kind != DeviceKind::DriverApi && d.kind != DeviceKind::Sync) {
+        work_by_correlation.try_emplace(d.correlation, d.kind);
+      }
+    }
+    index_runtime_calls();
+    for (const DeviceRecord& call : in_.device) {
+      if (call.kind != DeviceKind::DriverApi) continue;
+      auto work = work_by_correlation.find(call.correlation);
+      if (work == work_by_correlation.end() || inside_recorded_runtime_call(call)) continue;
+      HostRecord r;
+      r.start_ns = call.start_ns;
+      r.end_ns = std::max(call.start_ns, call.end_ns);
+      r.pid = call.pid;
+      r.tid = call.tid;
+      r.kind = host_kind_for(work->second);
+      r.flags = kFlagDriverApi | kFlagAsync;
+      r.name = call.name;
+      r.correlation = call.correlation;
+      trace_.host.push_back(std::move(r));
+    }
+  }
+
+  void sort_and_nest() {
+    std::sort(trace_.host.begin(), trace_.host.end(), [](const HostRecord& a, const HostRecord& b) {
+      return std::tuple(a.tid, a.start_ns, b.end_ns, nesting_rank(a.kind), a.id) <
+             std::tuple(b.tid, b.start_ns, a.end_ns, nesting_rank(b.kind), b.id);
+    });
+    std::vector<int64_t> stack;
+    for (size_t i = 0; i < trace_.host.size(); ++i) {
+      HostRecord& r = trace_.host[i];
+      if (i > 0 && trace_.host[i - 1].tid != r.tid) stack.clear();
+      while (!stack.empty() && !encloses(trace_.host[stack.back()], r)) stack.pop_back();
+      r.parent = stack.empty() ? kNoIndex : stack.back();
+      r.external_id = is_scope(r.kind) ? r.id : enclosing_scope_id(stack, r.id);
+      if (r.flags & kFlagDriverApi) {  // the pushed id names its scope even across threads
+        auto link = links().find(r.correlation);
+        if (link != links().end()) r.external_id = link->second;
+      }
+      stack.push_back(int64_t(i));
+    }
+  }
+
+  uint64_t enclosing_scope_id(const std::vector<int64_t>& stack, uint64_t own) const {
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+      if (is_scope(trace_.host[*it].kind)) return trace_.host[*it].id;
+    }
+    return own;
+  }
+
+  void index_host_records() {
+    for (size_t i = 0; i < trace_.host.size(); ++i) {
+      const HostRecord& r = trace_.host[i];
+      if (r.flags & kFlagDriverApi) {
+        driver_by_correlation_[r.correlation] = int64_t(i);
+      } else if (r.id != 0) {
+        index_by_id_[r.id] = int64_t(i);
+      }
+    }
+  }
+
+  // The host record that issued `d`: kNoIndex if none is known, -2 if it is outside the window.
+  int64_t issuer_of(const DeviceRecord& d) const {
+    auto driver = driver_by_correlation_.find(d.correlation);
+    if (driver != driver_by_correlation_.end()) return driver->second;
+    auto link = links().find(d.correlation);
+    if (link == links().end()) return kNoIndex;
+    auto host = index_by_id_.find(link->second);
+    return host == index_by_id_.end() ? -2 : host->second;
+  }
+
+  void name_record(DeviceRecord& d) {
+    if (d.kind == DeviceKind::Kernel) {
+      d.name = demangle(d.name);
+      if (d.name.empty() && d.host >= 0) d.name = trace_.host[d.host].kernel_name;
+    }
+    if (d.kind == DeviceKind::Sync) {
+      auto device = device_by_context_.find(d.context);
+      if (device != device_by_context_.end()) d.device = device->second;
+    }
+  }
+
+  void link_device_records() {
+    for (const DeviceRecord& d : in_.device) {
+      if (d.kind != DeviceKind::Sync && d.kind != DeviceKind::DriverApi) {
+        device_by_context_.try_emplace(d.context, d.device);
+      }
+    }
+    for (DeviceRecord& d : in_.device) {
+      if (d.kind == DeviceKind::DriverApi) continue;  // became host records, or not needed
+      int64_t issuer = issuer_of(d);
+      if (issuer == -2) {
+        ++counts_.late;
+        continue;
+      }
+      if (issuer == kNoIndex) ++counts_.unmatched;
+      d.host = issuer;
+      if (issuer >= 0) {
+        HostRecord& host = trace_.host[issuer];
+        d.external_id = host.external_id;
+        if (!is_scope(host.kind) && host.correlation == 0) host.correlation = d.correlation;
+      }
+      name_record(d);
+      trace_.device.push_back(std::move(d));
+    }
+  }
+
+  const std::unordered_map<uint32_t, uint64_t>& links() const {
+    static const auto* none = new std::unordered_map<uint32_t, uint64_t>;  // leaked: exit-safe
+    return in_.links ? *in_.links : *none;
+  }
+
+  JoinInput in_;
+  Trace& trace_;
+  JoinCounts counts_;
+  std::unordered_map<uint64_t, std::string> demangled_kernels_;
+  std::unordered_map<uint64_t, EventKind> kind_by_id_;
+  std::unordered_map<uint64_t, int64_t> index_by_id_;
+  std::unordered_map<uint32_t, int64_t> driver_by_correlation_;
+  std::unordered_map<uint32_t, uint32_t> device_by_context_;
+  std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;
+};
+
+}  // namespace
+
+JoinCounts join(JoinInput&& input, Trace& trace) {
+  return Joiner(std::move(input), trace).run();
+}
+
+}  // namespace profagent::collector

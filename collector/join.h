@@ -1,0 +1,45 @@
+// The correlation join (DESIGN.md decision 2, trace-format.md §1.6-1.7): host events and
+// device records of one window become the Trace's HostRecords and DeviceRecords.
+//
+// Host side: ticks -> ns, names resolved, parent = innermost enclosing host record on the same
+// thread (time containment), external_id = innermost enclosing Operator/Range/Step id, else
+// the record's own id (an Operator/Range/Step is its own external id).
+// Device side: EXTERNAL_CORRELATION links (CUPTI correlation id -> our pushed id) give the
+// host record that issued each device record. A driver-level launch no hook saw (cuBLAS-style
+// cuLaunchKernel) becomes a HostRecord flagged kFlagDriverApi when DRIVER records came; its
+// device work links to it, with the External id of the Operator/Range around it. Without
+// DRIVER records that work links to the Operator/Range itself.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/clock.h"
+#include "collector/device_backend.h"
+#include "collector/thread_buffer.h"
+#include "collector/trace.h"
+
+namespace profagent::collector {
+
+struct JoinInput {
+  std::vector<ThreadEvents> threads;                 // the window's host events (raw ticks)
+  std::vector<std::string> names;                    // by NameId
+  std::unordered_map<const void*, std::string> kernel_names;  // host stub -> mangled name
+  clock::TickConverter converter;
+  std::vector<DeviceRecord> device;                  // from DeviceBatch::records
+  // correlation -> external id; kept by the session across windows (links may arrive in an
+  // earlier drain than their device records).
+  const std::unordered_map<uint32_t, uint64_t>* links = nullptr;
+};
+
+struct JoinCounts {
+  uint64_t unmatched = 0;  // device records with no link at all: kept with host = -1
+  uint64_t late = 0;       // linked to a host event that is not in this window: dropped
+};
+
+// Fills trace.host (sorted by tid, start) and trace.device (sorted by start).
+JoinCounts join(JoinInput&& input, Trace& trace);
+
+}  // namespace profagent::collector

@@ -1,0 +1,42 @@
+#include "collector/log.h"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+
+namespace profagent::collector {
+namespace {
+
+// write(2), not stdio: the sink may run at exit after stdio's buffers are gone, and from a
+// forked child.
+void default_sink(LogLevel level, const char* message) noexcept {
+  if (level < LogLevel::Warn) return;
+  char line[1100];
+  int n = std::snprintf(line, sizeof line, "[profagent] %s\n", message);
+  if (n <= 0) return;
+  size_t length = std::min(size_t(n), sizeof line - 1);
+  ssize_t ignored = ::write(STDERR_FILENO, line, length);
+  (void)ignored;
+}
+
+std::atomic<LogSink> g_sink{&default_sink};
+
+}  // namespace
+
+void set_log_sink(LogSink sink) noexcept {
+  g_sink.store(sink ? sink : &default_sink, std::memory_order_release);
+}
+
+void log(LogLevel level, const char* format, ...) noexcept {
+  char message[1024];
+  va_list args;
+  va_start(args, format);
+  std::vsnprintf(message, sizeof message, format, args);
+  va_end(args);
+  g_sink.load(std::memory_order_acquire)(level, message);
+}
+
+}  // namespace profagent::collector

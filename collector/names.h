@@ -1,0 +1,25 @@
+// Interned names and kernel names (STYLE.md habit 7: strings happen at freeze, not on the hot
+// path). intern() and note_kernel_name() are declared in collector/api.h.
+//
+// Lock order: the names mutex is a leaf; it is never held across a CUPTI or CUDA call.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/event.h"
+
+namespace profagent::collector {
+
+// All names interned so far, indexed by NameId (index 0 is kNoName, the empty string).
+std::vector<std::string> names_snapshot();
+
+// Host function (or cudaKernel_t) -> mangled device name, as learned from registration.
+std::unordered_map<const void*, std::string> kernel_names_snapshot();
+
+// C++ demangling (abi::__cxa_demangle); names that are not mangled C++ come back unchanged.
+std::string demangle(std::string_view name);
+
+}  // namespace profagent::collector

@@ -1,0 +1,14 @@
+// Facts about this process for Trace::process: pid, host, executable, command line, rank.
+#pragma once
+
+#include "collector/trace.h"
+
+namespace profagent::collector {
+
+// Rank and world size from RANK/WORLD_SIZE, else SLURM_PROCID/SLURM_NTASKS, else
+// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE; else rank 0 of 1.
+void read_rank(int* rank, int* world_size);
+
+ProcessInfo read_process_info();  // thread_names left empty
+
+}  // namespace profagent::collector

@@ -1,0 +1,141 @@
+#include "collector/session.h"
+
+#include <pthread.h>
+#include <sched.h>
+
+#include <map>
+#include <mutex>
+#include <new>
+
+#include "collector/clock.h"
+#include "collector/join.h"
+#include "collector/log.h"
+#include "collector/names.h"
+#include "collector/process_info.h"
+#include "collector/session_state.h"
+
+namespace profagent::collector {
+
+std::atomic<DeviceBackend*> g_active_device_backend{nullptr};
+
+void DeviceBatch::append(DeviceBatch&& other) {
+  if (records.empty()) {
+    records = std::move(other.records);
+  } else {
+    records.insert(records.end(), std::make_move_iterator(other.records.begin()),
+                   std::make_move_iterator(other.records.end()));
+  }
+  links.insert(links.end(), other.links.begin(), other.links.end());
+  dropped += other.dropped;
+}
+
+Session& session() {
+  static Session* instance = new Session;  // leaked: freeze runs at exit
+  return *instance;
+}
+
+namespace {
+
+enum CudaState : uint8_t { kCudaUnused = 0, kCudaStarting = 1, kCudaReady = 2 };
+std::atomic<uint8_t> g_cuda_state{kCudaUnused};
+
+// Fork child: the parent's device data must never be written by the child, and CUDA/CUPTI
+// are unusable until exec. Locks are re-created rather than unlocked (another parent thread
+// may have held them); the old state is forgotten, never destroyed.
+void session_fork_child() noexcept {
+  Session& s = session();
+  new (&s.freeze_mutex) std::mutex;
+  new (&s.mutex) std::mutex;
+  new (&s.pending) DeviceBatch;
+  new (&s.links) std::unordered_map<uint32_t, uint64_t>;
+  new (&s.carried) std::vector<ThreadEvents>;
+  g_device_tracing.store(false);
+  if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();
+}
+
+void start_backend(Session& s) noexcept {
+  if (!s.options.activity_cuda || s.backend_started.exchange(true)) return;
+  DeviceBackend* backend = s.options.device_backend;
+  if (!backend) backend = new (std::nothrow) CuptiBackend(s.options.cupti);
+  if (!backend) return;
+  AgentBusy busy;
+  g_active_device_backend.store(backend);
+  bool tracing = backend->start();
+  {
+    std::lock_guard lock(s.mutex);
+    s.backend = backend;
+  }
+  g_device_tracing.store(tracing);
+}
+
+void first_cuda_use() noexcept {
+  uint8_t expected = kCudaUnused;
+  if (g_cuda_state.compare_exchange_strong(expected, kCudaStarting)) {
+    Session& s = session();
+    if (s.started.load()) start_backend(s);
+    g_cuda_state.store(kCudaReady, std::memory_order_release);
+    return;
+  }
+  // Another thread is enabling device tracing: wait so our first work is traced. Not when
+  // we are the agent ourselves (CUPTI calling CUDA while it starts), and not forever.
+  for (int spin = 0; spin < 200'000 && tls_agent_busy == 0 &&
+                     g_cuda_state.load(std::memory_order_acquire) == kCudaStarting;
+       ++spin) {
+    sched_yield();
+  }
+}
+
+}  // namespace
+
+// ---- collector/api.h: device correlation ------------------------------------------------
+
+void cuda_in_use() noexcept {
+  if (__builtin_expect(g_cuda_state.load(std::memory_order_acquire) == kCudaReady, 1)) return;
+  first_cuda_use();
+}
+
+bool cuda_used() noexcept { return g_cuda_state.load() != kCudaUnused; }
+
+// ---- session ------------------------------------------------------------------------------
+
+bool start(const SessionOptions& options) noexcept {
+  Session& s = session();
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.started.load()) return false;
+    try {
+      s.options = options;
+    } catch (...) {
+      return false;
+    }
+    configure_buffers(options.buffer_bytes);
+    s.window_start_ticks = now();
+    pthread_atfork(nullptr, nullptr, &session_fork_child);
+  }
+  s.started.store(true);
+  // CUDA may already be in use (a hook ran before the agent finished init).
+  if (g_cuda_state.load() != kCudaUnused) start_backend(s);
+  return true;
+}
+
+bool started() noexcept { return session().started.load(); }
+
+void set_state(RecordState state) noexcept {
+  g_record_state.store(uint8_t(state), std::memory_order_relaxed);
+}
+
+RecordState state() noexcept {
+  return RecordState(g_record_state.load(std::memory_order_relaxed));
+}
+
+std::string device_backend_status() {
+  Session& s = session();
+  if (!s.options.activity_cuda) return "none (PROFAGENT_ACTIVITIES excludes cuda)";
+  std::lock_guard lock(s.mutex);
+  if (s.backend) return s.backend->status();
+  return cuda_used() ? "none (device backend not started)" : "none (CUDA was not used)";
+}
+
+ProcessInfo current_process_info() { return read_process_info(); }
+
+}  // namespace profagent::collector

@@ -1,0 +1,33 @@
+// The session's shared state: internal to collector/session.cpp and collector/window.cpp.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "collector/device_backend.h"
+#include "collector/session.h"
+#include "collector/thread_buffer.h"
+
+namespace profagent::collector {
+
+struct Session {
+  SessionOptions options;
+  std::atomic<bool> started{false};
+  std::atomic<bool> backend_started{false};
+  std::mutex freeze_mutex;  // see the lock order in session.h
+  std::mutex mutex;         // guards everything below
+  DeviceBackend* backend = nullptr;  // leaked (hooks may be inside it)
+  DeviceBatch pending;               // parsed device records not yet in a window
+  std::unordered_map<uint32_t, uint64_t> links;
+  std::vector<ThreadEvents> carried;  // host events still running at the last cut
+  uint64_t window_start_ticks = 0;
+  uint32_t window = 0;
+};
+
+
+Session& session();  // leaked singleton
+
+}  // namespace profagent::collector

@@ -1,0 +1,276 @@
+#include "collector/thread_buffer.h"
+
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "collector/api.h"
+
+namespace profagent::collector {
+namespace {
+
+// The thread's buffer: one initial-exec word (pitfalls §10). A stale pointer after fork is
+// cleared by the child handler; after thread exit by the pthread key destructor.
+__thread ThreadBuffer* tls_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+
+struct Registry {
+  std::mutex mutex;                     // leaf lock, see thread_buffer.h
+  std::vector<ThreadBuffer*> buffers;   // every buffer ever registered in this process
+  std::vector<ThreadBuffer*> reusable;  // retired and fully read
+  ChunkPool* pool = nullptr;
+  uint32_t next_slot = 1;
+  std::atomic<uint64_t> unbuffered_drops{0};  // events of threads that got no buffer
+  pthread_key_t exit_key{};
+};
+
+std::atomic<Registry*> g_registry{nullptr};
+std::atomic<size_t> g_configured_bytes{kDefaultBufferBytes};
+std::mutex g_create_mutex;  // trivially destructible in libstdc++: safe at exit
+
+void on_thread_exit(void* value) {
+  auto* buffer = static_cast<ThreadBuffer*>(value);
+  if (tls_buffer == buffer) tls_buffer = nullptr;  // later events register a new buffer
+  buffer->retired.store(true, std::memory_order_release);
+}
+
+void fork_prepare() noexcept {
+  if (Registry* r = g_registry.load(std::memory_order_acquire)) r->mutex.lock();
+}
+void fork_parent() noexcept {
+  if (Registry* r = g_registry.load(std::memory_order_acquire)) r->mutex.unlock();
+}
+void fork_child() noexcept {
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return;
+  forget_buffers_in_child();
+  r->mutex.unlock();
+}
+
+Registry* create_registry() noexcept {
+  std::lock_guard lock(g_create_mutex);
+  if (Registry* existing = g_registry.load(std::memory_order_acquire)) return existing;
+  auto* registry = new (std::nothrow) Registry;
+  if (!registry) return nullptr;
+  registry->pool = new (std::nothrow) ChunkPool(g_configured_bytes.load());
+  if (!registry->pool || pthread_key_create(&registry->exit_key, &on_thread_exit) != 0) {
+    return nullptr;  // leaked on purpose: this path only happens when memory is exhausted
+  }
+  pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
+  g_registry.store(registry, std::memory_order_release);
+  return registry;
+}
+
+Registry* registry() noexcept {
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  return r ? r : create_registry();
+}
+
+void capture_identity(ThreadBuffer* buffer) noexcept {
+  buffer->tid = uint32_t(syscall(SYS_gettid));
+  buffer->pid = uint32_t(getpid());
+  std::memset(buffer->name, 0, sizeof buffer->name);
+  prctl(PR_GET_NAME, buffer->name, 0, 0, 0);
+  buffer->name[sizeof buffer->name - 1] = '\0';
+}
+
+// A retired, fully read buffer is reused with its slot and id counter, so ids stay unique.
+ThreadBuffer* take_buffer(Registry* r) {
+  std::lock_guard lock(r->mutex);
+  if (!r->reusable.empty()) {
+    ThreadBuffer* buffer = r->reusable.back();
+    r->reusable.pop_back();
+    buffer->tail = nullptr;
+    buffer->head.store(nullptr, std::memory_order_relaxed);
+    buffer->read_chunk = nullptr;
+    buffer->read_index = 0;
+    buffer->retired.store(false, std::memory_order_relaxed);
+    buffer->reusable = false;
+    return buffer;
+  }
+  if (r->next_slot >= kMaxThreadSlots) return nullptr;
+  auto* buffer = new ThreadBuffer;
+  buffer->slot = r->next_slot++;
+  r->buffers.push_back(buffer);
+  return buffer;
+}
+
+ThreadBuffer* register_thread() noexcept {
+  Registry* r = registry();
+  if (!r) return nullptr;
+  ThreadBuffer* buffer = nullptr;
+  try {
+    buffer = take_buffer(r);
+  } catch (...) {
+    return nullptr;
+  }
+  if (!buffer) return nullptr;
+  capture_identity(buffer);
+  pthread_setspecific(r->exit_key, buffer);
+  tls_buffer = buffer;
+  return buffer;
+}
+
+void count_drop(ThreadBuffer* buffer) noexcept {
+  buffer->dropped.store(buffer->dropped.load(std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+}
+
+// Slow path of record(): the current chunk is full (or there is none yet).
+Chunk* grow(ThreadBuffer* buffer) noexcept {
+  Chunk* chunk = g_registry.load(std::memory_order_relaxed)->pool->pop();
+  if (!chunk) return nullptr;
+  if (buffer->tail) {
+    buffer->tail->next.store(chunk, std::memory_order_release);
+  } else {
+    buffer->head.store(chunk, std::memory_order_release);
+  }
+  buffer->tail = chunk;
+  return chunk;
+}
+
+void copy_committed(ThreadBuffer* buffer, ChunkPool* pool, std::vector<HostEvent>& out) {
+  Chunk* chunk = buffer->read_chunk ? buffer->read_chunk
+                                    : buffer->head.load(std::memory_order_acquire);
+  if (!chunk) return;
+  buffer->read_chunk = chunk;
+  for (;;) {
+    uint32_t committed = chunk->committed.load(std::memory_order_acquire);
+    out.insert(out.end(), chunk->events + buffer->read_index, chunk->events + committed);
+    buffer->read_index = committed;
+    if (committed < kEventsPerChunk) return;
+    Chunk* next = chunk->next.load(std::memory_order_acquire);
+    if (!next) return;  // the writer has not moved on: it still owns this chunk
+    pool->push(chunk);  // fully read and left by the writer
+    chunk = next;
+    buffer->read_chunk = chunk;
+    buffer->read_index = 0;
+  }
+}
+
+void recycle_if_retired(Registry* r, ThreadBuffer* buffer) {
+  if (!buffer->retired.load(std::memory_order_acquire)) return;
+  // The thread is gone: everything it committed was copied above, so its last chunk is free.
+  if (Chunk* last = buffer->read_chunk ? buffer->read_chunk : buffer->head.load()) {
+    r->pool->push(last);
+  }
+  buffer->read_chunk = nullptr;
+  buffer->head.store(nullptr, std::memory_order_relaxed);
+  buffer->reusable = true;
+  r->reusable.push_back(buffer);
+}
+
+// Thread names may change after registration (pthread_setname_np): read the current one.
+std::string current_thread_name(const ThreadBuffer* buffer) {
+  if (buffer->retired.load(std::memory_order_acquire) || buffer->pid != uint32_t(getpid())) {
+    return buffer->name;
+  }
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%u/comm", buffer->tid);
+  FILE* file = std::fopen(path, "re");
+  if (!file) return buffer->name;
+  char name[32] = {};
+  bool ok = std::fgets(name, sizeof name, file) != nullptr;
+  std::fclose(file);
+  if (!ok) return buffer->name;
+  name[std::strcspn(name, "\n")] = '\0';
+  return name;
+}
+
+}  // namespace
+
+void configure_buffers(size_t bytes) noexcept {
+  if (bytes >= kChunkBytes) g_configured_bytes.store(bytes);
+}
+
+DrainResult drain_all() {
+  DrainResult result;
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return result;
+  std::lock_guard lock(r->mutex);
+  for (ThreadBuffer* buffer : r->buffers) {
+    uint64_t dropped = buffer->dropped.load(std::memory_order_relaxed);
+    result.dropped += dropped - buffer->dropped_reported;
+    buffer->dropped_reported = dropped;
+    if (buffer->reusable) continue;
+    ThreadEvents thread;
+    copy_committed(buffer, r->pool, thread.events);
+    if (!thread.events.empty()) {
+      thread.tid = buffer->tid;
+      thread.pid = buffer->pid;
+      thread.name = current_thread_name(buffer);
+      result.threads.push_back(std::move(thread));
+    }
+    recycle_if_retired(r, buffer);
+  }
+  result.dropped += r->unbuffered_drops.exchange(0);
+  return result;
+}
+
+uint32_t registered_buffer_count() noexcept {
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return 0;
+  std::lock_guard lock(r->mutex);
+  return uint32_t(r->buffers.size() - r->reusable.size());
+}
+
+uint32_t pool_capacity_chunks() noexcept {
+  Registry* r = registry();
+  return r ? r->pool->capacity() : 0;
+}
+
+void forget_buffers_in_child() noexcept {
+  tls_buffer = nullptr;
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return;
+  // The parent's buffers (and their chunks) stay allocated but unreachable: the child must
+  // never write or flush the parent's events. Slots keep counting up, so ids stay unique.
+  r->buffers.clear();
+  r->reusable.clear();
+}
+
+// ---- hot path (collector/api.h) ---------------------------------------------------------
+
+uint64_t new_event_id() noexcept {
+  ThreadBuffer* buffer = tls_buffer;
+  if (__builtin_expect(buffer == nullptr, 0)) {
+    buffer = register_thread();
+    if (!buffer) {
+      // No buffer for this thread: ids from a shared counter in slot 0 (rare, so an atomic
+      // increment is fine here).
+      static std::atomic<uint64_t> fallback{0};
+      return (fallback.fetch_add(1, std::memory_order_relaxed) + 1) & 0xffffffffu;
+    }
+  }
+  return (uint64_t(buffer->slot) << 32) | ((++buffer->id_counter) & 0xffffffffu);
+}
+
+void record(const HostEvent& event) noexcept {
+  ThreadBuffer* buffer = tls_buffer;
+  if (__builtin_expect(buffer == nullptr, 0)) {
+    buffer = register_thread();
+    if (!buffer) {
+      if (Registry* r = g_registry.load(std::memory_order_relaxed)) {
+        r->unbuffered_drops.fetch_add(1, std::memory_order_relaxed);
+      }
+      return;
+    }
+  }
+  Chunk* chunk = buffer->tail;
+  uint32_t index = chunk ? chunk->committed.load(std::memory_order_relaxed) : kEventsPerChunk;
+  if (__builtin_expect(index == kEventsPerChunk, 0)) {
+    chunk = grow(buffer);
+    if (!chunk) {
+      count_drop(buffer);
+      return;
+    }
+    index = 0;
+  }
+  chunk->events[index] = event;
+  chunk->committed.store(index + 1, std::memory_order_release);
+}
+
+}  // namespace profagent::collector

@@ -1,0 +1,78 @@
+// Per-thread event buffers and the registry that owns them (pitfalls §11).
+//
+// Each thread that records gets one ThreadBuffer: a single-writer list of chunks from the
+// ChunkPool. The writer (the thread) appends and publishes with store-release; the reader
+// (a freeze, under the registry lock) copies the committed prefix with load-acquire and
+// recycles chunks it has fully read and the writer has left. Buffers of exited threads stay
+// registered until read, then their ThreadBuffer (with its id counter) is reused.
+//
+// Everything here is deliberately leaked: a freeze can run at exit, after static destructors,
+// and threads may still record while the process exits.
+//
+// Lock order: Registry::mutex_ is a leaf — nothing else is locked while it is held (pool
+// operations are lock-free). It is never held across a CUPTI or CUDA call.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collector/chunk_pool.h"
+#include "collector/event.h"
+
+namespace profagent::collector {
+
+inline constexpr size_t kDefaultBufferBytes = 256u << 20;
+inline constexpr uint32_t kMaxThreadSlots = 1u << 21;  // slot in the id's bits 32..52
+
+struct ThreadBuffer {
+  // Writer side (the owning thread only).
+  Chunk* tail = nullptr;
+  uint64_t id_counter = 0;
+  std::atomic<uint64_t> dropped{0};      // only the writer stores (no read-modify-write)
+  std::atomic<Chunk*> head{nullptr};     // first chunk, published by the writer once
+
+  // Reader side (registry lock held).
+  Chunk* read_chunk = nullptr;
+  uint32_t read_index = 0;
+  uint64_t dropped_reported = 0;
+  bool reusable = false;                 // retired, fully read, waiting for a new thread
+
+  // Identity, captured at registration.
+  uint32_t slot = 0;  // >= 1
+  uint32_t tid = 0;
+  uint32_t pid = 0;
+  char name[16] = {};
+  std::atomic<bool> retired{false};      // the thread has exited (pthread key destructor)
+};
+
+// What one thread recorded since the previous drain.
+struct ThreadEvents {
+  uint32_t tid = 0;
+  uint32_t pid = 0;
+  std::string name;
+  std::vector<HostEvent> events;
+};
+
+struct DrainResult {
+  std::vector<ThreadEvents> threads;
+  uint64_t dropped = 0;  // events dropped since the previous drain (full pool, no buffer)
+};
+
+// Sets the arena size before the first event of the process; ignored afterwards.
+void configure_buffers(size_t bytes) noexcept;
+
+// Copies every committed event of every buffer (live or exited) and recycles what was read.
+DrainResult drain_all();
+
+// Statistics for tests.
+uint32_t registered_buffer_count() noexcept;
+uint32_t pool_capacity_chunks() noexcept;
+
+// Fork child: forget inherited buffers (without freeing: they belong to the parent's data)
+// and the calling thread's buffer. Called from the collector's atfork child handler.
+void forget_buffers_in_child() noexcept;
+
+}  // namespace profagent::collector

@@ -1,0 +1,168 @@
+// Freezing a window: cut, flush the device backend, join, and build the Trace (session.h).
+#include <algorithm>
+#include <map>
+#include <unordered_set>
+
+#include "collector/clock.h"
+#include "collector/join.h"
+#include "collector/log.h"
+#include "collector/names.h"
+#include "collector/process_info.h"
+#include "collector/session_state.h"
+
+namespace profagent::collector {
+namespace {
+
+// Events that ended by the cut belong to this window; those still running at the cut (they
+// are committed when they end, so only a concurrent thread can show one) wait for the next.
+void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
+                  std::vector<ThreadEvents>& carried) {
+  for (ThreadEvents& thread : threads) {
+    auto later = std::stable_partition(thread.events.begin(), thread.events.end(),
+                                       [cut](const HostEvent& e) { return e.end <= cut; });
+    if (later == thread.events.end()) continue;
+    ThreadEvents& next = carried.emplace_back();
+    next.tid = thread.tid, next.pid = thread.pid, next.name = thread.name;
+    next.events.assign(later, thread.events.end());
+    thread.events.erase(later, thread.events.end());
+  }
+}
+
+// Called without any collector lock: the flush runs CUPTI's completed callback.
+DeviceBatch collect_device_records() {
+  DeviceBackend* backend = g_active_device_backend.load();
+  if (!backend) return {};
+  if (g_device_tracing.load()) backend->flush();
+  return backend->drain();
+}
+
+PlatformInfo query_platform(const Session& s) {
+  if (!s.options.platform_info || !cuda_used()) return {};
+  AgentBusy busy;  // the agent's own CUDA calls are not the program's
+  try {
+    return s.options.platform_info();
+  } catch (...) {
+    return {};
+  }
+}
+
+std::vector<std::pair<uint32_t, std::string>> thread_names(
+    const std::vector<ThreadEvents>& threads) {
+  std::map<uint32_t, std::string> names;
+  for (const ThreadEvents& thread : threads) names[thread.tid] = thread.name;
+  return {names.begin(), names.end()};
+}
+
+void absorb_device_batch(Session& s, DeviceBatch&& batch) {
+  for (const ExternalLink& link : batch.links) s.links[link.correlation] = link.external_id;
+  batch.links.clear();
+  s.pending.append(std::move(batch));
+}
+
+// Links whose device records were joined are done; the others may still get records.
+void prune_links(Session& s, const Trace& trace) {
+  for (const DeviceRecord& record : trace.device) {
+    if (record.host >= 0) s.links.erase(record.correlation);
+  }
+}
+
+void fill_metadata(const Session& s, const PlatformInfo& platform, Trace& trace) {
+  trace.process = read_process_info();
+  trace.unix_offset_ns = clock::unix_offset_ns();
+  trace.devices = platform.devices;
+  trace.cuda_runtime_version = platform.cuda_runtime_version;
+  trace.cuda_driver_version = platform.cuda_driver_version;
+  trace.config = s.options.config;
+  if (!s.options.activity_cuda) {
+    trace.device_backend = "none (PROFAGENT_ACTIVITIES excludes cuda)";
+  } else if (s.backend) {
+    trace.device_backend = s.backend->status();
+    trace.cupti_version = s.backend->version();
+  } else {
+    trace.device_backend = cuda_used() ? "none (device backend not started)"
+                                       : "none (CUDA was not used)";
+  }
+}
+
+void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
+  trace.host.clear();
+  for (DeviceRecord& record : trace.device) record.host = kNoIndex;
+}
+
+Trace cut_window(Session& s, bool keep) {
+  std::lock_guard freeze_lock(s.freeze_mutex);
+  uint64_t cut = now();
+  clock::add_anchor();
+  DeviceBatch device = collect_device_records();
+  PlatformInfo platform = keep ? query_platform(s) : PlatformInfo{};
+  DrainResult host = drain_all();
+
+  std::lock_guard lock(s.mutex);
+  absorb_device_batch(s, std::move(device));
+  std::vector<ThreadEvents> threads = std::move(s.carried);
+  s.carried.clear();
+  threads.insert(threads.end(), std::make_move_iterator(host.threads.begin()),
+                 std::make_move_iterator(host.threads.end()));
+  split_at_cut(threads, cut, s.carried);
+
+  Trace trace;
+  clock::TickConverter converter = clock::converter();
+  trace.window = ++s.window;
+  trace.start_ns = converter.to_ns(s.window_start_ticks);
+  trace.end_ns = converter.to_ns(cut);
+  s.window_start_ticks = cut;
+  trace.drops.host_events = host.dropped;
+  trace.drops.device_records = s.pending.dropped;
+  s.pending.dropped = 0;
+  if (!keep) {
+    s.pending.records.clear();
+    return trace;
+  }
+  fill_metadata(s, platform, trace);
+  trace.process.thread_names = thread_names(threads);
+  JoinInput input{std::move(threads), names_snapshot(), kernel_names_snapshot(), converter,
+                  std::move(s.pending.records), &s.links};
+  s.pending.records.clear();
+  JoinCounts counts = join(std::move(input), trace);
+  trace.drops.unmatched_device_records = counts.unmatched;
+  trace.drops.late_device_records = counts.late;
+  prune_links(s, trace);
+  if (!s.options.activity_cpu) drop_host_side(trace);
+  return trace;
+}
+
+}  // namespace
+
+Trace freeze_window() noexcept {
+  try {
+    return cut_window(session(), true);
+  } catch (...) {
+    log(LogLevel::Error, "out of memory while freezing a window; it is lost");
+    Trace trace;
+    trace.device_backend = "none (out of memory while freezing)";
+    return trace;
+  }
+}
+
+void discard_window() noexcept {
+  try {
+    cut_window(session(), false);
+  } catch (...) {
+  }
+}
+
+void poll_device() noexcept {
+  Session& s = session();
+  DeviceBackend* backend = g_active_device_backend.load();
+  if (!backend) return;
+  try {
+    // The freeze mutex keeps a concurrent freeze from joining before this batch is absorbed.
+    std::lock_guard freeze_lock(s.freeze_mutex);
+    DeviceBatch batch = backend->drain();
+    std::lock_guard lock(s.mutex);
+    absorb_device_batch(s, std::move(batch));
+  } catch (...) {
+  }
+}
+
+}  // namespace profagent::collector
