@@ -1,0 +1,39 @@
+// Building and enqueuing device work: kernels, copies, sets and host functions, with the
+// modelled durations and the host-side semantics of each (sync variants wait, pageable async
+// copies are staged synchronously like real CUDA).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels.h"
+#include "timeline.h"
+
+namespace devsim {
+
+struct LaunchParams {
+  const KernelInfo* kernel = nullptr;
+  Dim3 grid, block;
+  size_t dynamic_shared = 0;
+  uint8_t launch_type = 0;  // CUpti_ActivityLaunchType
+};
+
+Status validate_launch(const LaunchParams& l);
+Status launch_kernel(Stream* s, const LaunchParams& l, uint32_t correlation_id);
+
+// cudaMemcpyKind numbering: 0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 Default (inferred from pointers).
+struct CopyParams {
+  void* dst = nullptr;
+  const void* src = nullptr;
+  size_t width = 0, height = 1, dpitch = 0, spitch = 0;
+  int declared_kind = 4;
+  bool async = false;
+};
+
+Status copy(Stream* s, const CopyParams& c, uint32_t correlation_id);
+Status set(Stream* s, void* dst, size_t pitch, int value, size_t width, size_t height, bool async,
+           uint32_t correlation_id);
+Status host_function(Stream* s, HostFn fn, StreamCallbackFn cb, void* stream_handle, void* user,
+                     uint32_t correlation_id);
+
+}  // namespace devsim

@@ -1,0 +1,297 @@
+// Scheduler core of the execution model: dependency resolution, modelled start/end times, the
+// timeline thread that completes ops in time order, the host-function thread, and waits.
+#include "timeline.h"
+
+#include <sys/prctl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <queue>
+#include <thread>
+
+#include "config.h"
+#include "api_scope.h"
+#include "graph.h"
+#include "timeline_internal.h"
+
+namespace devsim {
+namespace {
+
+enum class Action : uint8_t { Complete, StartHostFn };
+
+struct Entry {
+  uint64_t time;
+  uint64_t seq;  // FIFO among equal times
+  Action action;
+  OpRef op;
+  bool operator>(const Entry& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+struct Timeline {
+  std::condition_variable work_cv;   // with sched_mutex
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  uint64_t seq = 0;
+  std::mutex done_mutex;
+  std::condition_variable done_cv;
+  std::atomic<int> waiters{0};
+  std::mutex host_mutex;             // leaf: host-function queue
+  std::condition_variable host_cv;
+  std::deque<OpRef> host_queue;
+};
+
+Timeline& tl() {
+  static Timeline* t = new Timeline;  // leaked: threads outlive static destructors
+  return *t;
+}
+
+std::chrono::steady_clock::time_point to_time_point(uint64_t ns) {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(ns));
+}
+
+void push_locked(uint64_t time, Action action, const OpRef& op) {
+  Timeline& t = tl();
+  bool earliest = t.heap.empty() || time < t.heap.top().time;
+  t.heap.push(Entry{time, t.seq++, action, op});
+  if (earliest) t.work_cv.notify_one();
+}
+
+// Earliest-free kernel slot of the device; the op takes it until its end.
+uint64_t* pick_kernel_slot(DeviceState& d) {
+  return &*std::min_element(d.kernel_slots.begin(), d.kernel_slots.end());
+}
+
+void end_known_locked(const OpRef& op, std::vector<OpRef>& newly_known) {
+  op->end_known = true;
+  newly_known.push_back(op);
+}
+
+// All dependencies have known end times: place the op on the device timeline.
+void schedule_locked(const OpRef& op, uint64_t deps_end, std::vector<OpRef>& newly_known) {
+  OpPayload& p = op->p;
+  DeviceState& d = device_state(op->stream->device);
+  uint64_t start = std::max(p.rec.queued_ns + config().launch_latency_ns, deps_end);
+  uint64_t* slot = nullptr;
+  if (p.type == OpType::Kernel) {
+    slot = pick_kernel_slot(d);
+    start = std::max(start, *slot);
+  } else if (p.copy_engine >= 0) {
+    slot = &d.copy_engines[p.copy_engine];
+    start = std::max(start, *slot);
+  }
+  p.rec.submitted_ns = std::max(p.rec.queued_ns, deps_end);
+  p.rec.start_ns = start;
+  if (p.type == OpType::HostFunc) {
+    push_locked(start, Action::StartHostFn, op);
+    return;
+  }
+  p.rec.end_ns = start + p.duration_ns;
+  if (slot) *slot = p.rec.end_ns;
+  push_locked(p.rec.end_ns, Action::Complete, op);
+  end_known_locked(op, newly_known);
+}
+
+// Propagates known end times to dependents, iteratively (chains can be long).
+void release_dependents_locked(std::vector<OpRef>& work) {
+  while (!work.empty()) {
+    OpRef done = std::move(work.back());
+    work.pop_back();
+    for (const OpRef& dep : done->dependents) {
+      dep->p.rec.submitted_ns = std::max(dep->p.rec.submitted_ns, done->p.rec.end_ns);
+      if (--dep->pending == 0) schedule_locked(dep, dep->p.rec.submitted_ns, work);
+    }
+    done->dependents.clear();
+  }
+}
+
+void copy_rows(const OpPayload& p) {
+  auto* dst = static_cast<char*>(p.dst);
+  auto* src = static_cast<const char*>(p.src);
+  for (size_t row = 0; row < p.height; ++row) {
+    std::memmove(dst + row * p.dpitch, src + row * p.spitch, p.width);
+  }
+}
+
+void set_rows(const OpPayload& p) {
+  auto* dst = static_cast<char*>(p.dst);
+  for (size_t row = 0; row < p.height; ++row) std::memset(dst + row * p.dpitch, p.value, p.width);
+}
+
+void mark_done(const OpRef& op) {
+  Timeline& t = tl();
+  op->done.store(true);
+  if (t.waiters.load() > 0) {
+    { std::lock_guard lock(t.done_mutex); }
+    t.done_cv.notify_all();
+  }
+}
+
+// Runs on the timeline thread once the op's end time has passed: the bytes move now, the
+// tracer hears about it, and only then can waiters return.
+void complete(const OpRef& op) {
+  const OpPayload& p = op->p;
+  if (p.type == OpType::Memcpy) copy_rows(p);
+  if (p.type == OpType::Memset) set_rows(p);
+  bool traced = p.type == OpType::Kernel || p.type == OpType::Memcpy || p.type == OpType::Memset;
+  if (traced) {
+    if (Tracer* t = tracer()) t->on_op_done(p.rec);
+  }
+  mark_done(op);
+}
+
+void timeline_loop() {
+  prctl(PR_SET_TIMERSLACK, 1UL);  // wake on time: default slack is 50 us
+  prctl(PR_SET_NAME, "devsim-device");
+  Timeline& t = tl();
+  std::unique_lock lock(sched_mutex());
+  for (;;) {
+    if (t.heap.empty()) {
+      t.work_cv.wait(lock);
+      continue;
+    }
+    uint64_t due = t.heap.top().time;
+    if (due > now_ns()) {
+      t.work_cv.wait_until(lock, to_time_point(due));
+      continue;
+    }
+    Entry e = t.heap.top();
+    t.heap.pop();
+    lock.unlock();
+    if (e.action == Action::Complete) {
+      complete(e.op);
+    } else {
+      { std::lock_guard host_lock(t.host_mutex); t.host_queue.push_back(e.op); }
+      t.host_cv.notify_one();
+    }
+    e.op.reset();
+    lock.lock();
+  }
+}
+
+void run_host_fn(const OpPayload& p) {
+  if (p.host_fn) p.host_fn(p.host_arg);
+  if (p.stream_cb) p.stream_cb(p.cb_stream_handle, 0, p.host_arg);
+}
+
+// Host functions run here, one at a time like the real runtime's callback thread, so a slow
+// callback never delays the device timeline.
+void host_loop() {
+  prctl(PR_SET_NAME, "devsim-hostfn");
+  Timeline& t = tl();
+  for (;;) {
+    OpRef op;
+    {
+      std::unique_lock lock(t.host_mutex);
+      t.host_cv.wait(lock, [&] { return !t.host_queue.empty(); });
+      op = std::move(t.host_queue.front());
+      t.host_queue.pop_front();
+    }
+    op->p.rec.start_ns = std::max(op->p.rec.start_ns, now_ns());
+    run_host_fn(op->p);
+    std::vector<OpRef> work;
+    {
+      std::lock_guard lock(sched_mutex());
+      op->p.rec.end_ns = now_ns();
+      end_known_locked(op, work);
+      release_dependents_locked(work);
+    }
+    mark_done(op);
+  }
+}
+
+void start_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::thread(timeline_loop).detach();
+    std::thread(host_loop).detach();
+  });
+}
+
+void add_dependency_locked(const OpRef& op, const OpRef& dep, uint64_t& deps_end) {
+  if (!dep || dep == op) return;
+  if (dep->end_known) {
+    deps_end = std::max(deps_end, dep->p.rec.end_ns);
+    return;
+  }
+  dep->dependents.push_back(op);
+  ++op->pending;
+}
+
+// The legacy default stream waits for all blocking streams of its device and they wait for it.
+void add_stream_dependencies_locked(const OpRef& op, Stream* s, uint64_t& deps_end) {
+  add_dependency_locked(op, s->tail, deps_end);
+  if (s->legacy) {
+    for (Stream* other : device_state(s->device).streams) {
+      if (other != s && other->blocking()) add_dependency_locked(op, other->tail, deps_end);
+    }
+  } else if (s->blocking()) {
+    add_dependency_locked(op, legacy_stream(s->device)->tail, deps_end);
+  }
+}
+
+}  // namespace
+
+std::mutex& sched_mutex() {
+  static std::mutex* m = new std::mutex;
+  return *m;
+}
+
+OpRef make_op(OpType type, Stream* s, uint32_t correlation_id) {
+  auto op = std::make_shared<Op>();
+  op->stream = s;
+  op->p.type = type;
+  OpRecord& r = op->p.rec;
+  r.kind = type == OpType::Kernel ? OpKind::Kernel : type == OpType::Memset ? OpKind::Memset : OpKind::Memcpy;
+  r.correlation_id = correlation_id;
+  r.device_id = static_cast<uint32_t>(s->device);
+  r.context_id = s->device + 1;
+  r.stream_id = s->id;
+  r.priority = s->priority;
+  return op;
+}
+
+// Caller holds sched_mutex. extra_dep: an event's position (cudaStreamWaitEvent markers).
+Status enqueue_locked(Stream* s, const OpRef& op, const OpRef& extra_dep) {
+  if (!s->live) return Status::InvalidHandle;
+  if (s->capture) {
+    capture_append_locked(s->capture, op->p);
+    return Status::Ok;
+  }
+  start_threads();
+  op->stream = s;
+  op->p.rec.stream_id = s->id;
+  op->p.rec.priority = s->priority;
+  op->p.rec.queued_ns = now_ns();
+  uint64_t deps_end = 0;
+  add_stream_dependencies_locked(op, s, deps_end);
+  add_dependency_locked(op, extra_dep, deps_end);
+  op->p.rec.submitted_ns = deps_end;
+  s->tail = op;
+  if (op->pending == 0) {
+    std::vector<OpRef> work;
+    schedule_locked(op, deps_end, work);
+    release_dependents_locked(work);
+  }
+  return Status::Ok;
+}
+
+Status enqueue(Stream* s, const OpRef& op) {
+  std::lock_guard lock(sched_mutex());
+  return enqueue_locked(s, op, nullptr);
+}
+
+void wait_done(const OpRef& op) {
+  if (!op || op->done.load()) return;
+  Timeline& t = tl();
+  t.waiters.fetch_add(1);
+  {
+    std::unique_lock lock(t.done_mutex);
+    t.done_cv.wait(lock, [&] { return op->done.load(); });
+  }
+  t.waiters.fetch_sub(1);
+}
+
+}  // namespace devsim

@@ -1,0 +1,67 @@
+// Shared plumbing of the simulated libcudart.so.13: the per-call macro, error bookkeeping and
+// handle translation. Compiled with __CUDA_API_VERSION_INTERNAL so the real header declares
+// both the legacy-stream entry points and their _ptsz/_ptds twins with their real signatures.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <cupti_runtime_cbid.h>
+
+#include "api_scope.h"
+#include "device.h"
+#include "devsim.h"
+#include "timeline.h"
+
+namespace devsim::rt {
+
+cudaError_t to_cuda(Status s);
+// Last-error bookkeeping: records err for cudaGetLastError (and as sticky when it is one of the
+// errors that corrupt a real context), returns it.
+cudaError_t note_error(cudaError_t err);
+// The sticky error of the process, or cudaSuccess; every call but the error getters returns it.
+cudaError_t sticky_error();
+void clear_errors();  // cudaDeviceReset
+
+// Ends a call: records the error and the reported result.
+inline cudaError_t finish(ApiScope& scope, cudaError_t err) {
+  scope.finish(static_cast<int>(err));
+  return note_error(err);
+}
+inline cudaError_t finish(ApiScope& scope, Status st) { return finish(scope, to_cuda(st)); }
+
+// cudaStream_t -> model stream. per_thread_default: the caller is a _ptsz/_ptds entry point,
+// so stream 0 means this thread's default stream. Returns nullptr for a bad handle.
+Stream* resolve_stream(cudaStream_t stream, bool per_thread_default);
+cudaStream_t stream_handle(Stream* s);
+
+}  // namespace devsim::rt
+
+// Opens the call's ApiScope (tracer report, host cost, fault injection) and returns early for
+// an injected fault or a sticky error. `name` and `version` spell the CUPTI callback id.
+#define DEVSIM_RT_CALL(name, version, cost)                                                  \
+  ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime,                                    \
+                            CUPTI_RUNTIME_TRACE_CBID_##name##_##version, #name,              \
+                            ::devsim::HostCost::cost);                                       \
+  if (int injected_ = scope_.injected_error())                                               \
+    return ::devsim::rt::finish(scope_, static_cast<cudaError_t>(injected_));                \
+  if (cudaError_t sticky_ = ::devsim::rt::sticky_error())                                    \
+    return ::devsim::rt::finish(scope_, sticky_)
+
+// The same without the sticky check (error getters, cudaDeviceReset).
+#define DEVSIM_RT_CALL_ANYWAY(name, version, cost)                                           \
+  ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime,                                    \
+                            CUPTI_RUNTIME_TRACE_CBID_##name##_##version, #name,              \
+                            ::devsim::HostCost::cost);                                       \
+  if (int injected_ = scope_.injected_error())                                               \
+    return ::devsim::rt::finish(scope_, static_cast<cudaError_t>(injected_))
+
+#define DEVSIM_RT_RETURN(value) return ::devsim::rt::finish(scope_, (value))
+
+// The same, for calls that name a kernel (reported as the call's symbol name).
+#define DEVSIM_RT_CALL_SYM(name, version, cost, symbol)                                      \
+  ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime,                                    \
+                            CUPTI_RUNTIME_TRACE_CBID_##name##_##version, #name,              \
+                            ::devsim::HostCost::cost, (symbol));                             \
+  if (int injected_ = scope_.injected_error())                                               \
+    return ::devsim::rt::finish(scope_, static_cast<cudaError_t>(injected_));                \
+  if (cudaError_t sticky_ = ::devsim::rt::sticky_error())                                    \
+    return ::devsim::rt::finish(scope_, sticky_)

@@ -1,0 +1,159 @@
+// CUDA graphs through stream capture: begin/end/is-capturing/capture-info, instantiate,
+// launch (replay on the launch stream), destroy. See core/graph.h for what is modelled.
+#include "cudart_common.h"
+#include "graph.h"
+
+using namespace devsim;
+
+namespace {
+
+cudaError_t begin_impl(ApiScope& scope, cudaStream_t stream, cudaStreamCaptureMode mode, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  Status st = begin_capture(s, mode);
+  return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
+}
+
+cudaError_t end_impl(ApiScope& scope, cudaStream_t stream, cudaGraph_t* graph, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  Graph* g = nullptr;
+  Status st = end_capture(s, &g);
+  if (st == Status::IllegalState) return rt::finish(scope, cudaErrorIllegalState);
+  if (st == Status::Ok) *graph = reinterpret_cast<cudaGraph_t>(g);
+  return rt::finish(scope, st);
+}
+
+cudaError_t is_capturing_impl(ApiScope& scope, cudaStream_t stream, cudaStreamCaptureStatus* status, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  if (!status) return rt::finish(scope, cudaErrorInvalidValue);
+  *status = capture_status(s, nullptr) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  return rt::finish(scope, cudaSuccess);
+}
+
+cudaError_t capture_info_impl(ApiScope& scope, cudaStream_t stream, cudaStreamCaptureStatus* status,
+                              unsigned long long* id, cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                              const cudaGraphEdgeData** edges, size_t* num_deps, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  if (!status) return rt::finish(scope, cudaErrorInvalidValue);
+  uint64_t capture_id = 0;
+  *status = capture_status(s, &capture_id) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  if (id) *id = capture_id;
+  if (graph) *graph = nullptr;  // explicit graph editing during capture is not modelled
+  if (deps) *deps = nullptr;
+  if (edges) *edges = nullptr;
+  if (num_deps) *num_deps = 0;
+  return rt::finish(scope, cudaSuccess);
+}
+
+cudaError_t instantiate_impl(ApiScope& scope, cudaGraphExec_t* exec, cudaGraph_t graph) {
+  if (!exec) return rt::finish(scope, cudaErrorInvalidValue);
+  GraphExec* e = nullptr;
+  Status st = instantiate(reinterpret_cast<Graph*>(graph), &e);
+  if (st == Status::Ok) *exec = reinterpret_cast<cudaGraphExec_t>(e);
+  return rt::finish(scope, st == Status::InvalidHandle ? cudaErrorInvalidValue : rt::to_cuda(st));
+}
+
+cudaError_t launch_impl(ApiScope& scope, cudaGraphExec_t exec, cudaStream_t stream, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  return rt::finish(scope, launch_graph(reinterpret_cast<GraphExec*>(exec), s, scope.correlation_id()));
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  DEVSIM_RT_CALL(cudaStreamBeginCapture, v10000, Other);
+  return begin_impl(scope_, stream, mode, false);
+}
+
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, cudaStreamCaptureMode mode) {
+  DEVSIM_RT_CALL(cudaStreamBeginCapture_ptsz, v10000, Other);
+  return begin_impl(scope_, stream, mode, true);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t* graph) {
+  DEVSIM_RT_CALL(cudaStreamEndCapture, v10000, Other);
+  if (!graph) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  return end_impl(scope_, stream, graph, false);
+}
+
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t* graph) {
+  DEVSIM_RT_CALL(cudaStreamEndCapture_ptsz, v10000, Other);
+  if (!graph) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  return end_impl(scope_, stream, graph, true);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  DEVSIM_RT_CALL(cudaStreamIsCapturing, v10000, Light);
+  return is_capturing_impl(scope_, stream, status, false);
+}
+
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status) {
+  DEVSIM_RT_CALL(cudaStreamIsCapturing_ptsz, v10000, Light);
+  return is_capturing_impl(scope_, stream, status, true);
+}
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                     cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                     const cudaGraphEdgeData** edges, size_t* num_deps) {
+  DEVSIM_RT_CALL(cudaStreamGetCaptureInfo, v12030, Light);
+  return capture_info_impl(scope_, stream, status, id, graph, deps, edges, num_deps, false);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                          cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                          const cudaGraphEdgeData** edges, size_t* num_deps) {
+  DEVSIM_RT_CALL(cudaStreamGetCaptureInfo_ptsz, v12030, Light);
+  return capture_info_impl(scope_, stream, status, id, graph, deps, edges, num_deps, true);
+}
+
+cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
+  DEVSIM_RT_CALL(cudaGraphCreate, v10000, Other);
+  if (!graph || flags != 0) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  *graph = reinterpret_cast<cudaGraph_t>(create_graph());
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  DEVSIM_RT_CALL(cudaGraphInstantiate, v12000, Alloc);
+  return instantiate_impl(scope_, exec, graph);
+}
+
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  DEVSIM_RT_CALL(cudaGraphInstantiateWithFlags, v11040, Alloc);
+  return instantiate_impl(scope_, exec, graph);
+}
+
+cudaError_t cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaGraphUpload, v10000, Other);
+  if (!rt::resolve_stream(stream, false)) DEVSIM_RT_RETURN(cudaErrorInvalidResourceHandle);
+  DEVSIM_RT_RETURN(exec ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaGraphLaunch, v10000, Launch);
+  return launch_impl(scope_, exec, stream, false);
+}
+
+cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaGraphLaunch_ptsz, v10000, Launch);
+  return launch_impl(scope_, exec, stream, true);
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  DEVSIM_RT_CALL(cudaGraphExecDestroy, v10000, Other);
+  DEVSIM_RT_RETURN(destroy_exec(reinterpret_cast<GraphExec*>(exec)));
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  DEVSIM_RT_CALL(cudaGraphDestroy, v10000, Other);
+  Status st = destroy_graph(reinterpret_cast<Graph*>(graph));
+  DEVSIM_RT_RETURN(st == Status::InvalidHandle ? cudaErrorInvalidValue : rt::to_cuda(st));
+}
+
+}  // extern "C"

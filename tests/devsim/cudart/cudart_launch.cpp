@@ -1,0 +1,303 @@
+// Kernel launches: the registration and launch path nvcc generates for <<<>>> in CUDA 13,
+// the public launch entry points, function attributes and the occupancy calculator.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "config.h"
+#include "cudart_common.h"
+#include "kernels.h"
+#include "ops.h"
+
+using namespace devsim;
+
+namespace {
+
+struct CallConfig {  // plain words: __thread storage cannot hold dim3 (it has constructors)
+  unsigned grid[3], block[3];
+  size_t shared;
+  cudaStream_t stream;
+};
+
+// <<<>>> pushes a configuration that the host stub pops right away; nesting is shallow.
+constexpr int kMaxConfigDepth = 16;
+__thread CallConfig t_configs[kMaxConfigDepth];
+__thread int t_config_depth = 0;
+
+const char* name_of(const KernelInfo* k) { return k ? k->name : nullptr; }
+
+Dim3 to_dim(dim3 d) { return Dim3{d.x, d.y, d.z}; }
+
+cudaError_t launch_impl(ApiScope& scope, const KernelInfo* k, dim3 grid, dim3 block, size_t shared,
+                        cudaStream_t stream, bool ptsz, uint8_t launch_type = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR) {
+  if (!k) return rt::finish(scope, cudaErrorInvalidDeviceFunction);
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  LaunchParams l{k, to_dim(grid), to_dim(block), shared, launch_type};
+  return rt::finish(scope, launch_kernel(s, l, scope.correlation_id()));
+}
+
+const KernelInfo* kernel_of_handle(cudaKernel_t handle) { return kernel_from_handle(handle); }
+
+uint8_t launch_type_of(const cudaLaunchConfig_t* config) {
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    const cudaLaunchAttribute& a = config->attrs[i];
+    if (a.id == cudaLaunchAttributeCooperative && a.val.cooperative) {
+      return CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE;
+    }
+  }
+  return CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+}
+
+cudaError_t launch_ex_impl(ApiScope& scope, const cudaLaunchConfig_t* config, const void* func, bool ptsz) {
+  if (!config) return rt::finish(scope, cudaErrorInvalidValue);
+  return launch_impl(scope, find_kernel(func), config->gridDim, config->blockDim, config->dynamicSmemBytes,
+                     config->stream, ptsz, launch_type_of(config));
+}
+
+// Resident blocks per SM limited by threads, registers, shared memory and the block cap.
+int blocks_per_sm(const KernelInfo& k, int block_size, size_t dynamic_shared) {
+  if (block_size <= 0) return 0;
+  int warps = (block_size + Arch::warp_size - 1) / Arch::warp_size;
+  int by_threads = Arch::max_threads_per_sm / (warps * Arch::warp_size);
+  int by_regs = Arch::regs_per_sm / std::max(1, k.registers * warps * Arch::warp_size);
+  size_t shared = size_t(k.static_shared) + dynamic_shared;
+  int by_shared = shared ? int(Arch::shared_per_sm / shared) : Arch::max_blocks_per_sm;
+  return std::max(0, std::min({Arch::max_blocks_per_sm, by_threads, by_regs, by_shared}));
+}
+
+}  // namespace
+
+extern "C" {
+
+void** __cudaRegisterFatBinary(void* fat_cubin) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaRegisterFatBinary_v13000,
+                 "__cudaRegisterFatBinary", HostCost::None);
+  // The handle only has to be unique and stable; the module's device code is never run.
+  auto** handle = new void*[1];
+  handle[0] = fat_cubin;
+  return handle;
+}
+
+void __cudaRegisterFatBinaryEnd(void**) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaRegisterFatBinaryEnd_v13000,
+                 "__cudaRegisterFatBinaryEnd", HostCost::None);
+}
+
+// Registered kernels stay valid until exit: atexit handlers of other modules may still run.
+void __cudaUnregisterFatBinary(void**) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaUnregisterFatBinary_v13000,
+                 "__cudaUnregisterFatBinary", HostCost::None);
+}
+
+void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int,
+                            uint3*, uint3*, dim3*, dim3*, int*) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaRegisterFunction_v13000,
+                 "__cudaRegisterFunction", HostCost::None, device_name);
+  register_kernel(host_fun, device_name);
+}
+
+void __cudaRegisterVar(void**, char* host_var, char*, const char* device_name, int, size_t size, int, int) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaRegisterVar_v13000,
+                 "__cudaRegisterVar", HostCost::None, device_name);
+  register_variable(host_var, device_name, size);
+}
+
+void __cudaRegisterManagedVar(void**, void** host_var_ptr, char*, const char* device_name, int, size_t size, int, int) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaRegisterManagedVar_v13000,
+                 "__cudaRegisterManagedVar", HostCost::None, device_name);
+  register_variable(host_var_ptr, device_name, size);
+  if (host_var_ptr) *host_var_ptr = variable_storage(host_var_ptr, nullptr);
+}
+
+char __cudaInitModule(void**) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaInitModule_v13000,
+                 "__cudaInitModule", HostCost::None);
+  return 1;
+}
+
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shared, CUstream_st* stream) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaPushCallConfiguration_v13000,
+                 "__cudaPushCallConfiguration", HostCost::None);
+  if (t_config_depth == kMaxConfigDepth) return 1;
+  t_configs[t_config_depth++] = CallConfig{{grid.x, grid.y, grid.z}, {block.x, block.y, block.z}, shared, stream};
+  return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3* grid, dim3* block, size_t* shared, void* stream) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaPopCallConfiguration_v13000,
+                 "__cudaPopCallConfiguration", HostCost::None);
+  if (t_config_depth == 0) return cudaErrorMissingConfiguration;
+  const CallConfig& c = t_configs[--t_config_depth];
+  *grid = dim3(c.grid[0], c.grid[1], c.grid[2]);
+  *block = dim3(c.block[0], c.block[1], c.block[2]);
+  *shared = c.shared;
+  *static_cast<cudaStream_t*>(stream) = c.stream;
+  return cudaSuccess;
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_fun) {
+  ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaGetKernel_v13000,
+                 "__cudaGetKernel", HostCost::None);
+  KernelInfo* k = find_kernel(host_fun);
+  if (!kernel || !k) return rt::finish(scope, cudaErrorInvalidDeviceFunction);
+  *kernel = reinterpret_cast<cudaKernel_t>(k);
+  return rt::finish(scope, cudaSuccess);
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void**, size_t shared, cudaStream_t stream) {
+  const KernelInfo* k = kernel_of_handle(kernel);
+  DEVSIM_RT_CALL_SYM(__cudaLaunchKernel, v13000, Launch, name_of(k));
+  return launch_impl(scope_, k, grid, block, shared, stream, false);
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void**, size_t shared,
+                                    cudaStream_t stream) {
+  const KernelInfo* k = kernel_of_handle(kernel);
+  DEVSIM_RT_CALL_SYM(__cudaLaunchKernel_ptsz, v13000, Launch, name_of(k));
+  return launch_impl(scope_, k, grid, block, shared, stream, true);
+}
+
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void**, size_t shared, cudaStream_t stream) {
+  const KernelInfo* k = find_kernel(func);
+  DEVSIM_RT_CALL_SYM(cudaLaunchKernel, v7000, Launch, name_of(k));
+  return launch_impl(scope_, k, grid, block, shared, stream, false);
+}
+
+cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 grid, dim3 block, void**, size_t shared, cudaStream_t stream) {
+  const KernelInfo* k = find_kernel(func);
+  DEVSIM_RT_CALL_SYM(cudaLaunchKernel_ptsz, v7000, Launch, name_of(k));
+  return launch_impl(scope_, k, grid, block, shared, stream, true);
+}
+
+cudaError_t cudaLaunchCooperativeKernel(const void* func, dim3 grid, dim3 block, void**, size_t shared,
+                                        cudaStream_t stream) {
+  const KernelInfo* k = find_kernel(func);
+  DEVSIM_RT_CALL_SYM(cudaLaunchCooperativeKernel, v9000, Launch, name_of(k));
+  return launch_impl(scope_, k, grid, block, shared, stream, false,
+                     CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE);
+}
+
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void* func, dim3 grid, dim3 block, void**, size_t shared,
+                                             cudaStream_t stream) {
+  const KernelInfo* k = find_kernel(func);
+  DEVSIM_RT_CALL_SYM(cudaLaunchCooperativeKernel_ptsz, v9000, Launch, name_of(k));
+  return launch_impl(scope_, k, grid, block, shared, stream, true,
+                     CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE);
+}
+
+cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t* config, const void* func, void**) {
+  DEVSIM_RT_CALL_SYM(cudaLaunchKernelExC, v11060, Launch, name_of(find_kernel(func)));
+  return launch_ex_impl(scope_, config, func, false);
+}
+
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t* config, const void* func, void**) {
+  DEVSIM_RT_CALL_SYM(cudaLaunchKernelExC_ptsz, v11060, Launch, name_of(find_kernel(func)));
+  return launch_ex_impl(scope_, config, func, true);
+}
+
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes* attr, const void* func) {
+  DEVSIM_RT_CALL(cudaFuncGetAttributes, v3020, Light);
+  const KernelInfo* k = find_kernel(func);
+  if (!attr) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  std::memset(attr, 0, sizeof *attr);
+  attr->sharedSizeBytes = size_t(k->static_shared);
+  attr->constSizeBytes = size_t(k->const_bytes);
+  attr->localSizeBytes = size_t(k->local_bytes);
+  attr->maxThreadsPerBlock = k->max_threads;
+  attr->numRegs = k->registers;
+  attr->ptxVersion = attr->binaryVersion = Arch::major * 10 + Arch::minor;
+  attr->maxDynamicSharedSizeBytes = k->max_dynamic_shared;
+  attr->preferredShmemCarveout = -1;
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaFuncSetAttribute(const void* func, cudaFuncAttribute attr, int value) {
+  DEVSIM_RT_CALL(cudaFuncSetAttribute, v9000, Light);
+  KernelInfo* k = find_kernel(func);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  if (attr == cudaFuncAttributeMaxDynamicSharedMemorySize) {
+    if (value < 0 || value + k->static_shared > Arch::shared_per_block_optin) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+    k->max_dynamic_shared = value;
+  }
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaFuncSetCacheConfig(const void* func, cudaFuncCache) {
+  DEVSIM_RT_CALL(cudaFuncSetCacheConfig, v3020, Light);
+  DEVSIM_RT_RETURN(find_kernel(func) ? cudaSuccess : cudaErrorInvalidDeviceFunction);
+}
+
+cudaError_t cudaFuncGetName(const char** name, const void* func) {
+  DEVSIM_RT_CALL(cudaFuncGetName, v12030, Light);
+  const KernelInfo* k = find_kernel(func);
+  if (!name) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  *name = k->name;
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+// The returned handle is the same object libcuda.so.1 accepts as a CUfunction.
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t* function, const void* symbol) {
+  DEVSIM_RT_CALL(cudaGetFuncBySymbol, v11000, Light);
+  KernelInfo* k = find_kernel(symbol);
+  if (!function) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  *function = reinterpret_cast<cudaFunction_t>(k);
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaGetKernel(cudaKernel_t* kernel, const void* entry) {
+  DEVSIM_RT_CALL(cudaGetKernel, v12000, Light);
+  KernelInfo* k = find_kernel(entry);
+  if (!kernel) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  *kernel = reinterpret_cast<cudaKernel_t>(k);
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int* blocks, const void* func, int block_size,
+                                                                   size_t dynamic_shared, unsigned int) {
+  DEVSIM_RT_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, v7000, Light);
+  const KernelInfo* k = find_kernel(func);
+  if (!blocks || block_size <= 0) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  *blocks = blocks_per_sm(*k, block_size, dynamic_shared);
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const void* func, int block_size,
+                                                          size_t dynamic_shared) {
+  DEVSIM_RT_CALL(cudaOccupancyMaxActiveBlocksPerMultiprocessor, v6050, Light);
+  const KernelInfo* k = find_kernel(func);
+  if (!blocks || block_size <= 0) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  *blocks = blocks_per_sm(*k, block_size, dynamic_shared);
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+// Resolves driver entry points from the simulated libcuda.so.1 (loaded on demand, so programs
+// that never ask do not load it).
+cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** func, unsigned long long,
+                                    cudaDriverEntryPointQueryResult* status) {
+  DEVSIM_RT_CALL(cudaGetDriverEntryPoint, v11030, Light);
+  if (!symbol || !func) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  static void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  *func = driver ? dlsym(driver, symbol) : nullptr;
+  if (status) *status = *func ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  DEVSIM_RT_RETURN(*func || status ? cudaSuccess : cudaErrorSymbolNotFound);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** func, unsigned int, unsigned long long flags,
+                                             cudaDriverEntryPointQueryResult* status) {
+  DEVSIM_RT_CALL(cudaGetDriverEntryPointByVersion, v12050, Light);
+  if (!symbol || !func) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  static void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  *func = driver ? dlsym(driver, symbol) : nullptr;
+  if (status) *status = *func ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  DEVSIM_RT_RETURN(*func || status ? cudaSuccess : cudaErrorSymbolNotFound);
+}
+
+}  // extern "C"

@@ -1,0 +1,332 @@
+// Memory: allocation (device, pinned host, managed, stream-ordered), registration, copies,
+// sets and device symbols, with their _ptds/_ptsz twins.
+#include "cudart_common.h"
+#include "kernels.h"
+#include "memory.h"
+#include "ops.h"
+
+using namespace devsim;
+
+namespace {
+
+cudaError_t alloc_impl(ApiScope& scope, MemKind kind, void** ptr, size_t size) {
+  if (!ptr) return rt::finish(scope, cudaErrorInvalidValue);
+  if (size == 0) {
+    *ptr = nullptr;
+    return rt::finish(scope, cudaSuccess);
+  }
+  return rt::finish(scope, allocate(kind, current_device(), size, ptr));
+}
+
+cudaError_t copy_impl(ApiScope& scope, cudaStream_t stream, bool ptsz, const CopyParams& c) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  return rt::finish(scope, copy(s, c, scope.correlation_id()));
+}
+
+CopyParams linear(void* dst, const void* src, size_t count, cudaMemcpyKind kind, bool async) {
+  CopyParams c;
+  c.dst = dst, c.src = src, c.width = count, c.height = 1, c.dpitch = count, c.spitch = count;
+  c.declared_kind = kind;
+  c.async = async;
+  return c;
+}
+
+CopyParams pitched(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                   size_t height, cudaMemcpyKind kind, bool async) {
+  CopyParams c = linear(dst, src, width, kind, async);
+  c.height = height, c.dpitch = dpitch, c.spitch = spitch;
+  return c;
+}
+
+cudaError_t set_impl(ApiScope& scope, cudaStream_t stream, bool ptsz, void* dst, size_t pitch,
+                     int value, size_t width, size_t height, bool async) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  return rt::finish(scope, set(s, dst, pitch, value, width, height, async, scope.correlation_id()));
+}
+
+// Device storage of a registered __device__ variable, checked against [offset, offset+count).
+char* symbol_range(const void* symbol, size_t count, size_t offset, cudaError_t* err) {
+  size_t size = 0;
+  auto* storage = static_cast<char*>(variable_storage(symbol, &size));
+  *err = !storage ? cudaErrorInvalidSymbol : offset + count > size ? cudaErrorInvalidValue : cudaSuccess;
+  return storage ? storage + offset : nullptr;
+}
+
+cudaError_t to_symbol_impl(ApiScope& scope, const void* symbol, const void* src, size_t count,
+                           size_t offset, cudaMemcpyKind kind, cudaStream_t stream, bool ptsz, bool async) {
+  cudaError_t err;
+  char* dst = symbol_range(symbol, count, offset, &err);
+  if (err != cudaSuccess) return rt::finish(scope, err);
+  return copy_impl(scope, stream, ptsz, linear(dst, src, count, kind, async));
+}
+
+cudaError_t from_symbol_impl(ApiScope& scope, void* dst, const void* symbol, size_t count,
+                             size_t offset, cudaMemcpyKind kind, cudaStream_t stream, bool ptsz, bool async) {
+  cudaError_t err;
+  char* src = symbol_range(symbol, count, offset, &err);
+  if (err != cudaSuccess) return rt::finish(scope, err);
+  return copy_impl(scope, stream, ptsz, linear(dst, src, count, kind, async));
+}
+
+void free_on_host_thread(void* ptr) { release(ptr, MemKind::Device); }
+
+// Stream-ordered free: the memory goes back when the stream reaches this point.
+cudaError_t free_async_impl(ApiScope& scope, void* ptr, cudaStream_t stream, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  auto a = lookup(ptr);
+  if (!a || a->base != reinterpret_cast<uintptr_t>(ptr) || a->kind != MemKind::Device) {
+    return rt::finish(scope, cudaErrorInvalidValue);
+  }
+  return rt::finish(scope, host_function(s, free_on_host_thread, nullptr, nullptr, ptr, scope.correlation_id()));
+}
+
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaMalloc(void** ptr, size_t size) {
+  DEVSIM_RT_CALL(cudaMalloc, v3020, Alloc);
+  return alloc_impl(scope_, MemKind::Device, ptr, size);
+}
+
+cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) {
+  DEVSIM_RT_CALL(cudaMallocManaged, v6000, Alloc);
+  return alloc_impl(scope_, MemKind::Managed, ptr, size);
+}
+
+cudaError_t cudaMallocHost(void** ptr, size_t size) {
+  DEVSIM_RT_CALL(cudaMallocHost, v3020, Alloc);
+  return alloc_impl(scope_, MemKind::Pinned, ptr, size);
+}
+
+cudaError_t cudaHostAlloc(void** ptr, size_t size, unsigned int) {
+  DEVSIM_RT_CALL(cudaHostAlloc, v3020, Alloc);
+  return alloc_impl(scope_, MemKind::Pinned, ptr, size);
+}
+
+cudaError_t cudaMallocPitch(void** ptr, size_t* pitch, size_t width, size_t height) {
+  DEVSIM_RT_CALL(cudaMallocPitch, v3020, Alloc);
+  if (!pitch) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  *pitch = (width + 511) & ~size_t{511};
+  return alloc_impl(scope_, MemKind::Device, ptr, *pitch * height);
+}
+
+cudaError_t cudaFree(void* ptr) {
+  DEVSIM_RT_CALL(cudaFree, v3020, Alloc);
+  // Like the real cudaFree, wait for the device before memory can be reused.
+  if (ptr) device_synchronize(current_device());
+  DEVSIM_RT_RETURN(release(ptr, MemKind::Device));
+}
+
+cudaError_t cudaFreeHost(void* ptr) {
+  DEVSIM_RT_CALL(cudaFreeHost, v3020, Alloc);
+  DEVSIM_RT_RETURN(release(ptr, MemKind::Pinned));
+}
+
+cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int) {
+  DEVSIM_RT_CALL(cudaHostRegister, v4000, Alloc);
+  Status st = register_host(ptr, size);
+  DEVSIM_RT_RETURN(st == Status::IllegalState ? cudaErrorHostMemoryAlreadyRegistered : rt::to_cuda(st));
+}
+
+cudaError_t cudaHostUnregister(void* ptr) {
+  DEVSIM_RT_CALL(cudaHostUnregister, v4000, Alloc);
+  Status st = unregister_host(ptr);
+  DEVSIM_RT_RETURN(st == Status::Ok ? cudaSuccess : cudaErrorHostMemoryNotRegistered);
+}
+
+cudaError_t cudaHostGetDevicePointer(void** device_ptr, void* host_ptr, unsigned int) {
+  DEVSIM_RT_CALL(cudaHostGetDevicePointer, v3020, Light);
+  if (!device_ptr || kind_of(host_ptr) != MemKind::Pinned) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  *device_ptr = host_ptr;  // unified addressing: the same address on both sides
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaHostGetFlags(unsigned int* flags, void* host_ptr) {
+  DEVSIM_RT_CALL(cudaHostGetFlags, v3020, Light);
+  if (!flags || kind_of(host_ptr) != MemKind::Pinned) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  *flags = cudaHostAllocMapped;
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMallocAsync, v11020, Alloc);
+  if (!rt::resolve_stream(stream, false)) DEVSIM_RT_RETURN(cudaErrorInvalidResourceHandle);
+  return alloc_impl(scope_, MemKind::Device, ptr, size);
+}
+
+cudaError_t cudaMallocAsync_ptsz(void** ptr, size_t size, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMallocAsync_ptsz, v11020, Alloc);
+  if (!rt::resolve_stream(stream, true)) DEVSIM_RT_RETURN(cudaErrorInvalidResourceHandle);
+  return alloc_impl(scope_, MemKind::Device, ptr, size);
+}
+
+cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaFreeAsync, v11020, MemcpyAsync);
+  return free_async_impl(scope_, ptr, stream, false);
+}
+
+cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaFreeAsync_ptsz, v11020, MemcpyAsync);
+  return free_async_impl(scope_, ptr, stream, true);
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpy, v3020, MemcpyAsync);
+  return copy_impl(scope_, nullptr, false, linear(dst, src, count, kind, false));
+}
+
+cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpy_ptds, v7000, MemcpyAsync);
+  return copy_impl(scope_, nullptr, true, linear(dst, src, count, kind, false));
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpyAsync, v3020, MemcpyAsync);
+  return copy_impl(scope_, stream, false, linear(dst, src, count, kind, true));
+}
+
+cudaError_t cudaMemcpyAsync_ptsz(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpyAsync_ptsz, v7000, MemcpyAsync);
+  return copy_impl(scope_, stream, true, linear(dst, src, count, kind, true));
+}
+
+cudaError_t cudaMemcpy2D(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                         size_t height, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpy2D, v3020, MemcpyAsync);
+  return copy_impl(scope_, nullptr, false, pitched(dst, dpitch, src, spitch, width, height, kind, false));
+}
+
+cudaError_t cudaMemcpy2D_ptds(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpy2D_ptds, v7000, MemcpyAsync);
+  return copy_impl(scope_, nullptr, true, pitched(dst, dpitch, src, spitch, width, height, kind, false));
+}
+
+cudaError_t cudaMemcpy2DAsync(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                              size_t height, cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpy2DAsync, v3020, MemcpyAsync);
+  return copy_impl(scope_, stream, false, pitched(dst, dpitch, src, spitch, width, height, kind, true));
+}
+
+cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, size_t spitch, size_t width,
+                                   size_t height, cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpy2DAsync_ptsz, v7000, MemcpyAsync);
+  return copy_impl(scope_, stream, true, pitched(dst, dpitch, src, spitch, width, height, kind, true));
+}
+
+cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpyToSymbol, v3020, MemcpyAsync);
+  return to_symbol_impl(scope_, symbol, src, count, offset, kind, nullptr, false, false);
+}
+
+cudaError_t cudaMemcpyToSymbol_ptds(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpyToSymbol_ptds, v7000, MemcpyAsync);
+  return to_symbol_impl(scope_, symbol, src, count, offset, kind, nullptr, true, false);
+}
+
+cudaError_t cudaMemcpyFromSymbol(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpyFromSymbol, v3020, MemcpyAsync);
+  return from_symbol_impl(scope_, dst, symbol, count, offset, kind, nullptr, false, false);
+}
+
+cudaError_t cudaMemcpyFromSymbol_ptds(void* dst, const void* symbol, size_t count, size_t offset, cudaMemcpyKind kind) {
+  DEVSIM_RT_CALL(cudaMemcpyFromSymbol_ptds, v7000, MemcpyAsync);
+  return from_symbol_impl(scope_, dst, symbol, count, offset, kind, nullptr, true, false);
+}
+
+cudaError_t cudaMemcpyToSymbolAsync(const void* symbol, const void* src, size_t count, size_t offset,
+                                    cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpyToSymbolAsync, v3020, MemcpyAsync);
+  return to_symbol_impl(scope_, symbol, src, count, offset, kind, stream, false, true);
+}
+
+cudaError_t cudaMemcpyToSymbolAsync_ptsz(const void* symbol, const void* src, size_t count, size_t offset,
+                                         cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpyToSymbolAsync_ptsz, v7000, MemcpyAsync);
+  return to_symbol_impl(scope_, symbol, src, count, offset, kind, stream, true, true);
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync(void* dst, const void* symbol, size_t count, size_t offset,
+                                      cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpyFromSymbolAsync, v3020, MemcpyAsync);
+  return from_symbol_impl(scope_, dst, symbol, count, offset, kind, stream, false, true);
+}
+
+cudaError_t cudaMemcpyFromSymbolAsync_ptsz(void* dst, const void* symbol, size_t count, size_t offset,
+                                           cudaMemcpyKind kind, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpyFromSymbolAsync_ptsz, v7000, MemcpyAsync);
+  return from_symbol_impl(scope_, dst, symbol, count, offset, kind, stream, true, true);
+}
+
+cudaError_t cudaGetSymbolAddress(void** dev_ptr, const void* symbol) {
+  DEVSIM_RT_CALL(cudaGetSymbolAddress, v3020, Light);
+  if (!dev_ptr) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  *dev_ptr = variable_storage(symbol, nullptr);
+  DEVSIM_RT_RETURN(*dev_ptr ? cudaSuccess : cudaErrorInvalidSymbol);
+}
+
+cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
+  DEVSIM_RT_CALL(cudaGetSymbolSize, v3020, Light);
+  if (!size) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  DEVSIM_RT_RETURN(variable_storage(symbol, size) ? cudaSuccess : cudaErrorInvalidSymbol);
+}
+
+cudaError_t cudaMemset(void* dst, int value, size_t count) {
+  DEVSIM_RT_CALL(cudaMemset, v3020, MemcpyAsync);
+  return set_impl(scope_, nullptr, false, dst, count, value, count, 1, false);
+}
+
+cudaError_t cudaMemset_ptds(void* dst, int value, size_t count) {
+  DEVSIM_RT_CALL(cudaMemset_ptds, v7000, MemcpyAsync);
+  return set_impl(scope_, nullptr, true, dst, count, value, count, 1, false);
+}
+
+cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemsetAsync, v3020, MemcpyAsync);
+  return set_impl(scope_, stream, false, dst, count, value, count, 1, true);
+}
+
+cudaError_t cudaMemsetAsync_ptsz(void* dst, int value, size_t count, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemsetAsync_ptsz, v7000, MemcpyAsync);
+  return set_impl(scope_, stream, true, dst, count, value, count, 1, true);
+}
+
+cudaError_t cudaMemset2D(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  DEVSIM_RT_CALL(cudaMemset2D, v3020, MemcpyAsync);
+  return set_impl(scope_, nullptr, false, dst, pitch, value, width, height, false);
+}
+
+cudaError_t cudaMemset2D_ptds(void* dst, size_t pitch, int value, size_t width, size_t height) {
+  DEVSIM_RT_CALL(cudaMemset2D_ptds, v7000, MemcpyAsync);
+  return set_impl(scope_, nullptr, true, dst, pitch, value, width, height, false);
+}
+
+cudaError_t cudaMemset2DAsync(void* dst, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemset2DAsync, v3020, MemcpyAsync);
+  return set_impl(scope_, stream, false, dst, pitch, value, width, height, true);
+}
+
+cudaError_t cudaMemset2DAsync_ptsz(void* dst, size_t pitch, int value, size_t width, size_t height,
+                                   cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemset2DAsync_ptsz, v7000, MemcpyAsync);
+  return set_impl(scope_, stream, true, dst, pitch, value, width, height, true);
+}
+
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes* attr, const void* ptr) {
+  DEVSIM_RT_CALL(cudaPointerGetAttributes, v4000, Light);
+  if (!attr) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  auto a = lookup(ptr);
+  MemKind k = a ? a->kind : MemKind::Pageable;
+  attr->type = k == MemKind::Device ? cudaMemoryTypeDevice : k == MemKind::Managed ? cudaMemoryTypeManaged
+             : k == MemKind::Pinned ? cudaMemoryTypeHost : cudaMemoryTypeUnregistered;
+  attr->device = a && a->device >= 0 ? a->device : 0;
+  attr->devicePointer = k == MemKind::Pageable ? nullptr : const_cast<void*>(ptr);
+  attr->hostPointer = k == MemKind::Device ? nullptr : const_cast<void*>(ptr);
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+}  // extern "C"
