@@ -1,0 +1,551 @@
+#include "exporters/chrome_trace.h"
+
+#include <algorithm>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace profagent::exporters {
+namespace {
+
+bool is_runtime_kind(EventKind k) {
+  return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
+}
+
+std::string_view host_category(EventKind k) {
+  if (k == EventKind::Operator) return "cpu_op";
+  if (k == EventKind::Range || k == EventKind::Step) return "user_annotation";
+  return "cuda_runtime";
+}
+
+std::string_view device_category(DeviceKind k) {
+  switch (k) {
+    case DeviceKind::Kernel: return "kernel";
+    case DeviceKind::Memcpy: return "gpu_memcpy";
+    case DeviceKind::Memset: return "gpu_memset";
+    case DeviceKind::Sync: return "cuda_sync";
+    case DeviceKind::DriverApi: return "cuda_driver";
+  }
+  return "kernel";
+}
+
+// CUpti_ActivitySynchronizationType names as Kineto prints them.
+std::string_view sync_name(uint32_t type) {
+  switch (type) {
+    case 1: return "Event Sync";
+    case 2: return "Stream Wait Event";
+    case 3: return "Stream Sync";
+    case 4: return "Context Sync";
+    default: return "Unknown Sync";
+  }
+}
+
+uint64_t stream_tid(uint32_t stream) { return stream == 0 ? kStreamZeroTid : stream; }
+
+uint64_t device_tid(const DeviceRecord& d) {
+  return d.kind == DeviceKind::Sync ? d.stream + kSyncStreamTidOffset : stream_tid(d.stream);
+}
+
+// Which call a device record is drawn from, and the flow id of that arrow.
+struct FlowStart {
+  bool from_driver = false;  // index into Trace::device (a DriverApi record), else Trace::host
+  uint64_t index = 0;
+  uint64_t id = 0;
+  bool operator<(const FlowStart& o) const {
+    return std::tie(from_driver, index, id) < std::tie(o.from_driver, o.index, o.id);
+  }
+  bool operator==(const FlowStart& o) const {
+    return from_driver == o.from_driver && index == o.index && id == o.id;
+  }
+};
+
+// Small set of row keys; traces have few distinct threads and streams, so a linear scan
+// with a last-hit shortcut beats a hash set on the per-event path.
+class RowSet {
+ public:
+  void add(uint64_t a, uint64_t b) {
+    if (!rows_.empty() && rows_[last_] == std::pair(a, b)) return;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      if (rows_[i] == std::pair(a, b)) return void(last_ = i);
+    }
+    last_ = rows_.size();
+    rows_.emplace_back(a, b);
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> sorted() const {
+    auto v = rows_;
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, uint64_t>> rows_;
+  std::size_t last_ = 0;
+};
+
+// Writes `"args":{...}` lazily: nothing at all when no key is added (Kineto omits empty args).
+class Args {
+ public:
+  explicit Args(JsonWriter& w) : w_(w) {}
+  JsonWriter& key(std::string_view k) {
+    w_.raw(first_ ? ",\"args\":{\"" : ",\"");
+    first_ = false;
+    w_.raw(k);
+    w_.raw("\":");
+    return w_;
+  }
+  void close() {
+    if (!first_) w_.raw("}");
+  }
+
+ private:
+  JsonWriter& w_;
+  bool first_ = true;
+};
+
+class ChromeTraceWriter {
+ public:
+  ChromeTraceWriter(const Trace& t, JsonWriter& w) : t_(t), w_(w), base_(base_time_ns(t)) {}
+  void write(std::string_view trace_name);
+  uint64_t events() const { return events_; }
+
+ private:
+  uint64_t rel(uint64_t ns) const;
+  uint64_t host_pid(uint32_t pid) const { return pid ? pid : t_.process.pid; }
+  uint64_t host_tid(uint32_t tid) const { return tid ? tid : t_.process.pid; }
+  uint64_t flow_id(const DeviceRecord& d, const FlowStart& from) const;
+  bool launcher_of(const DeviceRecord& d, FlowStart* from) const;
+
+  void header();
+  void device_properties();
+  void device_property(const DeviceInfo& d);
+  void metadata_keys();
+  void plan_flows();
+  void host_events();
+  void host_event(std::size_t index);
+  void host_args(const HostRecord& h);
+  void step_events();
+  void device_events();
+  void device_event(const DeviceRecord& d);
+  void gpu_args(const DeviceRecord& d, Args& a);
+  void driver_event(const DeviceRecord& d);
+  void flow_starts(bool from_driver, std::size_t index, uint64_t pid, uint64_t tid, uint64_t ts);
+  void flow_end(const DeviceRecord& d);
+  void row_metadata();
+  void metadata_event(std::string_view what, uint64_t pid, uint64_t tid, std::string_view key,
+                      std::string_view text, uint64_t number);
+  void window_end();
+  void begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
+               uint64_t start, uint64_t end);
+  void end_event() {
+    w_.raw("},\n");
+    ++events_;
+  }
+
+  const Trace& t_;
+  JsonWriter& w_;
+  uint64_t base_;
+  uint64_t events_ = 0;
+  std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;
+  std::vector<FlowStart> flow_starts_;  // sorted
+  std::size_t flow_cursor_ = 0;
+  RowSet host_rows_;    // (pid, tid)
+  RowSet device_rows_;  // (device, tid)
+  uint64_t last_ns_ = 0;
+};
+
+uint64_t ChromeTraceWriter::rel(uint64_t ns) const {
+  const int64_t unix_ns = static_cast<int64_t>(ns) + t_.unix_offset_ns;
+  return unix_ns <= static_cast<int64_t>(base_) ? 0 : static_cast<uint64_t>(unix_ns) - base_;
+}
+
+void ChromeTraceWriter::write(std::string_view trace_name) {
+  plan_flows();
+  header();
+  w_.raw("  \"traceEvents\": [\n");
+  host_events();
+  step_events();
+  device_events();
+  host_rows_.add(t_.process.pid, t_.process.pid);  // the row of "Record Window End"
+  row_metadata();
+  window_end();
+  w_.raw("],\n  \"traceName\": ");
+  w_.string(trace_name);
+  w_.raw("\n}\n");
+}
+
+void ChromeTraceWriter::header() {
+  w_.raw("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [");
+  device_properties();
+  w_.raw("],\n");
+  metadata_keys();
+  w_.raw("  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ");
+  w_.i64(t_.process.rank);
+  w_.raw(", \"world_size\": ");
+  w_.i64(t_.process.world_size);
+  w_.raw("},\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
+  w_.u64(base_);
+  w_.raw(",\n");
+}
+
+void ChromeTraceWriter::device_properties() {
+  for (std::size_t i = 0; i < t_.devices.size(); ++i) {
+    w_.raw(i ? ",\n    " : "\n    ");
+    device_property(t_.devices[i]);
+  }
+  if (!t_.devices.empty()) w_.raw("\n  ");
+}
+
+void ChromeTraceWriter::device_property(const DeviceInfo& d) {
+  w_.raw("{\"id\":"), w_.u64(d.id);
+  w_.raw(",\"name\":"), w_.string(d.name);
+  w_.raw(",\"totalGlobalMem\":"), w_.u64(d.total_global_mem);
+  w_.raw(",\"computeMajor\":"), w_.i64(d.compute_major);
+  w_.raw(",\"computeMinor\":"), w_.i64(d.compute_minor);
+  w_.raw(",\"maxThreadsPerBlock\":"), w_.i64(d.max_threads_per_block);
+  w_.raw(",\"maxThreadsPerMultiprocessor\":"), w_.i64(d.max_threads_per_multiprocessor);
+  w_.raw(",\"regsPerBlock\":"), w_.i64(d.regs_per_block);
+  w_.raw(",\"warpSize\":"), w_.i64(d.warp_size);
+  w_.raw(",\"sharedMemPerBlock\":"), w_.u64(d.shared_mem_per_block);
+  w_.raw(",\"numSms\":"), w_.i64(d.num_sms);
+  w_.raw(",\"regsPerMultiprocessor\":"), w_.i64(d.regs_per_multiprocessor);
+  w_.raw(",\"sharedMemPerBlockOptin\":"), w_.u64(d.shared_mem_per_block_optin);
+  w_.raw(",\"sharedMemPerMultiprocessor\":"), w_.u64(d.shared_mem_per_multiprocessor);
+  w_.raw(",\"maxSharedMemoryPerMultiProcessor\":"), w_.u64(d.shared_mem_per_multiprocessor);
+  w_.raw("}");
+}
+
+void ChromeTraceWriter::metadata_keys() {
+  w_.raw("  \"profagent_config\": {");
+  for (std::size_t i = 0; i < t_.config.size(); ++i) {
+    if (i) w_.raw(",");
+    w_.string(t_.config[i].first);
+    w_.raw(":");
+    w_.string(t_.config[i].second);
+  }
+  w_.raw("},\n  \"cupti_version\": "), w_.string(t_.cupti_version);
+  w_.raw(",\n  \"cuda_runtime_version\": "), w_.i64(t_.cuda_runtime_version);
+  w_.raw(",\n  \"cuda_driver_version\": "), w_.i64(t_.cuda_driver_version);
+  w_.raw(",\n  \"host_name\": "), w_.string(t_.process.host_name);
+  w_.raw(",\n  \"device_backend\": "), w_.string(t_.device_backend);
+  w_.raw(",\n  \"profagent_drops\": {\"host_events\":"), w_.u64(t_.drops.host_events);
+  w_.raw(",\"device_records\":"), w_.u64(t_.drops.device_records);
+  w_.raw(",\"late_device_records\":"), w_.u64(t_.drops.late_device_records);
+  w_.raw(",\"unmatched_device_records\":"), w_.u64(t_.drops.unmatched_device_records);
+  w_.raw("},\n  \"profagent_window\": {\"window\":"), w_.u64(t_.window);
+  w_.raw(",\"whole_run\":"), w_.boolean(t_.whole_run);
+  w_.raw(",\"first_step\":"), w_.u64(t_.first_step.number);
+  w_.raw(",\"last_step\":"), w_.u64(t_.last_step.number);
+  w_.raw("},\n");
+}
+
+// A device record is drawn from the CUPTI driver record with its correlation id when there
+// is one (a library's cuLaunchKernel no hook saw), else from the host call that issued it.
+bool ChromeTraceWriter::launcher_of(const DeviceRecord& d, FlowStart* from) const {
+  if (d.kind == DeviceKind::DriverApi) return false;
+  if (d.correlation != 0) {
+    const auto it = driver_by_correlation_.find(d.correlation);
+    if (it != driver_by_correlation_.end()) {
+      *from = {true, it->second, 0};
+      from->id = flow_id(d, *from);
+      return true;
+    }
+  }
+  if (d.host < 0 || static_cast<std::size_t>(d.host) >= t_.host.size()) return false;
+  *from = {false, static_cast<uint64_t>(d.host), 0};
+  from->id = flow_id(d, *from);
+  return true;
+}
+
+uint64_t ChromeTraceWriter::flow_id(const DeviceRecord& d, const FlowStart& from) const {
+  if (d.correlation != 0) return d.correlation;
+  return (uint64_t{from.from_driver ? 2u : 1u} << 32) + from.index;
+}
+
+void ChromeTraceWriter::plan_flows() {
+  for (std::size_t i = 0; i < t_.device.size(); ++i) {
+    const DeviceRecord& d = t_.device[i];
+    if (d.kind == DeviceKind::DriverApi && d.correlation != 0) {
+      driver_by_correlation_.emplace(d.correlation, i);
+    }
+  }
+  for (const DeviceRecord& d : t_.device) {
+    FlowStart from;
+    if (launcher_of(d, &from)) flow_starts_.push_back(from);
+  }
+  std::sort(flow_starts_.begin(), flow_starts_.end());
+  flow_starts_.erase(std::unique(flow_starts_.begin(), flow_starts_.end()), flow_starts_.end());
+}
+
+void ChromeTraceWriter::begin_x(std::string_view cat, std::string_view name, uint64_t pid,
+                                uint64_t tid, uint64_t start, uint64_t end) {
+  const uint64_t ts = rel(start);
+  const uint64_t te = end > start ? rel(end) : ts;
+  last_ns_ = std::max(last_ns_, end);
+  w_.raw("{\"ph\":\"X\",\"cat\":\"");
+  w_.raw(cat);
+  w_.raw("\",\"name\":");
+  w_.string(name);
+  w_.raw(",\"pid\":"), w_.u64(pid);
+  w_.raw(",\"tid\":"), w_.u64(tid);
+  w_.raw(",\"ts\":"), w_.us3(ts);
+  w_.raw(",\"dur\":"), w_.us3(te - ts);
+}
+
+void ChromeTraceWriter::host_events() {
+  flow_cursor_ = 0;
+  for (std::size_t i = 0; i < t_.host.size(); ++i) host_event(i);
+}
+
+void ChromeTraceWriter::host_event(std::size_t index) {
+  const HostRecord& h = t_.host[index];
+  const uint64_t pid = host_pid(h.pid), tid = host_tid(h.tid);
+  host_rows_.add(pid, tid);
+  std::string step_name;
+  std::string_view name = h.name;
+  if (h.kind == EventKind::Step && name.empty()) {
+    step_name = "ProfilerStep#" + std::to_string(h.arg0);
+    name = step_name;
+  }
+  begin_x(host_category(h.kind), name, pid, tid, h.start_ns, h.end_ns);
+  host_args(h);
+  end_event();
+  flow_starts(false, index, pid, tid, h.start_ns);
+}
+
+// cuda_runtime: External id (of the enclosing op, or the call's own id), correlation, and
+// what the call did; never `stream` (HTA classes events with a stream arg as GPU, §2.3).
+void ChromeTraceWriter::host_args(const HostRecord& h) {
+  Args a(w_);
+  const bool runtime = is_runtime_kind(h.kind);
+  a.key("External id").u64(runtime ? h.external_id : h.id);
+  if (runtime && h.correlation != 0) a.key("correlation").u64(h.correlation);
+  if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key("cuda_error").i64(h.result);
+  if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) {
+    a.key("bytes").u64(h.arg0);
+  }
+  if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key("kernel").string(h.kernel_name);
+  if (h.kind == EventKind::Step) a.key("step").u64(h.arg0);
+  if (!h.input_dims.empty()) {
+    a.key("Input Dims").raw("[");
+    for (std::size_t i = 0; i < h.input_dims.size(); ++i) {
+      w_.raw(i ? ",[" : "[");
+      for (std::size_t j = 0; j < h.input_dims[i].size(); ++j) {
+        if (j) w_.raw(",");
+        w_.i64(h.input_dims[i][j]);
+      }
+      w_.raw("]");
+    }
+    w_.raw("]");
+  }
+  if (!h.input_types.empty()) {
+    a.key("Input type").raw("[");
+    for (std::size_t i = 0; i < h.input_types.size(); ++i) {
+      if (i) w_.raw(",");
+      w_.string(h.input_types[i]);
+    }
+    w_.raw("]");
+  }
+  a.close();
+}
+
+// Steps come as Step host records; when the collector only filled Trace::steps, they are
+// drawn on the main thread's row so HTA still finds ProfilerStep#N (§2.4).
+void ChromeTraceWriter::step_events() {
+  for (const HostRecord& h : t_.host) {
+    if (h.kind == EventKind::Step) return;
+  }
+  const uint64_t pid = t_.process.pid;
+  for (const StepSpan& s : t_.steps) {
+    host_rows_.add(pid, pid);
+    begin_x("user_annotation", "ProfilerStep#" + std::to_string(s.number), pid, pid, s.start_ns,
+            s.end_ns);
+    Args a(w_);
+    a.key("step").u64(s.number);
+    a.close();
+    end_event();
+  }
+}
+
+void ChromeTraceWriter::flow_starts(bool from_driver, std::size_t index, uint64_t pid,
+                                    uint64_t tid, uint64_t ts) {
+  while (flow_cursor_ < flow_starts_.size()) {
+    const FlowStart& f = flow_starts_[flow_cursor_];
+    if (f.from_driver != from_driver || f.index > index) return;
+    ++flow_cursor_;
+    if (f.index < index) continue;
+    w_.raw("{\"ph\":\"s\",\"id\":"), w_.u64(f.id);
+    w_.raw(",\"pid\":"), w_.u64(pid);
+    w_.raw(",\"tid\":"), w_.u64(tid);
+    w_.raw(",\"ts\":"), w_.us3(rel(ts));
+    w_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
+    end_event();
+  }
+}
+
+void ChromeTraceWriter::device_events() {
+  // Driver records are flow starts: skip the host part of the cursor.
+  while (flow_cursor_ < flow_starts_.size() && !flow_starts_[flow_cursor_].from_driver) {
+    ++flow_cursor_;
+  }
+  for (std::size_t i = 0; i < t_.device.size(); ++i) {
+    const DeviceRecord& d = t_.device[i];
+    if (d.kind == DeviceKind::DriverApi) {
+      driver_event(d);
+      const uint64_t pid = host_pid(d.pid), tid = host_tid(d.tid);
+      flow_starts(true, i, pid, tid, d.start_ns);
+    } else {
+      device_event(d);
+    }
+  }
+}
+
+void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
+  const uint64_t pid = host_pid(d.pid), tid = host_tid(d.tid);
+  host_rows_.add(pid, tid);
+  begin_x("cuda_driver", d.name, pid, tid, d.start_ns, d.end_ns);
+  Args a(w_);
+  if (d.external_id != 0) a.key("External id").u64(d.external_id);
+  if (d.cbid != 0) a.key("cbid").u64(d.cbid);
+  a.key("correlation").u64(d.correlation);
+  a.close();
+  end_event();
+}
+
+void ChromeTraceWriter::device_event(const DeviceRecord& d) {
+  const uint64_t tid = device_tid(d);
+  device_rows_.add(d.device, tid);
+  std::string_view name = d.name;
+  if (d.kind == DeviceKind::Sync && name.empty()) name = sync_name(d.sync_type);
+  begin_x(device_category(d.kind), name, d.device, tid, d.start_ns, d.end_ns);
+  Args a(w_);
+  if (d.external_id != 0) a.key("External id").u64(d.external_id);
+  gpu_args(d, a);
+  a.close();
+  end_event();
+  flow_end(d);
+}
+
+// GPU args in Kineto's order (§1.6); stream and correlation always, so HTA sees a GPU event.
+void ChromeTraceWriter::gpu_args(const DeviceRecord& d, Args& a) {
+  if (d.kind == DeviceKind::Kernel && d.queued_ns != 0) a.key("queued").us3(rel(d.queued_ns));
+  if (d.kind == DeviceKind::Sync) a.key("cuda_sync_kind").string(sync_name(d.sync_type));
+  a.key("device").u64(d.device);
+  a.key("context").u64(d.context);
+  a.key("stream").u64(d.stream);
+  a.key("correlation").u64(d.correlation);
+  if (d.kind == DeviceKind::Kernel) {
+    a.key("registers per thread").u64(d.registers_per_thread);
+    a.key("shared memory").u64(d.shared_memory);
+    a.key("grid").raw("["), w_.i64(d.grid[0]), w_.raw(","), w_.i64(d.grid[1]), w_.raw(",");
+    w_.i64(d.grid[2]), w_.raw("]");
+    a.key("block").raw("["), w_.i64(d.block[0]), w_.raw(","), w_.i64(d.block[1]), w_.raw(",");
+    w_.i64(d.block[2]), w_.raw("]");
+    if (d.graph_id != 0) a.key("graph id").u64(d.graph_id);
+    if (d.graph_node_id != 0) a.key("graph node id").u64(d.graph_node_id);
+  } else if (d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset) {
+    a.key("bytes").u64(d.bytes);
+    const uint64_t dur = d.end_ns > d.start_ns ? d.end_ns - d.start_ns : 0;
+    // bytes per ns is GB/s.
+    a.key("memory bandwidth (GB/s)").fixed3(dur ? static_cast<double>(d.bytes) / dur : 0.0);
+  } else if (d.kind == DeviceKind::Sync && d.event_id != 0) {
+    a.key("event").u64(d.event_id);
+  }
+}
+
+void ChromeTraceWriter::flow_end(const DeviceRecord& d) {
+  FlowStart from;
+  if (!launcher_of(d, &from)) return;
+  w_.raw("{\"ph\":\"f\",\"id\":"), w_.u64(from.id);
+  w_.raw(",\"pid\":"), w_.u64(d.device);
+  w_.raw(",\"tid\":"), w_.u64(device_tid(d));
+  w_.raw(",\"ts\":"), w_.us3(rel(d.start_ns));
+  w_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"bp\":\"e\"");
+  end_event();
+}
+
+void ChromeTraceWriter::metadata_event(std::string_view what, uint64_t pid, uint64_t tid,
+                                       std::string_view key, std::string_view text,
+                                       uint64_t number) {
+  w_.raw("{\"ph\":\"M\",\"name\":\"");
+  w_.raw(what);
+  w_.raw("\",\"pid\":"), w_.u64(pid);
+  w_.raw(",\"tid\":"), w_.u64(tid);
+  w_.raw(",\"ts\":0.000,\"args\":{\"");
+  w_.raw(key);
+  w_.raw("\":");
+  if (key == "sort_index") {
+    w_.u64(number);
+  } else {
+    w_.string(text);
+  }
+  w_.raw("}");
+  end_event();
+}
+
+void ChromeTraceWriter::row_metadata() {
+  std::string thread_names;
+  uint64_t last_pid = ~uint64_t{0};
+  for (const auto& [pid, tid] : host_rows_.sorted()) {
+    if (pid != last_pid) {
+      last_pid = pid;
+      metadata_event("process_name", pid, 0, "name", t_.process.exe_name, 0);
+      metadata_event("process_labels", pid, 0, "labels", "CPU", 0);
+      metadata_event("process_sort_index", pid, 0, "sort_index", {}, pid);
+    }
+    std::string name = "thread " + std::to_string(tid);
+    for (const auto& [known, native] : t_.process.thread_names) {
+      if (known == tid && !native.empty()) name += " (" + native + ")";
+    }
+    metadata_event("thread_name", pid, tid, "name", name, 0);
+    metadata_event("thread_sort_index", pid, tid, "sort_index", {}, tid);
+  }
+  last_pid = ~uint64_t{0};
+  for (const auto& [device, tid] : device_rows_.sorted()) {
+    if (device != last_pid) {
+      last_pid = device;
+      const std::string gpu = "GPU " + std::to_string(device);
+      metadata_event("process_name", device, 0, "name", gpu, 0);
+      metadata_event("process_labels", device, 0, "labels", gpu, 0);
+      metadata_event("process_sort_index", device, 0, "sort_index", {}, device + kGpuSortIndexOffset);
+    }
+    const bool sync = tid >= kSyncStreamTidOffset && tid < kStreamZeroTid;
+    const uint64_t stream = tid == kStreamZeroTid ? 0 : sync ? tid - kSyncStreamTidOffset : tid;
+    const std::string name = "stream " + std::to_string(stream) + (sync ? " (sync)" : "");
+    metadata_event("thread_name", device, tid, "name", name, 0);
+    metadata_event("thread_sort_index", device, tid, "sort_index", {}, tid == kStreamZeroTid ? 0 : tid);
+  }
+}
+
+void ChromeTraceWriter::window_end() {
+  const uint64_t end = std::max(t_.end_ns, last_ns_);
+  w_.raw("{\"ph\":\"i\",\"s\":\"g\",\"name\":\"Record Window End\",\"pid\":");
+  w_.u64(t_.process.pid);
+  w_.raw(",\"tid\":"), w_.u64(t_.process.pid);
+  w_.raw(",\"ts\":"), w_.us3(rel(end));
+  w_.raw("}\n");
+  ++events_;
+}
+
+}  // namespace
+
+uint64_t base_time_ns(const Trace& t) {
+  uint64_t first = t.start_ns ? t.start_ns : ~uint64_t{0};
+  for (const HostRecord& h : t.host) first = std::min(first, h.start_ns);
+  for (const DeviceRecord& d : t.device) first = std::min(first, d.start_ns);
+  for (const StepSpan& s : t.steps) first = std::min(first, s.start_ns);
+  if (first == ~uint64_t{0}) first = t.end_ns;
+  const int64_t unix_ns = static_cast<int64_t>(first) + t.unix_offset_ns;
+  if (unix_ns <= 0) return 0;
+  return static_cast<uint64_t>(unix_ns) / kBaseTimeIntervalNs * kBaseTimeIntervalNs;
+}
+
+bool write_chrome_trace(const Trace& trace, std::string_view trace_name, JsonWriter& out,
+                        uint64_t* events) {
+  ChromeTraceWriter writer(trace, out);
+  writer.write(trace_name);
+  if (events) *events = writer.events();
+  return out.flush();
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,105 @@
+#include "exporters/exporter.h"
+
+#include <functional>
+
+#include "exporters/chrome_trace.h"
+#include "exporters/file_names.h"
+#include "exporters/json_writer.h"
+#include "exporters/output_file.h"
+#include "exporters/summary_json.h"
+
+namespace profagent::exporters {
+namespace {
+
+class MemoryStream final : public OutputStream {
+ public:
+  MemoryStream(std::map<std::string, std::string>& files, std::string name)
+      : files_(files), name_(std::move(name)) {}
+  bool write(const char* data, std::size_t size) override {
+    bytes_.append(data, size);
+    return true;
+  }
+  std::string commit() override {
+    files_[name_] = std::move(bytes_);
+    return {};
+  }
+
+ private:
+  std::map<std::string, std::string>& files_;
+  std::string name_;
+  std::string bytes_;
+};
+
+// Opens `name`, lets `body` fill it, commits; records the path or one error line.
+void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
+                const std::function<bool(OutputStream&)>& body) {
+  std::string error;
+  std::unique_ptr<OutputStream> stream = sink.open(name, &error);
+  if (!stream) {
+    result.errors.push_back(error);
+    return;
+  }
+  body(*stream);  // a failed write is sticky in the stream and reported by commit()
+  error = stream->commit();
+  if (!error.empty()) {
+    result.errors.push_back(error);
+    return;
+  }
+  result.paths.push_back(sink.location(name));
+}
+
+}  // namespace
+
+std::unique_ptr<OutputStream> MemorySink::open(const std::string& name, std::string*) {
+  return std::make_unique<MemoryStream>(files_, name);
+}
+
+std::string ExportResult::written_line() const {
+  if (paths.empty()) return "wrote nothing";
+  std::string line = "wrote";
+  for (std::size_t i = 0; i < paths.size(); ++i) line += (i ? ", " : " ") + paths[i];
+  return line;
+}
+
+ExportResult export_window(const Trace& trace, const ExportOptions& options, OutputSink& sink) {
+  ExportResult result;
+  const std::string stem = file_stem(trace);
+  if (options.write_trace) {
+    const std::string name = stem + ".trace.json";
+    write_file(sink, name, result, [&](OutputStream& s) {
+      JsonWriter w(s);
+      const bool ok = write_chrome_trace(trace, name, w, &result.trace_events);
+      result.trace_bytes = w.bytes_written();
+      return ok;
+    });
+  }
+  const Table table = build_table(trace, options.table);
+  result.table = render_table(table, options.table);
+  if (options.write_table) {
+    write_file(sink, stem + ".table.txt", result, [&](OutputStream& s) {
+      return s.write(result.table.data(), result.table.size());
+    });
+  }
+  if (options.write_summary) {
+    write_file(sink, stem + ".summary.ndjson", result, [&](OutputStream& s) {
+      JsonWriter w(s, 1 << 16);
+      return write_summary_json(trace, table, w);
+    });
+  }
+  return result;
+}
+
+ExportResult export_window(const Trace& trace, const ExportOptions& options) {
+  std::string error;
+  std::unique_ptr<OutputDir> dir = OutputDir::create(options.output_dir, &error);
+  if (!dir) {
+    ExportResult result;
+    const Table table = build_table(trace, options.table);
+    result.table = render_table(table, options.table);  // the table still reaches stderr
+    result.errors.push_back(error);
+    return result;
+  }
+  return export_window(trace, options, *dir);
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,48 @@
+// What the agent calls at each window end and at exit: one finished Trace in, files out.
+//
+// Formats, one per file (STYLE.md habit 10), all named from one stem (file_names.h):
+//   <stem>.trace.json      Chrome/Perfetto trace, Kineto layout (chrome_trace.h)
+//   <stem>.table.txt       the key_averages()-style table (tables.h)
+//   <stem>.summary.ndjson  the same rows and totals, machine-readable (summary_json.h); one
+//                          JSON object on one line. Not ".json": HTA loads every *.json in a
+//                          trace directory as a trace (notes/trace-format.md §2.1).
+// Nothing throws; every failure becomes one line in ExportResult::errors and the other
+// formats are still written.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "collector/trace.h"
+#include "exporters/output_stream.h"
+#include "exporters/tables.h"
+
+namespace profagent::exporters {
+
+struct ExportOptions {
+  std::string output_dir = "profagent_out";  // PROFAGENT_OUTPUT_DIR
+  TableOptions table;                         // PROFAGENT_SORT_BY, PROFAGENT_ROW_LIMIT, ...
+  bool write_trace = true;
+  bool write_table = true;
+  bool write_summary = true;
+};
+
+struct ExportResult {
+  std::vector<std::string> paths;   // every file written, as OutputSink::location() gives it
+  std::string table;                // the text table ("" when there are no rows)
+  std::vector<std::string> errors;  // one line each
+  uint64_t trace_events = 0;
+  uint64_t trace_bytes = 0;
+
+  bool ok() const { return errors.empty(); }
+  // The closing stderr line: "wrote a, b, c" (or "wrote nothing").
+  std::string written_line() const;
+};
+
+// Writes the window's files into options.output_dir (created if missing).
+ExportResult export_window(const Trace& trace, const ExportOptions& options);
+
+// The same through any sink (MemorySink in tests).
+ExportResult export_window(const Trace& trace, const ExportOptions& options, OutputSink& sink);
+
+}  // namespace profagent::exporters

@@ -1,0 +1,21 @@
+// Output file names: many processes, ranks and windows share one directory.
+//
+//   <host>.<pid>[.r<rank>].w<window>[.steps<a>-<b>].<format suffix>
+//
+// - host: Trace::process.host_name, bytes other than [A-Za-z0-9_-] replaced by '_' (dots
+//   too, so the fields stay split on '.'); "unknown-host" when empty.
+// - .r<rank>: only when the run is distributed (world_size > 1 or rank != 0).
+// - .w<window>: 1-based window number.
+// - .steps<a>-<b>: the first and last step of the window, when a step schedule made it.
+// e.g. "node7.4242.r3.w2.steps10-12.trace.json", "laptop.4242.w1.table.txt".
+#pragma once
+
+#include <string>
+
+#include "collector/trace.h"
+
+namespace profagent::exporters {
+
+std::string file_stem(const Trace& trace);
+
+}  // namespace profagent::exporters

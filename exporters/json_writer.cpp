@@ -1,0 +1,202 @@
+#include "exporters/json_writer.h"
+
+#include <cmath>
+
+namespace profagent::exporters {
+namespace {
+
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+constexpr char kHex[] = "0123456789abcdef";
+
+// Bytes that can be copied into a JSON string as they are: printable ASCII except " and \.
+constexpr bool plain_ascii(unsigned char c) { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\'; }
+
+// Length of the valid UTF-8 sequence starting at s[0] (2..4), or the length of its maximal
+// valid prefix as a negative number (-1..-3) when it is invalid or truncated.
+int utf8_sequence(const unsigned char* s, std::size_t n) {
+  const unsigned char c = s[0];
+  int len;
+  unsigned char lo = 0x80, hi = 0xBF;  // allowed range of the second byte
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;  // overlong
+    if (c == 0xED) hi = 0x9F;  // UTF-16 surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;  // overlong
+    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
+  } else {
+    return -1;
+  }
+  if (n < 2 || s[1] < lo || s[1] > hi) return -1;
+  for (int i = 2; i < len; ++i) {
+    if (static_cast<std::size_t>(i) >= n || (s[i] & 0xC0) != 0x80) return -i;
+  }
+  return len;
+}
+
+char* write_control(char* out, unsigned char c) {
+  std::memcpy(out, "\\u00", 4);
+  out[4] = kHex[c >> 4];
+  out[5] = kHex[c & 0xF];
+  return out + 6;
+}
+
+// Length of the sequence a lead byte announces (1 for anything that is not a lead byte).
+std::size_t announced_length(unsigned char c) {
+  if (c >= 0xC2 && c <= 0xDF) return 2;
+  if (c >= 0xE0 && c <= 0xEF) return 3;
+  if (c >= 0xF0 && c <= 0xF4) return 4;
+  return 1;
+}
+
+// A cut at or before n that does not split a sequence the lead byte before it announces,
+// so escaping slice by slice gives the same bytes as escaping the whole string.
+std::size_t utf8_safe_cut(std::string_view text, std::size_t n) {
+  if (n >= text.size()) return n;
+  for (std::size_t back = 1; back <= 3 && back <= n; ++back) {
+    const auto c = static_cast<unsigned char>(text[n - back]);
+    if ((c & 0xC0) == 0x80) continue;
+    return announced_length(c) > back ? n - back : n;
+  }
+  return n;
+}
+
+}  // namespace
+
+char* write_json_string(char* out, std::string_view text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const std::size_t n = text.size();
+  *out++ = '"';
+  std::size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    if (plain_ascii(c)) {
+      *out++ = static_cast<char>(c);
+      ++i;
+    } else if (c == '"' || c == '\\') {
+      *out++ = '\\';
+      *out++ = static_cast<char>(c);
+      ++i;
+    } else if (c < 0x20) {
+      out = write_control(out, c);
+      ++i;
+    } else {
+      const int len = utf8_sequence(s + i, n - i);
+      if (len > 0) {
+        std::memcpy(out, s + i, static_cast<std::size_t>(len));
+        out += len;
+        i += static_cast<std::size_t>(len);
+      } else {
+        std::memcpy(out, "\xEF\xBF\xBD", 3);  // U+FFFD for the maximal invalid subpart
+        out += 3;
+        i += static_cast<std::size_t>(-len);
+      }
+    }
+  }
+  *out++ = '"';
+  return out;
+}
+
+char* write_u64(char* out, uint64_t v) {
+  char tmp[20];
+  char* p = tmp + sizeof(tmp);
+  while (v >= 100) {
+    const auto pair = static_cast<unsigned>(v % 100) * 2;
+    v /= 100;
+    *--p = kDigitPairs[pair + 1];
+    *--p = kDigitPairs[pair];
+  }
+  if (v >= 10) {
+    *--p = kDigitPairs[v * 2 + 1];
+    *--p = kDigitPairs[v * 2];
+  } else {
+    *--p = static_cast<char>('0' + v);
+  }
+  const auto len = static_cast<std::size_t>(tmp + sizeof(tmp) - p);
+  std::memcpy(out, p, len);
+  return out + len;
+}
+
+char* write_us3(char* out, uint64_t ns) {
+  out = write_u64(out, ns / 1000);
+  const auto frac = static_cast<unsigned>(ns % 1000);
+  out[0] = '.';
+  out[1] = static_cast<char>('0' + frac / 100);
+  out[2] = kDigitPairs[(frac % 100) * 2];
+  out[3] = kDigitPairs[(frac % 100) * 2 + 1];
+  return out + 4;
+}
+
+JsonWriter::JsonWriter(OutputStream& out, std::size_t capacity)
+    : out_(out), buffer_(new char[capacity < 4096 ? 4096 : capacity]) {
+  begin_ = pos_ = buffer_.get();
+  end_ = begin_ + (capacity < 4096 ? 4096 : capacity);
+}
+
+JsonWriter::~JsonWriter() { flush(); }
+
+bool JsonWriter::flush() {
+  const auto n = static_cast<std::size_t>(pos_ - begin_);
+  if (n > 0 && ok_) ok_ = out_.write(begin_, n);
+  flushed_ += n;
+  pos_ = begin_;
+  return ok_;
+}
+
+void JsonWriter::raw_slow(std::string_view text) {
+  while (!text.empty()) {
+    if (room() == 0) flush();
+    const std::size_t n = text.size() < room() ? text.size() : room();
+    std::memcpy(pos_, text.data(), n);
+    pos_ += n;
+    text.remove_prefix(n);
+  }
+}
+
+void JsonWriter::i64(int64_t v) {
+  reserve(24);
+  if (v < 0) {
+    *pos_++ = '-';
+    pos_ = write_u64(pos_, ~static_cast<uint64_t>(v) + 1);
+  } else {
+    pos_ = write_u64(pos_, static_cast<uint64_t>(v));
+  }
+}
+
+void JsonWriter::fixed3(double v) {
+  if (!(v > 0) || !std::isfinite(v) || v > 1e15) v = 0;  // keep the output finite JSON
+  const auto thousandths = static_cast<uint64_t>(std::llround(v * 1000.0));
+  us3(thousandths);
+}
+
+// Long strings are escaped in slices so the buffer never has to hold 6x a 64 KiB name. A
+// slice never ends inside a sequence that its lead byte announces (utf8_safe_cut).
+void JsonWriter::string(std::string_view text) {
+  // Each slice's escaped form must fit in an empty buffer.
+  const std::size_t slice = (static_cast<std::size_t>(end_ - begin_) - 2) / 6;
+  if (escaped_size_bound(text.size()) <= room()) {
+    pos_ = write_json_string(pos_, text);
+    return;
+  }
+  raw("\"");
+  while (!text.empty()) {
+    std::size_t n = text.size() < slice ? text.size() : slice;
+    n = utf8_safe_cut(text, n);
+    reserve(escaped_size_bound(n));
+    char* end = write_json_string(pos_, text.substr(0, n));
+    // Drop the quotes write_json_string added around the slice.
+    std::memmove(pos_, pos_ + 1, static_cast<std::size_t>(end - pos_ - 2));
+    pos_ = end - 2;
+    text.remove_prefix(n);
+  }
+  raw("\"");
+}
+
+}  // namespace profagent::exporters

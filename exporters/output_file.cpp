@@ -1,0 +1,144 @@
+#include "exporters/output_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+namespace profagent::exporters {
+namespace {
+
+std::string errno_text(int err) { return std::strerror(err); }
+
+// The file under construction: a temporary in the directory, renamed on commit.
+class AtomicFile final : public OutputStream {
+ public:
+  AtomicFile(int dir_fd, int fd, std::string tmp, std::string final_name, std::string shown)
+      : dir_fd_(dir_fd), fd_(fd), tmp_(std::move(tmp)), final_(std::move(final_name)),
+        shown_(std::move(shown)) {}
+  ~AtomicFile() override { discard(); }
+
+  bool write(const char* data, std::size_t size) override;
+  std::string commit() override;
+
+ private:
+  void discard();
+
+  int dir_fd_;
+  int fd_;
+  std::string tmp_;
+  std::string final_;
+  std::string shown_;  // the final path, for messages
+  int error_ = 0;
+  bool committed_ = false;
+};
+
+bool AtomicFile::write(const char* data, std::size_t size) {
+  while (size > 0 && error_ == 0) {
+    const ssize_t n = ::write(fd_, data, size);
+    if (n < 0) {
+      if (errno != EINTR) error_ = errno;
+      continue;
+    }
+    if (n == 0) error_ = EIO;  // no progress: treat as an I/O error rather than loop forever
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return error_ == 0;
+}
+
+std::string AtomicFile::commit() {
+  if (committed_) return {};
+  if (error_ == 0 && ::close(fd_) != 0 && errno != EINTR) error_ = errno;
+  fd_ = -1;
+  if (error_ == 0 && ::renameat(dir_fd_, tmp_.c_str(), dir_fd_, final_.c_str()) != 0) {
+    error_ = errno;
+  }
+  if (error_ != 0) {
+    discard();
+    return "cannot write " + shown_ + ": " + errno_text(error_);
+  }
+  committed_ = true;
+  return {};
+}
+
+void AtomicFile::discard() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!committed_ && !tmp_.empty()) ::unlinkat(dir_fd_, tmp_.c_str(), 0);
+  tmp_.clear();
+}
+
+bool plain_file_name(const std::string& name) {
+  return !name.empty() && name != "." && name != ".." && name.find('/') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+std::string strip_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+}  // namespace
+
+std::string make_directories(const std::string& path) {
+  std::string prefix;
+  std::size_t pos = 0;
+  while (pos <= path.size()) {
+    const std::size_t slash = path.find('/', pos);
+    const std::size_t end = slash == std::string::npos ? path.size() : slash;
+    prefix = path.substr(0, end);
+    pos = end + 1;
+    if (prefix.empty() || prefix == "." || prefix == "..") continue;
+    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
+      return "cannot create directory " + prefix + ": " + errno_text(errno);
+    }
+  }
+  return {};
+}
+
+std::unique_ptr<OutputDir> OutputDir::create(const std::string& raw_path, std::string* error) {
+  const std::string path = strip_trailing_slashes(raw_path.empty() ? "." : raw_path);
+  if (std::string err = make_directories(path); !err.empty()) {
+    *error = std::move(err);
+    return nullptr;
+  }
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    struct stat st {};
+    const bool symlink = ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
+    *error = "cannot open output directory " + path + ": " +
+             (symlink ? std::string("it is a symbolic link (refused)") : errno_text(err));
+    return nullptr;
+  }
+  return std::unique_ptr<OutputDir>(new OutputDir(fd, path));
+}
+
+OutputDir::~OutputDir() { ::close(fd_); }
+
+std::unique_ptr<OutputStream> OutputDir::open(const std::string& name, std::string* error) {
+  if (!plain_file_name(name)) {
+    *error = "refusing output file name '" + name + "': not a plain file name";
+    return nullptr;
+  }
+  static std::atomic<unsigned> counter{0};
+  constexpr int kAttempts = 16;  // a planted name only costs one attempt each
+  int err = 0;
+  for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    const std::string tmp = "." + name + "." + std::to_string(::getpid()) + "." +
+                            std::to_string(counter.fetch_add(1)) + ".tmp";
+    const int fd = ::openat(fd_, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                            0644);
+    if (fd >= 0) return std::make_unique<AtomicFile>(fd_, fd, tmp, name, location(name));
+    err = errno;
+    if (err != EEXIST) break;
+  }
+  *error = "cannot create a file in " + path_ + ": " + errno_text(err);
+  return nullptr;
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,65 @@
+#include "exporters/summary_json.h"
+
+namespace profagent::exporters {
+namespace {
+
+int64_t unix_ns(const Trace& t, uint64_t ns) { return static_cast<int64_t>(ns) + t.unix_offset_ns; }
+
+void header(const Trace& t, JsonWriter& w) {
+  w.raw("{\"format\":\"profagent-summary\",\"version\":1,\"host_name\":");
+  w.string(t.process.host_name);
+  w.raw(",\"pid\":"), w.u64(t.process.pid);
+  w.raw(",\"rank\":"), w.i64(t.process.rank);
+  w.raw(",\"world_size\":"), w.i64(t.process.world_size);
+  w.raw(",\"window\":"), w.u64(t.window);
+  w.raw(",\"whole_run\":"), w.boolean(t.whole_run);
+  w.raw(",\"first_step\":"), w.u64(t.first_step.number);
+  w.raw(",\"last_step\":"), w.u64(t.last_step.number);
+  w.raw(",\"steps\":[");
+  for (std::size_t i = 0; i < t.steps.size(); ++i) {
+    w.raw(i ? ",{\"number\":" : "{\"number\":"), w.u64(t.steps[i].number);
+    w.raw(",\"start_unix_ns\":"), w.i64(unix_ns(t, t.steps[i].start_ns));
+    w.raw(",\"end_unix_ns\":"), w.i64(unix_ns(t, t.steps[i].end_ns));
+    w.raw("}");
+  }
+  w.raw("],\"start_unix_ns\":"), w.i64(unix_ns(t, t.start_ns));
+  w.raw(",\"end_unix_ns\":"), w.i64(unix_ns(t, t.end_ns));
+  w.raw(",\"device_backend\":"), w.string(t.device_backend);
+  w.raw(",\"drops\":{\"host_events\":"), w.u64(t.drops.host_events);
+  w.raw(",\"device_records\":"), w.u64(t.drops.device_records);
+  w.raw(",\"late_device_records\":"), w.u64(t.drops.late_device_records);
+  w.raw(",\"unmatched_device_records\":"), w.u64(t.drops.unmatched_device_records);
+  w.raw("}");
+}
+
+void row(const TableRow& r, JsonWriter& w) {
+  w.raw("{\"name\":"), w.string(r.name);
+  w.raw(",\"kind\":\""), w.raw(row_kind_name(r.kind));
+  w.raw("\",\"input_shapes\":"), w.string(r.input_shapes);
+  w.raw(",\"count\":"), w.u64(r.count);
+  w.raw(",\"self_cpu_ns\":"), w.u64(r.self_cpu_ns);
+  w.raw(",\"cpu_total_ns\":"), w.u64(r.cpu_total_ns);
+  w.raw(",\"self_cuda_ns\":"), w.u64(r.self_cuda_ns);
+  w.raw(",\"cuda_total_ns\":"), w.u64(r.cuda_total_ns);
+  w.raw("}");
+}
+
+}  // namespace
+
+bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
+  header(t, w);
+  w.raw(",\"sort_by\":"), w.string(table.sort_by);
+  w.raw(",\"self_cpu_time_total_ns\":"), w.u64(table.self_cpu_total_ns);
+  w.raw(",\"self_cuda_time_total_ns\":"), w.u64(table.self_cuda_total_ns);
+  w.raw(",\"host_records\":"), w.u64(t.host.size());
+  w.raw(",\"device_records\":"), w.u64(t.device.size());
+  w.raw(",\"rows\":[");
+  for (std::size_t i = 0; i < table.rows.size(); ++i) {
+    if (i) w.raw(",");
+    row(table.rows[i], w);
+  }
+  w.raw("]}\n");
+  return w.flush();
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,22 @@
+// The machine-readable summary of one window: the table's rows with full-precision ns
+// numbers (every row, not only the row_limit shown), totals, window and steps, drops and the
+// device backend. One JSON object on one line (so the file is also valid NDJSON).
+//
+// {"format":"profagent-summary","version":1,"host_name":..,"pid":..,"rank":..,
+//  "world_size":..,"window":..,"whole_run":..,"first_step":..,"last_step":..,
+//  "steps":[{"number":..,"start_unix_ns":..,"end_unix_ns":..}],"start_unix_ns":..,
+//  "end_unix_ns":..,"device_backend":..,"drops":{...},"sort_by":..,
+//  "self_cpu_time_total_ns":..,"self_cuda_time_total_ns":..,"host_records":..,
+//  "device_records":..,"rows":[{"name":..,"kind":..,"input_shapes":..,"count":..,
+//  "self_cpu_ns":..,"cpu_total_ns":..,"self_cuda_ns":..,"cuda_total_ns":..}]}
+#pragma once
+
+#include "collector/trace.h"
+#include "exporters/json_writer.h"
+#include "exporters/tables.h"
+
+namespace profagent::exporters {
+
+bool write_summary_json(const Trace& trace, const Table& table, JsonWriter& out);
+
+}  // namespace profagent::exporters

@@ -1,0 +1,368 @@
+#include "exporters/tables.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <unordered_map>
+
+namespace profagent::exporters {
+namespace {
+
+uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
+
+bool is_device_work(DeviceKind k) {
+  return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset;
+}
+
+RowKind host_row_kind(EventKind k) {
+  switch (k) {
+    case EventKind::Operator: return RowKind::Operator;
+    case EventKind::Range: return RowKind::Range;
+    case EventKind::Step: return RowKind::Step;
+    default: return RowKind::Runtime;
+  }
+}
+
+RowKind device_row_kind(DeviceKind k) {
+  if (k == DeviceKind::Memcpy) return RowKind::Memcpy;
+  if (k == DeviceKind::Memset) return RowKind::Memset;
+  return RowKind::Kernel;
+}
+
+// torch's str() of a list of int lists: "[[5, 64, 56, 56], [], [3]]".
+std::string shapes_text(const std::vector<std::vector<int64_t>>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    s += i ? ", [" : "[";
+    for (std::size_t j = 0; j < dims[i].size(); ++j) {
+      if (j) s += ", ";
+      s += std::to_string(dims[i][j]);
+    }
+    s += "]";
+  }
+  return s + "]";
+}
+
+// Per host record: the numbers its table row adds up.
+struct HostCost {
+  int64_t self_cpu = 0;  // may go below 0 transiently if children overlap oddly; clamped
+  uint64_t self_cuda = 0;
+  uint64_t cuda_total = 0;
+};
+
+bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
+
+std::vector<HostCost> host_costs(const Trace& t) {
+  std::vector<HostCost> cost(t.host.size());
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    const HostRecord& h = t.host[i];
+    cost[i].self_cpu += static_cast<int64_t>(span(h.start_ns, h.end_ns));
+    if (valid_index(h.parent, t.host.size())) {
+      cost[h.parent].self_cpu -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
+    }
+  }
+  for (const DeviceRecord& d : t.device) {
+    if (!valid_index(d.host, t.host.size())) continue;
+    const uint64_t dur = span(d.start_ns, d.end_ns);
+    if (d.kind == DeviceKind::DriverApi) {
+      cost[d.host].self_cpu -= static_cast<int64_t>(dur);
+      continue;
+    }
+    if (!is_device_work(d.kind)) continue;
+    if (t.host[d.host].kind == EventKind::Operator || t.host[d.host].kind == EventKind::Range ||
+        t.host[d.host].kind == EventKind::Step) {
+      cost[d.host].self_cuda += dur;
+    }
+    // Up the nesting chain; the depth cap only guards against a malformed parent cycle.
+    int64_t at = d.host;
+    for (int depth = 0; valid_index(at, t.host.size()) && depth < 4096; ++depth) {
+      cost[at].cuda_total += dur;
+      at = t.host[at].parent;
+    }
+  }
+  return cost;
+}
+
+class RowBuilder {
+ public:
+  explicit RowBuilder(bool by_shape) : by_shape_(by_shape) {}
+  TableRow& row(const std::string& name, const std::string& shapes, RowKind kind) {
+    std::string key = name;
+    key += '\0';
+    key += shapes;
+    auto [it, inserted] = index_.emplace(std::move(key), rows_.size());
+    if (inserted) {
+      rows_.push_back({});
+      rows_.back().name = name;
+      rows_.back().input_shapes = shapes;
+      rows_.back().kind = kind;
+    }
+    return rows_[it->second];
+  }
+  bool by_shape() const { return by_shape_; }
+  std::vector<TableRow> take() { return std::move(rows_); }
+
+ private:
+  bool by_shape_;
+  std::unordered_map<std::string, std::size_t> index_;
+  std::vector<TableRow> rows_;
+};
+
+void add_host_rows(const Trace& t, RowBuilder& rows) {
+  const std::vector<HostCost> cost = host_costs(t);
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    const HostRecord& h = t.host[i];
+    const RowKind kind = host_row_kind(h.kind);
+    const std::string& name = kind == RowKind::Step ? "ProfilerStep*" : h.name;
+    const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims) : std::string();
+    TableRow& r = rows.row(name, shapes, kind);
+    r.count += 1;
+    r.cpu_total_ns += span(h.start_ns, h.end_ns);
+    r.self_cpu_ns += static_cast<uint64_t>(std::max<int64_t>(cost[i].self_cpu, 0));
+    r.cuda_total_ns += cost[i].cuda_total;
+    r.self_cuda_ns += cost[i].self_cuda;
+  }
+}
+
+void add_device_rows(const Trace& t, RowBuilder& rows) {
+  std::unordered_map<uint32_t, uint64_t> device_time_by_correlation;
+  for (const DeviceRecord& d : t.device) {
+    if (is_device_work(d.kind) && d.correlation != 0) {
+      device_time_by_correlation[d.correlation] += span(d.start_ns, d.end_ns);
+    }
+  }
+  const std::string no_shapes = rows.by_shape() ? "[]" : "";
+  for (const DeviceRecord& d : t.device) {
+    const uint64_t dur = span(d.start_ns, d.end_ns);
+    if (d.kind == DeviceKind::DriverApi) {
+      TableRow& r = rows.row(d.name, no_shapes, RowKind::Driver);
+      r.count += 1;
+      r.cpu_total_ns += dur;
+      r.self_cpu_ns += dur;
+      const auto it = device_time_by_correlation.find(d.correlation);
+      if (d.correlation != 0 && it != device_time_by_correlation.end()) r.cuda_total_ns += it->second;
+    } else if (is_device_work(d.kind)) {
+      TableRow& r = rows.row(d.name, no_shapes, device_row_kind(d.kind));
+      r.count += 1;
+      r.self_cuda_ns += dur;
+      r.cuda_total_ns += dur;
+    }
+  }
+}
+
+using SortKey = std::function<double(const TableRow&)>;
+
+double avg(uint64_t total, uint64_t count) { return count ? double(total) / double(count) : 0.0; }
+
+bool sort_key(std::string_view key, SortKey* out) {
+  auto is = [&](std::string_view a, std::string_view b) { return key == a || key == b; };
+  if (is("cpu_time_total", "cpu_time_total")) *out = [](auto& r) { return double(r.cpu_total_ns); };
+  else if (is("self_cpu_time_total", "self_cpu_time_total")) *out = [](auto& r) { return double(r.self_cpu_ns); };
+  else if (is("cuda_time_total", "device_time_total")) *out = [](auto& r) { return double(r.cuda_total_ns); };
+  else if (is("self_cuda_time_total", "self_device_time_total")) *out = [](auto& r) { return double(r.self_cuda_ns); };
+  else if (is("count", "count")) *out = [](auto& r) { return double(r.count); };
+  else if (is("cpu_time", "cpu_time")) *out = [](auto& r) { return avg(r.cpu_total_ns, r.count); };
+  else if (is("cuda_time", "device_time")) *out = [](auto& r) { return avg(r.cuda_total_ns, r.count); };
+  else if (is("self_cpu_time", "self_cpu_time")) *out = [](auto& r) { return avg(r.self_cpu_ns, r.count); };
+  else if (is("self_cuda_time", "self_device_time")) *out = [](auto& r) { return avg(r.self_cuda_ns, r.count); };
+  else return false;
+  return true;
+}
+
+// Width of a UTF-8 string in code points (what Python's str.format pads by).
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The first `width` code points of s.
+std::string_view first_code_points(std::string_view s, std::size_t width) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && seen++ == width) return s.substr(0, i);
+  }
+  return s;
+}
+
+// Control bytes would break the table's lines; the JSON outputs keep the exact name.
+std::string printable(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
+  }
+  return out;
+}
+
+std::string shown_name(const std::string& name, std::size_t max_width) {
+  std::string s = printable(name);
+  if (max_width > 3 && display_width(s) >= max_width - 3) {
+    s = std::string(first_code_points(s, max_width - 3)) + "...";
+  }
+  return s;
+}
+
+class TextTable {
+ public:
+  void column(std::size_t width) { widths_.push_back(width); }
+  std::string separator() const {
+    std::string s;
+    for (std::size_t w : widths_) s += std::string(w, '-') + "  ";
+    return s + "\n";
+  }
+  std::string line(const std::vector<std::string>& cells) const {
+    std::string s;
+    for (std::size_t i = 0; i < widths_.size() && i < cells.size(); ++i) {
+      const std::size_t w = display_width(cells[i]);
+      if (w < widths_[i]) s.append(widths_[i] - w, ' ');
+      s += cells[i];
+      s += "  ";
+    }
+    return s + "\n";
+  }
+
+ private:
+  std::vector<std::size_t> widths_;
+};
+
+std::string format_time_us(double us);
+
+std::string format_avg(uint64_t total_ns, uint64_t count) {
+  return format_time_us(count ? double(total_ns) / double(count) / 1000.0 : 0.0);
+}
+
+struct Layout {
+  bool cuda = false;     // any device time: the CUDA columns are shown (as torch does)
+  bool shapes = false;   // group_by_input_shape: the "Input Shapes" column
+  std::size_t name_width = 0;
+  std::size_t shapes_width = 0;
+};
+
+std::vector<std::string> row_cells(const TableRow& r, const Table& t, const Layout& l) {
+  std::vector<std::string> c;
+  c.push_back(shown_name(r.name, l.name_width));
+  c.push_back(format_share(r.self_cpu_ns, t.self_cpu_total_ns));
+  c.push_back(format_time(r.self_cpu_ns));
+  c.push_back(format_share(r.cpu_total_ns, t.self_cpu_total_ns));
+  c.push_back(format_time(r.cpu_total_ns));
+  c.push_back(format_avg(r.cpu_total_ns, r.count));
+  if (l.cuda) {
+    c.push_back(format_time(r.self_cuda_ns));
+    c.push_back(format_share(r.self_cuda_ns, t.self_cuda_total_ns));
+    c.push_back(format_time(r.cuda_total_ns));
+    c.push_back(format_avg(r.cuda_total_ns, r.count));
+  }
+  c.push_back(std::to_string(r.count));
+  if (l.shapes) c.push_back(std::string(first_code_points(printable(r.input_shapes), l.shapes_width)));
+  return c;
+}
+
+std::vector<std::string> header_cells(const Layout& l) {
+  std::vector<std::string> c = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                "CPU time avg"};
+  if (l.cuda) c.insert(c.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  c.push_back("# of Calls");
+  if (l.shapes) c.push_back("Input Shapes");
+  return c;
+}
+
+// torch: name column = longest name + 4, capped at max_name_column_width; every other
+// column 12 wide; the shapes column = longest shapes + 4, capped.
+Layout layout_of(const Table& t, const TableOptions& o) {
+  Layout l;
+  l.shapes = o.group_by_input_shape;
+  for (const TableRow& r : t.rows) {
+    l.cuda = l.cuda || r.self_cuda_ns > 0 || r.cuda_total_ns > 0;
+    l.name_width = std::max(l.name_width, display_width(r.name) + 4);
+    l.shapes_width = std::max(l.shapes_width, display_width(r.input_shapes) + 4);
+  }
+  if (o.max_name_column_width > 0) l.name_width = std::min(l.name_width, o.max_name_column_width);
+  if (o.max_shapes_column_width > 0) {
+    l.shapes_width = std::min(l.shapes_width, o.max_shapes_column_width);
+  }
+  return l;
+}
+
+std::string format_time_us(double us) {
+  char buf[64];
+  if (us >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.3fs", us / 1e6);
+  } else if (us >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.3fms", us / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3fus", us);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string_view row_kind_name(RowKind kind) {
+  switch (kind) {
+    case RowKind::Runtime: return "runtime";
+    case RowKind::Operator: return "operator";
+    case RowKind::Range: return "range";
+    case RowKind::Step: return "step";
+    case RowKind::Driver: return "driver";
+    case RowKind::Kernel: return "kernel";
+    case RowKind::Memcpy: return "memcpy";
+    case RowKind::Memset: return "memset";
+  }
+  return "runtime";
+}
+
+bool is_valid_sort_key(std::string_view key) {
+  SortKey unused;
+  return sort_key(key, &unused);
+}
+
+std::string format_time(uint64_t ns) { return format_time_us(double(ns) / 1000.0); }
+
+std::string format_share(uint64_t part, uint64_t total) {
+  if (total == 0) return "NaN";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", double(part) * 100.0 / double(total));
+  return buf;
+}
+
+Table build_table(const Trace& trace, const TableOptions& options) {
+  RowBuilder rows(options.group_by_input_shape);
+  add_host_rows(trace, rows);
+  add_device_rows(trace, rows);
+  Table table;
+  table.rows = rows.take();
+  for (const TableRow& r : table.rows) {
+    table.self_cpu_total_ns += r.self_cpu_ns;
+    if (r.kind == RowKind::Kernel || r.kind == RowKind::Memcpy || r.kind == RowKind::Memset) {
+      table.self_cuda_total_ns += r.self_cuda_ns;
+    }
+  }
+  SortKey key;
+  table.sort_by = sort_key(options.sort_by, &key) ? options.sort_by : "cpu_time_total";
+  if (table.sort_by != options.sort_by) sort_key(table.sort_by, &key);
+  std::stable_sort(table.rows.begin(), table.rows.end(),
+                   [&](const TableRow& a, const TableRow& b) { return key(a) > key(b); });
+  return table;
+}
+
+std::string render_table(const Table& table, const TableOptions& options) {
+  if (table.rows.empty()) return {};
+  const Layout l = layout_of(table, options);
+  TextTable text;
+  text.column(l.name_width);
+  const std::size_t numeric = l.cuda ? 10 : 6;
+  for (std::size_t i = 0; i < numeric; ++i) text.column(12);
+  if (l.shapes) text.column(l.shapes_width);
+  std::string out = text.separator() + text.line(header_cells(l)) + text.separator();
+  const std::size_t limit = options.row_limit > 0 ? static_cast<std::size_t>(options.row_limit)
+                                                  : table.rows.size();
+  for (std::size_t i = 0; i < table.rows.size() && i < limit; ++i) {
+    out += text.line(row_cells(table.rows[i], table, l));
+  }
+  out += text.separator();
+  out += "Self CPU time total: " + format_time(table.self_cpu_total_ns) + "\n";
+  if (l.cuda) out += "Self CUDA time total: " + format_time(table.self_cuda_total_ns) + "\n";
+  return out;
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,76 @@
+// key_averages()-style aggregate tables (torch.profiler's EventList.table(), seed docs 000/001).
+//
+// Rows and what their numbers are (all ns here; the text table shows µs/ms/s like PyTorch):
+// - runtime API calls (every host kind but Operator/Range/Step), grouped by name:
+//   CPU total = duration; Self CPU = duration minus the durations of its recorded children
+//   (host records whose `parent` is it, and CUPTI driver records whose `host` is it);
+//   CUDA total = device time of the kernel/memcpy/memset records it or its children issued;
+//   Self CUDA = 0.
+// - operators, user ranges and steps ("ProfilerStep*", as torch's key_averages names them):
+//   CPU numbers as above; CUDA total = device time of the records whose `host` is the row's
+//   record or nested inside it; Self CUDA = device time of the records whose `host` is the
+//   record itself (e.g. kernels of driver-level launches inside the operator).
+// - driver API records (CUPTI saw a launch no hook saw): CPU total = Self CPU = duration;
+//   CUDA total = device time of the records with the same correlation id; Self CUDA = 0.
+// - kernels, copies and sets grouped by name: Self CUDA = CUDA total = device time; CPU 0.
+//   Device-side sync records are waits, not device work: they are in no table row.
+// Totals: "Self CPU time total" = sum of Self CPU over all rows; "Self CUDA time total" = sum
+// of Self CUDA over kernel/memcpy/memset rows only (as torch sums device events only, so an
+// operator's Self CUDA is not counted twice). Percentages are of these totals.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collector/trace.h"
+
+namespace profagent::exporters {
+
+enum class RowKind : uint8_t { Runtime, Operator, Range, Step, Driver, Kernel, Memcpy, Memset };
+std::string_view row_kind_name(RowKind kind);
+
+struct TableRow {
+  std::string name;
+  std::string input_shapes;  // torch's str(input_shapes), e.g. "[[2, 3], []]"; "" if ungrouped
+  RowKind kind = RowKind::Runtime;  // of the first record of the group
+  uint64_t count = 0;
+  uint64_t self_cpu_ns = 0;
+  uint64_t cpu_total_ns = 0;
+  uint64_t self_cuda_ns = 0;
+  uint64_t cuda_total_ns = 0;
+};
+
+struct TableOptions {
+  std::string sort_by = "cpu_time_total";
+  int row_limit = 100;                  // rows shown in the text; <= 0: all
+  bool group_by_input_shape = false;    // split operator rows per input shapes
+  std::size_t max_name_column_width = 55;   // torch's default
+  std::size_t max_shapes_column_width = 80; // torch's default
+};
+
+struct Table {
+  std::vector<TableRow> rows;  // all rows, sorted by the sort key (descending, stable)
+  uint64_t self_cpu_total_ns = 0;
+  uint64_t self_cuda_total_ns = 0;
+  std::string sort_by;         // the key actually used
+};
+
+// Sort keys torch's table() accepts for time and counts ("cuda" and "device" spellings).
+bool is_valid_sort_key(std::string_view key);
+
+// Aggregates `trace` into rows. An unknown sort key falls back to cpu_time_total.
+Table build_table(const Trace& trace, const TableOptions& options);
+
+// The text table as torch prints it: dashed separators, right-aligned columns two spaces
+// apart, names truncated with "..." to the name column, the closing total lines. CUDA
+// columns only when there is device time (as torch). Empty string when there are no rows.
+std::string render_table(const Table& table, const TableOptions& options);
+
+// PyTorch's _format_time: "12.345us", "1.234ms", "1.234s" (ns in, 3 decimals out).
+std::string format_time(uint64_t ns);
+// PyTorch's _format_time_share: "12.34%", "NaN" when the total is 0.
+std::string format_share(uint64_t part, uint64_t total);
+
+}  // namespace profagent::exporters

@@ -1,0 +1,12 @@
+# Unit tests of exporters/ (included by tests/unit/CMakeLists.txt): synthetic Traces in,
+# files parsed back with nlohmann::json.
+add_executable(exporters_unit_tests
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/main.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/chrome_trace_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/json_writer_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/output_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/tables_test.cpp)
+target_link_libraries(exporters_unit_tests PRIVATE
+  profagent_exporters Catch2::Catch2 nlohmann_json::nlohmann_json)
+add_test(NAME exporters COMMAND exporters_unit_tests)
+set_tests_properties(exporters PROPERTIES LABELS unit)
