@@ -1,17 +1,27 @@
 # devsim_program_test(<name> PROGRAM <target> [ARGS ...] [ENV K=V ...] EXPECT <regex> ...)
 # Adds a CTest (label devsim) that runs <target> with the simulated device's libraries first on
 # LD_LIBRARY_PATH and passes only if it exits with 0 and its stdout matches every regex.
+# Square brackets in a regex must balance (match a literal '[' with '.'): CMake does not split a
+# list at a ';' inside unbalanced brackets.
 set(DEVSIM_RUN_AND_MATCH ${CMAKE_CURRENT_LIST_DIR}/run_and_match.cmake)
 
 function(devsim_program_test name)
   cmake_parse_arguments(PARSE_ARGV 1 T "" "PROGRAM" "ARGS;ENV;EXPECT")
-  # Lists are passed through -D, so their separators must survive the command line.
+  # ARGS and ENV go through -D as lists, their separators escaped; each regex gets its own
+  # variable, so no regex character can interfere with list splitting in the script.
   string(REPLACE ";" "\\;" args "${T_ARGS}")
   string(REPLACE ";" "\\;" env "${T_ENV}")
-  string(REPLACE ";" "\\;" expect "${T_EXPECT}")
+  set(expect_defs "")
+  list(LENGTH T_EXPECT expect_count)
+  set(index 0)
+  foreach(pattern IN LISTS T_EXPECT)
+    list(APPEND expect_defs "-DEXPECT_${index}=${pattern}")
+    math(EXPR index "${index} + 1")
+  endforeach()
   add_test(NAME ${name}
            COMMAND ${CMAKE_COMMAND} -DPROGRAM=$<TARGET_FILE:${T_PROGRAM}> "-DARGS=${args}"
-                   -DLIBRARY_PATH=${PROFAGENT_DEVSIM_DIR} "-DENV=${env}" "-DEXPECT=${expect}"
+                   -DLIBRARY_PATH=${PROFAGENT_DEVSIM_DIR} "-DENV=${env}"
+                   -DEXPECT_COUNT=${expect_count} ${expect_defs}
                    -P ${DEVSIM_RUN_AND_MATCH})
   set_tests_properties(${name} PROPERTIES LABELS devsim TIMEOUT 120)
 endfunction()

@@ -2,13 +2,13 @@
 # (CTest's PASS_REGULAR_EXPRESSION alone would ignore the exit status and accept any one of
 # several expressions; a sample must succeed AND print every expected line.)
 #
-#   cmake -DPROGRAM=<exe> -DARGS=<a;b> -DLIBRARY_PATH=<devsim dir> -DENV=<K=V;K=V>
-#         -DEXPECT=<regex;regex> -P run_and_match.cmake
+#   cmake -DPROGRAM=<exe> -DARGS=<a\;b> -DLIBRARY_PATH=<devsim dir> -DENV=<K=V\;K=V>
+#         -DEXPECT_COUNT=<n> -DEXPECT_0=<regex> ... -DEXPECT_<n-1>=<regex> -P run_and_match.cmake
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_and_match: PROGRAM is not set")
 endif()
 # The lists arrive with escaped separators (see DevsimProgramTest.cmake); make them lists again.
-foreach(list_var ARGS ENV EXPECT)
+foreach(list_var ARGS ENV)
   string(REPLACE "\\;" ";" ${list_var} "${${list_var}}")
 endforeach()
 set(ENV{LD_LIBRARY_PATH} "${LIBRARY_PATH}")
@@ -29,8 +29,13 @@ endif()
 if(NOT status EQUAL 0)
   message(FATAL_ERROR "run_and_match: ${PROGRAM} exited with status '${status}'")
 endif()
-foreach(pattern IN LISTS EXPECT)
-  if(NOT out MATCHES "${pattern}")
-    message(FATAL_ERROR "run_and_match: output does not match '${pattern}'")
+if(NOT EXPECT_COUNT)
+  set(EXPECT_COUNT 0)
+endif()
+set(index 0)
+while(index LESS EXPECT_COUNT)
+  if(NOT out MATCHES "${EXPECT_${index}}")
+    message(FATAL_ERROR "run_and_match: output does not match '${EXPECT_${index}}'")
   endif()
-endforeach()
+  math(EXPR index "${index} + 1")
+endwhile()
