@@ -42,7 +42,7 @@ struct Config {
   LogLevel log_level = LogLevel::Warn;
   CuptiMode cupti = CuptiMode::Auto;
   std::string cupti_lib;        // explicit libcupti path; empty: search
-  uint32_t buffer_mb = 64;      // host event buffer budget per process
+  uint32_t buffer_mb = 256;     // host event arena per process (collector default)
 
   // The effective configuration as (PROFAGENT_ variable, value) pairs.
   std::vector<std::pair<std::string, std::string>> to_pairs() const;

@@ -90,10 +90,10 @@ TEST_CASE("each variable is parsed forgivingly, and a bad value keeps the defaul
       {"cupti auto", {{"PROFAGENT_CUPTI", "AUTO"}}, [](auto& c) { return c.cupti == CuptiMode::Auto; }, 0},
       {"cupti unknown", {{"PROFAGENT_CUPTI", "sometimes"}}, [](auto& c) { return c.cupti == CuptiMode::Auto; }, 1},
       {"cupti lib", {{"PROFAGENT_CUPTI_LIB", "/opt/libcupti.so"}}, [](auto& c) { return c.cupti_lib == "/opt/libcupti.so"; }, 0},
-      {"buffer size", {{"PROFAGENT_BUFFER_MB", "256"}}, [](auto& c) { return c.buffer_mb == 256; }, 0},
-      {"buffer size 0", {{"PROFAGENT_BUFFER_MB", "0"}}, [](auto& c) { return c.buffer_mb == 64; }, 1},
+      {"buffer size", {{"PROFAGENT_BUFFER_MB", "128"}}, [](auto& c) { return c.buffer_mb == 128; }, 0},
+      {"buffer size 0", {{"PROFAGENT_BUFFER_MB", "0"}}, [](auto& c) { return c.buffer_mb == 256; }, 1},
       {"two bad values, two warnings", {{"PROFAGENT_BUFFER_MB", "x"}, {"PROFAGENT_CUPTI", "x"}},
-       [](auto& c) { return c.buffer_mb == 64 && c.cupti == CuptiMode::Auto; }, 2},
+       [](auto& c) { return c.buffer_mb == 256 && c.cupti == CuptiMode::Auto; }, 2},
   };
   for (const Row& row : rows) {
     INFO(row.what);

@@ -1,0 +1,144 @@
+#include "agent/lifecycle.h"
+
+#include <sys/auxv.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <string>
+
+#include "agent/log.h"
+#include "agent/session_glue.h"
+#include "collector/api.h"
+#include "collector/log.h"
+#include "exporters/exporter.h"
+#include "hooks/hook.h"
+
+namespace profagent::agent {
+namespace {
+
+std::atomic<uint8_t> g_state{uint8_t(AgentState::Uninit)};
+std::atomic<pid_t> g_init_owner{0};
+std::atomic<bool> g_flushed{false};
+const Config* g_config = nullptr;  // leaked; written once before g_state becomes Ready
+
+pid_t current_tid() noexcept { return pid_t(syscall(SYS_gettid)); }
+
+LogLevel from_collector(collector::LogLevel level) noexcept {
+  switch (level) {
+    case collector::LogLevel::Debug: return LogLevel::Debug;
+    case collector::LogLevel::Info: return LogLevel::Info;
+    case collector::LogLevel::Warn: return LogLevel::Warn;
+    case collector::LogLevel::Error: return LogLevel::Error;
+  }
+  return LogLevel::Error;
+}
+
+void collector_log_sink(collector::LogLevel level, const char* message) noexcept {
+  log(from_collector(level), message);
+}
+
+void report_unresolved_symbol(const char* symbol) noexcept {
+  try {
+    log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
+                             "; the call returns cudaErrorSharedObjectInitFailed");
+  } catch (...) {
+  }
+}
+
+void flush_at_exit() { flush_all("exit"); }
+
+// Everything init does after the secure-mode check. Returns the state to publish.
+AgentState initialise() noexcept {
+  try {
+    std::vector<std::string> warnings;
+    g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
+    start_logging(g_config->log_level);
+    for (const std::string& warning : warnings) log(LogLevel::Warn, warning);
+    collector::set_log_sink(collector_log_sink);
+    hooks::set_unresolved_reporter(report_unresolved_symbol);
+    if (!start_collector(*g_config)) {
+      log(LogLevel::Error, "the collector could not start; profiling is off for this process");
+      return AgentState::Disabled;
+    }
+    // Registered here, after CUDA-using libraries' constructors ran, so it runs before their
+    // atexit handlers are gone (handlers run in reverse registration order).
+    std::atexit(flush_at_exit);
+    return AgentState::Ready;
+  } catch (...) {
+    return AgentState::Disabled;
+  }
+}
+
+}  // namespace
+
+bool ensure_init() noexcept {
+  const auto current = AgentState(g_state.load(std::memory_order_acquire));
+  if (current == AgentState::Ready) return true;
+  if (current != AgentState::Uninit) return false;  // being initialised elsewhere, or disabled
+  uint8_t expected = uint8_t(AgentState::Uninit);
+  if (!g_state.compare_exchange_strong(expected, uint8_t(AgentState::Initing))) {
+    return AgentState(expected) == AgentState::Ready;
+  }
+  g_init_owner.store(current_tid(), std::memory_order_relaxed);
+  collector::AgentBusy busy;  // CUDA or CUPTI calls made by init itself are not recorded
+  // Secure execution (setuid/setgid/capabilities): read no environment, write no file, only
+  // forward (pitfalls §15).
+  const AgentState result = getauxval(AT_SECURE) != 0 ? AgentState::Disabled : initialise();
+  g_state.store(uint8_t(result), std::memory_order_release);
+  return result == AgentState::Ready;
+}
+
+AgentState state() noexcept { return AgentState(g_state.load(std::memory_order_acquire)); }
+
+const Config& config() noexcept { return *g_config; }
+
+namespace {
+
+exporters::ExportOptions export_options(const Config& config) {
+  exporters::ExportOptions options;
+  options.output_dir = config.output_dir;
+  options.table.sort_by = config.sort_by;
+  options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);  // exporter: <= 0 is all
+  return options;
+}
+
+void write_stderr(const std::string& text) noexcept {
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
+    if (n <= 0) return;
+    done += size_t(n);
+  }
+}
+
+void export_trace(const Trace& trace) {
+  const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
+  for (const std::string& error : result.errors) log(LogLevel::Error, error);
+  if (!result.table.empty() && g_config->log_level != LogLevel::Off) write_stderr(result.table);
+  print_line(result.written_line());
+}
+
+}  // namespace
+
+void flush_all(const char* reason) noexcept {
+  if (state() != AgentState::Ready) return;
+  if (g_flushed.exchange(true, std::memory_order_acq_rel)) return;
+  collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
+  try {
+    log(LogLevel::Debug, std::string("flushing at ") + reason);
+    Trace* trace = new Trace;  // leaked: a late thread may still be reading names from it
+    if (!freeze_final_window(*trace)) {
+      print_line("wrote nothing: the recorded window could not be frozen");
+      return;
+    }
+    // A process that never used CUDA (a launcher, a worker) leaves no trace behind.
+    if (trace->host.empty() && trace->device.empty()) return;
+    export_trace(*trace);
+  } catch (...) {
+    print_line("wrote nothing: the exporter failed");
+  }
+}
+
+}  // namespace profagent::agent
