@@ -92,6 +92,16 @@ KernelInfo* find_kernel(const void* host_stub) {
   return it == r.kernels.end() ? nullptr : it->second;
 }
 
+KernelInfo* find_kernel_by_name(const char* mangled_name) {
+  if (mangled_name == nullptr) return nullptr;
+  Registry& r = registry();
+  std::shared_lock lock(r.mutex);
+  for (const auto& [stub, k] : r.kernels) {
+    if (std::strcmp(k->name, mangled_name) == 0) return k;
+  }
+  return nullptr;
+}
+
 KernelInfo* kernel_from_handle(const void* handle) {
   if (handle == nullptr) return nullptr;
   Registry& r = registry();

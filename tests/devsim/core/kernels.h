@@ -33,6 +33,7 @@ struct KernelInfo {
 
 KernelInfo* register_kernel(const void* host_stub, const char* device_name);
 KernelInfo* find_kernel(const void* host_stub);
+KernelInfo* find_kernel_by_name(const char* mangled_name);
 // Validates a handle that claims to be a KernelInfo* (cudaKernel_t, cudaFunction_t, CUfunction).
 KernelInfo* kernel_from_handle(const void* handle);
 

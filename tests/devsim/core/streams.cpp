@@ -75,6 +75,16 @@ Stream* per_thread_stream(int device) {
   return s;
 }
 
+Stream* stream_from_handle(const void* handle, bool per_thread_default) {
+  int device = current_device();
+  auto value = reinterpret_cast<uintptr_t>(handle);
+  if (value == 1) return legacy_stream(device);
+  if (value == 2) return per_thread_stream(device);
+  if (value == 0) return per_thread_default ? per_thread_stream(device) : legacy_stream(device);
+  auto* s = static_cast<Stream*>(const_cast<void*>(handle));
+  return stream_live(s) ? s : nullptr;
+}
+
 Stream* create_stream(int device, unsigned flags, int priority) {
   std::lock_guard lock(sched_mutex());
   return new_stream_locked(device, flags, priority, false);

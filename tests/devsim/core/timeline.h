@@ -92,6 +92,10 @@ struct Event {
 Stream* legacy_stream(int device);
 Stream* per_thread_stream(int device);     // this thread's default stream on that device
 Stream* create_stream(int device, unsigned flags, int priority);
+// A cudaStream_t / CUstream on the calling thread's current device: 0, the legacy (0x1) and
+// per-thread (0x2) handles, or a created stream. per_thread_default: the entry point is a
+// _ptsz/_ptds one, so 0 means the per-thread stream. nullptr for a dead or bogus handle.
+Stream* stream_from_handle(const void* handle, bool per_thread_default);
 Status destroy_stream(Stream* s);
 bool stream_live(const Stream* s);
 Status stream_synchronize(Stream* s);

@@ -7,12 +7,7 @@ using namespace devsim;
 namespace devsim::rt {
 
 Stream* resolve_stream(cudaStream_t stream, bool per_thread_default) {
-  int device = current_device();
-  if (stream == cudaStreamLegacy) return legacy_stream(device);
-  if (stream == cudaStreamPerThread) return per_thread_stream(device);
-  if (stream == nullptr) return per_thread_default ? per_thread_stream(device) : legacy_stream(device);
-  auto* s = reinterpret_cast<Stream*>(stream);
-  return stream_live(s) ? s : nullptr;
+  return stream_from_handle(stream, per_thread_default);
 }
 
 cudaStream_t stream_handle(Stream* s) {

@@ -1,0 +1,321 @@
+// The simulated libcuda.so.1: the driver-level launch entry that libraries such as cuBLAS use
+// without passing through the runtime's exported launch symbols. Its calls are reported with
+// domain Driver; the kernels it enqueues carry the driver call's correlation id. The runtime
+// never calls these exports, so its own launches never show up as driver calls.
+#include <cuda.h>
+#include <cupti_driver_cbid.h>
+
+#include <cstring>
+
+#include "api_scope.h"
+#include "config.h"
+#include "device.h"
+#include "kernels.h"
+#include "memory.h"
+#include "ops.h"
+#include "timeline.h"
+
+using namespace devsim;
+
+namespace {
+
+CUresult to_cu(Status s) {
+  switch (s) {
+    case Status::Ok: return CUDA_SUCCESS;
+    case Status::NotReady: return CUDA_ERROR_NOT_READY;
+    case Status::InvalidValue: return CUDA_ERROR_INVALID_VALUE;
+    case Status::InvalidDevice: return CUDA_ERROR_INVALID_DEVICE;
+    case Status::InvalidHandle: return CUDA_ERROR_INVALID_HANDLE;
+    case Status::InvalidDevicePointer: return CUDA_ERROR_INVALID_VALUE;
+    case Status::InvalidConfiguration: return CUDA_ERROR_INVALID_VALUE;
+    case Status::InvalidDeviceFunction: return CUDA_ERROR_INVALID_HANDLE;
+    case Status::InvalidMemcpyDirection: return CUDA_ERROR_INVALID_VALUE;
+    case Status::OutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
+    case Status::StreamCaptureUnsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+    case Status::StreamCaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
+    case Status::IllegalState: return CUDA_ERROR_ILLEGAL_STATE;
+  }
+  return CUDA_ERROR_UNKNOWN;
+}
+
+// One primary context per device; CUcontext points at its slot.
+struct Context {
+  int device;
+};
+Context g_contexts[kMaxDevices] = {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}, {8}, {9}, {10}, {11}, {12}, {13}, {14}, {15}};
+
+CUcontext context_handle(int device) { return reinterpret_cast<CUcontext>(&g_contexts[device]); }
+
+int device_of_context(CUcontext ctx) {
+  auto* c = reinterpret_cast<Context*>(ctx);
+  if (c < g_contexts || c >= g_contexts + kMaxDevices) return -1;
+  return valid_device(c->device) ? c->device : -1;
+}
+
+CUresult finish(ApiScope& scope, CUresult r) {
+  scope.finish(r);
+  return r;
+}
+CUresult finish(ApiScope& scope, Status s) { return finish(scope, to_cu(s)); }
+
+}  // namespace
+
+#define DEVSIM_CU_CALL(name, cost, symbol)                                                   \
+  ApiScope scope_(ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_##name, #name, HostCost::cost,   \
+                  (symbol));                                                                  \
+  if (int injected_ = scope_.injected_error()) return finish(scope_, static_cast<CUresult>(injected_))
+#define DEVSIM_CU_RETURN(value) return finish(scope_, (value))
+
+namespace {
+
+CUresult launch_impl(ApiScope& scope, CUfunction f, Dim3 grid, Dim3 block, unsigned shared, CUstream stream,
+                     bool ptsz, uint8_t launch_type) {
+  const KernelInfo* k = kernel_from_handle(f);
+  if (!k) return finish(scope, CUDA_ERROR_INVALID_HANDLE);
+  Stream* s = stream_from_handle(stream, ptsz);
+  if (!s) return finish(scope, CUDA_ERROR_INVALID_HANDLE);
+  LaunchParams l{k, grid, block, shared, launch_type};
+  return finish(scope, launch_kernel(s, l, scope.correlation_id()));
+}
+
+uint8_t launch_type_of(const CUlaunchConfig* config) {
+  for (unsigned i = 0; i < config->numAttrs; ++i) {
+    if (config->attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && config->attrs[i].value.cooperative) {
+      return CUPTI_ACTIVITY_LAUNCH_TYPE_COOPERATIVE_SINGLE_DEVICE;
+    }
+  }
+  return CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR;
+}
+
+CUresult launch_ex_impl(ApiScope& scope, const CUlaunchConfig* c, CUfunction f, bool ptsz) {
+  if (!c) return finish(scope, CUDA_ERROR_INVALID_VALUE);
+  return launch_impl(scope, f, Dim3{c->gridDimX, c->gridDimY, c->gridDimZ},
+                     Dim3{c->blockDimX, c->blockDimY, c->blockDimZ}, c->sharedMemBytes, c->hStream, ptsz,
+                     launch_type_of(c));
+}
+
+const char* kernel_name(CUfunction f) {
+  const KernelInfo* k = kernel_from_handle(f);
+  return k ? k->name : nullptr;
+}
+
+CUresult sync_impl(ApiScope& scope, CUstream stream, bool ptsz) {
+  Stream* s = stream_from_handle(stream, ptsz);
+  if (!s) return finish(scope, CUDA_ERROR_INVALID_HANDLE);
+  uint64_t start = now_ns();
+  Status st = stream_synchronize(s);
+  if (Tracer* t = tracer(); t && scope.reported() && st == Status::Ok) {
+    t->on_sync(SyncRecord{CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, scope.correlation_id(),
+                          context_id(s->device), s->id, CUPTI_SYNCHRONIZATION_INVALID_VALUE, start, now_ns()});
+  }
+  return finish(scope, st);
+}
+
+}  // namespace
+
+extern "C" {
+
+// Declared by cuda.h only in per-thread-default-stream builds; the real library exports them.
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                     unsigned, CUstream, void**, void**);
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig*, CUfunction, void**, void**);
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream);
+
+CUresult CUDAAPI cuInit(unsigned int flags) {
+  DEVSIM_CU_CALL(cuInit, Other, nullptr);
+  DEVSIM_CU_RETURN(flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int* version) {
+  DEVSIM_CU_CALL(cuDriverGetVersion, Light, nullptr);
+  if (!version) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  *version = CUDA_VERSION;
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuDeviceGetCount(int* count) {
+  DEVSIM_CU_CALL(cuDeviceGetCount, Light, nullptr);
+  if (!count) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  *count = device_count();
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuDeviceGet(CUdevice* device, int ordinal) {
+  DEVSIM_CU_CALL(cuDeviceGet, Light, nullptr);
+  if (!device) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!valid_device(ordinal)) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_DEVICE);
+  *device = ordinal;
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuDeviceGetName(char* name, int len, CUdevice device) {
+  DEVSIM_CU_CALL(cuDeviceGetName, Light, nullptr);
+  if (!name || len <= 0) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!valid_device(device)) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_DEVICE);
+  std::strncpy(name, device_name(), size_t(len) - 1);
+  name[len - 1] = '\0';
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuDeviceTotalMem_v2(size_t* bytes, CUdevice device) {
+  DEVSIM_CU_CALL(cuDeviceTotalMem_v2, Light, nullptr);
+  if (!bytes) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!valid_device(device)) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_DEVICE);
+  *bytes = config().memory_bytes;
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuDeviceGetAttribute(int* value, CUdevice_attribute attr, CUdevice device) {
+  DEVSIM_CU_CALL(cuDeviceGetAttribute, Query, nullptr);
+  if (!value) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!valid_device(device)) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_DEVICE);
+  switch (attr) {
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = config().sm_count; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = Arch::major; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = Arch::minor; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = Arch::max_threads_per_block; break;
+    case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = Arch::warp_size; break;
+    default: *value = 0; break;
+  }
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext* ctx, CUdevice device) {
+  DEVSIM_CU_CALL(cuDevicePrimaryCtxRetain, Other, nullptr);
+  if (!ctx) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!valid_device(device)) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_DEVICE);
+  *ctx = context_handle(device);
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice device) {
+  DEVSIM_CU_CALL(cuDevicePrimaryCtxRelease_v2, Other, nullptr);
+  DEVSIM_CU_RETURN(valid_device(device) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE);
+}
+
+// The runtime makes the current device's primary context current, so this follows it.
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext* ctx) {
+  DEVSIM_CU_CALL(cuCtxGetCurrent, Light, nullptr);
+  if (!ctx) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  *ctx = context_handle(current_device());
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx) {
+  DEVSIM_CU_CALL(cuCtxSetCurrent, Light, nullptr);
+  int device = device_of_context(ctx);
+  if (ctx && device < 0) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  if (ctx) set_current_device(device);
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
+  DEVSIM_CU_CALL(cuCtxGetDevice, Light, nullptr);
+  if (!device) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  *device = current_device();
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuCtxSynchronize() {
+  DEVSIM_CU_CALL(cuCtxSynchronize, Other, nullptr);
+  uint64_t start = now_ns();
+  device_synchronize(current_device());
+  if (Tracer* t = tracer(); t && scope_.reported()) {
+    t->on_sync(SyncRecord{CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, scope_.correlation_id(),
+                          context_id(current_device()), CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+                          CUPTI_SYNCHRONIZATION_INVALID_VALUE, start, now_ns()});
+  }
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+// Module handles are not modelled: any module finds any kernel registered in the process by
+// its mangled name (what a library that embeds its kernels would find in its own module).
+CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+  DEVSIM_CU_CALL(cuModuleGetFunction, Light, name);
+  if (!f || !name) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  KernelInfo* k = find_kernel_by_name(name);
+  if (!k) DEVSIM_CU_RETURN(CUDA_ERROR_NOT_FOUND);
+  *f = reinterpret_cast<CUfunction>(k);
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuFuncGetName(const char** name, CUfunction f) {
+  DEVSIM_CU_CALL(cuFuncGetName, Light, nullptr);
+  if (!name) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  *name = kernel_name(f);
+  DEVSIM_CU_RETURN(*name ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
+}
+
+CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfunction f) {
+  DEVSIM_CU_CALL(cuFuncGetAttribute, Light, nullptr);
+  const KernelInfo* k = kernel_from_handle(f);
+  if (!value) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  if (!k) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_HANDLE);
+  switch (attr) {
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: *value = k->registers; break;
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = k->static_shared; break;
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = k->max_threads; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = k->max_dynamic_shared; break;
+    default: *value = 0; break;
+  }
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                unsigned bz, unsigned shared, CUstream stream, void**, void**) {
+  DEVSIM_CU_CALL(cuLaunchKernel, Launch, kernel_name(f));
+  return launch_impl(scope_, f, Dim3{gx, gy, gz}, Dim3{bx, by, bz}, shared, stream, false,
+                     CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR);
+}
+
+CUresult CUDAAPI cuLaunchKernel_ptsz(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                                     unsigned bz, unsigned shared, CUstream stream, void**, void**) {
+  DEVSIM_CU_CALL(cuLaunchKernel_ptsz, Launch, kernel_name(f));
+  return launch_impl(scope_, f, Dim3{gx, gy, gz}, Dim3{bx, by, bz}, shared, stream, true,
+                     CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void**, void**) {
+  DEVSIM_CU_CALL(cuLaunchKernelEx, Launch, kernel_name(f));
+  return launch_ex_impl(scope_, config, f, false);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig* config, CUfunction f, void**, void**) {
+  DEVSIM_CU_CALL(cuLaunchKernelEx_ptsz, Launch, kernel_name(f));
+  return launch_ex_impl(scope_, config, f, true);
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
+  DEVSIM_CU_CALL(cuStreamSynchronize, Other, nullptr);
+  return sync_impl(scope_, stream, false);
+}
+
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream stream) {
+  DEVSIM_CU_CALL(cuStreamSynchronize_ptsz, Other, nullptr);
+  return sync_impl(scope_, stream, true);
+}
+
+CUresult CUDAAPI cuGetErrorName(CUresult error, const char** out) {
+  DEVSIM_CU_CALL(cuGetErrorName, None, nullptr);
+  if (!out) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  switch (error) {
+    case CUDA_SUCCESS: *out = "CUDA_SUCCESS"; break;
+    case CUDA_ERROR_INVALID_VALUE: *out = "CUDA_ERROR_INVALID_VALUE"; break;
+    case CUDA_ERROR_OUT_OF_MEMORY: *out = "CUDA_ERROR_OUT_OF_MEMORY"; break;
+    case CUDA_ERROR_INVALID_HANDLE: *out = "CUDA_ERROR_INVALID_HANDLE"; break;
+    case CUDA_ERROR_NOT_FOUND: *out = "CUDA_ERROR_NOT_FOUND"; break;
+    case CUDA_ERROR_NOT_READY: *out = "CUDA_ERROR_NOT_READY"; break;
+    default: *out = "CUDA_ERROR_UNKNOWN"; break;
+  }
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+CUresult CUDAAPI cuGetErrorString(CUresult error, const char** out) {
+  DEVSIM_CU_CALL(cuGetErrorString, None, nullptr);
+  if (!out) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  *out = error == CUDA_SUCCESS ? "no error" : error == CUDA_ERROR_INVALID_VALUE ? "invalid argument"
+       : error == CUDA_ERROR_INVALID_HANDLE ? "invalid resource handle" : "unknown error";
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+}  // extern "C"
