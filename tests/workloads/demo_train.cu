@@ -61,8 +61,8 @@ class Range {
 };
 
 // Model dimensions: 16x16 single-channel images, one conv, two dense layers, 10 classes.
-constexpr int kBatch = 64, kHeight = 16, kWidth = 16, kPixels = kHeight * kWidth;
-constexpr int kHidden = 512, kClasses = 10, kConvK = 3, kConvWeights = kConvK * kConvK;
+constexpr int kBatch = 128, kHeight = 16, kWidth = 16, kPixels = kHeight * kWidth;
+constexpr int kHidden = 1024, kClasses = 10, kConvK = 3, kConvWeights = kConvK * kConvK;
 constexpr int kHostBatches = 4;  // pinned batches the loader cycles through
 constexpr int kThreads = 256;
 constexpr float kLearningRate = 1e-3f, kWeightDecay = 1e-4f;
