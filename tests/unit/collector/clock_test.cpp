@@ -1,1 +1,54 @@
+// The agent clock: monotonic raw ticks, and tick -> CLOCK_MONOTONIC ns conversion.
 #include <catch2/catch.hpp>
+
+#include "collector/api.h"
+#include "collector/clock.h"
+
+using namespace profagent::collector;
+
+TEST_CASE("now() never goes backwards on one thread", "[clock]") {
+  uint64_t previous = now();
+  for (int i = 0; i < 100000; ++i) {
+    uint64_t current = now();
+    REQUIRE(current >= previous);
+    previous = current;
+  }
+}
+
+TEST_CASE("the identity converter passes nanoseconds through", "[clock]") {
+  clock::TickConverter identity;
+  CHECK(identity.identity());
+  CHECK(identity.to_ns(123456789) == 123456789);
+}
+
+TEST_CASE("conversion is piecewise linear between anchors and extrapolates", "[clock]") {
+  // 3 ticks per ns between the first two anchors, 2 ticks per ns after.
+  clock::TickConverter converter({{1000, 100}, {4000, 1100}, {6000, 2100}});
+  CHECK(converter.to_ns(1000) == 100);
+  CHECK(converter.to_ns(2500) == 600);
+  CHECK(converter.to_ns(4000) == 1100);
+  CHECK(converter.to_ns(5000) == 1600);
+  CHECK(converter.to_ns(8000) == 3100);  // after the last anchor: last segment's rate
+  CHECK(converter.to_ns(700) == 0);      // before the first: first segment's rate (clamped)
+  CHECK(converter.to_ns(400) == 0);
+}
+
+TEST_CASE("converted ticks land on CLOCK_MONOTONIC", "[clock]") {
+  uint64_t before_ns = clock::monotonic_ns();
+  uint64_t ticks = now();
+  uint64_t after_ns = clock::monotonic_ns();
+  clock::add_anchor();
+  uint64_t converted = clock::converter().to_ns(ticks);
+  // Within 50 us of the bracket: generous for a TSC rate measured over >= 2 ms.
+  CHECK(converted + 50'000 >= before_ns);
+  CHECK(converted <= after_ns + 50'000);
+  INFO("clock source " << int(clock::source()));
+}
+
+TEST_CASE("the Unix offset matches CLOCK_REALTIME", "[clock]") {
+  timespec real;
+  clock_gettime(CLOCK_REALTIME, &real);
+  int64_t real_ns = int64_t(real.tv_sec) * 1'000'000'000 + real.tv_nsec;
+  int64_t estimate = int64_t(clock::monotonic_ns()) + clock::unix_offset_ns();
+  CHECK(std::llabs(estimate - real_ns) < 10'000'000);
+}

@@ -1,1 +1,179 @@
+// The correlation join on synthetic host events and CUPTI-like device records.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "collector/join.h"
+
+using namespace profagent;
+using namespace profagent::collector;
+
+namespace {
+
+HostEvent event(uint64_t id, EventKind kind, uint64_t start, uint64_t end, NameId name = 0,
+                uint64_t arg0 = 0) {
+  HostEvent e{};
+  e.id = id, e.kind = uint8_t(kind), e.start = start, e.end = end, e.name = name, e.arg0 = arg0;
+  return e;
+}
+
+DeviceRecord device(DeviceKind kind, uint32_t correlation, uint64_t start, std::string name = {}) {
+  DeviceRecord d;
+  d.kind = kind, d.correlation = correlation, d.start_ns = start, d.end_ns = start + 10;
+  d.name = std::move(name);
+  d.device = 0, d.context = 1, d.stream = 7;
+  return d;
+}
+
+DeviceRecord driver_call(uint32_t correlation, uint32_t tid, uint64_t start, uint64_t end) {
+  DeviceRecord d = device(DeviceKind::DriverApi, correlation, start, "cuLaunchKernel");
+  d.end_ns = end, d.tid = tid, d.pid = 1;
+  return d;
+}
+
+ThreadEvents thread(uint32_t tid, std::vector<HostEvent> events) {
+  ThreadEvents t;
+  t.tid = tid, t.pid = 1, t.name = "t" + std::to_string(tid), t.events = std::move(events);
+  return t;
+}
+
+const HostRecord& by_id(const Trace& trace, uint64_t id) {
+  auto it = std::find_if(trace.host.begin(), trace.host.end(),
+                         [id](const HostRecord& r) { return r.id == id; });
+  REQUIRE(it != trace.host.end());
+  return *it;
+}
+
+int64_t index_of(const Trace& trace, uint64_t id) { return &by_id(trace, id) - trace.host.data(); }
+
+const DeviceRecord& by_correlation(const Trace& trace, uint32_t correlation) {
+  auto it = std::find_if(trace.device.begin(), trace.device.end(),
+                         [=](const DeviceRecord& d) { return d.correlation == correlation; });
+  REQUIRE(it != trace.device.end());
+  return *it;
+}
+
+int stub;  // a kernel's host stub
+
+}  // namespace
+
+TEST_CASE("join: nesting, external ids through ranges, links, late and unmatched", "[join]") {
+  JoinInput input;
+  input.names = {"", "range", "op", "cudaLaunchKernel", "cudaMemcpy", "cudaDeviceSynchronize"};
+  input.kernel_names[&stub] = "_Z3fooi";
+  input.threads.push_back(thread(100, {
+      event(30, EventKind::Launch, 200, 300, 3, uint64_t(&stub)),  // committed first: ends first
+      event(40, EventKind::Memcpy, 400, 500, 4),
+      event(20, EventKind::Operator, 100, 900, 2),
+      event(50, EventKind::Launch, 950, 980, 3, uint64_t(&stub)),
+      event(10, EventKind::Range, 0, 1000, 1),
+      event(60, EventKind::Sync, 2000, 2100, 5),
+  }));
+  input.threads.push_back(thread(200, {event(70, EventKind::Operator, 0, 500, 2)}));
+  input.device = {device(DeviceKind::Kernel, 1, 310, "_Z3fooi"),
+                  device(DeviceKind::Memcpy, 2, 450, "Memcpy HtoD (Pageable -> Device)"),
+                  device(DeviceKind::Kernel, 3, 990, "_Z3fooi"),
+                  device(DeviceKind::Kernel, 4, 200, "_Z3barv"),  // driver launch inside op 70
+                  device(DeviceKind::Kernel, 5, 100, "late"),
+                  device(DeviceKind::Kernel, 6, 100, "stray"),
+                  device(DeviceKind::Sync, 7, 2050)};
+  input.device.back().sync_type = 3;
+  input.device.back().context = 1;
+  input.device.back().device = 99;  // sync records carry no device: taken from the context
+  std::unordered_map<uint32_t, uint64_t> links{{1, 30}, {2, 40}, {3, 50}, {4, 70}, {5, 999}, {7, 60}};
+  input.links = &links;
+
+  Trace trace;
+  JoinCounts counts = join(std::move(input), trace);
+
+  REQUIRE(trace.host.size() == 7);
+  CHECK(counts.late == 1);       // correlation 5: its host event is not in this window
+  CHECK(counts.unmatched == 1);  // correlation 6: no link at all
+  REQUIRE(trace.device.size() == 6);
+  CHECK(std::is_sorted(trace.device.begin(), trace.device.end(),
+                       [](auto& a, auto& b) { return a.start_ns < b.start_ns; }));
+
+  // Parents by time containment; external id = innermost Operator/Range, else own.
+  CHECK(by_id(trace, 10).parent == kNoIndex);
+  CHECK(by_id(trace, 20).parent == index_of(trace, 10));
+  CHECK(by_id(trace, 30).parent == index_of(trace, 20));
+  CHECK(by_id(trace, 40).parent == index_of(trace, 20));
+  CHECK(by_id(trace, 50).parent == index_of(trace, 10));
+  CHECK(by_id(trace, 60).parent == kNoIndex);
+  CHECK(by_id(trace, 10).external_id == 10);
+  CHECK(by_id(trace, 20).external_id == 20);
+  CHECK(by_id(trace, 30).external_id == 20);
+  CHECK(by_id(trace, 40).external_id == 20);
+  CHECK(by_id(trace, 50).external_id == 10);
+  CHECK(by_id(trace, 60).external_id == 60);
+  CHECK(by_id(trace, 30).name == "cudaLaunchKernel");
+  CHECK(by_id(trace, 30).kernel_name == "foo(int)");
+  CHECK(by_id(trace, 30).tid == 100);
+
+  // Device records link to the call that issued them and carry its External id.
+  const DeviceRecord& k1 = by_correlation(trace, 1);
+  CHECK(k1.host == index_of(trace, 30));
+  CHECK(k1.external_id == 20);
+  CHECK(k1.name == "foo(int)");
+  CHECK(by_id(trace, 30).correlation == 1);
+  CHECK(by_correlation(trace, 2).host == index_of(trace, 40));
+  CHECK(by_id(trace, 40).correlation == 2);
+  CHECK(by_correlation(trace, 3).external_id == 10);
+  // A driver-level launch with no DRIVER records links to the operator around it.
+  CHECK(by_correlation(trace, 4).host == index_of(trace, 70));
+  CHECK(by_correlation(trace, 4).external_id == 70);
+  CHECK(by_id(trace, 70).correlation == 0);
+  CHECK(by_correlation(trace, 6).host == kNoIndex);
+  const DeviceRecord& sync = by_correlation(trace, 7);
+  CHECK(sync.host == index_of(trace, 60));
+  CHECK(sync.device == 0);
+  // Host records are sorted by (tid, start).
+  CHECK(std::is_sorted(trace.host.begin(), trace.host.end(), [](auto& a, auto& b) {
+    return std::pair(a.tid, a.start_ns) < std::pair(b.tid, b.start_ns);
+  }));
+}
+
+TEST_CASE("join: driver-level launches become host records when DRIVER records come", "[join]") {
+  JoinInput input;
+  input.names = {"", "range", "cudaLaunchKernel"};
+  input.threads.push_back(thread(300, {event(90, EventKind::Launch, 300, 400, 2),
+                                       event(80, EventKind::Range, 0, 1000, 1)}));
+  input.device = {driver_call(9, 300, 100, 200),   // cuBLAS-style: no hook saw it
+                  device(DeviceKind::Kernel, 9, 250, "gemm"),
+                  driver_call(10, 300, 320, 380),  // inside the hooked cudaLaunchKernel
+                  device(DeviceKind::Kernel, 10, 450, "axpy"),
+                  driver_call(11, 300, 500, 510),  // enqueued nothing (e.g. cuCtxGetDevice)
+                  driver_call(12, 300, 330, 340)}; // no link, but inside the hooked call by time
+  input.device.push_back(device(DeviceKind::Kernel, 12, 460, "scal"));
+  std::unordered_map<uint32_t, uint64_t> links{{9, 80}, {10, 90}};
+  input.links = &links;
+
+  Trace trace;
+  JoinCounts counts = join(std::move(input), trace);
+  CHECK(counts.unmatched == 1);  // correlation 12: its driver call was the hooked call's own
+  REQUIRE(trace.host.size() == 3);
+  const HostRecord& driver = trace.host[1];  // sorted by start: range, driver call, launch
+  CHECK(driver.name == "cuLaunchKernel");
+  CHECK((driver.flags & kFlagDriverApi) != 0);
+  CHECK(driver.kind == EventKind::Launch);
+  CHECK(driver.parent == index_of(trace, 80));
+  CHECK(driver.external_id == 80);
+  CHECK(driver.correlation == 9);
+  CHECK(by_correlation(trace, 9).host == 1);
+  CHECK(by_correlation(trace, 9).external_id == 80);
+  CHECK(by_correlation(trace, 10).host == index_of(trace, 90));
+  CHECK(by_correlation(trace, 12).host == kNoIndex);
+  CHECK(trace.device.size() == 3);  // driver records never appear as device rows
+}
+
+TEST_CASE("join: host-only launches still get kernel names from registration", "[join]") {
+  JoinInput input;
+  input.names = {"", "cudaLaunchKernel"};
+  input.kernel_names[&stub] = "_Z6vecAddPKfS0_Pfi";
+  input.threads.push_back(thread(1, {event(5, EventKind::Launch, 1, 2, 1, uint64_t(&stub))}));
+  Trace trace;
+  join(std::move(input), trace);
+  REQUIRE(trace.host.size() == 1);
+  CHECK(trace.host[0].kernel_name == "vecAdd(float const*, float const*, float*, int)");
+  CHECK(trace.host[0].external_id == 5);
+}
