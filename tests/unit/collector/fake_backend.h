@@ -1,0 +1,71 @@
+// A device backend for unit tests (STYLE.md habit 11): behaves like CUPTI with external
+// correlation — every "API call" gets a correlation id, the pushed id on top of the calling
+// thread's stack is linked to it, and records only come out after flush().
+#pragma once
+
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collector/device_backend.h"
+
+namespace profagent::collector::testing {
+
+class FakeBackend final : public DeviceBackend {
+ public:
+  bool start() noexcept override {
+    started = true;
+    return start_result;
+  }
+  void push_external_id(uint64_t id) noexcept override { stack().push_back(id); }
+  void pop_external_id() noexcept override {
+    if (!stack().empty()) stack().pop_back();
+  }
+  void flush() noexcept override {
+    std::lock_guard lock(mutex_);
+    completed_.append(std::move(in_flight_));
+    in_flight_ = DeviceBatch();
+    ++flushes;
+  }
+  DeviceBatch drain() noexcept override {
+    std::lock_guard lock(mutex_);
+    return std::exchange(completed_, DeviceBatch());
+  }
+  std::string status() const override { return status_; }
+  std::string version() const override { return "fake-1"; }
+  void disable_in_child() noexcept override { status_ = "none (forked child)"; }
+
+  // An API call on this thread that enqueues one kernel, run now for `duration_ns`.
+  uint32_t enqueue_kernel(const std::string& mangled, uint64_t start_ns, uint64_t duration_ns) {
+    std::lock_guard lock(mutex_);
+    uint32_t correlation = next_correlation_++;
+    if (!stack().empty()) in_flight_.links.push_back({correlation, stack().back()});
+    DeviceRecord& record = in_flight_.records.emplace_back();
+    record.kind = DeviceKind::Kernel;
+    record.correlation = correlation;
+    record.start_ns = start_ns;
+    record.end_ns = start_ns + duration_ns;
+    record.name = mangled;
+    record.stream = 7;
+    return correlation;
+  }
+
+  bool start_result = true;
+  bool started = false;
+  int flushes = 0;
+
+ private:
+  static std::vector<uint64_t>& stack() {
+    thread_local std::vector<uint64_t> per_thread;
+    return per_thread;
+  }
+
+  std::mutex mutex_;
+  DeviceBatch in_flight_;
+  DeviceBatch completed_;
+  uint32_t next_correlation_ = 1;
+  std::string status_ = "fake";
+};
+
+}  // namespace profagent::collector::testing
