@@ -104,19 +104,22 @@ exporters::ExportOptions export_options(const Config& config) {
   return options;
 }
 
-void write_stderr(const std::string& text) noexcept {
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, text.data() + done, text.size() - done);
-    if (n <= 0) return;
-    done += size_t(n);
+// Every line carries the "[profagent]" prefix, so the application's own stderr can always be
+// told apart from ours (and compared with a run without the agent).
+void print_table(const std::string& table) noexcept {
+  size_t begin = 0;
+  while (begin < table.size()) {
+    size_t end = table.find('\n', begin);
+    if (end == std::string::npos) end = table.size();
+    print_line(std::string_view(table).substr(begin, end - begin));
+    begin = end + 1;
   }
 }
 
 void export_trace(const Trace& trace) {
   const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
   for (const std::string& error : result.errors) log(LogLevel::Error, error);
-  if (!result.table.empty() && g_config->log_level != LogLevel::Off) write_stderr(result.table);
+  print_table(result.table);
   print_line(result.written_line());
 }
 

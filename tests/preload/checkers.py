@@ -1,0 +1,286 @@
+"""Checkers of the files libprofagent.so wrote (issue 3, "Done when"). Each check_<name>
+receives a Context and raises CheckFailed with a sentence saying what is wrong.
+
+Times: the trace's ts/dur are microseconds with exactly 3 decimals, so ns = round(x * 1000)
+is exact and sums recomputed from the trace must equal the summary's ns numbers exactly.
+"""
+import collections
+import glob
+import json
+import os
+import re
+
+DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise CheckFailed(message)
+
+
+class Context:
+    def __init__(self, out_dir, run, run_without_agent):
+        self.out_dir = out_dir
+        self.run = run
+        self.run_without_agent = run_without_agent
+        self.summary = ""
+
+
+def is_driver_call(event):
+    return event.get("cat") == "cuda_driver" or not re.match(r"^_*cuda", event["name"])
+
+
+def ns(value):
+    return round(value * 1000)
+
+
+# ---- reading the output ----------------------------------------------------------------------
+
+def only_file(out_dir, pattern):
+    found = glob.glob(os.path.join(out_dir, "**", pattern), recursive=True)
+    expect(len(found) == 1, f"expected exactly one {pattern} in {out_dir}, found {found}")
+    return found[0]
+
+
+def expected_counts(stdout):
+    lines = [line for line in stdout.splitlines() if line.startswith("expect ")]
+    expect(len(lines) == 1, "the program printed no 'expect {...}' line")
+    return json.loads(lines[0][len("expect "):])
+
+
+def profagent_lines(stderr):
+    return [line for line in stderr.splitlines() if line.startswith("[profagent]")]
+
+
+def other_lines(stderr):
+    return [line for line in stderr.splitlines() if not line.startswith("[profagent]")]
+
+
+class Trace:
+    """The trace.json events, indexed the ways the checks need."""
+
+    def __init__(self, path):
+        with open(path, encoding="utf-8") as f:
+            self.document = json.load(f)
+        events = self.document["traceEvents"]
+        self.complete = [e for e in events if e.get("ph") == "X"]
+        for e in self.complete:
+            e["start_ns"] = ns(e["ts"])
+            e["end_ns"] = ns(e["ts"]) + ns(e["dur"])
+        self.device = [e for e in self.complete if e.get("cat") in DEVICE_CATEGORIES]
+        # Driver calls no hook saw (CUPTI's record of simblas' cuLaunchKernel): category
+        # cuda_driver, or cuda_runtime with a driver API name (cu*, not cuda*).
+        host = [e for e in self.complete if e.get("cat") in ("cuda_runtime", "cuda_driver")]
+        self.driver = [e for e in host if is_driver_call(e)]
+        self.runtime = [e for e in host if not is_driver_call(e)]
+        self.ranges = [e for e in self.complete if e.get("cat") == "user_annotation"]
+        self.flow_starts = {e["id"]: e for e in events if e.get("ph") == "s" and e.get("cat") == "ac2g"}
+        self.flow_ends = {(e["pid"], e["tid"], ns(e["ts"])): e for e in events
+                          if e.get("ph") == "f" and e.get("cat") == "ac2g"}
+        self.host_at = {(e["pid"], e["tid"], e["start_ns"]): e for e in self.runtime + self.driver}
+
+    def launcher(self, device_event):
+        """The host call an ac2g flow links to this device event, or None."""
+        end = self.flow_ends.get((device_event["pid"], device_event["tid"], device_event["start_ns"]))
+        if end is None:
+            return None
+        start = self.flow_starts.get(end["id"])
+        if start is None:
+            return None
+        return self.host_at.get((start["pid"], start["tid"], ns(start["ts"])))
+
+
+def enclosing(ranges, host_event, name):
+    inside = [r for r in ranges if r["name"] == name and r["tid"] == host_event["tid"]
+              and r["pid"] == host_event["pid"] and r["start_ns"] <= host_event["start_ns"]
+              and host_event["end_ns"] <= r["end_ns"]]
+    return min(inside, key=lambda r: r["end_ns"] - r["start_ns"]) if inside else None
+
+
+# ---- the checks of a devsim run --------------------------------------------------------------
+
+def check_last_line(context):
+    lines = profagent_lines(context.run.stderr)
+    expect(lines, "profagent printed nothing on stderr")
+    last = context.run.stderr.rstrip("\n").splitlines()[-1]
+    expect(last.startswith("[profagent] wrote "), f"the last stderr line is not the 'wrote' line: {last!r}")
+    paths = [p.strip() for p in last[len("[profagent] wrote "):].split(",")]
+    for path in paths:
+        expect(os.path.exists(path), f"the 'wrote' line names {path}, which does not exist")
+
+
+def check_device_records(trace, wanted):
+    for e in trace.device:
+        args = e.get("args", {})
+        expect("device" in args and "stream" in args, f"device record without device/stream: {e}")
+        expect(e["pid"] == args["device"], f"device record not on its device's row: {e}")
+    kernels = [e for e in trace.device if e["cat"] == "kernel"]
+    for base, count in wanted["kernels"].items():
+        found = sum(1 for e in kernels if base in e["name"])
+        expect(found == count, f"{count} {base} launched, {found} in the trace")
+    memcpy = sum(1 for e in trace.device if e["cat"] == "gpu_memcpy")
+    memset = sum(1 for e in trace.device if e["cat"] == "gpu_memset")
+    expect(memcpy == wanted["memcpy"], f"{wanted['memcpy']} copies issued, {memcpy} in the trace")
+    expect(memset == wanted["memset"], f"{wanted['memset']} sets issued, {memset} in the trace")
+    runtime_kernels = sum(wanted["kernels"].values())
+    expect(len(kernels) == runtime_kernels + wanted["driver_kernels"],
+           f"{runtime_kernels + wanted['driver_kernels']} kernels in all, {len(kernels)} in the trace")
+
+
+def check_links(trace):
+    """Every device record is linked (ac2g flow, equal correlation) to the call that issued
+    it, and starts no earlier than that call."""
+    for e in trace.device:
+        host = trace.launcher(e)
+        expect(host is not None, f"{e['cat']} {e['name']!r} at {e['ts']} has no ac2g flow to a host call")
+        expect(host["args"].get("correlation") == e["args"]["correlation"],
+               f"{e['name']!r}: correlation {e['args']['correlation']} but its launch has {host['args'].get('correlation')}")
+        expect(e["start_ns"] >= host["start_ns"],
+               f"{e['name']!r} starts at {e['ts']} before its launch {host['name']} at {host['ts']}")
+
+
+def check_driver_threads(trace):
+    """Driver calls no hook saw are drawn on the OS thread that made them (CUPTI's threadId
+    is not an OS tid: the collector must map it)."""
+    threads = {(e["pid"], e["tid"]) for e in trace.runtime + trace.ranges}
+    for call in trace.driver:
+        expect((call["pid"], call["tid"]) in threads,
+               f"driver call {call['name']} at {call['ts']} is on thread {call['tid']}, which made no "
+               f"hooked call (known threads {sorted(t for _, t in threads)}): CUPTI threadId not mapped to the OS tid?")
+
+
+def check_external_ids(trace, wanted):
+    """Kernels inside a range carry the range's External id — also those launched through
+    the driver (simblas' cuLaunchKernel), which no hook sees."""
+    driver_kernels = 0
+    for e in trace.device:
+        if e["cat"] != "kernel":
+            continue
+        host = trace.launcher(e)
+        innermost = "driver_region" if is_driver_call(host) else "iteration"
+        driver_kernels += is_driver_call(host)
+        scope = enclosing(trace.ranges, host, innermost)
+        expect(scope is not None, f"kernel {e['name']!r}: its launch is not inside a {innermost} range")
+        expect(e["args"].get("External id") == scope["args"]["External id"],
+               f"kernel {e['name']!r}: External id {e['args'].get('External id')} != {innermost} range's "
+               f"{scope['args']['External id']}")
+    expect(driver_kernels == wanted["driver_kernels"],
+           f"{wanted['driver_kernels']} driver-level launches, {driver_kernels} kernels linked to cuda_driver calls")
+    for name, count in wanted["ranges"].items():
+        found = sum(1 for r in trace.ranges if r["name"] == name)
+        expect(found == count, f"{count} {name} ranges opened, {found} in the trace")
+
+
+def check_syncs(trace):
+    """A synchronisation ends after what it waited for: cudaDeviceSynchronize after all work
+    issued before it; cudaStreamSynchronize after the work of the call just before it (the
+    program issues that call on the synchronised stream)."""
+    by_host = collections.defaultdict(list)
+    for e in trace.device:
+        by_host[id(trace.launcher(e))].append(e)
+    calls = sorted(trace.runtime, key=lambda h: h["start_ns"])
+    device_syncs = stream_syncs = 0
+    for i, call in enumerate(calls):
+        if call["name"] == "cudaDeviceSynchronize":
+            device_syncs += 1
+            earlier = [e for h in calls[:i] for e in by_host[id(h)]]
+            late = [e for e in earlier if e["end_ns"] > call["end_ns"]]
+            expect(not late, f"cudaDeviceSynchronize at {call['ts']} ended before {late[:1]}")
+        if call["name"].startswith("cudaStreamSynchronize"):
+            stream_syncs += 1
+            before = [h for h in calls[:i] if h["tid"] == call["tid"]][-1]
+            waited = by_host[id(before)]
+            expect(waited, f"the call before cudaStreamSynchronize ({before['name']}) issued no device work")
+            late = [e for e in waited if e["end_ns"] > call["end_ns"]]
+            expect(not late, f"cudaStreamSynchronize at {call['ts']} ended before {late[:1]}")
+    expect(device_syncs > 0 and stream_syncs > 0, "the run has no device or stream synchronisation")
+
+
+def summary_rows(out_dir):
+    with open(only_file(out_dir, "*.summary.ndjson"), encoding="utf-8") as f:
+        return json.loads(f.readline())
+
+
+def check_table(trace, summary):
+    """Every number of the table equals the sum recomputed from the trace."""
+    sums = collections.defaultdict(lambda: [0, 0])
+    for e in trace.device:
+        sums[("device", e["name"])][0] += 1
+        sums[("device", e["name"])][1] += e["end_ns"] - e["start_ns"]
+    for e in trace.runtime + trace.driver + trace.ranges:
+        sums[("host", e["name"])][0] += 1
+        sums[("host", e["name"])][1] += e["end_ns"] - e["start_ns"]
+    issued = collections.defaultdict(int)
+    for e in trace.device:
+        host = trace.launcher(e)
+        if host is not None:
+            issued[host["name"]] += e["end_ns"] - e["start_ns"]
+    checked = 0
+    for row in summary["rows"]:
+        if row["kind"] in ("kernel", "memcpy", "memset"):
+            count, total = sums[("device", row["name"])]
+            expect((row["count"], row["cuda_total_ns"], row["self_cuda_ns"]) == (count, total, total),
+                   f"table row {row['name']!r}: {row} but the trace sums to count {count}, {total} ns")
+        elif row["kind"] in ("runtime", "driver", "range"):
+            count, total = sums[("host", row["name"])]
+            expect((row["count"], row["cpu_total_ns"]) == (count, total),
+                   f"table row {row['name']!r}: {row} but the trace sums to count {count}, {total} ns")
+            if row["kind"] in ("runtime", "driver"):
+                expect(row["cuda_total_ns"] == issued[row["name"]],
+                       f"table row {row['name']!r}: CUDA total {row['cuda_total_ns']} != {issued[row['name']]} "
+                       "ns of device work it issued")
+        else:
+            continue
+        checked += 1
+    device_total = sum(e["end_ns"] - e["start_ns"] for e in trace.device)
+    expect(summary["self_cuda_time_total_ns"] == device_total,
+           f"Self CUDA time total {summary['self_cuda_time_total_ns']} != {device_total} ns in the trace")
+    self_cpu = sum(row["self_cpu_ns"] for row in summary["rows"])
+    expect(summary["self_cpu_time_total_ns"] == self_cpu,
+           f"Self CPU time total {summary['self_cpu_time_total_ns']} != sum of rows {self_cpu}")
+    return checked
+
+
+def check_devsim_run(context):
+    run = context.run
+    expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    wanted = expected_counts(run.stdout)
+    expect(wanted["failures"] == 0, "CUDA calls failed on devsim")
+    check_last_line(context)
+    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    check_device_records(trace, wanted)
+    check_links(trace)
+    check_driver_threads(trace)
+    check_external_ids(trace, wanted)
+    check_syncs(trace)
+    rows = check_table(trace, summary_rows(context.out_dir))
+    context.summary = (f"{len(trace.device)} device records, {len(trace.runtime)} runtime calls, "
+                       f"{rows} table rows recomputed")
+
+
+# ---- the real libcudart.so.13, no driver -----------------------------------------------------
+
+def check_real_runtime_unchanged(context):
+    """Without a driver every call fails (cudaErrorInsufficientDriver, 35): the program must
+    behave exactly as without the agent, and the failures must be in the trace."""
+    baseline = context.run_without_agent()
+    run = context.run
+    expect(run.stdout == baseline.stdout, f"stdout differs:\n{run.stdout}\n--- without agent ---\n{baseline.stdout}")
+    expect(other_lines(run.stderr) == other_lines(baseline.stderr), "stderr (without [profagent] lines) differs")
+    expect(run.returncode == baseline.returncode,
+           f"exit code {run.returncode} with the agent, {baseline.returncode} without")
+    expect(run.returncode != 0, "the run against the real runtime was expected to fail without a driver")
+    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    failed = [e for e in trace.runtime if e.get("args", {}).get("cuda_error") == 35]
+    expect(failed, "no failed runtime call with cuda_error 35 in the trace")
+    names = {e["name"] for e in failed}
+    for name in ("cudaMalloc", "cudaMemcpy", "cudaDeviceSynchronize"):
+        expect(name in names, f"the failed {name} is not in the trace (failed calls: {sorted(names)})")
+    cupti_lines = [line for line in profagent_lines(run.stderr) if re.search("cupti", line, re.I)]
+    expect(len(cupti_lines) == 1, f"CUPTI's refusal should be reported once, got {cupti_lines}")
+    check_last_line(context)
+    context.summary = f"{len(failed)} failed calls recorded, output identical"

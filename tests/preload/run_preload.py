@@ -1,0 +1,70 @@
+#!/usr/bin/python3
+"""Runs one preload test: the program exactly as a user runs it, then a checker on its files.
+
+    run_preload.py --out DIR --checker NAME -- cmake -E env LD_PRELOAD=... PROG ARGS...
+
+DIR is emptied first (the command's PROFAGENT_OUTPUT_DIR points into it). stdout, stderr and
+the exit code are kept in DIR/run.* for the checker; checkers that compare with a run without
+the agent rerun the same command with its LD_PRELOAD=... argument removed.
+Only the Python standard library is used.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checkers  # noqa: E402
+
+
+class Run:
+    def __init__(self, command, completed):
+        self.command = command
+        self.stdout = completed.stdout
+        self.stderr = completed.stderr
+        self.returncode = completed.returncode
+
+    def save(self, directory, prefix):
+        for suffix, text in (("stdout", self.stdout), ("stderr", self.stderr),
+                             ("rc", str(self.returncode))):
+            with open(os.path.join(directory, f"{prefix}.{suffix}"), "w") as f:
+                f.write(text)
+
+
+def run(command, timeout=120):
+    completed = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                               timeout=timeout)
+    return Run(command, completed)
+
+
+def without_agent(command):
+    return [word for word in command if not word.startswith("LD_PRELOAD=")]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--checker", required=True)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    options = parser.parse_args()
+    command = options.command[1:] if options.command[:1] == ["--"] else options.command
+    shutil.rmtree(options.out, ignore_errors=True)
+    os.makedirs(options.out)
+    agent_run = run(command)
+    agent_run.save(options.out, "run")
+    check = getattr(checkers, "check_" + options.checker)
+    context = checkers.Context(options.out, agent_run, lambda: run(without_agent(command)))
+    try:
+        check(context)
+    except checkers.CheckFailed as failure:
+        print(f"FAILED: {failure}")
+        print(f"--- command: {' '.join(command)}")
+        print(f"--- exit code {agent_run.returncode}; stderr:\n{agent_run.stderr[-4000:]}")
+        return 1
+    print(f"passed: {options.checker} ({context.summary})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
