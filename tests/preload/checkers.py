@@ -284,3 +284,16 @@ def check_real_runtime_unchanged(context):
     expect(len(cupti_lines) == 1, f"CUPTI's refusal should be reported once, got {cupti_lines}")
     check_last_line(context)
     context.summary = f"{len(failed)} failed calls recorded, output identical"
+
+
+# ---- a process that never uses CUDA ----------------------------------------------------------
+
+def check_silent_without_cuda(context):
+    baseline = context.run_without_agent()
+    run = context.run
+    expect((run.stdout, run.stderr, run.returncode) == (baseline.stdout, baseline.stderr, baseline.returncode),
+           f"output or exit code changed: {run.stderr!r} / {baseline.stderr!r}")
+    expect(not profagent_lines(run.stderr), f"profagent printed {profagent_lines(run.stderr)}")
+    written = [name for name in os.listdir(context.out_dir) if not name.startswith("run.")]
+    expect(not written, f"profagent wrote {written} for a process that never used CUDA")
+    context.summary = "nothing written, nothing printed"

@@ -6,7 +6,8 @@
 // driver prints the same lines with and without the agent.
 //
 //   preload_workload [iterations=3]
-// Built twice: with libsimblas (driver-level cuLaunchKernel inside a profagent range), and
+// With -DPRELOAD_AS_LIBRARY, main() becomes preload_workload_main() of a shared library that
+// programs/dlopen_local.cpp loads with RTLD_LOCAL. Built as programs: with libsimblas (driver-level cuLaunchKernel inside a profagent range), and
 // with -DPRELOAD_NO_SIMBLAS for the run against the real libcudart without a driver.
 #include <cuda_runtime_api.h>
 
@@ -56,7 +57,11 @@ constexpr size_t kBytes = kN * sizeof(float);
 
 }  // namespace
 
+#ifdef PRELOAD_AS_LIBRARY
+extern "C" __attribute__((visibility("default"))) int preload_workload_main(int argc, char** argv) {
+#else
 int main(int argc, char** argv) {
+#endif
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 3;
   std::vector<float> host(kN, 1.0f), back(kN, 0.0f);
   float *a = nullptr, *b = nullptr, *pinned = nullptr;
