@@ -130,6 +130,7 @@ class ChromeTraceWriter {
   void gpu_args(const DeviceRecord& d, Args& a);
   void driver_event(const DeviceRecord& d);
   void flow_starts(bool from_driver, std::size_t index, uint64_t pid, uint64_t tid, uint64_t ts);
+  void flow_start(uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
   void flow_end(const DeviceRecord& d);
   void row_metadata();
   void metadata_event(std::string_view what, uint64_t pid, uint64_t tid, std::string_view key,
@@ -147,8 +148,9 @@ class ChromeTraceWriter {
   uint64_t base_;
   uint64_t events_ = 0;
   std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;
-  std::vector<FlowStart> flow_starts_;  // sorted
-  std::size_t flow_cursor_ = 0;
+  std::vector<uint64_t> host_flow_;    // flow id started by each host record, 0 if none
+  std::vector<uint64_t> driver_flow_;  // the same per device record (driver records only)
+  std::vector<FlowStart> extra_flows_;  // second and later ids of one call, sorted
   RowSet host_rows_;    // (pid, tid)
   RowSet device_rows_;  // (device, tid)
   uint64_t last_ns_ = 0;
@@ -243,7 +245,7 @@ void ChromeTraceWriter::metadata_keys() {
 // is one (a library's cuLaunchKernel no hook saw), else from the host call that issued it.
 bool ChromeTraceWriter::launcher_of(const DeviceRecord& d, FlowStart* from) const {
   if (d.kind == DeviceKind::DriverApi) return false;
-  if (d.correlation != 0) {
+  if (d.correlation != 0 && !driver_by_correlation_.empty()) {
     const auto it = driver_by_correlation_.find(d.correlation);
     if (it != driver_by_correlation_.end()) {
       *from = {true, it->second, 0};
@@ -262,6 +264,9 @@ uint64_t ChromeTraceWriter::flow_id(const DeviceRecord& d, const FlowStart& from
   return (uint64_t{from.from_driver ? 2u : 1u} << 32) + from.index;
 }
 
+// Flow ids per launching call, by index: no sort of a million-entry list. A call with more
+// than one distinct id (an operator hosting several driver-level launches without driver
+// records) keeps the others in the small sorted `extra_flows_`.
 void ChromeTraceWriter::plan_flows() {
   for (std::size_t i = 0; i < t_.device.size(); ++i) {
     const DeviceRecord& d = t_.device[i];
@@ -269,12 +274,20 @@ void ChromeTraceWriter::plan_flows() {
       driver_by_correlation_.emplace(d.correlation, i);
     }
   }
+  host_flow_.assign(t_.host.size(), 0);
+  driver_flow_.assign(t_.device.size(), 0);
   for (const DeviceRecord& d : t_.device) {
     FlowStart from;
-    if (launcher_of(d, &from)) flow_starts_.push_back(from);
+    if (!launcher_of(d, &from)) continue;
+    uint64_t& slot = (from.from_driver ? driver_flow_ : host_flow_)[from.index];
+    if (slot == 0) {
+      slot = from.id;
+    } else if (slot != from.id) {
+      extra_flows_.push_back(from);
+    }
   }
-  std::sort(flow_starts_.begin(), flow_starts_.end());
-  flow_starts_.erase(std::unique(flow_starts_.begin(), flow_starts_.end()), flow_starts_.end());
+  std::sort(extra_flows_.begin(), extra_flows_.end());
+  extra_flows_.erase(std::unique(extra_flows_.begin(), extra_flows_.end()), extra_flows_.end());
 }
 
 void ChromeTraceWriter::begin_x(std::string_view cat, std::string_view name, uint64_t pid,
@@ -293,7 +306,6 @@ void ChromeTraceWriter::begin_x(std::string_view cat, std::string_view name, uin
 }
 
 void ChromeTraceWriter::host_events() {
-  flow_cursor_ = 0;
   for (std::size_t i = 0; i < t_.host.size(); ++i) host_event(i);
 }
 
@@ -369,25 +381,27 @@ void ChromeTraceWriter::step_events() {
 
 void ChromeTraceWriter::flow_starts(bool from_driver, std::size_t index, uint64_t pid,
                                     uint64_t tid, uint64_t ts) {
-  while (flow_cursor_ < flow_starts_.size()) {
-    const FlowStart& f = flow_starts_[flow_cursor_];
-    if (f.from_driver != from_driver || f.index > index) return;
-    ++flow_cursor_;
-    if (f.index < index) continue;
-    w_.raw("{\"ph\":\"s\",\"id\":"), w_.u64(f.id);
-    w_.raw(",\"pid\":"), w_.u64(pid);
-    w_.raw(",\"tid\":"), w_.u64(tid);
-    w_.raw(",\"ts\":"), w_.us3(rel(ts));
-    w_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
-    end_event();
+  const uint64_t id = (from_driver ? driver_flow_ : host_flow_)[index];
+  if (id == 0) return;
+  flow_start(id, pid, tid, ts);
+  if (extra_flows_.empty()) return;
+  const FlowStart key{from_driver, index, 0};
+  for (auto it = std::lower_bound(extra_flows_.begin(), extra_flows_.end(), key);
+       it != extra_flows_.end() && it->from_driver == from_driver && it->index == index; ++it) {
+    flow_start(it->id, pid, tid, ts);
   }
 }
 
+void ChromeTraceWriter::flow_start(uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts) {
+  w_.raw("{\"ph\":\"s\",\"id\":"), w_.u64(id);
+  w_.raw(",\"pid\":"), w_.u64(pid);
+  w_.raw(",\"tid\":"), w_.u64(tid);
+  w_.raw(",\"ts\":"), w_.us3(rel(ts));
+  w_.raw(",\"cat\":\"ac2g\",\"name\":\"ac2g\"");
+  end_event();
+}
+
 void ChromeTraceWriter::device_events() {
-  // Driver records are flow starts: skip the host part of the cursor.
-  while (flow_cursor_ < flow_starts_.size() && !flow_starts_[flow_cursor_].from_driver) {
-    ++flow_cursor_;
-  }
   for (std::size_t i = 0; i < t_.device.size(); ++i) {
     const DeviceRecord& d = t_.device[i];
     if (d.kind == DeviceKind::DriverApi) {

@@ -104,9 +104,18 @@ char* write_json_string(char* out, std::string_view text) {
   return out;
 }
 
+static int decimal_digits(uint64_t v) {
+  int n = 1;
+  for (; v >= 10000; v /= 10000) n += 4;
+  if (v >= 1000) return n + 3;
+  if (v >= 100) return n + 2;
+  return v >= 10 ? n + 1 : n;
+}
+
+// Digits are written backwards straight into `out`, two at a time.
 char* write_u64(char* out, uint64_t v) {
-  char tmp[20];
-  char* p = tmp + sizeof(tmp);
+  char* const end = out + decimal_digits(v);
+  char* p = end;
   while (v >= 100) {
     const auto pair = static_cast<unsigned>(v % 100) * 2;
     v /= 100;
@@ -119,9 +128,7 @@ char* write_u64(char* out, uint64_t v) {
   } else {
     *--p = static_cast<char>('0' + v);
   }
-  const auto len = static_cast<std::size_t>(tmp + sizeof(tmp) - p);
-  std::memcpy(out, p, len);
-  return out + len;
+  return end;
 }
 
 char* write_us3(char* out, uint64_t ns) {
