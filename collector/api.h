@@ -97,6 +97,19 @@ void cuda_in_use() noexcept;
 void push_external_id(uint64_t id) noexcept;
 void pop_external_id() noexcept;
 
+// ---- operator input shapes (PROFAGENT_RECORD_SHAPES) ---------------------------------------
+// One argument of an operator: a tensor (rank >= 0, `dims` valid only during the call) or
+// something else (rank < 0). `type` is an interned dtype or argument-type name.
+inline constexpr int32_t kMaxShapeRank = 8;
+struct ShapeArg {
+  int32_t rank = -1;
+  NameId type = kNoName;
+  const int64_t* dims = nullptr;
+};
+// Copies the shapes into the collector's side store (no allocation; collector/shapes.h) and
+// returns a handle for HostEvent::arg0 of the Operator event, or 0 if not stored.
+uint64_t record_shapes(const ShapeArg* args, uint32_t count) noexcept;
+
 // ---- facts hooks learn ----------------------------------------------------------------
 // __cudaRegisterFunction: the host stub (or kernel handle) and its mangled device name, so
 // kernels have names even when no device records come.

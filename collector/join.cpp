@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "collector/names.h"
+#include "collector/shapes.h"
 
 namespace profagent::collector {
 namespace {
@@ -76,6 +77,9 @@ class Joiner {
     r.arg0 = event.arg0;
     r.arg1 = event.arg1;
     if (r.kind == EventKind::Launch) r.kernel_name = kernel_name_of(event.arg0);
+    if (r.kind == EventKind::Operator && event.arg0 != 0) {
+      read_shapes(event.arg0, in_.names, r.input_dims, r.input_types);
+    }
     return r;
   }
 
