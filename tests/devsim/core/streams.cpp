@@ -104,7 +104,12 @@ Status destroy_stream(Stream* s) {
 bool stream_live(const Stream* s) {
   if (s == nullptr) return false;
   std::lock_guard lock(sched_mutex());
-  return s->legacy || handles().streams.count(s) != 0;
+  if (handles().streams.count(s) != 0) return true;
+  // Never dereference: s may be any value a caller passed as a handle.
+  for (int d = 0; d < kMaxDevices; ++d) {
+    if (device_state(d).legacy == s) return true;
+  }
+  return false;
 }
 
 Status stream_synchronize(Stream* s) {

@@ -1,0 +1,49 @@
+// Fault injection (DEVSIM_FAIL) and sticky errors. Runs in its own process with
+// DEVSIM_FAIL="cudaMalloc=2@2,cudaLaunchKernel=719@3,cuLaunchKernel=1" (see CMakeLists.txt).
+#include <catch2/catch.hpp>
+
+#include <cuda.h>
+
+#include "model_test_support.h"
+
+using namespace devsim_test;
+
+namespace {
+void fault_stub() {}
+const void* k_fault = fake_kernel(reinterpret_cast<const void*>(&fault_stub), "_Z7k_faultv");
+}  // namespace
+
+TEST_CASE("DEVSIM_FAIL makes a named API fail on its n-th call", "[fault]") {
+  void* a = nullptr;
+  void* b = nullptr;
+  void* c = nullptr;
+  CHECK(cudaMalloc(&a, 64) == cudaSuccess);
+  CHECK(cudaMalloc(&b, 64) == cudaErrorMemoryAllocation);  // the 2nd call only
+  CHECK(cudaGetLastError() == cudaErrorMemoryAllocation);
+  CHECK(cudaMalloc(&c, 64) == cudaSuccess);
+  auto mallocs = tracer().calls("cudaMalloc");
+  REQUIRE(mallocs.size() == 3);
+  CHECK(mallocs[1].result == cudaErrorMemoryAllocation);
+
+  cudaFunction_t fn;
+  REQUIRE(cudaGetFuncBySymbol(&fn, k_fault) == cudaSuccess);
+  CHECK(cuLaunchKernel(reinterpret_cast<CUfunction>(fn), 1, 1, 1, 1, 1, 1, 0, nullptr, nullptr, nullptr) ==
+        CUDA_ERROR_INVALID_VALUE);  // every call
+  cudaFree(a), cudaFree(c);
+}
+
+TEST_CASE("an injected sticky error poisons every later call until reset", "[fault]") {
+  tracer().clear();
+  CHECK(cudaLaunchKernel(k_fault, 1, 1, nullptr, 0, nullptr) == cudaSuccess);
+  CHECK(cudaLaunchKernel(k_fault, 1, 1, nullptr, 0, nullptr) == cudaSuccess);
+  CHECK(cudaLaunchKernel(k_fault, 1, 1, nullptr, 0, nullptr) == cudaErrorLaunchFailure);  // 3rd call
+  void* p = nullptr;
+  CHECK(cudaMalloc(&p, 64) == cudaErrorLaunchFailure);
+  CHECK(cudaGetLastError() == cudaErrorLaunchFailure);
+  CHECK(cudaGetLastError() == cudaErrorLaunchFailure);  // sticky: not cleared
+  REQUIRE(cudaDeviceReset() == cudaSuccess);          // waits for the device, clears the error
+  CHECK(tracer().kernels("_Z7k_faultv").size() == 2);  // the failed launch enqueued nothing
+  CHECK(cudaGetLastError() == cudaSuccess);
+  CHECK(cudaMalloc(&p, 64) == cudaSuccess);
+  cudaFree(p);
+}
