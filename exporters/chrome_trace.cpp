@@ -13,10 +13,12 @@ bool is_runtime_kind(EventKind k) {
   return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
 }
 
-std::string_view host_category(EventKind k) {
-  if (k == EventKind::Operator) return "cpu_op";
-  if (k == EventKind::Range || k == EventKind::Step) return "user_annotation";
-  return "cuda_runtime";
+// Driver calls no hook saw reach the trace as host records flagged kFlagDriverApi (the
+// collector's join); they are Kineto's `cuda_driver` events.
+std::string_view host_category(const HostRecord& h) {
+  if (h.kind == EventKind::Operator) return "cpu_op";
+  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return "user_annotation";
+  return h.flags & kFlagDriverApi ? "cuda_driver" : "cuda_runtime";
 }
 
 std::string_view device_category(DeviceKind k) {
@@ -319,7 +321,7 @@ void ChromeTraceWriter::host_event(std::size_t index) {
     step_name = "ProfilerStep#" + std::to_string(h.arg0);
     name = step_name;
   }
-  begin_x(host_category(h.kind), name, pid, tid, h.start_ns, h.end_ns);
+  begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
   host_args(h);
   end_event();
   flow_starts(false, index, pid, tid, h.start_ns);

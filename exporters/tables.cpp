@@ -10,12 +10,17 @@ namespace {
 
 uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
+bool is_scope(EventKind k) {
+  return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step;
+}
+
 bool is_device_work(DeviceKind k) {
   return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset;
 }
 
-RowKind host_row_kind(EventKind k) {
-  switch (k) {
+RowKind host_row_kind(const HostRecord& h) {
+  if (h.flags & kFlagDriverApi) return RowKind::Driver;
+  switch (h.kind) {
     case EventKind::Operator: return RowKind::Operator;
     case EventKind::Range: return RowKind::Range;
     case EventKind::Step: return RowKind::Step;
@@ -69,14 +74,15 @@ std::vector<HostCost> host_costs(const Trace& t) {
       continue;
     }
     if (!is_device_work(d.kind)) continue;
-    if (t.host[d.host].kind == EventKind::Operator || t.host[d.host].kind == EventKind::Range ||
-        t.host[d.host].kind == EventKind::Step) {
-      cost[d.host].self_cuda += dur;
-    }
     // Up the nesting chain; the depth cap only guards against a malformed parent cycle.
+    bool self_taken = false;  // by the innermost enclosing scope
     int64_t at = d.host;
     for (int depth = 0; valid_index(at, t.host.size()) && depth < 4096; ++depth) {
       cost[at].cuda_total += dur;
+      if (!self_taken && is_scope(t.host[at].kind)) {
+        cost[at].self_cuda += dur;
+        self_taken = true;
+      }
       at = t.host[at].parent;
     }
   }
@@ -112,7 +118,7 @@ void add_host_rows(const Trace& t, RowBuilder& rows) {
   const std::vector<HostCost> cost = host_costs(t);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    const RowKind kind = host_row_kind(h.kind);
+    const RowKind kind = host_row_kind(h);
     const std::string& name = kind == RowKind::Step ? "ProfilerStep*" : h.name;
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims) : std::string();
     TableRow& r = rows.row(name, shapes, kind);

@@ -1,17 +1,22 @@
 // key_averages()-style aggregate tables (torch.profiler's EventList.table(), seed docs 000/001).
 //
-// Rows and what their numbers are (all ns here; the text table shows µs/ms/s like PyTorch):
+// Rows and what their numbers are (all ns here; the text table shows µs/ms/s like PyTorch).
+// "Device work" = kernel, memcpy and memset records; a record "belongs" to the host record
+// in its `host` field and to every host record enclosing that one (the `parent` chain).
 // - runtime API calls (every host kind but Operator/Range/Step), grouped by name:
 //   CPU total = duration; Self CPU = duration minus the durations of its recorded children
-//   (host records whose `parent` is it, and CUPTI driver records whose `host` is it);
-//   CUDA total = device time of the kernel/memcpy/memset records it or its children issued;
-//   Self CUDA = 0.
+//   (host records whose `parent` is it); CUDA total = device work that belongs to it;
+//   Self CUDA = 0. Driver calls no hook saw (host records flagged kFlagDriverApi, e.g. a
+//   library's cuLaunchKernel) are rows of this kind too (RowKind::Driver).
 // - operators, user ranges and steps ("ProfilerStep*", as torch's key_averages names them):
-//   CPU numbers as above; CUDA total = device time of the records whose `host` is the row's
-//   record or nested inside it; Self CUDA = device time of the records whose `host` is the
-//   record itself (e.g. kernels of driver-level launches inside the operator).
-// - driver API records (CUPTI saw a launch no hook saw): CPU total = Self CPU = duration;
-//   CUDA total = device time of the records with the same correlation id; Self CUDA = 0.
+//   CPU numbers as above; CUDA total = device work that belongs to it; Self CUDA = device
+//   work whose innermost enclosing operator/range/step is this record — the kernels its own
+//   launches (or driver-level launches inside it) issued, not those of nested operators.
+//   This is torch's attribution (a kernel counts as self time of the op that launched it)
+//   and includes the records whose `host` is the op itself.
+// - CUPTI driver records left in Trace::device (DeviceKind::DriverApi): CPU total = Self CPU
+//   = duration, subtracted from the Self CPU of their `host`; CUDA total = device work with
+//   the same correlation id.
 // - kernels, copies and sets grouped by name: Self CUDA = CUDA total = device time; CPU 0.
 //   Device-side sync records are waits, not device work: they are in no table row.
 // Totals: "Self CPU time total" = sum of Self CPU over all rows; "Self CUDA time total" = sum

@@ -9,6 +9,7 @@
 
 #include "exporters/chrome_trace.h"
 #include "exporters/exporter.h"
+#include "exporters/tables.h"
 #include "synthetic_trace.h"
 
 using namespace profagent;
@@ -155,7 +156,7 @@ TEST_CASE("host events: categories, External id, correlation, errors", "[exporte
   for (const Json& e : events_of(doc, "X")) {
     if (e["cat"] == "cuda_runtime") runtime[e["name"]] = e;
   }
-  CHECK(runtime.size() == 4);
+  CHECK(runtime.size() == 4);  // cuLaunchKernel is a cuda_driver event
   CHECK(runtime["cudaMemcpyAsync"]["args"]["External id"] == 10);
   CHECK(runtime["cudaMemcpyAsync"]["args"]["correlation"] == 2);
   CHECK(runtime["cudaMalloc"]["args"]["cuda_error"] == 2);
@@ -164,7 +165,9 @@ TEST_CASE("host events: categories, External id, correlation, errors", "[exporte
   REQUIRE(driver);
   CHECK((*driver)["cat"] == "cuda_driver");
   CHECK((*driver)["pid"] == test::kPid);
-  CHECK((*driver)["args"]["cbid"] == 307);
+  CHECK((*driver)["tid"] == test::kPid);
+  CHECK((*driver)["args"]["correlation"] == 3);
+  CHECK((*driver)["args"]["External id"] == 13);
   const Json& last = doc["traceEvents"].back();
   CHECK(last["name"] == "Record Window End");
   CHECK(last["ph"] == "i");
@@ -242,13 +245,13 @@ TEST_CASE("hostile names stay valid JSON and valid UTF-8 names round-trip", "[ex
   t.host[0].name = "op \"quoted\" \\back\\ " + controls;
   t.host[3].name = "bad \xFF\xC0 utf8 \xE2\x82";
   t.device[0].name = long_name;
-  t.device[3].name = "\xE5\x8D\xB7\xE7\xA7\xAF<float>";
+  t.device[2].name = "\xE5\x8D\xB7\xE7\xA7\xAF<float>";
   t.process.exe_name = "exe\nname";
   t.process.host_name = "host\"x";
   const Json doc = Json::parse(trace_text(t));  // throws on invalid JSON or UTF-8
   CHECK(find_x(doc, t.host[0].name) != nullptr);
   CHECK(find_x(doc, long_name) != nullptr);
-  CHECK(find_x(doc, t.device[3].name) != nullptr);
+  CHECK(find_x(doc, t.device[2].name) != nullptr);
   CHECK(find_x(doc, "bad \xEF\xBF\xBD\xEF\xBF\xBD utf8 \xEF\xBF\xBD") != nullptr);
   CHECK(doc["host_name"] == "host\"x");
 }
@@ -273,4 +276,37 @@ TEST_CASE("an empty trace is still a complete document", "[exporters][trace]") {
   const Json doc = Json::parse(trace_text(t));
   CHECK(doc["traceEvents"].back()["name"] == "Record Window End");
   CHECK(doc["distributedInfo"]["rank"] == 0);
+}
+
+TEST_CASE("a CUPTI driver record left in Trace::device starts the arrow to its kernel",
+          "[exporters][trace]") {
+  Trace t = test::sample_trace();
+  t.host.pop_back();  // the kFlagDriverApi host record: keep the raw CUPTI record instead
+  DeviceRecord driver = test::device(DeviceKind::DriverApi, "cuLaunchKernel", 120, 125, 0, 3, 3);
+  driver.pid = test::kPid;
+  driver.tid = test::kWorker;
+  driver.cbid = 307;
+  t.device[2].host = 3;
+  t.device.insert(t.device.begin() + 1, driver);
+  const Json doc = Json::parse(trace_text(t));
+  const Json* x = find_x(doc, "cuLaunchKernel");
+  REQUIRE(x);
+  CHECK((*x)["cat"] == "cuda_driver");
+  CHECK((*x)["tid"] == test::kWorker);
+  CHECK((*x)["args"]["cbid"] == 307);
+  const Json starts = events_of(doc, "s");
+  int from_driver = 0;
+  for (const Json& s : starts) {
+    if (s["id"] == 3) {
+      ++from_driver;
+      CHECK(s["ts"] == (*x)["ts"]);
+      CHECK(s["tid"] == test::kWorker);
+    }
+  }
+  CHECK(from_driver == 1);
+  const Table table = build_table(t, {});
+  for (const TableRow& r : table.rows) {
+    if (r.name == "aten::relu") CHECK(r.self_cpu_ns == 35'000);  // minus the driver call
+    if (r.name == "cuLaunchKernel") CHECK(r.cuda_total_ns == 20'000);
+  }
 }

@@ -71,6 +71,10 @@ inline Trace sample_trace() {
   t.host.push_back(host(EventKind::Sync, "cudaDeviceSynchronize", 160, 400, 14));      // 4
   t.host.push_back(host(EventKind::Launch, "cudaLaunchKernel", 50, 55, 15, kWorker));  // 5
   t.host.push_back(host(EventKind::Alloc, "cudaMalloc", 60, 61, 16, kWorker));         // 6
+  t.host.push_back(host(EventKind::Launch, "cuLaunchKernel", 120, 125, 0, kPid, 3));   // 7
+  t.host[7].flags = kFlagDriverApi | kFlagAsync;
+  t.host[7].correlation = 3;
+  t.host[7].external_id = 13;
   t.host[1].external_id = t.host[2].external_id = 10;
   t.host[1].correlation = 1;
   t.host[1].kernel_name = "gemm";
@@ -88,18 +92,13 @@ inline Trace sample_trace() {
   DeviceRecord copy = device(DeviceKind::Memcpy, "Memcpy HtoD (Pageable -> Device)", 130, 140, 7, 2, 2);
   copy.bytes = 4096;
   copy.external_id = 10;
-  DeviceRecord driver = device(DeviceKind::DriverApi, "cuLaunchKernel", 120, 125, 0, 3, 3);
-  driver.pid = kPid;
-  driver.tid = kPid;
-  driver.cbid = 307;
-  driver.external_id = 13;
-  DeviceRecord relu = device(DeviceKind::Kernel, "relu_kernel", 150, 170, 7, 3, 3);
+  DeviceRecord relu = device(DeviceKind::Kernel, "relu_kernel", 150, 170, 7, 3, 7);
   relu.external_id = 13;
   DeviceRecord gemm2 = device(DeviceKind::Kernel, "gemm", 180, 230, 0, 4, 5);
   gemm2.external_id = 15;
   DeviceRecord sync = device(DeviceKind::Sync, "", 160, 400, 7, 5, 4);
   sync.sync_type = 3;
-  t.device = {gemm, driver, copy, relu, sync, gemm2};
+  t.device = {gemm, copy, relu, sync, gemm2};
   t.device_backend = "cupti";
   t.cupti_version = "13.0";
   t.cuda_runtime_version = 13000;
