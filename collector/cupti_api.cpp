@@ -58,6 +58,7 @@ bool CuptiApi::load(const std::string& explicit_path, std::string* why) {
   std::string optional;
   resolve(handle, "cuptiActivityRegisterTimestampCallback", register_timestamp_callback, &optional);
   resolve(handle, "cuptiGetCallbackName", get_callback_name, &optional);
+  resolve(handle, "cuptiSetThreadIdType", set_thread_id_type, &optional);
   if (!missing.empty()) {
     *why = path + " lacks " + missing;
     return false;  // the handle stays open: unloading CUPTI is never safe

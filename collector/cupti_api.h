@@ -22,6 +22,7 @@ struct CuptiApi {
   decltype(&cuptiActivityPushExternalCorrelationId) push_external = nullptr;
   decltype(&cuptiActivityPopExternalCorrelationId) pop_external = nullptr;
   decltype(&cuptiGetCallbackName) get_callback_name = nullptr;  // optional
+  decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;  // optional
 
   std::string path;  // what was loaded
 

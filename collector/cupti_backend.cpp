@@ -78,6 +78,9 @@ bool CuptiBackend::start() noexcept {
       return false;
     }
     align_clock();
+    // DRIVER records then carry OS thread ids (gettid), as our host records do; the default
+    // is pthread_self(). Without it, driver calls still find their scope by external id.
+    if (api_.set_thread_id_type) api_.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (!enable_kinds()) return false;
     usable_.store(true);
     status_ = "cupti";

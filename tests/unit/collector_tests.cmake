@@ -13,3 +13,26 @@ if(TARGET profagent_collector)
   add_test(NAME collector COMMAND collector_tests)
   set_tests_properties(collector PROPERTIES LABELS unit)
 endif()
+
+# The CUPTI backend against devsim's libcupti.so.13 (label devsim): an nvcc-built program that
+# links the collector and simblas (driver-level launches) and runs on the simulated device.
+if(TARGET profagent_collector AND EXISTS ${PROJECT_SOURCE_DIR}/tests/devsim/cupti/CMakeLists.txt
+   AND EXISTS ${PROJECT_SOURCE_DIR}/tests/workloads/simblas/simblas.h)
+  add_executable(collector_cupti_devsim_test ${CMAKE_CURRENT_LIST_DIR}/collector/cupti_devsim_test.cu)
+  target_link_libraries(collector_cupti_devsim_test PRIVATE profagent_collector simblas)
+  set_target_properties(collector_cupti_devsim_test PROPERTIES
+    CUDA_ARCHITECTURES ${PROFAGENT_CUDA_ARCH} CUDA_STANDARD 17)
+  # The simulated libraries must be built before the test runs.
+  add_dependencies(collector_cupti_devsim_test devsim_cudart devsim_cupti)
+  if(TARGET devsim_driver)
+    add_dependencies(collector_cupti_devsim_test devsim_driver)
+  endif()
+  add_test(NAME collector_cupti_devsim
+    COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${PROFAGENT_DEVSIM_DIR}
+            $<TARGET_FILE:collector_cupti_devsim_test>)
+  add_test(NAME collector_cupti_devsim_refused
+    COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${PROFAGENT_DEVSIM_DIR} DEVSIM_CUPTI=unavailable
+            $<TARGET_FILE:collector_cupti_devsim_test> refused)
+  set_tests_properties(collector_cupti_devsim collector_cupti_devsim_refused PROPERTIES
+    LABELS devsim TIMEOUT 120)
+endif()
