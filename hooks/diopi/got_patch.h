@@ -1,0 +1,44 @@
+// GOT patching (DESIGN.md decision 7, notes/diopi.md §3): redirect the imported-function slots
+// of loaded objects to our wrappers without exporting any symbol.
+//
+// For every loaded object not scanned before (never the object holding this code), the
+// R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT relocations of DT_JMPREL and DT_RELA are read with
+// DT_SYMTAB/DT_STRTAB. A slot of a symbol the lookup knows is patched only when it is
+// NON-NULL: a null slot is a weak reference nothing defines, and must stay null so the
+// framework keeps choosing its fallback for it. The slot's value is the real target, except
+// for a lazy JUMP_SLOT that still points into its own object's PLT: then the real target is
+// resolved by name with dlsym on a handle of the importing object (dlopen RTLD_NOLOAD), i.e.
+// in that object's own lookup scope, which finds the definition even when everything was
+// loaded RTLD_LOCAL; no definition means a weak reference left unresolved: not patched.
+// RELRO pages are made writable for the store and read-only again.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace profagent::hooks::diopi {
+
+struct PatchTarget {
+  void* wrapper = nullptr;              // null: not a symbol we wrap
+  std::atomic<void*>* real = nullptr;   // where the wrapper finds the real target
+};
+using TargetLookup = PatchTarget (*)(const char* symbol) noexcept;
+
+struct PatchStats {
+  uint32_t objects_scanned = 0;
+  uint32_t slots_patched = 0;
+  uint32_t slots_null = 0;        // weak references left null (operator not implemented)
+  uint32_t slots_conflict = 0;    // bound to a different definition than the first one seen
+  uint32_t slots_failed = 0;      // mprotect refused
+};
+
+// Scans the objects loaded since the previous call (serialised; never from a hot path).
+// Objects are listed under the loader's lock and processed after it is released, because
+// dlopen(RTLD_NOLOAD) inside dl_iterate_phdr could deadlock against a concurrent dlopen.
+PatchStats patch_new_objects(TargetLookup lookup) noexcept;
+
+// A definition of `symbol` in the lookup scope of any loaded object except ours (nullptr if
+// none): how the installer finds the framework's DIOPI runtime functions under RTLD_LOCAL.
+void* find_definition(const char* symbol) noexcept;
+
+}  // namespace profagent::hooks::diopi
