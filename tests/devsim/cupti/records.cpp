@@ -1,0 +1,167 @@
+#include "records.h"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <unordered_set>
+
+namespace profagent::devsim_cupti {
+
+static_assert(sizeof(CUpti_ActivityKernel10) % 8 == 0, "records are 8-byte multiples");
+static_assert(sizeof(CUpti_ActivityMemcpy6) % 8 == 0);
+static_assert(sizeof(CUpti_ActivityMemset4) % 8 == 0);
+static_assert(sizeof(CUpti_ActivityAPI) % 8 == 0);
+static_assert(sizeof(CUpti_ActivitySynchronization2) % 8 == 0);
+static_assert(sizeof(CUpti_ActivityExternalCorrelation) % 8 == 0);
+
+size_t record_size(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    default: return 0;
+  }
+}
+
+const char* intern_name(const char* name) {
+  if (name == nullptr) return nullptr;
+  // Leaked on purpose: clients may read names from buffers they drain at exit.
+  static auto* names = new std::unordered_set<std::string>();
+  static auto* mutex = new std::mutex();
+  std::lock_guard lock(*mutex);
+  return names->emplace(name).first->c_str();
+}
+
+namespace {
+
+// Each launch gets its own grid id, as on hardware.
+int64_t next_grid_id() {
+  static std::atomic<int64_t> counter{0};
+  return ++counter;
+}
+
+void fill_kernel_geometry(const devsim::OpRecord& op, CUpti_ActivityKernel10& r) {
+  r.gridX = op.grid[0];
+  r.gridY = op.grid[1];
+  r.gridZ = op.grid[2];
+  r.blockX = op.block[0];
+  r.blockY = op.block[1];
+  r.blockZ = op.block[2];
+  r.registersPerThread = op.registers_per_thread;
+  r.staticSharedMemory = op.static_shared_memory;
+  r.dynamicSharedMemory = op.dynamic_shared_memory;
+  r.sharedMemoryExecuted = static_cast<uint32_t>(op.static_shared_memory + op.dynamic_shared_memory);
+}
+
+}  // namespace
+
+CUpti_ActivityKernel10 kernel_record(const devsim::OpRecord& op, const KernelOptions& options,
+                                     const TimeMap& time) {
+  CUpti_ActivityKernel10 r{};
+  r.kind = options.kind;
+  r.start = time(op.start_ns);
+  r.end = time(op.end_ns);
+  r.completed = r.end;  // no child kernels: completion is the kernel's own end
+  r.deviceId = op.device_id;
+  r.contextId = op.context_id;
+  r.streamId = op.stream_id;
+  fill_kernel_geometry(op, r);
+  r.correlationId = op.correlation_id;
+  r.gridId = next_grid_id();
+  r.name = intern_name(op.name);
+  // Real CUPTI reports queued/submitted only after cuptiActivityEnableLatencyTimestamps(1);
+  // otherwise CUPTI_TIMESTAMP_UNKNOWN (0).
+  r.queued = options.latency_timestamps ? time(op.queued_ns) : 0;
+  r.submitted = options.latency_timestamps ? time(op.submitted_ns) : 0;
+  r.launchType = op.launch_type;
+  r.graphNodeId = op.graph_node_id;
+  r.graphId = op.graph_id;
+  r.shmemLimitConfig = CUPTI_FUNC_SHMEM_LIMIT_DEFAULT;
+  return r;
+}
+
+CUpti_ActivityMemcpy6 memcpy_record(const devsim::OpRecord& op, const TimeMap& time) {
+  CUpti_ActivityMemcpy6 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+  r.copyKind = op.copy_kind;
+  r.srcKind = op.src_kind;
+  r.dstKind = op.dst_kind;
+  r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+  r.bytes = op.bytes;
+  r.start = time(op.start_ns);
+  r.end = time(op.end_ns);
+  r.deviceId = op.device_id;
+  r.contextId = op.context_id;
+  r.streamId = op.stream_id;
+  r.correlationId = op.correlation_id;
+  // devsim gives one correlation id per public call, so the runtime's equals the driver's.
+  r.runtimeCorrelationId = op.correlation_id;
+  r.graphNodeId = op.graph_node_id;
+  r.graphId = op.graph_id;
+  r.copyCount = 1;
+  return r;
+}
+
+CUpti_ActivityMemset4 memset_record(const devsim::OpRecord& op, const TimeMap& time) {
+  CUpti_ActivityMemset4 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+  r.value = op.memset_value;
+  r.bytes = op.bytes;
+  r.start = time(op.start_ns);
+  r.end = time(op.end_ns);
+  r.deviceId = op.device_id;
+  r.contextId = op.context_id;
+  r.streamId = op.stream_id;
+  r.correlationId = op.correlation_id;
+  r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
+  r.memoryKind = op.memory_kind;
+  r.graphNodeId = op.graph_node_id;
+  r.graphId = op.graph_id;
+  return r;
+}
+
+CUpti_ActivityAPI api_record(const devsim::ApiCall& call, uint32_t thread_id, const TimeMap& time) {
+  CUpti_ActivityAPI r{};
+  r.kind = call.domain == devsim::ApiDomain::Runtime ? CUPTI_ACTIVITY_KIND_RUNTIME
+                                                     : CUPTI_ACTIVITY_KIND_DRIVER;
+  r.cbid = call.cbid;
+  r.start = time(call.start_ns);
+  r.end = time(call.end_ns);
+  r.processId = call.process_id;
+  r.threadId = thread_id;
+  r.correlationId = call.correlation_id;
+  r.returnValue = static_cast<uint32_t>(call.result);
+  return r;
+}
+
+CUpti_ActivitySynchronization2 sync_record(const devsim::SyncRecord& sync, const TimeMap& time) {
+  CUpti_ActivitySynchronization2 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+  r.type = sync.type;
+  r.start = time(sync.start_ns);
+  r.end = time(sync.end_ns);
+  r.correlationId = sync.correlation_id;
+  r.contextId = sync.context_id;
+  r.streamId = sync.stream_id;
+  r.cudaEventId = sync.event_id;
+  r.cudaEventSyncId = sync.event_id;
+  r.returnValue = 0;
+  return r;
+}
+
+CUpti_ActivityExternalCorrelation external_correlation_record(
+    CUpti_ExternalCorrelationKind kind, uint64_t external_id, uint32_t correlation_id) {
+  CUpti_ActivityExternalCorrelation r{};
+  r.kind = CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
+  r.externalKind = kind;
+  r.externalId = external_id;
+  r.correlationId = correlation_id;
+  return r;
+}
+
+}  // namespace profagent::devsim_cupti

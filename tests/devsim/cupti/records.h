@@ -1,0 +1,42 @@
+// Builds the real CUDA 13 activity record structs from what the device model reports
+// (devsim_trace.h). Pure functions: timestamps are converted by the caller-supplied map, so
+// unit tests can check every field.
+#pragma once
+
+#include "../core/devsim_trace.h"
+
+#include <cupti_activity.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace profagent::devsim_cupti {
+
+// Monotonic ns -> record timestamp domain.
+using TimeMap = std::function<uint64_t(uint64_t)>;
+
+// Size of the record struct written for a kind, 0 for kinds devsim never writes. This is what
+// cuptiActivityGetNextRecord steps by.
+size_t record_size(CUpti_ActivityKind kind);
+
+// Kernel names live in records until the client has read them; devsim keeps its own copy for
+// the life of the process, as CUPTI keeps names in its own tables.
+const char* intern_name(const char* name);
+
+struct KernelOptions {
+  CUpti_ActivityKind kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;  // or KERNEL
+  bool latency_timestamps = false;  // cuptiActivityEnableLatencyTimestamps: queued/submitted
+};
+
+CUpti_ActivityKernel10 kernel_record(const devsim::OpRecord& op, const KernelOptions& options,
+                                     const TimeMap& time);
+CUpti_ActivityMemcpy6 memcpy_record(const devsim::OpRecord& op, const TimeMap& time);
+CUpti_ActivityMemset4 memset_record(const devsim::OpRecord& op, const TimeMap& time);
+// RUNTIME or DRIVER record of a finished call; thread_id as cuptiSetThreadIdType chose.
+CUpti_ActivityAPI api_record(const devsim::ApiCall& call, uint32_t thread_id, const TimeMap& time);
+CUpti_ActivitySynchronization2 sync_record(const devsim::SyncRecord& sync, const TimeMap& time);
+CUpti_ActivityExternalCorrelation external_correlation_record(
+    CUpti_ExternalCorrelationKind kind, uint64_t external_id, uint32_t correlation_id);
+
+}  // namespace profagent::devsim_cupti

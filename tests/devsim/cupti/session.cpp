@@ -1,0 +1,150 @@
+#include "session.h"
+
+#include "external_correlation.h"
+#include "records.h"
+
+#include <pthread.h>
+
+namespace profagent::devsim_cupti {
+namespace {
+
+constexpr uint64_t bit(CUpti_ActivityKind kind) { return uint64_t{1} << kind; }
+
+// The kinds devsim produces records for.
+constexpr uint64_t kSupportedKinds =
+    bit(CUPTI_ACTIVITY_KIND_KERNEL) | bit(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) |
+    bit(CUPTI_ACTIVITY_KIND_MEMCPY) | bit(CUPTI_ACTIVITY_KIND_MEMSET) |
+    bit(CUPTI_ACTIVITY_KIND_RUNTIME) | bit(CUPTI_ACTIVITY_KIND_DRIVER) |
+    bit(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) | bit(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+
+bool is_kernel_kind(CUpti_ActivityKind kind) {
+  return kind == CUPTI_ACTIVITY_KIND_KERNEL || kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+}
+
+// Kinds the CUDA 13 header defines but devsim cannot produce answer NOT_COMPATIBLE ("cannot be
+// enabled"); values outside the enumeration answer INVALID_KIND, as cupti_activity.h documents.
+CUptiResult unsupported_kind_result(CUpti_ActivityKind kind) {
+  const bool defined = kind > CUPTI_ACTIVITY_KIND_INVALID && kind <= CUPTI_ACTIVITY_KIND_MEM_DECOMPRESS;
+  return defined ? CUPTI_ERROR_NOT_COMPATIBLE : CUPTI_ERROR_INVALID_KIND;
+}
+
+}  // namespace
+
+Session::Session(DeviceLink device, const Faults& faults)
+    : device_(device), faults_(faults), clock_(device.now_ns) {}
+
+bool Session::attach_device() {
+  std::lock_guard lock(attach_mutex_);
+  if (!attached_) attached_ = device_.set_tracer(this);
+  return attached_;
+}
+
+bool Session::kind_enabled(CUpti_ActivityKind kind) const {
+  return kind >= 0 && kind < 64 && (enabled_kinds_.load(std::memory_order_relaxed) & bit(kind)) != 0;
+}
+
+CUptiResult Session::enable_kind(CUpti_ActivityKind kind) {
+  if (kind < 0 || kind >= 64 || (kSupportedKinds & bit(kind)) == 0) return unsupported_kind_result(kind);
+  // Another profiler owning CUPTI keeps the kernel kinds (DEVSIM_CUPTI=busy, or another tracer).
+  if (is_kernel_kind(kind) && faults_.availability == Availability::Busy) {
+    return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  }
+  if (!attach_device()) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  enabled_kinds_.fetch_or(bit(kind));
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult Session::disable_kind(CUpti_ActivityKind kind) {
+  if (kind < 0 || kind >= 64 || (kSupportedKinds & bit(kind)) == 0) return unsupported_kind_result(kind);
+  enabled_kinds_.fetch_and(~bit(kind));
+  return CUPTI_SUCCESS;
+}
+
+CUptiResult Session::subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                               void* userdata) {
+  if (faults_.availability == Availability::Busy) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  if (!attach_device()) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  return callbacks_.subscribe(subscriber, callback, userdata);
+}
+
+void Session::finalize() {
+  enabled_kinds_.store(0);
+  callbacks_.reset();
+  {
+    std::lock_guard lock(attach_mutex_);
+    if (attached_) device_.set_tracer(nullptr);
+    attached_ = false;
+  }
+  buffers_.detach();
+  clock_.use_client_clock(nullptr);
+  latency_timestamps_.store(false);
+}
+
+template <typename Record>
+void Session::emit(const Record& record) {
+  const uint64_t every = faults_.drop_every;
+  if (every != 0 && records_offered_.fetch_add(1) % every == every - 1) {
+    buffers_.count_drop();
+    return;
+  }
+  buffers_.append(&record, sizeof(record));
+}
+
+void Session::emit_external_correlations(uint32_t correlation_id) {
+  for_each_external_top([&](CUpti_ExternalCorrelationKind kind, uint64_t id) {
+    emit(external_correlation_record(kind, id, correlation_id));
+  });
+}
+
+void Session::on_api_enter(const devsim::ApiCall& call) {
+  // Real CUPTI writes the external correlation record ahead of the API record it belongs to.
+  if (kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
+    emit_external_correlations(call.correlation_id);
+  }
+  callbacks_.on_api_enter(call);
+}
+
+void Session::on_api_exit(const devsim::ApiCall& call) {
+  callbacks_.on_api_exit(call);
+  const auto kind = call.domain == devsim::ApiDomain::Runtime ? CUPTI_ACTIVITY_KIND_RUNTIME
+                                                              : CUPTI_ACTIVITY_KIND_DRIVER;
+  if (!kind_enabled(kind)) return;
+  // CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT is pthread_self() on Linux, SYSTEM the OS tid;
+  // exit runs on the calling thread, so pthread_self() is the caller's.
+  const uint32_t thread_id = system_thread_ids()
+      ? call.thread_id : static_cast<uint32_t>(pthread_self());
+  emit(api_record(call, thread_id, [this](uint64_t t) { return to_domain(t); }));
+}
+
+void Session::emit_kernel(const devsim::OpRecord& op) {
+  KernelOptions options;
+  if (kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+    options.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+  } else if (kind_enabled(CUPTI_ACTIVITY_KIND_KERNEL)) {
+    options.kind = CUPTI_ACTIVITY_KIND_KERNEL;
+  } else {
+    return;
+  }
+  options.latency_timestamps = latency_timestamps_.load();
+  emit(kernel_record(op, options, [this](uint64_t t) { return to_domain(t); }));
+}
+
+void Session::on_op_done(const devsim::OpRecord& op) {
+  const TimeMap time = [this](uint64_t t) { return to_domain(t); };
+  switch (op.kind) {
+    case devsim::OpKind::Kernel: emit_kernel(op); break;
+    case devsim::OpKind::Memcpy:
+      if (kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY)) emit(memcpy_record(op, time));
+      break;
+    case devsim::OpKind::Memset:
+      if (kind_enabled(CUPTI_ACTIVITY_KIND_MEMSET)) emit(memset_record(op, time));
+      break;
+  }
+}
+
+void Session::on_sync(const devsim::SyncRecord& sync) {
+  if (!kind_enabled(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION)) return;
+  emit(sync_record(sync, [this](uint64_t t) { return to_domain(t); }));
+}
+
+}  // namespace profagent::devsim_cupti

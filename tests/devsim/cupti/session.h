@@ -1,0 +1,80 @@
+// The state of the simulated CUPTI behind every exported function: enabled activity kinds,
+// buffers, clock, subscriber, and the devsim::Tracer that turns device-model reports into
+// callbacks and records. One per process, deliberately leaked (CUPTI may be called from atexit
+// handlers and the delivery thread outlives static destruction).
+#pragma once
+
+#include "activity_buffers.h"
+#include "callback_table.h"
+#include "clock_domain.h"
+#include "faults.h"
+#include "../core/devsim_trace.h"
+
+#include <cupti_activity.h>
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+namespace profagent::devsim_cupti {
+
+// How devsim::set_tracer and devsim::now_ns are reached; a fake in unit tests.
+struct DeviceLink {
+  bool (*set_tracer)(devsim::Tracer*);
+  uint64_t (*now_ns)();
+};
+
+class Session final : public devsim::Tracer {
+ public:
+  Session(DeviceLink device, const Faults& faults);
+
+  static Session& instance();
+
+  CUptiResult enable_kind(CUpti_ActivityKind kind);
+  CUptiResult disable_kind(CUpti_ActivityKind kind);
+  bool kind_enabled(CUpti_ActivityKind kind) const;
+  CUptiResult subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                        void* userdata);
+  // Stops everything, hands back every buffer, and allows a fresh start.
+  void finalize();
+
+  void set_latency_timestamps(bool enable) { latency_timestamps_.store(enable); }
+  void set_system_thread_ids(bool system) { system_thread_ids_.store(system); }
+  bool system_thread_ids() const { return system_thread_ids_.load(); }
+
+  ActivityBuffers& buffers() { return buffers_; }
+  ClockDomain& clock() { return clock_; }
+  CallbackTable& callbacks() { return callbacks_; }
+  const Faults& faults() const { return faults_; }
+
+  // devsim::Tracer
+  void on_api_enter(const devsim::ApiCall& call) override;
+  void on_api_exit(const devsim::ApiCall& call) override;
+  void on_op_done(const devsim::OpRecord& op) override;
+  void on_sync(const devsim::SyncRecord& sync) override;
+
+ private:
+  // Installs this session as devsim's tracer; false if another tracer holds the device.
+  bool attach_device();
+  // Writes one record unless fault injection drops it.
+  template <typename Record>
+  void emit(const Record& record);
+  void emit_external_correlations(uint32_t correlation_id);
+  void emit_kernel(const devsim::OpRecord& op);
+  uint64_t to_domain(uint64_t monotonic_ns) { return clock_.to_domain(monotonic_ns); }
+
+  DeviceLink device_;
+  const Faults& faults_;
+  ActivityBuffers buffers_;
+  ClockDomain clock_;
+  CallbackTable callbacks_;
+  std::atomic<uint64_t> enabled_kinds_{0};  // bit per CUpti_ActivityKind devsim supports
+  std::atomic<bool> latency_timestamps_{false};
+  std::atomic<bool> system_thread_ids_{false};
+  std::atomic<uint64_t> records_offered_{0};  // for DEVSIM_CUPTI_DROP_EVERY
+  std::mutex attach_mutex_;                   // serialises attach/finalize
+  bool attached_ = false;
+};
+
+}  // namespace profagent::devsim_cupti
