@@ -35,8 +35,17 @@ LogLevel from_collector(collector::LogLevel level) noexcept {
   return LogLevel::Error;
 }
 
+// The collector reports from hot or repeated paths (CUPTI buffers, full thread buffers): its
+// warnings and errors are capped so a long run cannot flood the application's stderr.
+CappedSite g_collector_problems{.cap = 20};
+
 void collector_log_sink(collector::LogLevel level, const char* message) noexcept {
-  log(from_collector(level), message);
+  const LogLevel ours = from_collector(level);
+  if (ours >= LogLevel::Warn) {
+    log_capped(g_collector_problems, ours, message);
+  } else {
+    log(ours, message);
+  }
 }
 
 void report_unresolved_symbol(const char* symbol) noexcept {
@@ -48,6 +57,17 @@ void report_unresolved_symbol(const char* symbol) noexcept {
 }
 
 void flush_at_exit() { flush_all("exit"); }
+
+// Exit handlers run in reverse registration order, and __libc_start_main registers ld.so's
+// _dl_fini (which runs every ELF destructor and unloads nothing but finalises libcupti and
+// libcudart) AFTER preloaded constructors ran. A handler registered in our constructor would
+// therefore run after those libraries were finalised. Registered at the first CUDA call
+// instead — in the program's static initialisers or main, after _dl_fini's registration —
+// it runs before them, while CUPTI can still be flushed (pitfalls §§ 6, 12c). The ELF
+// destructor stays as the fallback for CUDA used from another library's constructor.
+void register_exit_handler() noexcept {
+  if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
+}
 
 // Everything init does after the secure-mode check. Returns the state to publish.
 AgentState initialise() noexcept {
@@ -62,9 +82,7 @@ AgentState initialise() noexcept {
       log(LogLevel::Error, "the collector could not start; profiling is off for this process");
       return AgentState::Disabled;
     }
-    // Registered here, after CUDA-using libraries' constructors ran, so it runs before their
-    // atexit handlers are gone (handlers run in reverse registration order).
-    std::atexit(flush_at_exit);
+    hooks::set_first_cuda_use_callback(register_exit_handler);
     return AgentState::Ready;
   } catch (...) {
     return AgentState::Disabled;

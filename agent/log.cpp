@@ -53,9 +53,9 @@ void log(LogLevel level, std::string_view message) noexcept {
 
 void log_capped(CappedSite& site, LogLevel level, std::string_view message) noexcept {
   const uint32_t seen = site.count.fetch_add(1, std::memory_order_relaxed);
-  if (seen < CappedSite::kCap) {
+  if (seen < site.cap) {
     log(level, message);
-  } else if (seen == CappedSite::kCap) {
+  } else if (seen == site.cap) {
     try {
       log(level, std::string(message) + " (further messages of this kind suppressed)");
     } catch (...) {

@@ -18,10 +18,10 @@ void start_logging(LogLevel level) noexcept;
 bool log_enabled(LogLevel level) noexcept;
 void log(LogLevel level, std::string_view message) noexcept;
 
-// One call site of a message that may repeat: the first kCap occurrences are logged, then
+// One call site of a message that may repeat: the first `cap` occurrences are logged, then
 // one "further messages suppressed" line, then nothing.
 struct CappedSite {
-  static constexpr uint32_t kCap = 5;
+  uint32_t cap = 5;
   std::atomic<uint32_t> count{0};
 };
 void log_capped(CappedSite& site, LogLevel level, std::string_view message) noexcept;

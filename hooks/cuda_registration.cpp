@@ -61,6 +61,7 @@ Fn* real_of(Site& site) noexcept {
 }  // namespace
 
 PROFAGENT_EXPORT void** __cudaRegisterFatBinary(void* fat_cubin) {
+  profagent::hooks::note_cuda_use();
   profagent::collector::cuda_in_use();
   auto* real = real_of<decltype(__cudaRegisterFatBinary)>(site_register_fat_binary);
   return real != nullptr ? real(fat_cubin) : nullptr;

@@ -5,6 +5,19 @@
 namespace profagent::hooks {
 namespace {
 std::atomic<UnresolvedReporter> g_reporter{nullptr};
+std::atomic<FirstUseCallback> g_first_use{nullptr};
+}  // namespace
+
+std::atomic<bool> g_cuda_seen{false};
+
+void set_first_cuda_use_callback(FirstUseCallback callback) noexcept {
+  g_first_use.store(callback, std::memory_order_release);
+}
+
+void first_cuda_use() noexcept {
+  if (g_cuda_seen.exchange(true, std::memory_order_acq_rel)) return;
+  FirstUseCallback callback = g_first_use.load(std::memory_order_acquire);
+  if (callback != nullptr) callback();
 }
 
 NameId site_name(Site& site) noexcept {

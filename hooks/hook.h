@@ -51,6 +51,16 @@ void report_unresolved(Site& site) noexcept;
 using UnresolvedReporter = void (*)(const char* symbol) noexcept;
 void set_unresolved_reporter(UnresolvedReporter reporter) noexcept;
 
+// Called once, at the first call of any CUDA hook, before the real function (the agent
+// registers its exit handler there: see agent/lifecycle.cpp for why not earlier).
+using FirstUseCallback = void (*)() noexcept;
+void set_first_cuda_use_callback(FirstUseCallback callback) noexcept;
+extern std::atomic<bool> g_cuda_seen;
+void first_cuda_use() noexcept;
+inline void note_cuda_use() noexcept {
+  if (!g_cuda_seen.load(std::memory_order_relaxed)) first_cuda_use();
+}
+
 inline int16_t clamp_result(long value) noexcept {
   return int16_t(value < INT16_MIN ? INT16_MIN : value > INT16_MAX ? INT16_MAX : value);
 }
@@ -88,6 +98,7 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
     report_unresolved(site);
     return unresolved_result<R>();
   }
+  note_cuda_use();
   collector::cuda_in_use();
   if (!guard.should_record()) return real(args...);
   HostEvent event{};

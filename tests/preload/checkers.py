@@ -297,3 +297,29 @@ def check_silent_without_cuda(context):
     written = [name for name in os.listdir(context.out_dir) if not name.startswith("run.")]
     expect(not written, f"profagent wrote {written} for a process that never used CUDA")
     context.summary = "nothing written, nothing printed"
+
+
+# ---- host-only (PROFAGENT_CUPTI=off): kernel names from __cudaRegisterFunction ---------------
+
+def check_host_only_kernel_names(context):
+    run = context.run
+    expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    wanted = expected_counts(run.stdout)
+    check_last_line(context)
+    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    expect(not trace.device, f"{len(trace.device)} device records although CUPTI is off")
+    launches = [e for e in trace.runtime if "LaunchKernel" in e["name"]]
+    for base, count in wanted["kernels"].items():
+        named = sum(1 for e in launches if base in e.get("args", {}).get("kernel", ""))
+        expect(named == count, f"{count} launches of {base}, {named} launch events name it")
+    expect(len(launches) == sum(wanted["kernels"].values()), f"{len(launches)} launch events")
+    context.summary = f"{len(launches)} launches named without device records"
+
+
+def check_devsim_run_flushed_by_exit_handler(context):
+    """As devsim_run, and the files were written by the atexit handler (registered at the
+    first CUDA call, so it runs before ld.so finalises libcupti/libcudart), not by the ELF
+    destructor fallback. Needs PROFAGENT_LOG_LEVEL=debug."""
+    check_devsim_run(context)
+    flushes = [line for line in profagent_lines(context.run.stderr) if line.startswith("[profagent] flushing at ")]
+    expect(flushes == ["[profagent] flushing at exit"], f"flushed by {flushes}, expected the exit handler once")
