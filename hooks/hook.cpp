@@ -10,14 +10,26 @@ std::atomic<FirstUseCallback> g_first_use{nullptr};
 
 std::atomic<bool> g_cuda_seen{false};
 
+namespace {
+std::atomic<bool> g_first_use_called{false};
+
+// Runs the callback exactly once, once both the callback is installed and CUDA was used, in
+// whichever order the two happen (another library's constructor may call CUDA before ours).
+void call_first_use_once() noexcept {
+  FirstUseCallback callback = g_first_use.load(std::memory_order_acquire);
+  if (callback == nullptr || !g_cuda_seen.load(std::memory_order_acquire)) return;
+  if (!g_first_use_called.exchange(true, std::memory_order_acq_rel)) callback();
+}
+}  // namespace
+
 void set_first_cuda_use_callback(FirstUseCallback callback) noexcept {
   g_first_use.store(callback, std::memory_order_release);
+  call_first_use_once();
 }
 
 void first_cuda_use() noexcept {
-  if (g_cuda_seen.exchange(true, std::memory_order_acq_rel)) return;
-  FirstUseCallback callback = g_first_use.load(std::memory_order_acquire);
-  if (callback != nullptr) callback();
+  g_cuda_seen.store(true, std::memory_order_release);
+  call_first_use_once();
 }
 
 NameId site_name(Site& site) noexcept {

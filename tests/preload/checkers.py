@@ -323,3 +323,11 @@ def check_devsim_run_flushed_by_exit_handler(context):
     check_devsim_run(context)
     flushes = [line for line in profagent_lines(context.run.stderr) if line.startswith("[profagent] flushing at ")]
     expect(flushes == ["[profagent] flushing at exit"], f"flushed by {flushes}, expected the exit handler once")
+
+
+def check_devsim_run_after_early_constructor(context):
+    """A library constructor used CUDA before main (maybe before the agent's own
+    constructor): those calls were forwarded and succeeded, and the run is still complete."""
+    expect("early constructor: cudaMalloc cudaSuccess, cudaFree cudaSuccess" in context.run.stdout,
+           f"the early constructor's calls did not succeed: {context.run.stdout!r}")
+    check_devsim_run(context)

@@ -19,6 +19,10 @@
 #include "simblas.h"
 #endif
 
+#ifdef PRELOAD_EARLY_LIBRARY
+extern "C" int early_cuda_library_loaded();  // keeps the library linked (--as-needed)
+#endif
+
 extern "C" {
 void profagent_range_push(const char* name) __attribute__((weak));
 void profagent_range_pop(void) __attribute__((weak));
@@ -63,6 +67,9 @@ extern "C" __attribute__((visibility("default"))) int preload_workload_main(int 
 int main(int argc, char** argv) {
 #endif
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 3;
+#ifdef PRELOAD_EARLY_LIBRARY
+  if (!early_cuda_library_loaded()) return 2;
+#endif
   std::vector<float> host(kN, 1.0f), back(kN, 0.0f);
   float *a = nullptr, *b = nullptr, *pinned = nullptr;
   cudaStream_t s1 = nullptr, s2 = nullptr;
