@@ -1,5 +1,6 @@
-# Unit tests of agent/ (included by tests/unit/CMakeLists.txt). Config parsing is compiled in
-# directly: it has no dependency on the collector or on CUDA.
+# Unit tests of agent/ and hooks/ (included by tests/unit/CMakeLists.txt), label unit.
+
+# Config parsing is compiled in directly: it depends on nothing else.
 add_executable(agent_config_test
   ${CMAKE_CURRENT_LIST_DIR}/agent_config_test.cpp
   ${PROJECT_SOURCE_DIR}/agent/config.cpp)
@@ -7,3 +8,20 @@ target_include_directories(agent_config_test PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(agent_config_test PRIVATE Catch2::Catch2)
 add_test(NAME agent_config COMMAND agent_config_test)
 set_tests_properties(agent_config PROPERTIES LABELS unit)
+
+# The hook template and the resolver with fake real functions, over the real collector. Only
+# the template's own sources: the CUDA hook table (cuda_runtime.cpp) would interpose the
+# test's own process.
+if(TARGET profagent_collector)
+  add_executable(hook_template_test
+    ${CMAKE_CURRENT_LIST_DIR}/agent/main.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/agent/hook_template_test.cpp
+    ${PROJECT_SOURCE_DIR}/hooks/hook.cpp
+    ${PROJECT_SOURCE_DIR}/hooks/resolve.cpp
+    ${PROJECT_SOURCE_DIR}/hooks/stream_capture.cpp)
+  target_include_directories(hook_template_test PRIVATE ${PROJECT_SOURCE_DIR})
+  target_include_directories(hook_template_test SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  target_link_libraries(hook_template_test PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
+  add_test(NAME hook_template COMMAND hook_template_test)
+  set_tests_properties(hook_template PROPERTIES LABELS unit)
+endif()
