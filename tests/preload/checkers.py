@@ -331,3 +331,20 @@ def check_devsim_run_after_early_constructor(context):
     expect("early constructor: cudaMalloc cudaSuccess, cudaFree cudaSuccess" in context.run.stdout,
            f"the early constructor's calls did not succeed: {context.run.stdout!r}")
     check_devsim_run(context)
+
+
+# ---- any workload: a complete, self-consistent trace -----------------------------------------
+
+def check_consistent_trace(context):
+    """For workloads whose counts the checker does not know (demo_train): exit 0, the 'wrote'
+    line, every device record linked to its call, every table number recomputed."""
+    expect(context.run.returncode == 0, f"the program exited with {context.run.returncode}")
+    check_last_line(context)
+    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    expect(trace.device, "no device record in the trace")
+    check_links(trace)
+    check_driver_threads(trace)
+    rows = check_table(trace, summary_rows(context.out_dir))
+    graph_launches = sum(1 for e in trace.runtime if e["name"].startswith("cudaGraphLaunch"))
+    context.summary = (f"{len(trace.device)} device records linked, {rows} table rows recomputed, "
+                       f"{graph_launches} graph launches")
