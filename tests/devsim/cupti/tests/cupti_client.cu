@@ -302,6 +302,15 @@ int run_full() {
   check_result(cuptiActivityGetNumDroppedRecords(nullptr, 0, &dropped), CUPTI_SUCCESS, "dropped count");
   check(dropped == 0, "no record dropped");
   check_kernels(c, before, after);
+  std::set<uint32_t> queried, recorded;
+  for (int s = 0; s < kStreams; ++s) {
+    uint32_t id = 0;
+    check_result(cuptiGetStreamId(nullptr, reinterpret_cast<CUstream>(streams[s]), &id), CUPTI_SUCCESS,
+                 "cuptiGetStreamId");
+    queried.insert(id);
+  }
+  for (const auto& k : c.kernels) recorded.insert(k.streamId);
+  check(queried == recorded, "cuptiGetStreamId gives the stream ids the kernel records carry");
   check_copies_and_sets(c, before, after);
   check_api_records(c, start, after);
   check_result(cuptiUnsubscribe(subscriber), CUPTI_SUCCESS, "cuptiUnsubscribe");
