@@ -95,10 +95,14 @@ class Trace:
 
 
 def enclosing(ranges, host_event, name):
-    inside = [r for r in ranges if r["name"] == name and r["tid"] == host_event["tid"]
-              and r["pid"] == host_event["pid"] and r["start_ns"] <= host_event["start_ns"]
-              and host_event["end_ns"] <= r["end_ns"]]
-    return min(inside, key=lambda r: r["end_ns"] - r["start_ns"]) if inside else None
+    """The `name` range around a host call on its thread. Driver calls come from CUPTI's
+    records, whose clock is aligned to ours only to within a measured offset, so the range
+    that overlaps the call most is taken rather than demanding exact containment."""
+    def overlap(r):
+        return min(r["end_ns"], host_event["end_ns"]) - max(r["start_ns"], host_event["start_ns"])
+    candidates = [r for r in ranges if r["name"] == name and r["tid"] == host_event["tid"]
+                  and r["pid"] == host_event["pid"] and overlap(r) > 0]
+    return max(candidates, key=overlap) if candidates else None
 
 
 # ---- the checks of a devsim run --------------------------------------------------------------
