@@ -136,9 +136,11 @@ void print_table(const std::string& table) noexcept {
 
 void export_trace(const Trace& trace) {
   const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
-  for (const std::string& error : result.errors) log(LogLevel::Error, error);
+  // With no file written, the first error is the reason and goes into the last line.
+  const bool nothing_written = result.paths.empty() && !result.errors.empty();
+  for (size_t i = nothing_written ? 1 : 0; i < result.errors.size(); ++i) log(LogLevel::Error, result.errors[i]);
   print_table(result.table);
-  print_line(result.written_line());
+  print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
 }
 
 }  // namespace

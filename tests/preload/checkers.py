@@ -352,3 +352,20 @@ def check_consistent_trace(context):
     graph_launches = sum(1 for e in trace.runtime if e["name"].startswith("cudaGraphLaunch"))
     context.summary = (f"{len(trace.device)} device records linked, {rows} table rows recomputed, "
                        f"{graph_launches} graph launches")
+
+
+# ---- an output directory that cannot be created ----------------------------------------------
+
+def check_unwritable_output_dir(context):
+    """Fail open: the program's output and exit code do not change, the table is still
+    printed, and the last line says that nothing was written and why."""
+    baseline = context.run_without_agent()
+    run = context.run
+    expect(run.stdout == baseline.stdout and run.returncode == baseline.returncode,
+           "stdout or exit code changed when the output directory is unusable")
+    expect(other_lines(run.stderr) == other_lines(baseline.stderr), "the program's stderr changed")
+    last = run.stderr.rstrip("\n").splitlines()[-1]
+    expect(last.startswith("[profagent] wrote nothing: ") and len(last) > len("[profagent] wrote nothing: "),
+           f"the last line does not say why nothing was written: {last!r}")
+    expect(any("Self CPU time total" in line for line in profagent_lines(run.stderr)), "no table printed")
+    context.summary = last
