@@ -1,0 +1,74 @@
+// preload_threads: several host threads issue work at the same time, each on its own stream
+// and inside its own "iteration" ranges; some threads end before the process exits. Counts
+// must be exact and every record attributed to the right thread's calls.
+//
+//   preload_threads [threads=4] [iterations=5]
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+extern "C" {
+void profagent_range_push(const char* name) __attribute__((weak));
+void profagent_range_pop(void) __attribute__((weak));
+}
+
+__global__ void scale_kernel(float* data, float factor, int n) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) data[i] *= factor;
+}
+
+namespace {
+
+constexpr int kN = 1 << 14;
+constexpr size_t kBytes = kN * sizeof(float);
+std::atomic<int> g_failures{0};
+
+void check(cudaError_t status, const char* call) {
+  if (status == cudaSuccess) return;
+  g_failures.fetch_add(1);
+  std::printf("%s: %s\n", call, cudaGetErrorName(status));
+}
+#define CHECK(call) check((call), #call)
+
+struct Range {
+  explicit Range(const char* name) { if (profagent_range_push) profagent_range_push(name); }
+  ~Range() { if (profagent_range_pop) profagent_range_pop(); }
+};
+
+void worker(int iterations, float* device, float* host) {
+  cudaStream_t stream = nullptr;
+  CHECK(cudaStreamCreate(&stream));
+  for (int i = 0; i < iterations; ++i) {
+    Range range("iteration");
+    scale_kernel<<<(kN + 255) / 256, 256, 0, stream>>>(device, 2.0f, kN);
+    CHECK(cudaGetLastError());
+    CHECK(cudaMemsetAsync(device, 0, kBytes / 4, stream));
+    CHECK(cudaMemcpyAsync(host, device, kBytes, cudaMemcpyDeviceToHost, stream));
+    CHECK(cudaStreamSynchronize(stream));  // waits for the copy just issued on this stream
+  }
+  CHECK(cudaStreamDestroy(stream));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int threads = argc > 1 ? std::atoi(argv[1]) : 4;
+  const int iterations = argc > 2 ? std::atoi(argv[2]) : 5;
+  std::vector<float*> device(threads, nullptr);
+  std::vector<std::vector<float>> host(threads, std::vector<float>(kN));
+  for (auto& buffer : device) CHECK(cudaMalloc(reinterpret_cast<void**>(&buffer), kBytes));
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) pool.emplace_back(worker, iterations, device[t], host[t].data());
+  for (auto& thread : pool) thread.join();  // these threads have exited before the flush
+  CHECK(cudaDeviceSynchronize());
+  for (auto* buffer : device) CHECK(cudaFree(buffer));
+  const int launched = threads * iterations;
+  std::printf("expect {\"kernels\":{\"scale_kernel\":%d},\"memcpy\":%d,\"memset\":%d,\"driver_kernels\":0,"
+              "\"ranges\":{\"iteration\":%d},\"failures\":%d}\n",
+              launched, launched, launched, launched, g_failures.load());
+  return g_failures.load() == 0 ? 0 : 3;
+}
