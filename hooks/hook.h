@@ -87,8 +87,10 @@ struct ReturnOf<R(A...)> {
   using type = R;
 };
 
-// The whole hook. noexcept: the agent's own steps never throw (collector/api.h is noexcept)
-// and nothing may cross the C boundary; the real function's result goes back untouched. `Fn` is the real function's type; `describe` returns the Payload.
+// The whole hook. `Fn` is the real function's type; `describe` returns the Payload.
+// noexcept: the agent's own steps never throw (collector/api.h is noexcept) and nothing may
+// cross the C boundary. The real function's result goes back untouched, and the real
+// function runs exactly once per call whatever the agent's state.
 template <typename Fn, typename Describe, typename... Args>
 auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
   using R = std::invoke_result_t<Fn*, Args...>;
@@ -119,11 +121,12 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
 
 }  // namespace profagent::hooks
 
+// Turns the parenthesised argument list into ", a, b" (nothing for "()").
+#define PROFAGENT_TRAILING_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
+
 // Declares the site and defines the exported symbol `name` with the parameter list `params`
 // (names included), forwarding `args`; `payload` is an expression of type Payload evaluated
 // after the real call. The return type comes from the CUDA header's declaration of `name`.
-// Turns the parenthesised argument list into ", a, b" (nothing for "()").
-#define PROFAGENT_TRAILING_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
 #define PROFAGENT_HOOK(name, params, args, payload)                                     \
   namespace {                                                                           \
   ::profagent::hooks::Site site_##name{#name};                                          \
@@ -131,7 +134,7 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
   PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
     return ::profagent::hooks::intercept<decltype(name)>(                               \
         site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
-        PROFAGENT_TRAILING_ARGS args);                                                         \
+        PROFAGENT_TRAILING_ARGS args);                                                  \
   }
 
 // As PROFAGENT_HOOK, then runs the expression `after` (which may use `result`) on every call,
@@ -143,7 +146,7 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
   PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
     const auto result = ::profagent::hooks::intercept<decltype(name)>(                  \
         site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
-        PROFAGENT_TRAILING_ARGS args);                                                         \
+        PROFAGENT_TRAILING_ARGS args);                                                  \
     after;                                                                              \
     return result;                                                                      \
   }
