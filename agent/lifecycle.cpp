@@ -13,6 +13,7 @@
 #include "collector/api.h"
 #include "collector/log.h"
 #include "exporters/exporter.h"
+#include "hooks/diopi/install.h"
 #include "hooks/hook.h"
 
 namespace profagent::agent {
@@ -58,6 +59,10 @@ void report_unresolved_symbol(const char* symbol) noexcept {
 
 void flush_at_exit() { flush_all("exit"); }
 
+void report_diopi(hooks::diopi::ReportLevel level, const char* message) noexcept {
+  log(level == hooks::diopi::ReportLevel::Warn ? LogLevel::Warn : LogLevel::Info, message);
+}
+
 // Exit handlers run in reverse registration order, and __libc_start_main registers ld.so's
 // _dl_fini (which runs every ELF destructor and unloads nothing but finalises libcupti and
 // libcudart) AFTER preloaded constructors ran. A handler registered in our constructor would
@@ -83,6 +88,9 @@ AgentState initialise() noexcept {
       return AgentState::Disabled;
     }
     hooks::set_first_cuda_use_callback(register_exit_handler);
+    // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
+    // dlopen hook). Never exported (DESIGN.md decision 7).
+    hooks::diopi::start({.record_shapes = g_config->record_shapes, .report = report_diopi});
     return AgentState::Ready;
   } catch (...) {
     return AgentState::Disabled;

@@ -12,7 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define DIOPI_ATTR_WEAK __attribute__((weak))
+/* Default visibility: the libraries that define these are built with -fvisibility=hidden. */
+#define DIOPI_ATTR_WEAK __attribute__((weak, visibility("default")))
 #define DIOPI_API DIOPI_ATTR_WEAK
 #define DIOPI_RT_API DIOPI_ATTR_WEAK
 #define DIOPI_MAX_DIMS 8 /* tensors of higher rank are refused by the framework */
