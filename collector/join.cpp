@@ -124,6 +124,10 @@ class Joiner {
       }
     }
     index_runtime_calls();
+    std::unordered_map<uint64_t, size_t> scope_by_id;
+    for (size_t i = 0; i < trace_.host.size(); ++i) {
+      if (is_scope(trace_.host[i].kind)) scope_by_id.emplace(trace_.host[i].id, i);
+    }
     for (const DeviceRecord& call : in_.device) {
       if (call.kind != DeviceKind::DriverApi) continue;
       auto work = work_by_correlation.find(call.correlation);
@@ -137,8 +141,24 @@ class Joiner {
       r.flags = kFlagDriverApi | kFlagAsync;
       r.name = call.name;
       r.correlation = call.correlation;
+      clamp_into_scope(r, scope_by_id);
       trace_.host.push_back(std::move(r));
     }
+  }
+
+  // CUPTI's driver records are on our clock only to within the alignment offset, so a call
+  // made inside an operator may seem to end a little after it. The pushed external id says
+  // which scope (on the same thread) issued it: the call is clamped into that scope, so it
+  // nests there and the scope's CUDA time includes its work.
+  void clamp_into_scope(HostRecord& r, const std::unordered_map<uint64_t, size_t>& scope_by_id) const {
+    auto link = links().find(r.correlation);
+    if (link == links().end()) return;
+    auto scope = scope_by_id.find(link->second);
+    if (scope == scope_by_id.end()) return;
+    const HostRecord& s = trace_.host[scope->second];
+    if (s.tid != r.tid || s.pid != r.pid) return;
+    r.start_ns = std::clamp(r.start_ns, s.start_ns, s.end_ns);
+    r.end_ns = std::clamp(r.end_ns, r.start_ns, s.end_ns);
   }
 
   void sort_and_nest() {

@@ -1,0 +1,185 @@
+#!/usr/bin/python3
+"""Preload tests of the DIOPI wrappers (issue 5, "Done when"). Same command line as
+run_preload.py, with checkers of its own:
+
+    diopi_checks.py --out DIR --checker NAME -- cmake -E env LD_PRELOAD=... PROG ARGS...
+
+  diopi_train        train.py under the agent: same program output and same implemented
+                     operators as without the agent; every device record issued inside an
+                     operator carries that (innermost) operator's External id; diopiMm nests
+                     inside the operators that call it; shapes are right; every operator row
+                     of the table equals the sums recomputed from the trace.
+  diopi_unchanged    no crash and the same program output as without the agent (framework
+                     without DIOPI runtime functions, late dlopen, lazy binding); optional
+                     --expect-log REGEX that one [profagent] line must match.
+Standard library only.
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checkers  # noqa: E402
+import run_preload  # noqa: E402
+from checkers import expect  # noqa: E402
+
+# train.py's model: conv input (16, 3, 32, 32), 16 filters of 3x3, padding 1.
+CONV_DIMS = [[16, 16, 32, 32], [16, 3, 32, 32], [16, 3, 3, 3], [16], [], [], [], []]
+CONV_TYPES = ["float32"] * 4 + ["diopiSize_t"] * 3 + ["int64_t"]
+NESTING_OPERATORS = {"diopiLinear", "diopiLinearBackward", "diopiMatmul"}
+
+
+def program_lines(stdout):
+    """What the program printed, minus its wall-clock timings."""
+    return [line for line in stdout.splitlines() if not re.search(r"\btime [0-9.]+ ms", line)]
+
+
+def check_same_output(context):
+    run = context.run
+    expect(run.returncode == 0, f"the program exited with {run.returncode} under the agent")
+    plain = context.run_without_agent()
+    expect(plain.returncode == 0, f"the program exited with {plain.returncode} without the agent")
+    ours, theirs = program_lines(run.stdout), program_lines(plain.stdout)
+    expect(ours == theirs, f"the program's output changed under the agent:\n{ours}\nwithout:\n{theirs}")
+    expect(checkers.other_lines(run.stderr) == checkers.other_lines(plain.stderr),
+           "the program's own stderr changed under the agent")
+    return ours
+
+
+def innermost(operators, event, tolerant):
+    """The innermost operator around a host call on its thread (driver calls come from CUPTI
+    with an aligned, not identical, clock: the most-overlapping operator for them)."""
+    same_thread = [o for o in operators if (o["pid"], o["tid"]) == (event["pid"], event["tid"])]
+    if tolerant:
+        def overlap(o):
+            return min(o["end_ns"], event["end_ns"]) - max(o["start_ns"], event["start_ns"])
+        inside = [o for o in same_thread if overlap(o) > 0]
+        deepest = [o for o in inside if not any(p is not o and contains(o, p) for p in inside)]
+        return max(deepest, key=overlap) if deepest else None
+    inside = [o for o in same_thread if contains(o, event)]
+    return min(inside, key=lambda o: o["end_ns"] - o["start_ns"]) if inside else None
+
+
+def contains(outer, inner):
+    return outer["start_ns"] <= inner["start_ns"] and inner["end_ns"] <= outer["end_ns"]
+
+
+def check_attribution(trace, operators):
+    attributed = 0
+    for device in trace.device:
+        host = trace.launcher(device)
+        expect(host is not None, f"device record {device['name']} has no launching host call")
+        op = innermost(operators, host, checkers.is_driver_call(host))
+        if op is None:
+            continue
+        got = device["args"].get("External id")
+        expect(got == op["args"]["External id"],
+               f"{device['name']} launched inside {op['name']} (External id {op['args']['External id']}) "
+               f"carries External id {got}")
+        attributed += 1
+    expect(attributed > 0, "no device record was issued inside an operator")
+    return attributed
+
+
+def check_nesting(operators):
+    mms = [o for o in operators if o["name"] == "diopiMm"]
+    expect(mms, "no diopiMm operator in the trace (the vendor calls it from diopiLinear*)")
+    for mm in mms:
+        parents = [o for o in operators if o is not mm and o["tid"] == mm["tid"] and contains(o, mm)]
+        expect(any(p["name"] in NESTING_OPERATORS for p in parents),
+               f"diopiMm at {mm['ts']} is not nested inside diopiLinear/diopiLinearBackward/diopiMatmul")
+    return len(mms)
+
+
+def check_shapes(operators):
+    convs = [o for o in operators if o["name"] == "diopiConvolution2d"]
+    expect(convs, "no diopiConvolution2d operator in the trace")
+    for conv in convs:
+        expect(conv["args"].get("Input Dims") == CONV_DIMS,
+               f"diopiConvolution2d Input Dims {conv['args'].get('Input Dims')} != {CONV_DIMS}")
+        expect(conv["args"].get("Input type") == CONV_TYPES,
+               f"diopiConvolution2d Input type {conv['args'].get('Input type')} != {CONV_TYPES}")
+
+
+def check_operator_rows(trace, operators, summary):
+    """Operator rows: count and CPU total from the operator events; CUDA total = device time of
+    records whose External id is the operator's or that of an operator nested in it; Self CUDA
+    = device time of records attributed to it directly."""
+    by_external = collections.defaultdict(int)
+    for device in trace.device:
+        by_external[device["args"].get("External id")] += device["end_ns"] - device["start_ns"]
+    expected = collections.defaultdict(lambda: [0, 0, 0, 0])
+    for op in operators:
+        row = expected[op["name"]]
+        nested = [o for o in operators if o["tid"] == op["tid"] and contains(op, o)]  # includes op
+        row[0] += 1
+        row[1] += op["end_ns"] - op["start_ns"]
+        row[2] += by_external[op["args"]["External id"]]
+        row[3] += sum(by_external[o["args"]["External id"]] for o in nested)
+    rows = {r["name"]: r for r in summary["rows"] if r["kind"] == "operator"}
+    expect(set(rows) == set(expected), f"operator rows {sorted(rows)} != operators in the trace {sorted(expected)}")
+    for name, (count, cpu_total, self_cuda, cuda_total) in expected.items():
+        r = rows[name]
+        got = (r["count"], r["cpu_total_ns"], r["self_cuda_ns"], r["cuda_total_ns"])
+        expect(got == (count, cpu_total, self_cuda, cuda_total),
+               f"operator row {name}: (count, CPU total, Self CUDA, CUDA total) = {got}, "
+               f"the trace says {(count, cpu_total, self_cuda, cuda_total)}")
+        expect(r["self_cpu_ns"] <= r["cpu_total_ns"], f"operator row {name}: Self CPU above CPU total")
+    return len(expected)
+
+
+def check_diopi_train(context):
+    lines = check_same_output(context)
+    expect(any(line.startswith("implemented operators: ") for line in lines),
+           "train.py printed no implemented operators")
+    trace = checkers.Trace(checkers.only_file(context.out_dir, "*.trace.json"))
+    operators = [e for e in trace.complete if e.get("cat") == "cpu_op"]
+    expect(operators, "no DIOPI operator in the trace")
+    attributed = check_attribution(trace, operators)
+    nested = check_nesting(operators)
+    check_shapes(operators)
+    rows = check_operator_rows(trace, operators, checkers.summary_rows(context.out_dir))
+    checkers.check_table(trace, checkers.summary_rows(context.out_dir))
+    context.summary = (f"{len(operators)} operators, {attributed} device records attributed, "
+                       f"{nested} nested diopiMm, {rows} operator rows recomputed")
+
+
+def check_diopi_unchanged(context):
+    lines = check_same_output(context)
+    if context.expect_log:
+        ours = checkers.profagent_lines(context.run.stderr)
+        expect(any(re.search(context.expect_log, line) for line in ours),
+               f"no [profagent] line matches {context.expect_log!r}: {ours[:5]}")
+    context.summary = f"{len(lines)} program lines identical with and without the agent"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--checker", required=True)
+    parser.add_argument("--expect-log", default="")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    options = parser.parse_args()
+    command = options.command[1:] if options.command[:1] == ["--"] else options.command
+    shutil.rmtree(options.out, ignore_errors=True)
+    os.makedirs(options.out)
+    agent_run = run_preload.run(command)
+    agent_run.save(options.out, "run")
+    context = checkers.Context(options.out, agent_run, lambda: run_preload.run(run_preload.without_agent(command)))
+    context.expect_log = options.expect_log
+    try:
+        globals()["check_" + options.checker](context)
+    except checkers.CheckFailed as failure:
+        print(f"FAILED: {failure}")
+        print(f"--- command: {' '.join(command)}")
+        print(f"--- exit code {agent_run.returncode}; stderr:\n{agent_run.stderr[-4000:]}")
+        return 1
+    print(f"passed: {options.checker} ({context.summary})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
