@@ -3,7 +3,8 @@
 # several expressions; a sample must succeed AND print every expected line.)
 #
 #   cmake -DPROGRAM=<exe> -DARGS=<a\;b> -DLIBRARY_PATH=<devsim dir> -DENV=<K=V\;K=V>
-#         -DEXPECT_COUNT=<n> -DEXPECT_0=<regex> ... -DEXPECT_<n-1>=<regex> -P run_and_match.cmake
+#         -DEXPECT_COUNT=<n> -DEXPECT_0=<regex> ... -DEXPECT_<n-1>=<regex>
+#         [-DPRELOAD=<libprofagent.so> -DOUTPUT_DIR=<dir>] -P run_and_match.cmake
 if(NOT PROGRAM)
   message(FATAL_ERROR "run_and_match: PROGRAM is not set")
 endif()
@@ -12,6 +13,11 @@ foreach(list_var ARGS ENV)
   string(REPLACE "\\;" ";" ${list_var} "${${list_var}}")
 endforeach()
 set(ENV{LD_LIBRARY_PATH} "${LIBRARY_PATH}")
+if(PRELOAD)
+  file(REMOVE_RECURSE "${OUTPUT_DIR}")
+  set(ENV{LD_PRELOAD} "${PRELOAD}")
+  set(ENV{PROFAGENT_OUTPUT_DIR} "${OUTPUT_DIR}")
+endif()
 foreach(assignment IN LISTS ENV)
   string(FIND "${assignment}" "=" eq)
   string(SUBSTRING "${assignment}" 0 ${eq} key)
