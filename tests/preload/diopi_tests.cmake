@@ -1,0 +1,34 @@
+# DIOPI preload tests (label preload), included from tests/vendorsim/CMakeLists.txt once the
+# vendor and framework libraries exist. Each runs its command under the agent and again
+# without it (tests/preload/diopi_checks.py), so "unchanged results" is always checked.
+#   diopi_add_preload_test(<name> CHECKER <checker> [ENV K=V ...] [EXPECT_LOG regex] COMMAND ...)
+function(diopi_add_preload_test name)
+  cmake_parse_arguments(PARSE_ARGV 1 T "" "CHECKER;EXPECT_LOG" "ENV;COMMAND")
+  set(out ${CMAKE_BINARY_DIR}/tests/preload/out/${name})
+  add_test(NAME preload.${name}
+    COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/preload/diopi_checks.py --out ${out}
+            --checker ${T_CHECKER} --expect-log "${T_EXPECT_LOG}" --
+            ${CMAKE_COMMAND} -E env LD_PRELOAD=$<TARGET_FILE:profagent>
+            LD_LIBRARY_PATH=${PROFAGENT_DEVSIM_DIR} PROFAGENT_OUTPUT_DIR=${out} ${T_ENV} ${T_COMMAND})
+  set_tests_properties(preload.${name} PROPERTIES LABELS preload TIMEOUT 180)
+endfunction()
+
+set(diopi_train /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/vendorsim/train.py --steps 3 --framework)
+# The demo: attribution, nesting, shapes and operator rows; same output and operators as without.
+diopi_add_preload_test(diopi_train CHECKER diopi_train ENV PROFAGENT_RECORD_SHAPES=1
+  COMMAND ${diopi_train} $<TARGET_FILE:frameworksim>)
+# Every slot bound at load time (no lazy PLT stubs left to resolve by name).
+diopi_add_preload_test(diopi_train_bind_now CHECKER diopi_train ENV PROFAGENT_RECORD_SHAPES=1 LD_BIND_NOW=1
+  COMMAND ${diopi_train} $<TARGET_FILE:frameworksim>)
+# A framework without the DIOPI runtime functions: no shapes, one note, nothing else changes.
+diopi_add_preload_test(diopi_no_runtime_functions CHECKER diopi_unchanged ENV PROFAGENT_RECORD_SHAPES=1
+  EXPECT_LOG "no loaded object defines diopiGetTensorShape"
+  COMMAND ${diopi_train} $<TARGET_FILE:frameworksim_nort>)
+# A process without any DIOPI library (it still dlopens extension modules).
+diopi_add_preload_test(diopi_no_diopi CHECKER diopi_unchanged
+  COMMAND /usr/bin/python3 -c "import ctypes, json; ctypes.CDLL('libm.so.6'); print(json.dumps({'ok': 1}))")
+# libprofagent.so defines no diopi* symbol: exporting one would make unimplemented operators
+# look implemented (DESIGN.md decision 7).
+add_test(NAME preload.diopi_no_exports
+  COMMAND sh -c "nm -D --defined-only \"$1\" | grep -i diopi && exit 1 || exit 0" sh $<TARGET_FILE:profagent>)
+set_tests_properties(preload.diopi_no_exports PROPERTIES LABELS preload)
