@@ -1,6 +1,7 @@
 #include "api_scope.h"
 
 #include <time.h>
+#include <pthread.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -35,6 +36,26 @@ int check_fault(const char* name) {
     if (faults[i].nth == 0 || faults[i].nth == n) return faults[i].error;
   }
   return 0;
+}
+
+// getpid() is a system call in current glibc; the pid is cached and refreshed in fork children.
+std::atomic<uint32_t> g_pid{0};
+
+uint32_t cached_pid() {
+  uint32_t pid = g_pid.load(std::memory_order_relaxed);
+  if (pid == 0) {
+    static const bool registered = [] {
+      pthread_atfork(nullptr, nullptr, [] {
+        g_pid.store(0);
+        t_tid = 0;  // the child's only thread has a new tid
+      });
+      return true;
+    }();
+    (void)registered;
+    pid = static_cast<uint32_t>(getpid());
+    g_pid.store(pid, std::memory_order_relaxed);
+  }
+  return pid;
 }
 
 int current_device_or(int device) { return device < 0 ? current_device() : device; }
@@ -86,7 +107,7 @@ ApiScope::ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost c
   call_.name = name;
   call_.symbol_name = symbol_name;
   call_.correlation_id = t_correlation = next_correlation_id();
-  call_.process_id = static_cast<uint32_t>(getpid());
+  call_.process_id = cached_pid();
   call_.thread_id = current_tid();
   call_.device_id = static_cast<uint32_t>(current_device_or(device));
   call_.context_id = call_.device_id + 1;

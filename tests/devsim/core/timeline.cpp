@@ -120,6 +120,23 @@ void set_rows(const OpPayload& p) {
   for (size_t row = 0; row < p.height; ++row) std::memset(dst + row * p.dpitch, p.value, p.width);
 }
 
+void complete(const OpRef& op);
+
+void run_due(const std::vector<Entry>& due) {
+  Timeline& t = tl();
+  bool host_work = false;
+  for (const Entry& e : due) {
+    if (e.action == Action::Complete) {
+      complete(e.op);
+      continue;
+    }
+    std::lock_guard host_lock(t.host_mutex);
+    t.host_queue.push_back(e.op);
+    host_work = true;
+  }
+  if (host_work) t.host_cv.notify_one();
+}
+
 void mark_done(const OpRef& op) {
   Timeline& t = tl();
   op->done.store(true);
@@ -142,31 +159,31 @@ void complete(const OpRef& op) {
   mark_done(op);
 }
 
+// Pops every entry that is due in one lock hold, then works without the lock, so enqueuing
+// threads contend with the device thread once per batch, not once per op.
 void timeline_loop() {
   prctl(PR_SET_TIMERSLACK, 1UL);  // wake on time: default slack is 50 us
   prctl(PR_SET_NAME, "devsim-device");
   Timeline& t = tl();
+  std::vector<Entry> due;
   std::unique_lock lock(sched_mutex());
   for (;;) {
     if (t.heap.empty()) {
       t.work_cv.wait(lock);
       continue;
     }
-    uint64_t due = t.heap.top().time;
-    if (due > now_ns()) {
-      t.work_cv.wait_until(lock, to_time_point(due));
+    uint64_t now = now_ns();
+    if (t.heap.top().time > now) {
+      t.work_cv.wait_until(lock, to_time_point(t.heap.top().time));
       continue;
     }
-    Entry e = t.heap.top();
-    t.heap.pop();
-    lock.unlock();
-    if (e.action == Action::Complete) {
-      complete(e.op);
-    } else {
-      { std::lock_guard host_lock(t.host_mutex); t.host_queue.push_back(e.op); }
-      t.host_cv.notify_one();
+    while (!t.heap.empty() && t.heap.top().time <= now) {
+      due.push_back(t.heap.top());
+      t.heap.pop();
     }
-    e.op.reset();
+    lock.unlock();
+    run_due(due);
+    due.clear();
     lock.lock();
   }
 }

@@ -39,7 +39,12 @@ void Gate::wait_fn(void* self) {
 
 }  // namespace devsim_test
 
+#ifndef DEVSIM_TEST_CUSTOM_MAIN
 int main(int argc, char** argv) {
   devsim_test::tracer();  // installed before any CUDA call
   return Catch::Session().run(argc, argv);
 }
+#else
+int bench_main();
+int main() { return bench_main(); }
+#endif
