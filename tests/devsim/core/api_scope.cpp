@@ -58,8 +58,6 @@ uint32_t cached_pid() {
   return pid;
 }
 
-int current_device_or(int device) { return device < 0 ? current_device() : device; }
-
 }  // namespace
 
 uint64_t now_ns() {
@@ -96,7 +94,7 @@ void spend_host_time(HostCost cost) {
 }
 
 ApiScope::ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost cost,
-                   const char* symbol_name, int device) {
+                   const char* symbol_name, const void* params) {
   reported_ = t_depth++ == 0;
   if (!reported_) {
     call_.correlation_id = t_correlation;
@@ -109,7 +107,8 @@ ApiScope::ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost c
   call_.correlation_id = t_correlation = next_correlation_id();
   call_.process_id = cached_pid();
   call_.thread_id = current_tid();
-  call_.device_id = static_cast<uint32_t>(current_device_or(device));
+  call_.device_id = static_cast<uint32_t>(current_device());
+  call_.params = params;
   call_.context_id = call_.device_id + 1;
   call_.start_ns = now_ns();
   if (Tracer* t = tracer()) t->on_api_enter(call_);

@@ -31,8 +31,9 @@ Tracer* tracer();       // installed tracer or nullptr
 
 class ApiScope {
  public:
+  // params: the call's generated_cuda_*_meta.h parameter struct (callback functionParams).
   ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost cost,
-           const char* symbol_name = nullptr, int device = -1);
+           const char* symbol_name = nullptr, const void* params = nullptr);
   ~ApiScope();
   ApiScope(const ApiScope&) = delete;
   ApiScope& operator=(const ApiScope&) = delete;
@@ -41,7 +42,6 @@ class ApiScope {
   int injected_error() const { return injected_; }
   uint32_t correlation_id() const { return call_.correlation_id; }
   bool reported() const { return reported_; }
-  void set_params(const void* params) { call_.params = params; }
   // Records the result reported on exit; returns it for `return scope.finish(err);`.
   int finish(int result) {
     call_.result = result;

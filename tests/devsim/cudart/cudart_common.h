@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 #include <cupti_runtime_cbid.h>
+#include <generated_cuda_runtime_api_meta.h>
 
 #include "api_scope.h"
 #include "device.h"
@@ -56,11 +57,13 @@ cudaStream_t stream_handle(Stream* s);
 
 #define DEVSIM_RT_RETURN(value) return ::devsim::rt::finish(scope_, (value))
 
-// The same, for calls that name a kernel (reported as the call's symbol name).
-#define DEVSIM_RT_CALL_SYM(name, version, cost, symbol)                                      \
+// The same, for calls that name a kernel (reported as the call's symbol name) and/or hand
+// their parameter struct (generated_cuda_runtime_api_meta.h) to callback subscribers.
+#define DEVSIM_RT_CALL_SYM(name, version, cost, symbol) DEVSIM_RT_CALL_P(name, version, cost, symbol, nullptr)
+#define DEVSIM_RT_CALL_P(name, version, cost, symbol, params)                                \
   ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime,                                    \
                             CUPTI_RUNTIME_TRACE_CBID_##name##_##version, #name,              \
-                            ::devsim::HostCost::cost, (symbol));                             \
+                            ::devsim::HostCost::cost, (symbol), (params));                   \
   if (int injected_ = scope_.injected_error())                                               \
     return ::devsim::rt::finish(scope_, static_cast<cudaError_t>(injected_));                \
   if (cudaError_t sticky_ = ::devsim::rt::sticky_error())                                    \

@@ -159,15 +159,17 @@ cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, 
   return launch_impl(scope_, k, grid, block, shared, stream, true);
 }
 
-cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void**, size_t shared, cudaStream_t stream) {
+cudaError_t cudaLaunchKernel(const void* func, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
   const KernelInfo* k = find_kernel(func);
-  DEVSIM_RT_CALL_SYM(cudaLaunchKernel, v7000, Launch, name_of(k));
+  cudaLaunchKernel_v7000_params params{func, grid, block, args, shared, stream};
+  DEVSIM_RT_CALL_P(cudaLaunchKernel, v7000, Launch, name_of(k), &params);
   return launch_impl(scope_, k, grid, block, shared, stream, false);
 }
 
-cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 grid, dim3 block, void**, size_t shared, cudaStream_t stream) {
+cudaError_t cudaLaunchKernel_ptsz(const void* func, dim3 grid, dim3 block, void** args, size_t shared, cudaStream_t stream) {
   const KernelInfo* k = find_kernel(func);
-  DEVSIM_RT_CALL_SYM(cudaLaunchKernel_ptsz, v7000, Launch, name_of(k));
+  cudaLaunchKernel_ptsz_v7000_params params{func, grid, block, args, shared, stream};
+  DEVSIM_RT_CALL_P(cudaLaunchKernel_ptsz, v7000, Launch, name_of(k), &params);
   return launch_impl(scope_, k, grid, block, shared, stream, true);
 }
 

@@ -175,7 +175,8 @@ cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream) {
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
-  DEVSIM_RT_CALL(cudaMemcpy, v3020, MemcpyAsync);
+  cudaMemcpy_v3020_params params{dst, src, count, kind};
+  DEVSIM_RT_CALL_P(cudaMemcpy, v3020, MemcpyAsync, nullptr, &params);
   return copy_impl(scope_, nullptr, false, linear(dst, src, count, kind, false));
 }
 
@@ -185,7 +186,8 @@ cudaError_t cudaMemcpy_ptds(void* dst, const void* src, size_t count, cudaMemcpy
 }
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, size_t count, cudaMemcpyKind kind, cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaMemcpyAsync, v3020, MemcpyAsync);
+  cudaMemcpyAsync_v3020_params params{dst, src, count, kind, stream};
+  DEVSIM_RT_CALL_P(cudaMemcpyAsync, v3020, MemcpyAsync, nullptr, &params);
   return copy_impl(scope_, stream, false, linear(dst, src, count, kind, true));
 }
 

@@ -102,7 +102,8 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream) {
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaStreamSynchronize, v3020, Other);
+  cudaStreamSynchronize_v3020_params params{stream};
+  DEVSIM_RT_CALL_P(cudaStreamSynchronize, v3020, Other, nullptr, &params);
   return stream_sync_impl(scope_, stream, false);
 }
 

@@ -52,6 +52,16 @@ int device_of_context(CUcontext ctx) {
   return valid_device(c->device) ? c->device : -1;
 }
 
+// Same layout as cuLaunchKernel_params in generated_cuda_meta.h (the callback's
+// functionParams); that header needs cuda.h's deprecated v1 types, so it is not included.
+struct LaunchKernelParams {
+  CUfunction f;
+  unsigned grid_x, grid_y, grid_z, block_x, block_y, block_z, shared_bytes;
+  CUstream stream;
+  void** kernel_params;
+  void** extra;
+};
+
 CUresult finish(ApiScope& scope, CUresult r) {
   scope.finish(r);
   return r;
@@ -60,9 +70,10 @@ CUresult finish(ApiScope& scope, Status s) { return finish(scope, to_cu(s)); }
 
 }  // namespace
 
-#define DEVSIM_CU_CALL(name, cost, symbol)                                                   \
+#define DEVSIM_CU_CALL(name, cost, symbol) DEVSIM_CU_CALL_P(name, cost, symbol, nullptr)
+#define DEVSIM_CU_CALL_P(name, cost, symbol, params)                                         \
   ApiScope scope_(ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_##name, #name, HostCost::cost,   \
-                  (symbol));                                                                  \
+                  (symbol), (params));                                                        \
   if (int injected_ = scope_.injected_error()) return finish(scope_, static_cast<CUresult>(injected_))
 #define DEVSIM_CU_RETURN(value) return finish(scope_, (value))
 
@@ -262,8 +273,9 @@ CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfun
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
-                                unsigned bz, unsigned shared, CUstream stream, void**, void**) {
-  DEVSIM_CU_CALL(cuLaunchKernel, Launch, kernel_name(f));
+                                unsigned bz, unsigned shared, CUstream stream, void** args, void** extra) {
+  LaunchKernelParams params{f, gx, gy, gz, bx, by, bz, shared, stream, args, extra};
+  DEVSIM_CU_CALL_P(cuLaunchKernel, Launch, kernel_name(f), &params);
   return launch_impl(scope_, f, Dim3{gx, gy, gz}, Dim3{bx, by, bz}, shared, stream, false,
                      CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR);
 }

@@ -135,6 +135,7 @@ TEST_CASE("every public call is reported once with a unique correlation id", "[d
   }
   CHECK(ids.size() == 4);
   CHECK(exits[0].cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  CHECK(enters[1].params != nullptr);  // cudaLaunchKernel hands its parameter struct to callbacks
   auto ks = tracer().kernels("_ZN5model4stepEv");
   REQUIRE(ks.size() == 1);
   CHECK(ks[0].correlation_id == exits[1].correlation_id);
