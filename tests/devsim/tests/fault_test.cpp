@@ -47,3 +47,32 @@ TEST_CASE("an injected sticky error poisons every later call until reset", "[fau
   CHECK(cudaMalloc(&p, 64) == cudaSuccess);
   cudaFree(p);
 }
+
+// This process runs with DEVSIM_DEVICE_COUNT=2.
+TEST_CASE("each device has its own legacy stream, context and memory", "[multidevice]") {
+  int count = 0;
+  REQUIRE(cudaGetDeviceCount(&count) == cudaSuccess);
+  REQUIRE(count == 2);
+  tracer().clear();
+  REQUIRE(cudaSetDevice(1) == cudaSuccess);
+  void* dev1 = nullptr;
+  REQUIRE(cudaMalloc(&dev1, 1 << 20) == cudaSuccess);
+  size_t free1 = 0, total = 0;
+  cudaMemGetInfo(&free1, &total);
+  REQUIRE(cudaLaunchKernel(k_fault, 1, 1, nullptr, 0, nullptr) == cudaSuccess);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  size_t free0 = 0;
+  cudaMemGetInfo(&free0, &total);
+  CHECK(free0 - free1 == (1u << 20));  // device 1's allocation is not device 0's
+  auto ks = tracer().kernels("_Z7k_faultv");
+  REQUIRE(ks.size() == 1);
+  CHECK(ks[0].device_id == 1);
+  CHECK(ks[0].context_id == 2);
+  CHECK(ks[0].stream_id == 7);
+  CHECK(cudaSetDevice(2) == cudaErrorInvalidDevice);
+  cudaGetLastError();
+  cudaSetDevice(1);
+  cudaFree(dev1);
+  cudaSetDevice(0);
+}
