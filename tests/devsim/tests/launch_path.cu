@@ -75,7 +75,11 @@ int main() {
   CHECK(cudaFuncGetAttributes(&attr, plain_kernel));
   int blocks = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, plain_kernel, 256, 0));
-  std::printf("PASS attributes (regs %d, blocks/SM %d)\n", attr.numRegs, blocks);
+  int min_grid = 0, best_block = 0;
+  CHECK(cudaOccupancyMaxPotentialBlockSize(&min_grid, &best_block, plain_kernel, 0, 0));
+  bool sane = attr.numRegs > 0 && blocks > 0 && best_block >= 32 && best_block <= 1024 && min_grid > 0;
+  std::printf("%s attributes (regs %d, blocks/SM %d, best block %d, min grid %d)\n", sane ? "PASS" : "FAIL",
+              attr.numRegs, blocks, best_block, min_grid);
   CHECK(cudaFree(d));
   std::printf("Result = PASS\n");
   return 0;
