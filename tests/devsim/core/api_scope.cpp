@@ -111,7 +111,8 @@ ApiScope::ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost c
   call_.params = params;
   call_.context_id = call_.device_id + 1;
   call_.start_ns = now_ns();
-  if (Tracer* t = tracer()) t->on_api_enter(call_);
+  entered_ = tracer();
+  if (entered_) entered_->on_api_enter(call_);
   injected_ = check_fault(name);
   if (injected_ == 0) spend_host_time(cost);
 }
@@ -120,7 +121,7 @@ ApiScope::~ApiScope() {
   --t_depth;
   if (!reported_) return;
   call_.end_ns = now_ns();
-  if (Tracer* t = tracer()) t->on_api_exit(call_);
+  if (entered_ && tracer() == entered_) entered_->on_api_exit(call_);
 }
 
 }  // namespace devsim

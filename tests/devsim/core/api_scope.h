@@ -50,6 +50,7 @@ class ApiScope {
 
  private:
   ApiCall call_{};
+  Tracer* entered_ = nullptr;  // exit goes only to the tracer that saw the enter
   int injected_ = 0;
   bool reported_ = false;
 };
