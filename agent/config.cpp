@@ -99,6 +99,14 @@ bool parse_sort_by(std::string_view text, std::string& out) {
   return true;
 }
 
+// As key_averages(group_by_input_shape=True): "input_shape" splits operator rows per shapes.
+bool parse_group_by(std::string_view text, bool& by_input_shape) {
+  const std::string key = lower(trim(text));
+  if (key != "input_shape" && key != "none" && !key.empty()) return false;
+  by_input_shape = key == "input_shape";
+  return true;
+}
+
 constexpr std::array<std::string_view, 7> kLevelNames = {"trace", "debug", "info", "warn",
                                                           "error", "critical", "off"};
 
@@ -158,7 +166,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 18> kVariables = {{
+const std::array<Variable, 19> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -181,6 +189,8 @@ const std::array<Variable, 18> kVariables = {{
     PROFAGENT_BOOL_VARIABLE("WITH_STACK", with_stack),
     {"SORT_BY", [](std::string_view t, Config& c) { return parse_sort_by(t, c.sort_by); },
      [](const Config& c) { return c.sort_by; }},
+    {"GROUP_BY", [](std::string_view t, Config& c) { return parse_group_by(t, c.group_by_input_shape); },
+     [](const Config& c) { return std::string(c.group_by_input_shape ? "input_shape" : "none"); }},
     {"ROW_LIMIT", [](std::string_view t, Config& c) { return parse_int<int64_t>(t, c.row_limit, -1, INT32_MAX); },
      [](const Config& c) { return std::to_string(c.row_limit); }},
     {"LOG_LEVEL", [](std::string_view t, Config& c) { return parse_log_level(t, c.log_level); },

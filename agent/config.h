@@ -38,6 +38,7 @@ struct Config {
 
   std::string sort_by = "cuda_time_total";
   int64_t row_limit = 100;      // -1: no limit (as key_averages().table())
+  bool group_by_input_shape = false;  // PROFAGENT_GROUP_BY=input_shape: Input Shapes column
 
   LogLevel log_level = LogLevel::Warn;
   CuptiMode cupti = CuptiMode::Auto;

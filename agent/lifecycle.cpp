@@ -126,6 +126,7 @@ exporters::ExportOptions export_options(const Config& config) {
   exporters::ExportOptions options;
   options.output_dir = config.output_dir;
   options.table.sort_by = config.sort_by;
+  options.table.group_by_input_shape = config.group_by_input_shape;
   options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);  // exporter: <= 0 is all
   return options;
 }

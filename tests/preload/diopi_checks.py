@@ -104,22 +104,29 @@ def check_shapes(operators):
                f"diopiConvolution2d Input type {conv['args'].get('Input type')} != {CONV_TYPES}")
 
 
-def check_operator_rows(trace, operators, summary):
+def shapes_text(dims):
+    """torch's str() of the shapes list, as the table's Input Shapes column shows it."""
+    return "[" + ", ".join("[" + ", ".join(str(d) for d in dim) + "]" for dim in dims) + "]"
+
+
+def check_operator_rows(trace, operators, summary, by_shape=False):
     """Operator rows: count and CPU total from the operator events; CUDA total = device time of
     records whose External id is the operator's or that of an operator nested in it; Self CUDA
     = device time of records attributed to it directly."""
     by_external = collections.defaultdict(int)
     for device in trace.device:
         by_external[device["args"].get("External id")] += device["end_ns"] - device["start_ns"]
+    def key(op):
+        return (op["name"], shapes_text(op["args"].get("Input Dims", [])) if by_shape else "")
     expected = collections.defaultdict(lambda: [0, 0, 0, 0])
     for op in operators:
-        row = expected[op["name"]]
+        row = expected[key(op)]
         nested = [o for o in operators if o["tid"] == op["tid"] and contains(op, o)]  # includes op
         row[0] += 1
         row[1] += op["end_ns"] - op["start_ns"]
         row[2] += by_external[op["args"]["External id"]]
         row[3] += sum(by_external[o["args"]["External id"]] for o in nested)
-    rows = {r["name"]: r for r in summary["rows"] if r["kind"] == "operator"}
+    rows = {(r["name"], r["input_shapes"]): r for r in summary["rows"] if r["kind"] == "operator"}
     expect(set(rows) == set(expected), f"operator rows {sorted(rows)} != operators in the trace {sorted(expected)}")
     for name, (count, cpu_total, self_cuda, cuda_total) in expected.items():
         r = rows[name]
@@ -145,6 +152,22 @@ def check_diopi_train(context):
     checkers.check_table(trace, checkers.summary_rows(context.out_dir))
     context.summary = (f"{len(operators)} operators, {attributed} device records attributed, "
                        f"{nested} nested diopiMm, {rows} operator rows recomputed")
+
+
+def check_diopi_group_by_shape(context):
+    """PROFAGENT_GROUP_BY=input_shape: operator rows split per shapes, each equal to the trace."""
+    check_same_output(context)
+    trace = checkers.Trace(checkers.only_file(context.out_dir, "*.trace.json"))
+    operators = [e for e in trace.complete if e.get("cat") == "cpu_op"]
+    summary = checkers.summary_rows(context.out_dir)
+    rows = check_operator_rows(trace, operators, summary, by_shape=True)
+    adamw = [r for r in summary["rows"] if r["name"] == "diopiAdamW"]
+    expect(len(adamw) == 4, f"diopiAdamW should split into 4 shape rows (conv.w, (16,), fc.w, fc.b): {adamw}")
+    with open(checkers.only_file(context.out_dir, "*.table.txt"), encoding="utf-8") as f:
+        table = f.read()
+    expect("Input Shapes" in table and shapes_text(CONV_DIMS)[:40] in table,
+           "the table has no Input Shapes column with the convolution's shapes")
+    context.summary = f"{rows} operator rows per (name, shapes) recomputed"
 
 
 def check_diopi_unchanged(context):

@@ -20,6 +20,10 @@ diopi_add_preload_test(diopi_train CHECKER diopi_train ENV PROFAGENT_RECORD_SHAP
 # Every slot bound at load time (no lazy PLT stubs left to resolve by name).
 diopi_add_preload_test(diopi_train_bind_now CHECKER diopi_train ENV PROFAGENT_RECORD_SHAPES=1 LD_BIND_NOW=1
   COMMAND ${diopi_train} $<TARGET_FILE:frameworksim>)
+# key_averages(group_by_input_shape=True): operator rows split per input shapes.
+diopi_add_preload_test(diopi_group_by_input_shape CHECKER diopi_group_by_shape
+  ENV PROFAGENT_RECORD_SHAPES=1 PROFAGENT_GROUP_BY=input_shape
+  COMMAND ${diopi_train} $<TARGET_FILE:frameworksim>)
 # A framework without the DIOPI runtime functions: no shapes, one note, nothing else changes.
 diopi_add_preload_test(diopi_no_runtime_functions CHECKER diopi_unchanged ENV PROFAGENT_RECORD_SHAPES=1
   EXPECT_LOG "no loaded object defines diopiGetTensorShape"

@@ -124,7 +124,7 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 17);
+  CHECK(pairs.size() == 18);
   CHECK(pairs["PROFAGENT_WAIT"] == "1");
   CHECK(pairs["PROFAGENT_ACTIVE"] == "2");
   CHECK(pairs["PROFAGENT_ACTIVITIES"] == "cuda");
