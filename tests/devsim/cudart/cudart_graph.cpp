@@ -129,9 +129,16 @@ cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t gra
   return instantiate_impl(scope_, exec, graph);
 }
 
+// Uploading is instant: there is no device memory to prepare.
 cudaError_t cudaGraphUpload(cudaGraphExec_t exec, cudaStream_t stream) {
   DEVSIM_RT_CALL(cudaGraphUpload, v10000, Other);
   if (!rt::resolve_stream(stream, false)) DEVSIM_RT_RETURN(cudaErrorInvalidResourceHandle);
+  DEVSIM_RT_RETURN(exec ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaGraphUpload_ptsz, v10000, Other);
+  if (!rt::resolve_stream(stream, true)) DEVSIM_RT_RETURN(cudaErrorInvalidResourceHandle);
   DEVSIM_RT_RETURN(exec ? cudaSuccess : cudaErrorInvalidValue);
 }
 

@@ -67,6 +67,21 @@ int blocks_per_sm(const KernelInfo& k, int block_size, size_t dynamic_shared) {
   return std::max(0, std::min({Arch::max_blocks_per_sm, by_threads, by_regs, by_shared}));
 }
 
+// Asks the simulated driver's cuGetProcAddress, which knows the _ptsz variants; a missing
+// libcuda.so.1 just finds nothing.
+cudaError_t entry_point_impl(ApiScope& scope, const char* symbol, void** func, unsigned long long flags,
+                             cudaDriverEntryPointQueryResult* status) {
+  if (!symbol || !func) return rt::finish(scope, cudaErrorInvalidValue);
+  using GetProc = int (*)(const char*, void**, int, unsigned long long, void*);
+  static void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  static auto get_proc = driver ? reinterpret_cast<GetProc>(dlsym(driver, "cuGetProcAddress_v2")) : nullptr;
+  *func = nullptr;
+  unsigned long long driver_flags = (flags & cudaEnablePerThreadDefaultStream) ? 2 : 0;  // CU_GET_PROC_ADDRESS_*
+  if (get_proc) get_proc(symbol, func, CUDART_VERSION, driver_flags, nullptr);
+  if (status) *status = *func ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+  return rt::finish(scope, *func || status ? cudaSuccess : cudaErrorSymbolNotFound);
+}
+
 }  // namespace
 
 extern "C" {
@@ -281,25 +296,29 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const voi
 }
 
 // Resolves driver entry points from the simulated libcuda.so.1 (loaded on demand, so programs
-// that never ask do not load it).
-cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** func, unsigned long long,
+// that never ask do not load it). The runtime itself never calls what it hands out.
+cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** func, unsigned long long flags,
                                     cudaDriverEntryPointQueryResult* status) {
   DEVSIM_RT_CALL(cudaGetDriverEntryPoint, v11030, Light);
-  if (!symbol || !func) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
-  static void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  *func = driver ? dlsym(driver, symbol) : nullptr;
-  if (status) *status = *func ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
-  DEVSIM_RT_RETURN(*func || status ? cudaSuccess : cudaErrorSymbolNotFound);
+  return entry_point_impl(scope_, symbol, func, flags, status);
+}
+
+cudaError_t cudaGetDriverEntryPoint_ptsz(const char* symbol, void** func, unsigned long long flags,
+                                         cudaDriverEntryPointQueryResult* status) {
+  DEVSIM_RT_CALL(cudaGetDriverEntryPoint_ptsz, v11030, Light);
+  return entry_point_impl(scope_, symbol, func, flags | cudaEnablePerThreadDefaultStream, status);
 }
 
 cudaError_t cudaGetDriverEntryPointByVersion(const char* symbol, void** func, unsigned int, unsigned long long flags,
                                              cudaDriverEntryPointQueryResult* status) {
   DEVSIM_RT_CALL(cudaGetDriverEntryPointByVersion, v12050, Light);
-  if (!symbol || !func) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
-  static void* driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  *func = driver ? dlsym(driver, symbol) : nullptr;
-  if (status) *status = *func ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
-  DEVSIM_RT_RETURN(*func || status ? cudaSuccess : cudaErrorSymbolNotFound);
+  return entry_point_impl(scope_, symbol, func, flags, status);
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion_ptsz(const char* symbol, void** func, unsigned int,
+                                                  unsigned long long flags, cudaDriverEntryPointQueryResult* status) {
+  DEVSIM_RT_CALL(cudaGetDriverEntryPointByVersion_ptsz, v12050, Light);
+  return entry_point_impl(scope_, symbol, func, flags | cudaEnablePerThreadDefaultStream, status);
 }
 
 }  // extern "C"

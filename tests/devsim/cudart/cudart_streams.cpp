@@ -66,6 +66,28 @@ cudaError_t host_func_impl(ApiScope& scope, cudaStream_t stream, HostFn fn, Stre
   return rt::finish(scope, host_function(s, fn, cb, stream, user, scope.correlation_id()));
 }
 
+// Stream getters: flags, priority and the CUPTI stream id.
+cudaError_t get_flags_impl(ApiScope& scope, cudaStream_t stream, unsigned* flags, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s || !flags) return rt::finish(scope, s ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+  *flags = s->flags;
+  return rt::finish(scope, cudaSuccess);
+}
+
+cudaError_t get_priority_impl(ApiScope& scope, cudaStream_t stream, int* priority, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s || !priority) return rt::finish(scope, s ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+  *priority = s->priority;
+  return rt::finish(scope, cudaSuccess);
+}
+
+cudaError_t get_id_impl(ApiScope& scope, cudaStream_t stream, unsigned long long* id, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s || !id) return rt::finish(scope, s ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
+  *id = s->id;
+  return rt::finish(scope, cudaSuccess);
+}
+
 }  // namespace
 
 extern "C" {
@@ -124,26 +146,32 @@ cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream) {
 
 cudaError_t cudaStreamGetFlags(cudaStream_t stream, unsigned int* flags) {
   DEVSIM_RT_CALL(cudaStreamGetFlags, v5050, Light);
-  Stream* s = rt::resolve_stream(stream, false);
-  if (!s || !flags) DEVSIM_RT_RETURN(s ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
-  *flags = s->flags;
-  DEVSIM_RT_RETURN(cudaSuccess);
+  return get_flags_impl(scope_, stream, flags, false);
+}
+
+cudaError_t cudaStreamGetFlags_ptsz(cudaStream_t stream, unsigned int* flags) {
+  DEVSIM_RT_CALL(cudaStreamGetFlags_ptsz, v7000, Light);
+  return get_flags_impl(scope_, stream, flags, true);
 }
 
 cudaError_t cudaStreamGetPriority(cudaStream_t stream, int* priority) {
   DEVSIM_RT_CALL(cudaStreamGetPriority, v5050, Light);
-  Stream* s = rt::resolve_stream(stream, false);
-  if (!s || !priority) DEVSIM_RT_RETURN(s ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
-  *priority = s->priority;
-  DEVSIM_RT_RETURN(cudaSuccess);
+  return get_priority_impl(scope_, stream, priority, false);
+}
+
+cudaError_t cudaStreamGetPriority_ptsz(cudaStream_t stream, int* priority) {
+  DEVSIM_RT_CALL(cudaStreamGetPriority_ptsz, v7000, Light);
+  return get_priority_impl(scope_, stream, priority, true);
 }
 
 cudaError_t cudaStreamGetId(cudaStream_t stream, unsigned long long* id) {
   DEVSIM_RT_CALL(cudaStreamGetId, v12000, Light);
-  Stream* s = rt::resolve_stream(stream, false);
-  if (!s || !id) DEVSIM_RT_RETURN(s ? cudaErrorInvalidValue : cudaErrorInvalidResourceHandle);
-  *id = s->id;
-  DEVSIM_RT_RETURN(cudaSuccess);
+  return get_id_impl(scope_, stream, id, false);
+}
+
+cudaError_t cudaStreamGetId_ptsz(cudaStream_t stream, unsigned long long* id) {
+  DEVSIM_RT_CALL(cudaStreamGetId_ptsz, v12000, Light);
+  return get_id_impl(scope_, stream, id, true);
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int) {

@@ -113,6 +113,18 @@ TEST_CASE("driver-level launches are driver calls and their kernels carry that c
   void* entry = nullptr;
   REQUIRE(cuGetProcAddress_v2("cuLaunchKernel", &entry, 13000, CU_GET_PROC_ADDRESS_DEFAULT, nullptr) == CUDA_SUCCESS);
   CHECK(entry == reinterpret_cast<void*>(&cuLaunchKernel));
+  void* via_runtime = nullptr;
+  cudaDriverEntryPointQueryResult found;
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &via_runtime, 13000, cudaEnableDefault, &found) == cudaSuccess);
+  CHECK(found == cudaDriverEntryPointSuccess);
+  CHECK(via_runtime == entry);
+  void* per_thread = nullptr;
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &per_thread, 13000, cudaEnablePerThreadDefaultStream, &found) ==
+          cudaSuccess);
+  CHECK(per_thread != nullptr);
+  CHECK(per_thread != entry);  // the _ptsz variant
+  REQUIRE(cudaGetDriverEntryPointByVersion("cuNoSuchThing", &per_thread, 13000, cudaEnableDefault, &found) == cudaSuccess);
+  CHECK(found == cudaDriverEntryPointSymbolNotFound);
 }
 
 TEST_CASE("every public call is reported once with a unique correlation id", "[devsim][api]") {
