@@ -260,6 +260,11 @@ void check_api_records(const Collected& c, uint64_t start, uint64_t after) {
         "RUNTIME/DRIVER records and API callbacks carry the same correlation ids (" +
             std::to_string(from_records.size()) + ")");
   check(in_time == static_cast<int>(c.api.size()), "API record timestamps in the client's clock");
+  std::map<uint32_t, uint64_t> call_start;
+  for (const auto& a : c.api) call_start[a.correlationId] = a.start;
+  int after_call = 0;
+  for (const auto& k : c.kernels) after_call += call_start.count(k.correlationId) && k.start >= call_start[k.correlationId];
+  check(after_call == static_cast<int>(c.kernels.size()), "every kernel starts after its launching call started");
   check(c.correlation_data_mismatches == 0, "correlationData written on enter is read back on exit");
   bool context_sync = false;
   for (const auto& s : c.syncs) {

@@ -321,3 +321,49 @@ TEST_CASE("a busy CUPTI refuses subscribers and kernel kinds; drop-every drops a
   CHECK(session.buffers().take_dropped() == 3);
   session.finalize();
 }
+
+TEST_CASE("KERNEL alone gives serial-kind kernel records", "[cupti][activity]") {
+  CuptiFixture fixture;
+  REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL) == CUPTI_SUCCESS);
+  launch(90, "_Z6serialv");
+  REQUIRE(cuptiActivityDisable(CUPTI_ACTIVITY_KIND_KERNEL) == CUPTI_SUCCESS);
+  launch(91, "_Z6serialv");  // disabled: no record
+  REQUIRE(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == CUPTI_SUCCESS);
+  const auto got = unit_client::take();
+  REQUIRE(got.records.size() == 1);
+  CHECK(kind_of(got.records[0]) == CUPTI_ACTIVITY_KIND_KERNEL);
+  CHECK(as<CUpti_ActivityKernel10>(got.records[0]).correlationId == 90);
+}
+
+namespace {
+bool g_finalize_on_exit = false;
+void CUPTIAPI finalize_on_exit(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void* data) {
+  const auto* cb = static_cast<const CUpti_CallbackData*>(data);
+  // Kineto's pattern: detach CUPTI from an API exit callback rather than from an arbitrary thread.
+  if (cb->callbackSite == CUPTI_API_EXIT && g_finalize_on_exit) cuptiFinalize();
+}
+}  // namespace
+
+TEST_CASE("cuptiFinalize from an exit callback detaches everything; CUPTI can start again",
+          "[cupti][lifecycle]") {
+  CuptiFixture fixture;
+  CUpti_SubscriberHandle subscriber = nullptr;
+  REQUIRE(cuptiSubscribe(&subscriber, finalize_on_exit, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS);
+  g_finalize_on_exit = true;
+  launch(100, "_Z1dv");  // its exit callback finalizes; the kernel record arrives after
+  g_finalize_on_exit = false;
+  CHECK(fake_device::installed() == nullptr);
+  CHECK(unit_client::take().records.empty());
+  CHECK(cuptiActivityFlushAll(0) == CUPTI_ERROR_INVALID_OPERATION);  // callbacks forgotten
+
+  REQUIRE(cuptiActivityRegisterCallbacks(unit_client::request, unit_client::complete) == CUPTI_SUCCESS);
+  REQUIRE(cuptiSubscribe(&subscriber, finalize_on_exit, nullptr) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) == CUPTI_SUCCESS);
+  launch(101, "_Z1dv");
+  REQUIRE(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == CUPTI_SUCCESS);
+  const auto got = unit_client::take();
+  REQUIRE(got.records.size() == 1);
+  CHECK(as<CUpti_ActivityKernel10>(got.records[0]).correlationId == 101);
+}
