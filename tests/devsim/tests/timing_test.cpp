@@ -304,3 +304,34 @@ TEST_CASE("per-thread default streams are independent streams, one per thread", 
   REQUIRE(ptsz.size() == 1);
   CHECK(ptsz[0].stream_id == slow[0].stream_id);
 }
+
+TEST_CASE("many threads launching, recording and waiting at once", "[devsim][stress]") {
+  tracer().clear();
+  constexpr int threads = 4, rounds = 300;
+  cudaEvent_t shared_event;
+  cudaEventCreateWithFlags(&shared_event, cudaEventDisableTiming);
+  std::vector<std::thread> workers;
+  std::vector<int> failures(threads, 0);
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&, t] {
+      cudaStream_t s;
+      cudaStreamCreateWithFlags(&s, t % 2 ? cudaStreamNonBlocking : cudaStreamDefault);
+      for (int i = 0; i < rounds; ++i) {
+        failures[t] += launch(k_quick, s) != cudaSuccess;
+        if (i % 10 == 0) failures[t] += cudaEventRecord(shared_event, s) != cudaSuccess;
+        if (i % 10 == 5) failures[t] += cudaStreamWaitEvent(s, shared_event, 0) != cudaSuccess;
+        if (i % 50 == 0) failures[t] += cudaStreamSynchronize(s) != cudaSuccess;
+        if (i % 70 == 0) failures[t] += launch(k_quick, cudaStreamPerThread) != cudaSuccess;
+      }
+      failures[t] += cudaStreamSynchronize(s) != cudaSuccess;
+      failures[t] += cudaStreamSynchronize(cudaStreamPerThread) != cudaSuccess;
+      cudaStreamDestroy(s);
+    });
+  }
+  for (auto& w : workers) w.join();
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  for (int f : failures) CHECK(f == 0);
+  // rounds launches per thread on its stream plus 5 per-thread-stream launches (i = 0, 70, ..., 280).
+  CHECK(tracer().kernels("_Z7k_quickv").size() == size_t(threads * (rounds + 5)));
+  cudaEventDestroy(shared_event);
+}
