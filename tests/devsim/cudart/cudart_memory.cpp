@@ -220,6 +220,20 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, si
   return copy_impl(scope_, stream, true, pitched(dst, dpitch, src, spitch, width, height, kind, true));
 }
 
+// Peer copies are device-to-device copies here (all devices share the host's memory).
+cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
+  DEVSIM_RT_CALL(cudaMemcpyPeer, v4000, MemcpyAsync);
+  if (!valid_device(dst_device) || !valid_device(src_device)) DEVSIM_RT_RETURN(cudaErrorInvalidDevice);
+  return copy_impl(scope_, nullptr, false, linear(dst, src, count, cudaMemcpyDeviceToDevice, false));
+}
+
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
+                                cudaStream_t stream) {
+  DEVSIM_RT_CALL(cudaMemcpyPeerAsync, v4000, MemcpyAsync);
+  if (!valid_device(dst_device) || !valid_device(src_device)) DEVSIM_RT_RETURN(cudaErrorInvalidDevice);
+  return copy_impl(scope_, stream, false, linear(dst, src, count, cudaMemcpyDeviceToDevice, true));
+}
+
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) {
   DEVSIM_RT_CALL(cudaMemcpyToSymbol, v3020, MemcpyAsync);
   return to_symbol_impl(scope_, symbol, src, count, offset, kind, nullptr, false, false);
