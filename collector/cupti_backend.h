@@ -13,17 +13,10 @@
 
 #include "collector/activity_buffers.h"
 #include "collector/cupti_api.h"
+#include "collector/cupti_options.h"
 #include "collector/device_backend.h"
 
 namespace profagent::collector {
-
-enum class CuptiMode : uint8_t { Auto, On, Off };
-
-struct CuptiOptions {
-  CuptiMode mode = CuptiMode::Auto;
-  std::string library_path;    // PROFAGENT_CUPTI_LIB; empty: search (cupti_api.h)
-  size_t buffer_count = 32;    // x 4 MiB activity buffers
-};
 
 class CuptiBackend final : public DeviceBackend {
  public:

@@ -161,31 +161,27 @@ class Joiner {
     r.end_ns = std::clamp(r.end_ns, r.start_ns, s.end_ns);
   }
 
+  // Only Operator/Range/Step records can enclose others (only the outermost runtime call is
+  // recorded; driver calls inside one are dropped), so only they go on the stack: runs of
+  // zero-length runtime calls with equal timestamps never chain into a deep stack.
   void sort_and_nest() {
     std::sort(trace_.host.begin(), trace_.host.end(), [](const HostRecord& a, const HostRecord& b) {
       return std::tuple(a.tid, a.start_ns, b.end_ns, nesting_rank(a.kind), a.id) <
              std::tuple(b.tid, b.start_ns, a.end_ns, nesting_rank(b.kind), b.id);
     });
-    std::vector<int64_t> stack;
+    std::vector<int64_t> scopes;
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       HostRecord& r = trace_.host[i];
-      if (i > 0 && trace_.host[i - 1].tid != r.tid) stack.clear();
-      while (!stack.empty() && !encloses(trace_.host[stack.back()], r)) stack.pop_back();
-      r.parent = stack.empty() ? kNoIndex : stack.back();
-      r.external_id = is_scope(r.kind) ? r.id : enclosing_scope_id(stack, r.id);
+      if (i > 0 && trace_.host[i - 1].tid != r.tid) scopes.clear();
+      while (!scopes.empty() && !encloses(trace_.host[scopes.back()], r)) scopes.pop_back();
+      r.parent = scopes.empty() ? kNoIndex : scopes.back();
+      r.external_id = is_scope(r.kind) || scopes.empty() ? r.id : trace_.host[scopes.back()].id;
       if (r.flags & kFlagDriverApi) {  // the pushed id names its scope even across threads
         auto link = links().find(r.correlation);
         if (link != links().end()) r.external_id = link->second;
       }
-      stack.push_back(int64_t(i));
+      if (is_scope(r.kind)) scopes.push_back(int64_t(i));
     }
-  }
-
-  uint64_t enclosing_scope_id(const std::vector<int64_t>& stack, uint64_t own) const {
-    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-      if (is_scope(trace_.host[*it].kind)) return trace_.host[*it].id;
-    }
-    return own;
   }
 
   void index_host_records() {

@@ -2,8 +2,9 @@
 // device records of one window become the Trace's HostRecords and DeviceRecords.
 //
 // Host side: ticks -> ns, names resolved, parent = innermost enclosing host record on the same
-// thread (time containment), external_id = innermost enclosing Operator/Range/Step id, else
-// the record's own id (an Operator/Range/Step is its own external id).
+// thread by time containment (only Operator/Range/Step records enclose others), external_id =
+// innermost enclosing Operator/Range/Step id, else the record's own id (an Operator/Range/Step
+// is its own external id).
 // Device side: EXTERNAL_CORRELATION links (CUPTI correlation id -> our pushed id) give the
 // host record that issued each device record. A driver-level launch no hook saw (cuBLAS-style
 // cuLaunchKernel) becomes a HostRecord flagged kFlagDriverApi when DRIVER records came; its

@@ -8,6 +8,7 @@
 #include <new>
 
 #include "collector/clock.h"
+#include "collector/cupti_backend.h"
 #include "collector/join.h"
 #include "collector/log.h"
 #include "collector/names.h"

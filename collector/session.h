@@ -27,7 +27,7 @@
 #include <vector>
 
 #include "collector/api.h"
-#include "collector/cupti_backend.h"
+#include "collector/cupti_options.h"
 #include "collector/device_backend.h"
 #include "collector/thread_buffer.h"
 #include "collector/trace.h"
