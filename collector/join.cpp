@@ -87,7 +87,6 @@ class Joiner {
     for (const ThreadEvents& thread : in_.threads) {
       for (const HostEvent& event : thread.events) {
         trace_.host.push_back(host_record(thread, event));
-        kind_by_id_[event.id] = EventKind(event.kind);
       }
     }
   }
@@ -115,8 +114,17 @@ class Joiner {
     for (auto& [tid, calls] : runtime_calls_by_tid_) std::sort(calls.begin(), calls.end());
   }
 
+  void index_kinds() {
+    kind_by_id_.reserve(trace_.host.size());
+    for (const HostRecord& r : trace_.host) kind_by_id_.emplace(r.id, r.kind);
+  }
+
   // DRIVER records of launch/copy/set calls that enqueued work no hooked call explains.
   void add_driver_calls() {
+    bool any = std::any_of(in_.device.begin(), in_.device.end(),
+                           [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
+    if (!any) return;
+    index_kinds();
     std::unordered_map<uint32_t, DeviceKind> work_by_correlation;
     for (const DeviceRecord& d : in_.device) {
       if (d.kind != DeviceKind::DriverApi && d.kind != DeviceKind::Sync) {
@@ -165,10 +173,7 @@ class Joiner {
   // recorded; driver calls inside one are dropped), so only they go on the stack: runs of
   // zero-length runtime calls with equal timestamps never chain into a deep stack.
   void sort_and_nest() {
-    std::sort(trace_.host.begin(), trace_.host.end(), [](const HostRecord& a, const HostRecord& b) {
-      return std::tuple(a.tid, a.start_ns, b.end_ns, nesting_rank(a.kind), a.id) <
-             std::tuple(b.tid, b.start_ns, a.end_ns, nesting_rank(b.kind), b.id);
-    });
+    sort_host_records();
     std::vector<int64_t> scopes;
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       HostRecord& r = trace_.host[i];
@@ -184,7 +189,27 @@ class Joiner {
     }
   }
 
+  // Sorts (tid, start, longest first, widest scope first) through a permutation: records are
+  // large, keys are small.
+  void sort_host_records() {
+    using Key = std::tuple<uint32_t, uint64_t, uint64_t, int, uint64_t, uint32_t>;
+    std::vector<Key> keys;
+    keys.reserve(trace_.host.size());
+    for (size_t i = 0; i < trace_.host.size(); ++i) {
+      const HostRecord& r = trace_.host[i];
+      keys.emplace_back(r.tid, r.start_ns, UINT64_MAX - r.end_ns, nesting_rank(r.kind), r.id,
+                        uint32_t(i));
+    }
+    std::sort(keys.begin(), keys.end());
+    std::vector<HostRecord> sorted;
+    sorted.reserve(keys.size());
+    for (const Key& key : keys) sorted.push_back(std::move(trace_.host[std::get<5>(key)]));
+    trace_.host = std::move(sorted);
+  }
+
   void index_host_records() {
+    if (in_.device.empty()) return;  // host-only: nothing to link
+    index_by_id_.reserve(trace_.host.size());
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       const HostRecord& r = trace_.host[i];
       if (r.flags & kFlagDriverApi) {
