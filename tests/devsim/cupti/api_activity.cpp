@@ -89,6 +89,18 @@ CUptiResult CUPTIAPI cuptiActivityDisableContext(CUcontext, CUpti_ActivityKind k
   return guarded("cuptiActivityDisableContext", NeedsDriver::Yes, [&](Session& s) { return s.disable_kind(kind); });
 }
 
+CUptiResult CUPTIAPI cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable) {
+  return guarded("cuptiActivityEnableRuntimeApi", NeedsDriver::Yes, [&](Session& s) {
+    return s.enable_api_records(devsim::ApiDomain::Runtime, cbid, enable != 0);
+  });
+}
+
+CUptiResult CUPTIAPI cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable) {
+  return guarded("cuptiActivityEnableDriverApi", NeedsDriver::Yes, [&](Session& s) {
+    return s.enable_api_records(devsim::ApiDomain::Driver, cbid, enable != 0);
+  });
+}
+
 CUptiResult CUPTIAPI cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc requested,
                                                     CUpti_BuffersCallbackCompleteFunc completed) {
   return guarded("cuptiActivityRegisterCallbacks", NeedsDriver::No, [&](Session& s) {

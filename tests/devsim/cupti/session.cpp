@@ -17,6 +17,19 @@ constexpr uint64_t kSupportedKinds =
     bit(CUPTI_ACTIVITY_KIND_RUNTIME) | bit(CUPTI_ACTIVITY_KIND_DRIVER) |
     bit(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) | bit(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
 
+// The API domain whose records a kind switches, if it is RUNTIME or DRIVER.
+bool api_domain_of(CUpti_ActivityKind kind, devsim::ApiDomain* domain) {
+  if (kind == CUPTI_ACTIVITY_KIND_RUNTIME) *domain = devsim::ApiDomain::Runtime;
+  else if (kind == CUPTI_ACTIVITY_KIND_DRIVER) *domain = devsim::ApiDomain::Driver;
+  else return false;
+  return true;
+}
+
+uint32_t cbid_count(devsim::ApiDomain domain) {
+  return callback_id_count(domain == devsim::ApiDomain::Runtime ? CUPTI_CB_DOMAIN_RUNTIME_API
+                                                                : CUPTI_CB_DOMAIN_DRIVER_API);
+}
+
 bool is_kernel_kind(CUpti_ActivityKind kind) {
   return kind == CUPTI_ACTIVITY_KIND_KERNEL || kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
 }
@@ -31,7 +44,28 @@ CUptiResult unsupported_kind_result(CUpti_ActivityKind kind) {
 }  // namespace
 
 Session::Session(DeviceLink device, const Faults& faults)
-    : device_(device), faults_(faults), clock_(device.now_ns) {}
+    : device_(device), faults_(faults), clock_(device.now_ns) {
+  for (auto domain : {devsim::ApiDomain::Runtime, devsim::ApiDomain::Driver}) {
+    api_records_[static_cast<int>(domain)] = std::make_unique<std::atomic<bool>[]>(cbid_count(domain));
+  }
+}
+
+void Session::set_all_api_records(devsim::ApiDomain domain, bool enable) {
+  auto& table = api_records_[static_cast<int>(domain)];
+  for (uint32_t cbid = 0; cbid < cbid_count(domain); ++cbid) table[cbid].store(enable);
+}
+
+CUptiResult Session::enable_api_records(devsim::ApiDomain domain, CUpti_CallbackId cbid, bool enable) {
+  if (cbid >= cbid_count(domain)) return CUPTI_ERROR_INVALID_PARAMETER;
+  if (!attach_device()) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  api_records_[static_cast<int>(domain)][cbid].store(enable);
+  return CUPTI_SUCCESS;
+}
+
+bool Session::api_records_enabled(const devsim::ApiCall& call) const {
+  return call.cbid < cbid_count(call.domain) &&
+         api_records_[static_cast<int>(call.domain)][call.cbid].load(std::memory_order_relaxed);
+}
 
 bool Session::attach_device() {
   std::lock_guard lock(attach_mutex_);
@@ -51,12 +85,14 @@ CUptiResult Session::enable_kind(CUpti_ActivityKind kind) {
   }
   if (!attach_device()) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   enabled_kinds_.fetch_or(bit(kind));
+  if (devsim::ApiDomain domain; api_domain_of(kind, &domain)) set_all_api_records(domain, true);
   return CUPTI_SUCCESS;
 }
 
 CUptiResult Session::disable_kind(CUpti_ActivityKind kind) {
   if (kind < 0 || kind >= 64 || (kSupportedKinds & bit(kind)) == 0) return unsupported_kind_result(kind);
   enabled_kinds_.fetch_and(~bit(kind));
+  if (devsim::ApiDomain domain; api_domain_of(kind, &domain)) set_all_api_records(domain, false);
   return CUPTI_SUCCESS;
 }
 
@@ -69,6 +105,8 @@ CUptiResult Session::subscribe(CUpti_SubscriberHandle* subscriber, CUpti_Callbac
 
 void Session::finalize() {
   enabled_kinds_.store(0);
+  set_all_api_records(devsim::ApiDomain::Runtime, false);
+  set_all_api_records(devsim::ApiDomain::Driver, false);
   callbacks_.reset();
   {
     std::lock_guard lock(attach_mutex_);
@@ -106,9 +144,7 @@ void Session::on_api_enter(const devsim::ApiCall& call) {
 
 void Session::on_api_exit(const devsim::ApiCall& call) {
   callbacks_.on_api_exit(call);
-  const auto kind = call.domain == devsim::ApiDomain::Runtime ? CUPTI_ACTIVITY_KIND_RUNTIME
-                                                              : CUPTI_ACTIVITY_KIND_DRIVER;
-  if (!kind_enabled(kind)) return;
+  if (!api_records_enabled(call)) return;
   // CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT is pthread_self() on Linux, SYSTEM the OS tid;
   // exit runs on the calling thread, so pthread_self() is the caller's.
   const uint32_t thread_id = system_thread_ids()

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 namespace profagent::devsim_cupti {
@@ -34,6 +35,9 @@ class Session final : public devsim::Tracer {
   CUptiResult enable_kind(CUpti_ActivityKind kind);
   CUptiResult disable_kind(CUpti_ActivityKind kind);
   bool kind_enabled(CUpti_ActivityKind kind) const;
+  // cuptiActivityEnableRuntimeApi / EnableDriverApi: API records of one callback id. Enabling
+  // or disabling the RUNTIME / DRIVER kind afterwards overrides it for every id.
+  CUptiResult enable_api_records(devsim::ApiDomain domain, CUpti_CallbackId cbid, bool enable);
   CUptiResult subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
                         void* userdata);
   // Stops everything, hands back every buffer, and allows a fresh start.
@@ -62,6 +66,8 @@ class Session final : public devsim::Tracer {
   void emit(const Record& record);
   void emit_external_correlations(uint32_t correlation_id);
   void emit_kernel(const devsim::OpRecord& op);
+  void set_all_api_records(devsim::ApiDomain domain, bool enable);
+  bool api_records_enabled(const devsim::ApiCall& call) const;
   uint64_t to_domain(uint64_t monotonic_ns) { return clock_.to_domain(monotonic_ns); }
 
   DeviceLink device_;
@@ -70,6 +76,8 @@ class Session final : public devsim::Tracer {
   ClockDomain clock_;
   CallbackTable callbacks_;
   std::atomic<uint64_t> enabled_kinds_{0};  // bit per CUpti_ActivityKind devsim supports
+  // Per callback id of each domain (index: ApiDomain): write RUNTIME / DRIVER records for it.
+  std::unique_ptr<std::atomic<bool>[]> api_records_[2];
   std::atomic<bool> latency_timestamps_{false};
   std::atomic<bool> system_thread_ids_{false};
   std::atomic<uint64_t> records_offered_{0};  // for DEVSIM_CUPTI_DROP_EVERY

@@ -367,3 +367,30 @@ TEST_CASE("cuptiFinalize from an exit callback detaches everything; CUPTI can st
   REQUIRE(got.records.size() == 1);
   CHECK(as<CUpti_ActivityKernel10>(got.records[0]).correlationId == 101);
 }
+
+TEST_CASE("per-callback-id API records: EnableRuntimeApi alone, and the RUNTIME kind overriding it",
+          "[cupti][activity]") {
+  CuptiFixture fixture;
+  constexpr uint32_t kMallocCbid = CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020;
+  REQUIRE(cuptiActivityEnableRuntimeApi(kLaunchCbid, 1) == CUPTI_SUCCESS);
+  devsim::Tracer* tracer = fake_device::installed();
+  REQUIRE(tracer != nullptr);
+  auto call = [&](uint32_t id, uint32_t cbid) {
+    devsim::ApiCall c = fake_device::runtime_call(id, cbid, "cudaSomething");
+    tracer->on_api_enter(c);
+    c.end_ns = c.start_ns + 1;
+    tracer->on_api_exit(c);
+  };
+  call(1, kLaunchCbid);
+  call(2, kMallocCbid);  // not enabled
+  REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityEnableRuntimeApi(kLaunchCbid, 0) == CUPTI_SUCCESS);
+  call(3, kLaunchCbid);  // switched off after the kind
+  call(4, kMallocCbid);
+  CHECK(cuptiActivityEnableRuntimeApi(100000, 1) == CUPTI_ERROR_INVALID_PARAMETER);
+  REQUIRE(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == CUPTI_SUCCESS);
+  const auto got = unit_client::take();
+  REQUIRE(got.records.size() == 2);
+  CHECK(as<CUpti_ActivityAPI>(got.records[0]).correlationId == 1);
+  CHECK(as<CUpti_ActivityAPI>(got.records[1]).correlationId == 4);
+}
