@@ -45,11 +45,11 @@ constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZA
 
 CuptiBackend::CuptiBackend(CuptiOptions options) : options_(std::move(options)) {}
 
-bool CuptiBackend::fail(const std::string& why) noexcept {
+bool CuptiBackend::fail(const std::string& why, LogLevel level) noexcept {
   usable_.store(false);
   g_device_tracing.store(false);
   status_ = "none (" + why + ")";
-  log(LogLevel::Warn, "device tracing off, host-only: %s", why.c_str());
+  log(level, "device tracing off, host-only: %s", why.c_str());
   return false;
 }
 
@@ -60,7 +60,7 @@ bool CuptiBackend::check(CUptiResult result, const char* what) noexcept {
 
 bool CuptiBackend::start() noexcept {
   try {
-    if (options_.mode == CuptiMode::Off) return fail("PROFAGENT_CUPTI=off");
+    if (options_.mode == CuptiMode::Off) return fail("PROFAGENT_CUPTI=off", LogLevel::Info);
     const char* injection = std::getenv("CUDA_INJECTION64_PATH");
     if (options_.mode == CuptiMode::Auto && injection && *injection) {
       return fail("another tool is injected through CUDA_INJECTION64_PATH");

@@ -15,6 +15,7 @@
 #include "collector/cupti_api.h"
 #include "collector/cupti_options.h"
 #include "collector/device_backend.h"
+#include "collector/log.h"
 
 namespace profagent::collector {
 
@@ -37,7 +38,8 @@ class CuptiBackend final : public DeviceBackend {
                            size_t valid) noexcept;
 
  private:
-  bool fail(const std::string& why) noexcept;  // host-only from now on; logs once
+  // Host-only from now on; logs one line (Info when the user asked for it, else Warn).
+  bool fail(const std::string& why, LogLevel level = LogLevel::Warn) noexcept;
   bool check(CUptiResult result, const char* what) noexcept;
   bool enable_kinds() noexcept;
   void align_clock() noexcept;
