@@ -33,23 +33,23 @@ std::vector<std::string> split(std::string_view text, char sep) {
   return parts;
 }
 
-// DEVSIM_KERNEL_NS="regex=ns,regex=ns": the last '=' of each item separates the number, so
-// a regex may itself contain '='; items are separated by ','.
-void read_kernel_overrides(Config& c) {
-  const char* value = std::getenv("DEVSIM_KERNEL_NS");
+// DEVSIM_KERNEL_NS="regex=ns,regex=ns" (and DEVSIM_KERNEL_REGS alike): the last '=' of each
+// item separates the number, so a regex may itself contain '='; items are separated by ','.
+void read_kernel_overrides(const char* var, std::vector<KernelOverride>& out) {
+  const char* value = std::getenv(var);
   if (!value) return;
   for (const std::string& item : split(value, ',')) {
     size_t eq = item.rfind('=');
     char* end = nullptr;
     unsigned long long ns = eq == std::string::npos ? 0 : std::strtoull(item.c_str() + eq + 1, &end, 10);
     if (eq == std::string::npos || eq == 0 || *end != '\0') {
-      warn_bad("DEVSIM_KERNEL_NS", item.c_str());
+      warn_bad(var, item.c_str());
       continue;
     }
     try {
-      c.kernel_ns.push_back({std::regex(item.substr(0, eq)), ns});
+      out.push_back({std::regex(item.substr(0, eq)), ns});
     } catch (const std::regex_error&) {
-      warn_bad("DEVSIM_KERNEL_NS", item.c_str());
+      warn_bad(var, item.c_str());
     }
   }
 }
@@ -93,7 +93,8 @@ Config load() {
   read_number("DEVSIM_BW_PAGEABLE_FACTOR", c.pageable_factor, 0.001);
   read_number("DEVSIM_MAX_CONCURRENT", c.max_concurrent, 1);
   read_number("DEVSIM_HOST_COST_SCALE", c.host_cost_scale, 0.0);
-  read_kernel_overrides(c);
+  read_kernel_overrides("DEVSIM_KERNEL_NS", c.kernel_ns);
+  read_kernel_overrides("DEVSIM_KERNEL_REGS", c.kernel_regs);
   read_faults(c);
   return c;
 }

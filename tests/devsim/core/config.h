@@ -36,6 +36,7 @@ struct Config {
   int max_concurrent = 32;                 // kernels running at once per device
   double host_cost_scale = 1.0;            // 0: API calls cost no modelled host time
   std::vector<KernelOverride> kernel_ns;
+  std::vector<KernelOverride> kernel_regs;  // DEVSIM_KERNEL_REGS: registers per thread
   std::vector<FaultRule> faults;
 };
 

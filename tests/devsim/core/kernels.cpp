@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -58,12 +59,18 @@ void derive_attributes(KernelInfo& k) {
   k.max_threads = k.registers > 64 ? 512 : 1024;
 }
 
-void apply_override(KernelInfo& k) {
-  for (const KernelOverride& o : config().kernel_ns) {
-    if (std::regex_search(k.name, o.pattern) || std::regex_search(k.demangled, o.pattern)) {
-      k.override_ns = static_cast<int64_t>(o.ns);
-      return;
-    }
+const KernelOverride* first_match(const std::vector<KernelOverride>& overrides, const KernelInfo& k) {
+  for (const KernelOverride& o : overrides) {
+    if (std::regex_search(k.name, o.pattern) || std::regex_search(k.demangled, o.pattern)) return &o;
+  }
+  return nullptr;
+}
+
+void apply_overrides(KernelInfo& k) {
+  if (const KernelOverride* o = first_match(config().kernel_ns, k)) k.override_ns = static_cast<int64_t>(o->ns);
+  if (const KernelOverride* o = first_match(config().kernel_regs, k)) {
+    k.registers = static_cast<int>(std::min<uint64_t>(o->ns, 255));
+    k.max_threads = k.registers > 64 ? 512 : 1024;
   }
 }
 
@@ -79,7 +86,7 @@ KernelInfo* register_kernel(const void* host_stub, const char* device_name) {
   k->name = device_name;
   k->demangled = demangle(device_name);
   derive_attributes(*k);
-  apply_override(*k);
+  apply_overrides(*k);
   it->second = k;
   r.handles.insert(k);
   return k;

@@ -153,7 +153,12 @@ TEST_CASE("every public call is reported once with a unique correlation id", "[d
   CHECK(ks[0].correlation_id == exits[1].correlation_id);
   CHECK(ks[0].grid[0] == 2);
   CHECK(ks[0].block[0] == 64);
-  CHECK(ks[0].registers_per_thread >= 16);
+  CHECK(ks[0].registers_per_thread == 40);  // DEVSIM_KERNEL_REGS=model4step=40
+  cudaFuncAttributes attr;
+  REQUIRE(cudaFuncGetAttributes(&attr, k_step) == cudaSuccess);
+  CHECK(attr.numRegs == 40);
+  // Modelled host cost (DEVSIM_HOST_COST_SCALE=1): a launch keeps the caller busy >= 3 us.
+  CHECK(exits[1].end_ns - exits[1].start_ns >= 3000);
   CHECK(ks[0].queued_ns >= exits[1].start_ns);
   CHECK(ks[0].start_ns >= ks[0].queued_ns);
 }
