@@ -40,6 +40,7 @@ struct Allocation {
   size_t size = 0;
   MemKind kind = MemKind::Pageable;
   int device = 0;
+  bool persistent = false;  // device storage of module variables: survives cudaDeviceReset
 };
 
 struct KernelInfo;  // kernels.h

@@ -118,8 +118,8 @@ KernelInfo* kernel_from_handle(const void* handle) {
 }
 
 void register_variable(const void* host_shadow, const char* name, size_t size) {
-  void* storage = nullptr;
-  if (allocate(MemKind::Device, 0, size, &storage) != Status::Ok) return;
+  void* storage = allocate_persistent(size);
+  if (storage == nullptr) return;
   std::memset(storage, 0, size);
   Registry& r = registry();
   std::unique_lock lock(r.mutex);

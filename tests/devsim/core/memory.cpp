@@ -42,12 +42,23 @@ Status allocate(MemKind kind, int device, size_t size, void** out) {
   return Status::Ok;
 }
 
+void* allocate_persistent(size_t size) {
+  size_t rounded = (size == 0 ? 1 : size + 255) & ~size_t{255};
+  void* p = std::aligned_alloc(256, rounded);
+  if (p == nullptr) return nullptr;
+  auto base = reinterpret_cast<uintptr_t>(p);
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  r.by_base[base] = Allocation{base, rounded, MemKind::Device, 0, true};
+  return p;
+}
+
 Status release(void* ptr, MemKind expected_kind) {
   if (ptr == nullptr) return Status::Ok;
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   auto it = r.by_base.find(reinterpret_cast<uintptr_t>(ptr));
-  if (it == r.by_base.end()) return Status::InvalidValue;
+  if (it == r.by_base.end() || it->second.persistent) return Status::InvalidValue;
   Allocation a = it->second;
   bool device_like = counts_against_device(a.kind) && counts_against_device(expected_kind);
   if (a.kind != expected_kind && !device_like) return Status::InvalidValue;
@@ -103,7 +114,8 @@ void release_device(int device) {
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   for (auto it = r.by_base.begin(); it != r.by_base.end();) {
-    if (it->second.device == device && counts_against_device(it->second.kind)) {
+    const Allocation& a = it->second;
+    if (a.device == device && counts_against_device(a.kind) && !a.persistent) {
       std::free(reinterpret_cast<void*>(it->first));
       it = r.by_base.erase(it);
     } else {

@@ -13,6 +13,9 @@ namespace devsim {
 // Device, managed and pinned-host allocations are real host memory (256-byte aligned, like
 // cudaMalloc). Fails with OutOfMemory when a device's DEVSIM_MEMORY_MB would be exceeded.
 Status allocate(MemKind kind, int device, size_t size, void** out);
+// Device storage of a __device__/__constant__ variable: like a device allocation for copies
+// and pointer queries, never freed (modules stay loaded until exit) and not counted as used.
+void* allocate_persistent(size_t size);
 // Frees what allocate() returned; InvalidValue for anything else or a kind mismatch.
 Status release(void* ptr, MemKind expected_kind);
 // cudaHostRegister: marks existing memory pinned.

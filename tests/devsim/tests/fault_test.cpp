@@ -43,6 +43,15 @@ TEST_CASE("an injected sticky error poisons every later call until reset", "[fau
   CHECK(cudaGetLastError() == cudaErrorLaunchFailure);  // sticky: not cleared
   REQUIRE(cudaDeviceReset() == cudaSuccess);          // waits for the device, clears the error
   CHECK(tracer().kernels("_Z7k_faultv").size() == 2);  // the failed launch enqueued nothing
+  // Module variables survive the reset, as the module stays registered.
+  static int symbol_shadow = 0;
+  static void** module = __cudaRegisterFatBinary(nullptr);
+  __cudaRegisterVar(module, reinterpret_cast<char*>(&symbol_shadow), nullptr, "symbol_shadow", 0, sizeof(int), 0, 0);
+  REQUIRE(cudaDeviceReset() == cudaSuccess);
+  int in = 42, out = 0;
+  CHECK(cudaMemcpyToSymbol(&symbol_shadow, &in, sizeof in) == cudaSuccess);
+  CHECK(cudaMemcpyFromSymbol(&out, &symbol_shadow, sizeof out) == cudaSuccess);
+  CHECK(out == 42);
   CHECK(cudaGetLastError() == cudaSuccess);
   CHECK(cudaMalloc(&p, 64) == cudaSuccess);
   cudaFree(p);
