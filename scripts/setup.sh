@@ -10,6 +10,7 @@ packages=(
   libunwind-dev                    # agent: call stacks (PROFAGENT_WITH_STACK)
   catch2                           # unit tests
   python3                          # test drivers (trace checks), launcher tests
+  valgrind uftrace                 # benchmarks: callgrind counts, the peer tracer (scripts/bench.sh)
 )
 
 missing=()
