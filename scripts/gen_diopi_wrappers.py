@@ -29,6 +29,8 @@ BUILTIN_WORDS = {"void", "char", "short", "int", "long", "float", "double", "sig
                  "bool", "_Bool", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t"}
 STDINT = {f"{p}int{n}_t" for p in ("", "u") for n in (8, 16, 32, 64)}
 QUALIFIERS = {"const", "volatile", "struct", "enum"}
+# Copies of each wrapper, one per distinct real definition (hooks/diopi/wrapper_support.h).
+VARIANTS = 4
 TOKEN = re.compile(r"\s*(\w+|\*|\[\s*\w*\s*\]|&)")
 
 
@@ -202,17 +204,18 @@ def emit(headers, operators, dtype_names):
     labels = sorted({p.label for _, params in operators for p in params[1:] if not p.is_tensor})
     for index, (name, params) in enumerate(operators):
         out += emit_wrapper(index, name, params, labels)
-    out += ["}  // namespace", "",
+    out += [f"static_assert(kRealTargetVariants == {VARIANTS});", "}  // namespace", "",
             "// The only DIOPI layouts wrapper_support.cpp relies on.",
             "static_assert(sizeof(diopiSize_t) == sizeof(SizeView));",
             "static_assert(sizeof(diopiDtype_t) == sizeof(int));", "",
-            f"std::atomic<void*> g_real_targets[{max(len(operators), 1)}];",
+            f"std::atomic<void*> g_real_targets[{max(len(operators), 1)} * kRealTargetVariants];",
             f"std::atomic<NameId> g_operator_names[{max(len(operators), 1)}];",
             f"std::atomic<NameId> g_argument_label_ids[{len(labels) + 1}];",
             f"std::atomic<NameId> g_dtype_ids[{len(dtype_names) + 1}];", ""]
     out.append("extern const WrapperEntry kWrappers[] = {  // sorted by name")
     for index, (name, _) in enumerate(operators):
-        out.append(f'    {{"{name}", reinterpret_cast<void*>(&wrap_{name}), &g_real_targets[{index}]}},')
+        variants = ", ".join(f"reinterpret_cast<void*>(&wrap_{name}<{v}>)" for v in range(VARIANTS))
+        out.append(f'    {{"{name}", {{{variants}}}, &g_real_targets[{index} * kRealTargetVariants]}},')
     out += ["};", f"extern const size_t kWrapperCount = {len(operators)};", ""]
     out.append("extern const char* const kArgumentLabels[] = {")
     out += [f'    "{label}",' for label in labels] + ["    nullptr};"]
@@ -229,9 +232,10 @@ def emit_wrapper(index, name, params, labels):
     decl = ", ".join(f"{p.type_text} {a}" for p, a in zip(params, args))
     types = ", ".join(p.type_text for p in params)
     call = ", ".join(args)
-    lines = [f"diopiError_t wrap_{name}({decl}) {{",
+    lines = ["template <size_t Variant>",
+             f"diopiError_t wrap_{name}({decl}) {{",
              f"  using Real = diopiError_t (*)({types});",
-             f"  const auto real = reinterpret_cast<Real>(real_target({index}));",
+             f"  const auto real = reinterpret_cast<Real>(real_target({index}, Variant));",
              f"  if (!should_record_operator()) return real({call});",
              f"  OperatorCall call({index});",
              "  if (call.wants_shapes()) {",

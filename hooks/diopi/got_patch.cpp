@@ -141,22 +141,35 @@ bool store_slot(const DynamicView& view, void** slot, void* wrapper) noexcept {
   return true;
 }
 
+// The wrapper copy that forwards to `real`: one already bound to it, else the first free one.
+void* copy_for(const PatchTarget& target, void* real) noexcept {
+  for (size_t i = 0; i < target.copies; ++i) {
+    void* known = nullptr;
+    if (target.reals[i].compare_exchange_strong(known, real, std::memory_order_acq_rel) || known == real) {
+      return target.wrappers[i];
+    }
+  }
+  return nullptr;
+}
+
 void patch_slot(const LoadedObject& object, const DynamicView& view, const ElfW(Rela)& rela,
                 const char* symbol, const PatchTarget& target, PatchStats& stats) noexcept {
   auto** slot = reinterpret_cast<void**>(object.base + rela.r_offset);
   void* value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  if (value == target.wrapper) return;  // patched before (a JUMP_SLOT and a GLOB_DAT share names)
+  for (size_t i = 0; i < target.copies; ++i) {
+    if (value == target.wrappers[i]) return;  // patched before (JUMP_SLOT and GLOB_DAT share names)
+  }
   void* real = value == nullptr ? nullptr : real_target_of(object, symbol, value);
   if (real == nullptr) {
     ++stats.slots_null;
     return;
   }
-  void* known = nullptr;
-  if (!target.real->compare_exchange_strong(known, real, std::memory_order_acq_rel) && known != real) {
-    ++stats.slots_conflict;  // one wrapper, one real target: leave this importer unwrapped
+  void* wrapper = copy_for(target, real);
+  if (wrapper == nullptr) {
+    ++stats.slots_conflict;  // more distinct definitions than copies: leave it unwrapped
     return;
   }
-  if (store_slot(view, slot, target.wrapper)) {
+  if (store_slot(view, slot, wrapper)) {
     ++stats.slots_patched;
   } else {
     ++stats.slots_failed;
@@ -176,7 +189,7 @@ void patch_object(const LoadedObject& object, TargetLookup lookup, PatchStats& s
       const char* symbol = view.strtab + view.symtab[ELF64_R_SYM(rela.r_info)].st_name;
       if (std::strncmp(symbol, "diopi", 5) != 0) continue;
       const PatchTarget target = lookup(symbol);
-      if (target.wrapper != nullptr) patch_slot(object, view, rela, symbol, target, stats);
+      if (target.wrappers != nullptr) patch_slot(object, view, rela, symbol, target, stats);
     }
   }
 }

@@ -18,9 +18,13 @@
 
 namespace profagent::hooks::diopi {
 
+// The copies of one wrapper and, per copy, where it finds its real target: a slot gets the
+// copy whose real target is this slot's (or the first free copy).
+inline constexpr size_t kMaxWrapperCopies = 4;
 struct PatchTarget {
-  void* wrapper = nullptr;              // null: not a symbol we wrap
-  std::atomic<void*>* real = nullptr;   // where the wrapper finds the real target
+  void* const* wrappers = nullptr;      // null: not a symbol we wrap
+  std::atomic<void*>* reals = nullptr;
+  size_t copies = 0;
 };
 using TargetLookup = PatchTarget (*)(const char* symbol) noexcept;
 
@@ -28,7 +32,7 @@ struct PatchStats {
   uint32_t objects_scanned = 0;
   uint32_t slots_patched = 0;
   uint32_t slots_null = 0;        // weak references left null (operator not implemented)
-  uint32_t slots_conflict = 0;    // bound to a different definition than the first one seen
+  uint32_t slots_conflict = 0;    // bound to more distinct definitions than there are copies
   uint32_t slots_failed = 0;      // mprotect refused
 };
 

@@ -18,12 +18,14 @@ std::atomic<uint64_t> g_scanned_generation{0};
 Reporter g_report = nullptr;        // written once in start(), before g_started
 std::atomic<bool> g_shapes_reported{false};
 
+static_assert(kRealTargetVariants <= kMaxWrapperCopies);
+
 PatchTarget lookup_wrapper(const char* symbol) noexcept {
   size_t low = 0, high = kWrapperCount;  // kWrappers is sorted by name
   while (low < high) {
     const size_t mid = (low + high) / 2;
     const int order = std::strcmp(kWrappers[mid].name, symbol);
-    if (order == 0) return {kWrappers[mid].wrapper, kWrappers[mid].real};
+    if (order == 0) return {kWrappers[mid].wrappers, kWrappers[mid].reals, kRealTargetVariants};
     if (order < 0) low = mid + 1; else high = mid;
   }
   return {};
@@ -54,7 +56,7 @@ void scan() noexcept {
   char line[256];
   std::snprintf(line, sizeof line,
                 "DIOPI: %u operator slots wrapped (%u weak references left null, %u bound to a "
-                "second definition left unwrapped, %u not writable) in %u new objects",
+                "fifth definition of one operator left unwrapped, %u not writable) in %u new objects",
                 stats.slots_patched, stats.slots_null, stats.slots_conflict, stats.slots_failed,
                 stats.objects_scanned);
   report(stats.slots_conflict + stats.slots_failed > 0 ? ReportLevel::Warn : ReportLevel::Info, line);

@@ -17,12 +17,19 @@
 
 namespace profagent::hooks::diopi {
 
-// One generated wrapper: the DIOPI name, the wrapper's address, the real operator it forwards
-// to (set by the installer before any GOT slot points at the wrapper).
+// A wrapper does not know through which GOT slot it was called, so it forwards to one real
+// definition. Importers bound to different definitions of one operator (two vendor libraries,
+// a DYLOAD shim and its real implementation) get different copies of the wrapper: up to
+// kRealTargetVariants distinct definitions per operator are wrapped, further ones are left
+// unwrapped and reported.
+inline constexpr size_t kRealTargetVariants = 4;
+
+// One generated operator: the DIOPI name, the copies of its wrapper, and for each copy the
+// real operator it forwards to (set by the installer before any GOT slot points at the copy).
 struct WrapperEntry {
   const char* name;
-  void* wrapper;
-  std::atomic<void*>* real;
+  void* wrappers[kRealTargetVariants];
+  std::atomic<void*>* reals;  // kRealTargetVariants slots
 };
 
 // Defined by the generated file. kWrappers is sorted by name (strcmp order).
@@ -37,8 +44,8 @@ extern const char* const kDtypeNames[];       // diopiDtype_t value -> "float32"
 extern const size_t kDtypeNameCount;
 extern std::atomic<NameId> g_dtype_ids[];
 
-inline void* real_target(size_t index) noexcept {
-  return g_real_targets[index].load(std::memory_order_acquire);
+inline void* real_target(size_t index, size_t variant) noexcept {
+  return g_real_targets[index * kRealTargetVariants + variant].load(std::memory_order_acquire);
 }
 
 inline bool should_record_operator() noexcept { return collector::operator_should_record(); }

@@ -30,10 +30,11 @@ const WrapperEntry& entry(const char* name) {
   return kWrappers[0];
 }
 
+// Copy `variant` of the wrapper, forwarding to `real`.
 template <typename Fn>
-Fn* install(const char* name, Fn* real) {
-  entry(name).real->store(reinterpret_cast<void*>(real));
-  return reinterpret_cast<Fn*>(entry(name).wrapper);
+Fn* install(const char* name, Fn* real, size_t variant = 0) {
+  entry(name).reals[variant].store(reinterpret_cast<void*>(real));
+  return reinterpret_cast<Fn*>(entry(name).wrappers[variant]);
 }
 
 struct RecordingOn {
@@ -139,6 +140,17 @@ TEST_CASE("the 25-parameter mmcv operator forwards 13 handles and 10 integers on
   RecordingOn on;
   CHECK(call_deform(wrapper) == diopiSuccess);
   CHECK(g_deform_sum == 2);
+}
+
+TEST_CASE("each copy of a wrapper forwards to its own real definition") {
+  auto* first = install("diopiSimArgProbe", &probe, 0);
+  auto* last = install("diopiSimArgProbe", &probe, kRealTargetVariants - 1);
+  CHECK(reinterpret_cast<void*>(first) != reinterpret_cast<void*>(last));
+  g_probe_calls = 0;
+  RecordingOn on;
+  CHECK(call_probe(last) == 12);
+  CHECK(call_probe(first) == 12);
+  CHECK(g_probe_calls == 2);
 }
 
 TEST_CASE("an exception thrown by the real operator passes through the wrapper") {
