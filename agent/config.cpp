@@ -129,6 +129,13 @@ bool parse_cupti(std::string_view text, CuptiMode& out) {
   return true;
 }
 
+bool parse_child(std::string_view text, ChildPolicy& out) {
+  const std::string word = lower(trim(text));
+  if (word == "light") return out = ChildPolicy::Light, true;
+  if (word == "off") return out = ChildPolicy::Off, true;
+  return false;
+}
+
 bool parse_text(std::string_view text, std::string& out) {
   text = trim(text);
   if (text.empty()) return false;
@@ -166,7 +173,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 19> kVariables = {{
+const std::array<Variable, 20> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -201,6 +208,8 @@ const std::array<Variable, 19> kVariables = {{
      [](const Config& c) { return c.cupti_lib.empty() ? std::string("(search)") : c.cupti_lib; }},
     {"BUFFER_MB", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.buffer_mb, 1, 65536); },
      [](const Config& c) { return std::to_string(c.buffer_mb); }},
+    {"CHILD", [](std::string_view t, Config& c) { return parse_child(t, c.child); },
+     [](const Config& c) { return std::string(c.child == ChildPolicy::Off ? "off" : "light"); }},
 }};
 
 #undef PROFAGENT_COUNT_VARIABLE

@@ -15,6 +15,10 @@ namespace profagent::agent {
 
 enum class CuptiMode : uint8_t { Auto, On, Off };
 
+// What a forked (not exec'd) child records: its own CPU-side calls into its own file named
+// with its pid (Light), or nothing at all (Off). Never the parent's buffers.
+enum class ChildPolicy : uint8_t { Light, Off };
+
 // Same names and order as spdlog's levels, so the logger maps them one to one.
 enum class LogLevel : uint8_t { Trace, Debug, Info, Warn, Error, Critical, Off };
 
@@ -44,6 +48,7 @@ struct Config {
   CuptiMode cupti = CuptiMode::Auto;
   std::string cupti_lib;        // explicit libcupti path; empty: search
   uint32_t buffer_mb = 256;     // host event arena per process (collector default)
+  ChildPolicy child = ChildPolicy::Light;  // PROFAGENT_CHILD=light|off
 
   // The effective configuration as (PROFAGENT_ variable, value) pairs.
   std::vector<std::pair<std::string, std::string>> to_pairs() const;

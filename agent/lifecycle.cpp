@@ -12,6 +12,7 @@
 #include "agent/session_glue.h"
 #include "collector/api.h"
 #include "collector/log.h"
+#include "collector/session.h"
 #include "exporters/exporter.h"
 #include "hooks/diopi/install.h"
 #include "hooks/hook.h"
@@ -117,6 +118,11 @@ bool ensure_init() noexcept {
 }
 
 AgentState state() noexcept { return AgentState(g_state.load(std::memory_order_acquire)); }
+
+void silence_forked_child() noexcept {
+  collector::set_state(collector::RecordState::Off);
+  g_flushed.store(true, std::memory_order_release);  // as if written: every exit path skips
+}
 
 const Config& config() noexcept { return *g_config; }
 

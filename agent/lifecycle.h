@@ -28,4 +28,7 @@ const Config& config() noexcept;
 // Writes the output once; later calls return at once. `reason` goes to the debug log.
 void flush_all(const char* reason) noexcept;
 
+// PROFAGENT_CHILD=off, from the fork child handler: stop recording and never write.
+void silence_forked_child() noexcept;
+
 }  // namespace profagent::agent

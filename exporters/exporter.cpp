@@ -45,7 +45,8 @@ void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
     result.errors.push_back(error);
     return;
   }
-  result.paths.push_back(sink.location(name));
+  const std::string published = stream->published_name();
+  result.paths.push_back(sink.location(published.empty() ? name : published));
 }
 
 }  // namespace

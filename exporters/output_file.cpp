@@ -23,15 +23,18 @@ class AtomicFile final : public OutputStream {
 
   bool write(const char* data, std::size_t size) override;
   std::string commit() override;
+  std::string published_name() const override { return published_; }
 
  private:
   void discard();
+  int publish();
 
   int dir_fd_;
   int fd_;
   std::string tmp_;
   std::string final_;
   std::string shown_;  // the final path, for messages
+  std::string published_;  // the numbered name used instead of final_, if any
   int error_ = 0;
   bool committed_ = false;
 };
@@ -54,15 +57,44 @@ std::string AtomicFile::commit() {
   if (committed_) return {};
   if (error_ == 0 && ::close(fd_) != 0 && errno != EINTR) error_ = errno;
   fd_ = -1;
-  if (error_ == 0 && ::renameat(dir_fd_, tmp_.c_str(), dir_fd_, final_.c_str()) != 0) {
-    error_ = errno;
-  }
+  if (error_ == 0) error_ = publish();
   if (error_ != 0) {
     discard();
     return "cannot write " + shown_ + ": " + errno_text(error_);
   }
   committed_ = true;
   return {};
+}
+
+// "a.w1.trace.json" -> "a.w1-2.trace.json": the number goes before the two-part extension, so
+// the trace, table and summary of one run keep a common stem.
+std::string numbered_name(const std::string& name, int number) {
+  const std::size_t last = name.rfind('.');
+  const std::size_t cut = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('.', last - 1);
+  const std::string suffix = "-" + std::to_string(number);
+  if (cut == std::string::npos || cut == 0) return name + suffix;
+  return name.substr(0, cut) + suffix + name.substr(cut);
+}
+
+// Never replaces an existing file (a previous image of this pid after exec, a file planted or
+// left there): renameat2(RENAME_NOREPLACE) refuses, and the next free number is taken. A
+// planted symlink is an existing name too, so it is never followed nor replaced.
+int AtomicFile::publish() {
+  constexpr int kNumbers = 100;
+  for (int number = 1; number <= kNumbers; ++number) {
+    const std::string target = number == 1 ? final_ : numbered_name(final_, number);
+    bool done = ::renameat2(dir_fd_, tmp_.c_str(), dir_fd_, target.c_str(), RENAME_NOREPLACE) == 0;
+    if (!done && (errno == EINVAL || errno == ENOSYS)) {  // a file system without RENAME_NOREPLACE
+      done = ::linkat(dir_fd_, tmp_.c_str(), dir_fd_, target.c_str(), 0) == 0;
+      if (done) ::unlinkat(dir_fd_, tmp_.c_str(), 0);
+    }
+    if (done) {
+      if (number > 1) published_ = target;
+      return 0;
+    }
+    if (errno != EEXIST) return errno;
+  }
+  return EEXIST;
 }
 
 void AtomicFile::discard() {

@@ -21,6 +21,9 @@ class OutputStream {
   // Makes the file visible under its final name. Returns "" or a one-line error. A stream
   // destroyed without a successful commit leaves nothing behind.
   virtual std::string commit() = 0;
+  // After a successful commit: the name the file really got when it differs from the name
+  // asked for (an existing file is never replaced; see OutputDir), else "".
+  virtual std::string published_name() const { return {}; }
 };
 
 class OutputSink {

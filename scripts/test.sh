@@ -7,3 +7,7 @@ build="${PROFAGENT_BUILD_DIR:-$root/build}"
 "$root/scripts/build.sh"
 cd "$build"
 ctest --output-on-failure -j"$(nproc)" --timeout 300 "$@"
+# The unit tests under ASan+UBSan and TSan, in small builds of their own (only on a full run).
+if [[ $# -eq 0 && "${PROFAGENT_SANITIZE_TESTS:-1}" != 0 ]]; then
+  "$root/scripts/sanitize.sh"
+fi
