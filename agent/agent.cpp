@@ -63,11 +63,7 @@ void record_range(const OpenRange& range) noexcept {
   profagent::collector::record(event);
 }
 
-}  // namespace
-
-extern "C" {
-
-PROFAGENT_API void profagent_range_push(const char* name) {
+void push_range(const char* name) noexcept {
   RangeStack* stack = range_stack();
   if (stack == nullptr) return;
   const uint32_t depth = stack->depth++;
@@ -82,6 +78,16 @@ PROFAGENT_API void profagent_range_push(const char* name) {
   // Device work issued inside the range — also by libraries that call the driver directly,
   // which no hook sees — is attributed to it through the external correlation id.
   profagent::collector::push_external_id(range.id);
+}
+
+}  // namespace
+
+extern "C" {
+
+PROFAGENT_API void profagent_range_push(const char* name) {
+  push_range(name);
+  // range:REGEX marks a step once the range is open (it belongs to the step it starts).
+  if (profagent::collector::step_markers_armed()) profagent::collector::range_pushed(name);
 }
 
 PROFAGENT_API void profagent_range_pop(void) {

@@ -3,6 +3,8 @@
 // hooks use: libprofagent.so never links libcudart.
 #include "agent/session_glue.h"
 
+#include "agent/windows.h"
+
 #include <cuda_runtime_api.h>
 
 #include "collector/session.h"
@@ -81,28 +83,15 @@ collector::SessionOptions session_options(const Config& config) {
 bool start_collector(const Config& config) noexcept {
   try {
     if (!collector::start(session_options(config))) return false;
-    // No schedule yet (a later issue): the whole run is one window, recorded from now on.
-    collector::set_state(collector::RecordState::Record);
-    return true;
+    // The schedule and the step markers decide what is recorded (agent/windows.h).
+    return start_windows(config);
   } catch (...) {
     return false;
   }
 }
 
-void count_step() noexcept {
-  // Steps only count for now; the schedule (next issue) turns them into windows.
-  static std::atomic<uint64_t> steps{0};
-  steps.fetch_add(1, std::memory_order_relaxed);
-}
+void count_step() noexcept { step_ended(); }
 
-bool freeze_final_window(Trace& trace) noexcept {
-  collector::set_state(collector::RecordState::Off);  // hooks forward, record nothing more
-  try {
-    trace = collector::freeze_window();
-    return true;
-  } catch (...) {
-    return false;
-  }
-}
+bool freeze_final_window(Trace& trace) noexcept { return freeze_last_window(trace); }
 
 }  // namespace profagent::agent

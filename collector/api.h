@@ -115,4 +115,17 @@ uint64_t record_shapes(const ShapeArg* args, uint32_t count) noexcept;
 // kernels have names even when no device records come.
 void note_kernel_name(const void* host_function, const char* device_name) noexcept;
 
+// ---- step markers (PROFAGENT_STEP_ON; collector/step_markers.h) ------------------------------
+// Non-zero once the agent configured a step marker: only then do hooks report their calls.
+enum StepMarkerBits : uint8_t { kMarkApi = 1, kMarkKernel = 2, kMarkRange = 4, kMarkProfilerApi = 8 };
+extern std::atomic<uint8_t> g_step_markers;
+inline bool step_markers_armed() noexcept {
+  return g_step_markers.load(std::memory_order_relaxed) != 0;
+}
+// After a hooked call returned (recorded or not): `symbol` is its interposed name, `kernel`
+// the kernel handle of a launch (else nullptr). May end the step (the call belongs to it).
+void hooked_call_ended(const char* symbol, const void* kernel) noexcept;
+// After a user range was pushed (profagent_range_push; NVTX later).
+void range_pushed(const char* name) noexcept;
+
 }  // namespace profagent::collector

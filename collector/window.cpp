@@ -107,7 +107,7 @@ Trace cut_window(Session& s, bool keep) {
 
   Trace trace;
   clock::TickConverter converter = clock::converter();
-  trace.window = ++s.window;
+  trace.window = keep ? ++s.window : s.window;  // discarded (warmup) cuts are no window
   trace.start_ns = converter.to_ns(s.window_start_ticks);
   trace.end_ns = converter.to_ns(cut);
   s.window_start_ticks = cut;

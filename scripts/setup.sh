@@ -11,6 +11,7 @@ packages=(
   catch2                           # unit tests
   python3                          # test drivers (trace checks), launcher tests
   valgrind uftrace                 # benchmarks: callgrind counts, the peer tracer (scripts/bench.sh)
+  python3-torch                    # --step-on python test: a CPU training loop (big, ~1 GB)
 )
 
 missing=()

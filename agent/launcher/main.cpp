@@ -1,0 +1,136 @@
+// `profagent run ... -- CMD`: sets the environment, forks, execs CMD, waits, reports.
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "agent/launcher/launcher.h"
+
+namespace {
+
+using profagent::launcher::Options;
+
+void say(const std::string& line) { std::fprintf(stderr, "profagent: %s\n", line.c_str()); }
+
+std::string own_directory() {
+  char path[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+  if (n <= 0) return ".";
+  std::string exe(path, size_t(n));
+  return exe.substr(0, exe.rfind('/'));
+}
+
+bool readable(const std::string& path) { return access(path.c_str(), R_OK) == 0; }
+
+// <bin>/../lib/libprofagent.so, as the build tree and an install lay it out.
+std::string find_agent(const std::string& bin) {
+  if (const char* given = std::getenv("PROFAGENT_LIBRARY"); given != nullptr && *given) return given;
+  return bin + "/../lib/libprofagent.so";
+}
+
+void set_environment(const Options& options, const std::string& agent, const std::string& bin) {
+  for (const auto& [name, value] : options.variables) setenv(name.c_str(), value.c_str(), 1);
+  setenv("LD_PRELOAD", profagent::launcher::prepend_path(agent, std::getenv("LD_PRELOAD")).c_str(), 1);
+  if (options.python_hook) {
+    const std::string hook = bin + "/../lib/profagent_python";
+    setenv("PYTHONPATH", profagent::launcher::prepend_path(hook, std::getenv("PYTHONPATH")).c_str(), 1);
+  }
+}
+
+// Exit code as a shell reports it.
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+int run_child(const std::vector<std::string>& command, pid_t& pid) {
+  std::vector<char*> argv;
+  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
+  argv.push_back(nullptr);
+  pid = fork();
+  if (pid < 0) return say("cannot fork"), 1;
+  if (pid == 0) {
+    execvp(argv[0], argv.data());
+    std::fprintf(stderr, "profagent: cannot run %s\n", argv[0]);
+    _exit(127);
+  }
+  // As a shell does: ^C and ^\ go to the program (same process group); we wait for it.
+  signal(SIGINT, SIG_IGN);
+  signal(SIGQUIT, SIG_IGN);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return say("lost the program (waitpid failed)"), 1;
+  }
+  return exit_code_of(status);
+}
+
+// Files of this run: written after it started (the program and any process it started).
+std::vector<std::string> files_written(const std::string& dir, time_t since) {
+  std::vector<std::string> files;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return files;
+  while (dirent* entry = readdir(d)) {
+    const std::string path = dir + "/" + entry->d_name;
+    struct stat st{};
+    if (entry->d_name[0] == '.' || stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (st.st_mtime >= since) files.push_back(path);
+  }
+  closedir(d);
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+void report(const Options& options, pid_t pid, int code, time_t since) {
+  const char* env_dir = std::getenv("PROFAGENT_OUTPUT_DIR");
+  const std::string dir = !options.output_dir.empty() ? options.output_dir
+                          : env_dir != nullptr        ? env_dir
+                                                      : "./profagent_out";
+  const std::vector<std::string> files = files_written(dir, since);
+  say(options.command[0] + " (pid " + std::to_string(pid) + ") exited with code " + std::to_string(code));
+  if (files.empty()) {
+    say("no file was written in " + dir + " (no CUDA used, or no recorded step: see the lines above)");
+    return;
+  }
+  size_t traces = 0;
+  for (const std::string& f : files) traces += f.ends_with(".trace.json");
+  say(std::to_string(traces) + " trace(s) written in " + dir + ":");
+  for (const std::string& f : files) std::fprintf(stderr, "  %s\n", f.c_str());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string error;
+  const auto options = profagent::launcher::parse_arguments({argv + 1, argv + argc}, error);
+  if (!options) {
+    say(error);
+    return 2;
+  }
+  if (options->help) {
+    std::fputs(profagent::launcher::kHelp, stdout);
+    return 0;
+  }
+  const std::string bin = own_directory();
+  const std::string agent = find_agent(bin);
+  if (!readable(agent)) {
+    say("cannot find the agent library at " + agent + " (set PROFAGENT_LIBRARY)");
+    return 2;
+  }
+  set_environment(*options, agent, bin);
+  const time_t since = time(nullptr) - 1;  // mtime has one-second resolution
+  pid_t pid = 0;
+  const int code = run_child(options->command, pid);
+  if (pid > 0) report(*options, pid, code, since);
+  return code;
+}

@@ -1,0 +1,159 @@
+#include <charconv>
+#include <cstdint>
+
+#include "agent/launcher/launcher.h"
+
+namespace profagent::launcher {
+namespace {
+
+struct CountOption {
+  const char* flag;
+  const char* variable;
+  uint64_t minimum;
+};
+constexpr CountOption kCounts[] = {
+    {"--skip-first", "PROFAGENT_SKIP_FIRST", 0}, {"--wait", "PROFAGENT_WAIT", 0},
+    {"--warmup", "PROFAGENT_WARMUP", 0},         {"--active", "PROFAGENT_ACTIVE", 1},
+    {"--repeat", "PROFAGENT_REPEAT", 0},
+};
+
+bool whole_number(const std::string& text, uint64_t minimum) {
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && error == std::errc{} && end == text.data() + text.size() && value >= minimum;
+}
+
+bool has_python_item(const std::string& spec) {
+  size_t begin = 0;
+  while (begin <= spec.size()) {
+    size_t end = spec.find(',', begin);
+    if (end == std::string::npos) end = spec.size();
+    std::string item = spec.substr(begin, end - begin);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (item == "python") return true;
+    begin = end + 1;
+  }
+  return false;
+}
+
+// Applies `flag value`; false with `error` set when either is wrong.
+bool apply(const std::string& flag, const std::string& value, Options& options, std::string& error) {
+  for (const CountOption& count : kCounts) {
+    if (flag != count.flag) continue;
+    if (!whole_number(value, count.minimum)) {
+      error = flag + " needs a whole number >= " + std::to_string(count.minimum) + ", got '" + value + "'";
+      return false;
+    }
+    options.variables[count.variable] = value;
+    return true;
+  }
+  if (flag == "--step-on") {
+    options.variables["PROFAGENT_STEP_ON"] = value;
+    options.python_hook = has_python_item(value);
+    return true;
+  }
+  if (flag == "--output-dir") {
+    options.variables["PROFAGENT_OUTPUT_DIR"] = options.output_dir = value;
+    return true;
+  }
+  error = "unknown option " + flag + " (see profagent --help)";
+  return false;
+}
+
+// Parses the options after "run" up to the command; returns the index of the command.
+size_t parse_run_options(const std::vector<std::string>& args, size_t i, Options& options,
+                         std::string& error) {
+  for (; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") return i + 1;
+    if (arg == "-h" || arg == "--help") return options.help = true, args.size();
+    if (arg.rfind("--", 0) != 0) return i;  // the command starts
+    const size_t eq = arg.find('=');
+    const std::string flag = arg.substr(0, eq);
+    std::string value;
+    if (eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      error = flag + " needs a value";
+      return 0;
+    }
+    if (!apply(flag, value, options, error)) return 0;
+  }
+  return i;
+}
+
+}  // namespace
+
+std::optional<Options> parse_arguments(const std::vector<std::string>& args, std::string& error) {
+  Options options;
+  if (args.empty()) {
+    error = "no command given (see profagent --help)";
+    return std::nullopt;
+  }
+  if (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+    options.help = true;
+    return options;
+  }
+  if (args[0] != "run") {
+    error = "unknown command '" + args[0] + "': the command is 'run' (see profagent --help)";
+    return std::nullopt;
+  }
+  const size_t command = parse_run_options(args, 1, options, error);
+  if (!error.empty()) return std::nullopt;
+  if (options.help) return options;
+  options.command.assign(args.begin() + long(command), args.end());
+  if (options.command.empty()) {
+    error = "no program to run after the options (profagent run [options] -- CMD ARGS...)";
+    return std::nullopt;
+  }
+  return options;
+}
+
+std::string prepend_path(const std::string& value, const char* list) {
+  if (list == nullptr || *list == '\0') return value;
+  return value + ":" + list;
+}
+
+const char* const kHelp = R"(profagent: profile a CUDA program without changing it.
+
+usage: profagent run [options] [--] CMD [ARGS...]
+       profagent --help
+
+Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one). CMD's
+exit code is returned (128+N if a signal N killed it). When CMD ends, the files written are
+listed: per window <host>.<pid>.w<N>[.steps<a>-<b>].trace.json (open in ui.perfetto.dev or
+chrome://tracing), .table.txt (torch.profiler-style table) and .summary.ndjson.
+
+Which steps are recorded, as torch.profiler.schedule (steps count from 0):
+  --skip-first N   ignore the first N steps                     (PROFAGENT_SKIP_FIRST)
+  --wait N         then, in each cycle, N idle steps              (PROFAGENT_WAIT)
+  --warmup N       then N steps traced but thrown away            (PROFAGENT_WARMUP)
+  --active N       then N recorded steps (N >= 1); the window is
+                   written after the last of them                 (PROFAGENT_ACTIVE)
+  --repeat N       at most N cycles (0: for the whole run)        (PROFAGENT_REPEAT)
+Without any of these the whole run is one window, written at exit.
+
+What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_ON):
+  api:NAME         each call of the CUDA runtime function NAME, e.g. api:cudaDeviceSynchronize
+  kernel:REGEX     each launch of a kernel whose demangled name matches REGEX
+  range:REGEX      each profagent_range_push whose name matches REGEX
+  profiler-api     the program's cudaProfilerStart/cudaProfilerStop delimit the windows
+  python           each torch.optim.Optimizer.step() of a Python program (a start-up hook
+                   is put on PYTHONPATH; the script is not edited)
+  time:MS          a step every MS milliseconds
+The program may also call profagent_step() itself (C, or ctypes.CDLL(None).profagent_step).
+A marker ends the step AFTER the marking call returned: that call belongs to the step it ends.
+
+Output:
+  --output-dir DIR where the files go (default ./profagent_out) (PROFAGENT_OUTPUT_DIR)
+Other PROFAGENT_* variables in the environment (PROFAGENT_SORT_BY, PROFAGENT_LOG_LEVEL, ...)
+are passed through unchanged.
+
+example: record steps 10-12 of a PyTorch training script, one step per optimizer step:
+  profagent run --skip-first 10 --active 3 --repeat 1 --step-on python -- python3 train.py
+)";
+
+}  // namespace profagent::launcher

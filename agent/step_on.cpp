@@ -1,0 +1,56 @@
+#include "agent/step_on.h"
+
+#include <charconv>
+
+namespace profagent::agent {
+namespace {
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
+  return text;
+}
+
+bool parse_ms(std::string_view text, uint64_t& out) {
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc{} || end != text.data() + text.size() || value == 0) return false;
+  out = value;
+  return true;
+}
+
+// Applies one item; false when it is not understood.
+bool apply_item(std::string_view item, StepOn& out) {
+  if (item == "profiler-api") return out.markers.profiler_api = true, true;
+  if (item == "python") return out.python = true, true;
+  const size_t colon = item.find(':');
+  if (colon == std::string_view::npos || colon + 1 == item.size()) return false;
+  const std::string_view kind = item.substr(0, colon);
+  const std::string value(item.substr(colon + 1));
+  if (kind == "api") return out.markers.apis.push_back(value), true;
+  if (kind == "kernel") return out.markers.kernels.push_back(value), true;
+  if (kind == "range") return out.markers.ranges.push_back(value), true;
+  if (kind == "time") return parse_ms(value, out.time_ms);
+  return false;
+}
+
+}  // namespace
+
+StepOn parse_step_on(std::string_view text, std::vector<std::string>& warnings) {
+  StepOn out;
+  size_t index = 0;
+  while (!text.empty()) {
+    const size_t comma = text.find(',');
+    const std::string_view item = trim(text.substr(0, comma));
+    text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+    ++index;
+    if (item.empty() || apply_item(item, out)) continue;
+    // The item itself is not echoed (no environment values in logs, pitfalls §15).
+    warnings.push_back("PROFAGENT_STEP_ON item " + std::to_string(index) +
+                       " is not one of api:NAME, kernel:REGEX, range:REGEX, profiler-api, python, "
+                       "time:MS (MS > 0); it is ignored");
+  }
+  return out;
+}
+
+}  // namespace profagent::agent

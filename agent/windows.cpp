@@ -1,0 +1,315 @@
+#include "agent/windows.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/log.h"
+#include "agent/step_on.h"
+#include "collector/clock.h"
+#include "collector/session.h"
+#include "collector/step_schedule.h"
+#include "exporters/exporter.h"
+
+namespace profagent::agent {
+namespace {
+
+using collector::RecordState;
+using collector::StepAction;
+
+struct StepTicks {
+  uint64_t number;
+  uint64_t start;  // agent clock ticks
+  uint64_t end;
+};
+
+struct Windows {
+  const Config* config = nullptr;
+  bool scheduled = false;     // a schedule variable was given
+  bool profiler_api = false;  // cudaProfilerStart/Stop delimit windows
+  collector::StepSchedule schedule;
+  std::mutex mutex;           // guards everything below; never taken by hooks
+  uint64_t step = 0;          // the step in progress
+  uint64_t step_start = 0;
+  std::vector<StepTicks> window_steps;  // recorded steps of the current window
+  bool profiler_window_open = false;
+  uint64_t profiler_windows = 0;
+  std::atomic<bool> finished{false};  // the final window was frozen: boundaries do nothing
+  HandOverStats hand_over;
+};
+Windows* g_windows = nullptr;  // leaked
+
+// ---- background exporter --------------------------------------------------------------------
+
+struct ExportQueue {
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<Trace*> traces;
+  bool busy = false;
+  bool thread_started = false;
+};
+ExportQueue* g_queue = new ExportQueue;  // leaked: exports may run while the process exits
+
+exporters::ExportOptions export_options(const Config& config) {  // as lifecycle.cpp's
+  exporters::ExportOptions options;
+  options.output_dir = config.output_dir;
+  options.table.sort_by = config.sort_by;
+  options.table.group_by_input_shape = config.group_by_input_shape;
+  options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);
+  return options;
+}
+
+std::string window_title(const Trace& trace) {
+  std::string title = "window " + std::to_string(trace.window);
+  if (!trace.whole_run) {
+    title += " (steps " + std::to_string(trace.first_step.number) + "-" +
+             std::to_string(trace.last_step.number) + ")";
+  }
+  return title;
+}
+
+void export_one(const Trace& trace) noexcept {
+  try {
+    const auto result = exporters::export_window(trace, export_options(*g_windows->config));
+    for (const std::string& error : result.errors) log(LogLevel::Error, error);
+    print_line(window_title(trace) + ": " + result.written_line());
+  } catch (...) {
+    print_line(window_title(trace) + ": wrote nothing: the exporter failed");
+  }
+}
+
+void exporter_main() {
+  collector::AgentBusy busy;  // nothing this thread does is the program's
+  std::unique_lock lock(g_queue->mutex);
+  for (;;) {
+    g_queue->changed.wait(lock, [] { return !g_queue->traces.empty(); });
+    Trace* trace = g_queue->traces.front();
+    g_queue->traces.pop_front();
+    g_queue->busy = true;
+    lock.unlock();
+    export_one(*trace);
+    delete trace;
+    lock.lock();
+    g_queue->busy = false;
+    g_queue->changed.notify_all();
+  }
+}
+
+void queue_export(Trace* trace) {
+  std::lock_guard lock(g_queue->mutex);
+  if (!g_queue->thread_started) {
+    collector::AgentBusy busy;
+    std::thread(exporter_main).detach();
+    g_queue->thread_started = true;
+  }
+  g_queue->traces.push_back(trace);
+  g_queue->changed.notify_all();
+}
+
+void wait_for_exports() {
+  std::unique_lock lock(g_queue->mutex);
+  if (!g_queue->thread_started) return;
+  g_queue->changed.wait(lock, [] { return g_queue->traces.empty() && !g_queue->busy; });
+}
+
+// A forked child has no exporter thread, and the parent's windows are not its own.
+void forget_exports_in_child() {
+  new (g_queue) ExportQueue;  // the old one is leaked, never destroyed (its mutex may be held)
+  if (g_windows != nullptr) new (&g_windows->mutex) std::mutex;
+}
+
+// ---- windows --------------------------------------------------------------------------------
+
+RecordState state_for(StepAction action) {
+  switch (action) {
+    case StepAction::None: return RecordState::Off;
+    case StepAction::Warmup: return RecordState::Warmup;
+    default: return RecordState::Record;
+  }
+}
+
+bool records(StepAction action) {
+  return action == StepAction::Record || action == StepAction::RecordAndSave;
+}
+
+uint64_t elapsed_ns(const timespec& from) {
+  timespec to{};
+  clock_gettime(CLOCK_MONOTONIC, &to);
+  return uint64_t(to.tv_sec - from.tv_sec) * 1'000'000'000ull + uint64_t(to.tv_nsec) - uint64_t(from.tv_nsec);
+}
+
+// Steps of the window, converted with the anchors the freeze just took.
+void attach_steps(Windows& w, Trace& trace, bool whole_run) {
+  const collector::clock::TickConverter converter = collector::clock::converter();
+  trace.whole_run = whole_run;
+  for (const StepTicks& s : w.window_steps) {
+    trace.steps.push_back({s.number, converter.to_ns(s.start), converter.to_ns(s.end)});
+  }
+  w.window_steps.clear();
+  if (trace.steps.empty()) return;
+  trace.first_step = trace.steps.front();
+  trace.last_step = trace.steps.back();
+}
+
+// Freezes the current window now (the hand-over) and queues its export.
+void save_window(Windows& w, RecordState next) {
+  timespec start{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  if (next == RecordState::Off) collector::set_state(next);  // nothing more in this window
+  auto* trace = new Trace(collector::freeze_window());
+  collector::set_state(next);
+  attach_steps(w, *trace, false);
+  queue_export(trace);
+  const uint64_t held = elapsed_ns(start);
+  w.hand_over.windows++;
+  w.hand_over.total_ns += held;
+  if (held > w.hand_over.max_ns) w.hand_over.max_ns = held;
+  log(LogLevel::Debug, window_title(*trace) + " handed over in " + std::to_string(held / 1000) + " us");
+}
+
+void scheduled_boundary(Windows& w, uint64_t ended) {
+  const StepAction was = collector::action(w.schedule, ended);
+  const StepAction next = collector::action(w.schedule, ended + 1);
+  if (was == StepAction::RecordAndSave) {
+    save_window(w, state_for(next));
+    return;
+  }
+  // Entering recording (from idle or warmup): what came before is not part of the window.
+  if (records(next) && !records(was)) {
+    collector::discard_window();
+    w.window_steps.clear();
+  }
+  collector::set_state(state_for(next));
+}
+
+void on_step() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr) return;
+  collector::AgentBusy busy;  // the freeze's own calls are not the program's
+  try {
+    std::lock_guard lock(w->mutex);
+    if (w->finished) return;
+    const uint64_t now = collector::now();
+    const uint64_t ended = w->step++;
+    const bool recorded = w->scheduled ? records(collector::action(w->schedule, ended))
+                                       : !w->profiler_api || w->profiler_window_open;
+    if (recorded) w->window_steps.push_back({ended, w->step_start, now});
+    w->step_start = now;
+    if (w->scheduled && !w->profiler_api) scheduled_boundary(*w, ended);
+  } catch (...) {
+  }
+}
+
+// profiler-api: each cudaProfilerStart..Stop is one window holding one step, numbered from 0
+// in the order of the windows (steps counted by other markers are not used for naming).
+void on_profiler_api(bool start) noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr) return;
+  collector::AgentBusy busy;
+  try {
+    std::lock_guard lock(w->mutex);
+    if (w->finished || start == w->profiler_window_open) return;  // unbalanced: ignored
+    w->profiler_window_open = start;
+    if (start) {
+      collector::discard_window();
+      w->step_start = collector::now();
+      collector::set_state(RecordState::Record);
+      return;
+    }
+    w->window_steps.assign({{w->profiler_windows++, w->step_start, collector::now()}});
+    save_window(*w, RecordState::Off);
+  } catch (...) {
+  }
+}
+
+void timer_main(uint64_t period_ms) {
+  collector::AgentBusy busy;
+  const timespec period{time_t(period_ms / 1000), long(period_ms % 1000) * 1'000'000L};
+  for (;;) {
+    nanosleep(&period, nullptr);
+    if (g_windows->finished) return;
+    on_step();
+  }
+}
+
+RecordState first_state(const Windows& w) {
+  if (w.profiler_api) return RecordState::Off;
+  return w.scheduled ? state_for(collector::action(w.schedule, 0)) : RecordState::Record;
+}
+
+}  // namespace
+
+bool start_windows(const Config& config) noexcept {
+  try {
+    auto* w = new Windows;
+    w->config = &config;
+    w->scheduled = config.schedule_given;
+    w->schedule = {config.skip_first, config.wait, config.warmup, config.active, config.repeat};
+    std::vector<std::string> warnings;
+    const StepOn step_on = parse_step_on(config.step_on, warnings);
+    std::string error;
+    if (!collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &error)) {
+      warnings.push_back("PROFAGENT_STEP_ON: " + error + "; no step marker is used");
+    }
+    for (const std::string& warning : warnings) log(LogLevel::Warn, warning);
+    w->profiler_api = step_on.markers.profiler_api && error.empty();
+    w->step_start = collector::now();
+    g_windows = w;
+    pthread_atfork(nullptr, nullptr, forget_exports_in_child);
+    collector::set_state(first_state(*w));
+    if (step_on.time_ms > 0) std::thread(timer_main, step_on.time_ms).detach();
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+void step_ended() noexcept { on_step(); }
+
+bool freeze_last_window(Trace& trace) noexcept {
+  Windows* w = g_windows;
+  try {
+    if (w == nullptr) {
+      collector::set_state(RecordState::Off);
+      trace = collector::freeze_window();
+      return true;
+    }
+    wait_for_exports();
+    std::lock_guard lock(w->mutex);
+    w->finished = true;
+    const bool recording = collector::state() == RecordState::Record;
+    collector::set_state(RecordState::Off);  // hooks forward, record nothing more
+    if (!recording) {
+      collector::discard_window();  // idle or warmup at exit: nothing to write
+      return true;
+    }
+    const bool whole_run = !w->scheduled && !w->profiler_api;
+    const uint64_t now = collector::now();
+    if (!whole_run) {
+      const uint64_t number = w->profiler_api ? w->profiler_windows : w->step;
+      w->window_steps.push_back({number, w->step_start, now});  // the step in progress
+    }
+    trace = collector::freeze_window();
+    attach_steps(*w, trace, whole_run);
+    return true;
+  } catch (...) {
+    return false;
+  }
+}
+
+HandOverStats hand_over_stats() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr) return {};
+  std::lock_guard lock(w->mutex);
+  return w->hand_over;
+}
+
+}  // namespace profagent::agent

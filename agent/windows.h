@@ -1,0 +1,42 @@
+// Step windows (DESIGN.md decision 5, issue 4): the step schedule and the step markers turn
+// one run into recorded windows, each written by a background exporter thread.
+//
+// At each step boundary (profagent_step() or a PROFAGENT_STEP_ON marker, AFTER the marking
+// call returned) the step that ended and the one starting are looked up in the schedule:
+//   idle -> warmup/record   cut: what came before is thrown away
+//   warmup -> record        cut: the warmup data is thrown away
+//   record_and_save ends    freeze (the hand-over, on the program's thread), export queued
+// and the record state becomes that of the next step (idle: Off, hooks pass through). With no
+// schedule variable the whole run is one window, written at exit, with a ProfilerStep#N range
+// per step counted. With profiler-api, cudaProfilerStart/Stop open and close the windows.
+// At exit, a window being recorded is written with the steps seen so far (as torch.profiler
+// does when it stops); warmup data is not.
+#pragma once
+
+#include <cstdint>
+
+#include "agent/config.h"
+#include "collector/trace.h"
+
+namespace profagent::agent {
+
+// Configures markers, schedule and the time:MS thread, and sets the first record state.
+// Warnings (bad markers) are logged. False if nothing could be set up (recording stays Off).
+bool start_windows(const Config& config) noexcept;
+
+// One step ended (any marker, or profagent_step()).
+void step_ended() noexcept;
+
+// At exit: waits for queued window exports, then stops recording and freezes what the
+// current window holds into `trace` (empty when nothing is being recorded). False on failure.
+bool freeze_last_window(Trace& trace) noexcept;
+
+// Hand-over figures: how long step boundaries that froze a window held the program.
+struct HandOverStats {
+  uint64_t windows = 0;
+  uint64_t total_ns = 0;
+  uint64_t max_ns = 0;
+};
+HandOverStats hand_over_stats() noexcept;
+
+}  // namespace profagent::agent

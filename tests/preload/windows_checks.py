@@ -1,0 +1,153 @@
+#!/usr/bin/python3
+"""Step window tests: runs a command (usually `profagent run ...`) whose step structure is
+known by construction, then checks exactly which steps landed in which window's files.
+
+    windows_checks.py --out DIR --expect SPEC [--loose] [--kernels] [--launcher] -- CMD...
+
+SPEC (no quotes, so CMake passes it as is): windows separated by '/', each
+W:A-B:WORK[:ANNOTATED] — window number, step range ('-' for a whole-run window), the steps whose
+work it must hold, and optionally the ProfilerStep numbers expected (default A..B); "none": no
+window at all. e.g. "1:3-4:3,4/2:7-8:7,8".
+A step k of the programs leaves a user range "work_<k>" (and, with --kernels, a step_kernel
+launch with k+1 blocks) in the window that recorded it. Each expected window must exist as
+<host>.<pid>.w<N>[.steps<a>-<b>].trace.json holding exactly the witnesses of "work" (none from
+idle or warmup steps) and one ProfilerStep#N annotation per step of its range; no other window
+may exist. --loose (time:MS markers) checks only that windows are consistent and disjoint.
+--launcher: the launcher's closing lines list every trace written.
+Only the Python standard library is used.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+NAME = re.compile(r"\.w(\d+)(?:\.steps(\d+)-(\d+))?\.trace\.json$")
+
+
+class CheckFailed(Exception):
+    pass
+
+
+def expect(condition, message):
+    if not condition:
+        raise CheckFailed(message)
+
+
+def read_window(path):
+    with open(path, encoding="utf-8") as f:
+        events = json.load(f)["traceEvents"]
+    complete = [e for e in events if e.get("ph") == "X"]
+    names = [e["name"] for e in complete if e.get("cat") == "user_annotation"]
+    work = sorted(int(m.group(1)) for m in (re.fullmatch(r"work_(\d+)", n) for n in names) if m)
+    steps = sorted(int(n[len("ProfilerStep#"):]) for n in names if n.startswith("ProfilerStep#"))
+    kernels = sorted(e["args"]["grid"][0] - 1 for e in complete
+                     if e.get("cat") == "kernel" and e["name"].startswith("step_kernel"))
+    return {"work": work, "steps": steps, "kernels": kernels}
+
+
+def windows_written(out_dir):
+    found = {}
+    for path in glob.glob(os.path.join(out_dir, "*.trace.json")):
+        m = NAME.search(path)
+        expect(m, f"unexpected trace file name {path}")
+        steps = [int(m.group(2)), int(m.group(3))] if m.group(2) else None
+        expect(int(m.group(1)) not in found, f"two traces for window {m.group(1)}")
+        found[int(m.group(1))] = (path, steps)
+    return found
+
+
+def numbers(text):
+    return [int(n) for n in text.split(",") if n]
+
+
+def parse_expect(spec):
+    if spec == "none":
+        return []
+    wanted = []
+    for item in spec.split("/"):
+        fields = item.split(":")
+        steps = None if fields[1] == "-" else [int(n) for n in fields[1].split("-")]
+        w = {"w": int(fields[0]), "steps": steps, "work": numbers(fields[2])}
+        if len(fields) > 3:
+            w["annotated"] = numbers(fields[3])
+        wanted.append(w)
+    return wanted
+
+
+def check_exact(found, wanted, kernels):
+    expect(sorted(found) == sorted(w["w"] for w in wanted),
+           f"windows written {sorted(found)}, expected {[w['w'] for w in wanted]}: "
+           f"{[os.path.basename(p) for p, _ in found.values()]}")
+    for w in wanted:
+        path, steps = found[w["w"]]
+        expect(steps == w["steps"], f"window {w['w']} named with steps {steps}, expected {w['steps']}")
+        content = read_window(path)
+        expect(content["work"] == sorted(w["work"]),
+               f"window {w['w']} holds the work of steps {content['work']}, expected {sorted(w['work'])}")
+        if kernels:
+            expect(content["kernels"] == sorted(w["work"]),
+                   f"window {w['w']} holds step_kernel launches of steps {content['kernels']}")
+        if steps is not None or "annotated" in w:
+            wanted_steps = w.get("annotated") or list(range(steps[0], steps[1] + 1))
+            expect(content["steps"] == wanted_steps,
+                   f"window {w['w']} has ProfilerStep# {content['steps']}, expected {wanted_steps}")
+        expect(os.path.exists(path.replace(".trace.json", ".table.txt")), f"no table next to {path}")
+
+
+def check_loose(found):
+    expect(len(found) >= 1, "no window was written")
+    seen = set()
+    for number, (path, steps) in sorted(found.items()):
+        content = read_window(path)
+        expect(steps is not None, f"window {number} has no step range")
+        expect(content["steps"] == list(range(steps[0], steps[1] + 1)),
+               f"window {number}: ProfilerStep# {content['steps']} do not match its name {steps}")
+        expect(not seen & set(content["work"]), f"window {number} repeats work of another window")
+        seen |= set(content["work"])
+
+
+def check_launcher_lines(stderr, found):
+    listed = {line.strip() for line in stderr.splitlines() if line.startswith("  ")}
+    for path, _ in found.values():
+        expect(any(l.endswith(os.path.basename(path)) for l in listed),
+               f"the launcher did not list {os.path.basename(path)}")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--expect", default="none")
+    parser.add_argument("--loose", action="store_true")
+    parser.add_argument("--kernels", action="store_true")
+    parser.add_argument("--launcher", action="store_true")
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    options = parser.parse_args()
+    command = options.command[1:] if options.command[:1] == ["--"] else options.command
+    shutil.rmtree(options.out, ignore_errors=True)
+    os.makedirs(options.out)
+    run = subprocess.run(command, capture_output=True, text=True, errors="replace", timeout=300)
+    for suffix, text in (("stdout", run.stdout), ("stderr", run.stderr)):
+        with open(os.path.join(options.out, "run." + suffix), "w") as f:
+            f.write(text)
+    try:
+        expect(run.returncode == 0, f"the command exited with {run.returncode}")
+        found = windows_written(options.out)
+        if options.loose:
+            check_loose(found)
+        else:
+            check_exact(found, parse_expect(options.expect), options.kernels)
+        if options.launcher:
+            check_launcher_lines(run.stderr, found)
+    except CheckFailed as failure:
+        print(f"FAILED: {failure}\n--- command: {' '.join(command)}\n--- stderr:\n{run.stderr[-4000:]}")
+        return 1
+    print(f"passed: {len(found)} window(s): {sorted(os.path.basename(p) for p, _ in found.values())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
