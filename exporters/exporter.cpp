@@ -6,6 +6,7 @@
 #include "exporters/file_names.h"
 #include "exporters/json_writer.h"
 #include "exporters/output_file.h"
+#include "exporters/step_summary.h"
 #include "exporters/summary_json.h"
 
 namespace profagent::exporters {
@@ -75,7 +76,7 @@ ExportResult export_window(const Trace& trace, const ExportOptions& options, Out
     });
   }
   const Table table = build_table(trace, options.table);
-  result.table = render_table(table, options.table);
+  result.table = render_table(table, options.table) + render_step_summary(trace);
   if (options.write_table) {
     write_file(sink, stem + ".table.txt", result, [&](OutputStream& s) {
       return s.write(result.table.data(), result.table.size());

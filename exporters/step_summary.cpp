@@ -1,0 +1,78 @@
+#include "exporters/step_summary.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+namespace profagent::exporters {
+namespace {
+
+using Interval = std::pair<uint64_t, uint64_t>;
+
+std::vector<Interval> device_intervals(const Trace& trace) {
+  std::vector<Interval> intervals;
+  for (const DeviceRecord& d : trace.device) {
+    const bool work = d.kind == DeviceKind::Kernel || d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset;
+    if (work && d.end_ns > d.start_ns) intervals.emplace_back(d.start_ns, d.end_ns);
+  }
+  std::sort(intervals.begin(), intervals.end());
+  return intervals;
+}
+
+// Length of the union of the (sorted) intervals inside [begin, end).
+uint64_t busy_within(const std::vector<Interval>& sorted, uint64_t begin, uint64_t end) {
+  uint64_t busy = 0, covered_to = begin;
+  for (const Interval& i : sorted) {
+    if (i.first >= end) break;
+    const uint64_t from = std::max(i.first, covered_to);
+    const uint64_t to = std::min(i.second, end);
+    if (to > from) busy += to - from, covered_to = to;
+  }
+  return busy;
+}
+
+std::string us(uint64_t ns) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.3fms", double(ns) / 1e6);
+  return text;
+}
+
+std::string percent(uint64_t part, uint64_t whole) {
+  char text[16];
+  std::snprintf(text, sizeof(text), "%.2f%%", whole ? 100.0 * double(part) / double(whole) : 0.0);
+  return text;
+}
+
+}  // namespace
+
+std::vector<StepFigures> step_figures(const Trace& trace) {
+  const std::vector<Interval> intervals = device_intervals(trace);
+  std::vector<StepFigures> figures;
+  for (const StepSpan& s : trace.steps) {
+    const uint64_t length = s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0;
+    figures.push_back({s.number, length, busy_within(intervals, s.start_ns, s.end_ns)});
+  }
+  return figures;
+}
+
+std::string render_step_summary(const Trace& trace) {
+  const std::vector<StepFigures> figures = step_figures(trace);
+  if (figures.empty()) return {};
+  uint64_t total = 0, shortest = UINT64_MAX, longest = 0;
+  for (const StepFigures& f : figures) {
+    total += f.length_ns, shortest = std::min(shortest, f.length_ns), longest = std::max(longest, f.length_ns);
+  }
+  std::string out = "\nSteps: " + std::to_string(figures.size()) + "  step time avg " +
+                    us(total / figures.size()) + "  min " + us(shortest) + "  max " + us(longest) + "\n";
+  out += "  Step          Step time   Device busy\n";
+  for (const StepFigures& f : figures) {
+    char line[96];
+    std::snprintf(line, sizeof(line), "  ProfilerStep#%-6llu %12s %12s\n", (unsigned long long)f.number,
+                  us(f.length_ns).c_str(), percent(f.device_busy_ns, f.length_ns).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace profagent::exporters
