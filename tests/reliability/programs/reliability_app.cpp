@@ -22,6 +22,8 @@
 #include <vector>
 
 extern "C" {
+void profagent_range_push(const char* name) __attribute__((weak));
+void profagent_range_pop(void) __attribute__((weak));
 void** __cudaRegisterFatBinary(void* fat_cubin);
 void __cudaRegisterFatBinaryEnd(void** handle);
 void __cudaRegisterFunction(void** handle, const char* host_fun, char* device_fun, const char* device_name,
@@ -99,9 +101,10 @@ int exit_with_live_threads() {
   std::exit(5);
 }
 
-// 8 threads record in a hot loop while main forks `forks` times; each child makes 10 calls
-// (cudaMemset on host-free arguments would touch CUDA; cudaStreamSynchronize on devsim is
-// CPU-only) and ends with _exit(7). The parent checks every child's status.
+// 8 threads record in a hot loop while main forks `forks` times; each child records 10 ranges
+// "child" (CPU-side: CUDA after fork is undefined behaviour, and devsim's own locks may be
+// held by a parent thread at the fork) and ends with _exit(7). The parent checks every
+// child's status.
 int fork_stress(int forks) {
   std::atomic<bool> stop{false};
   std::atomic<long> calls{0};
@@ -118,7 +121,10 @@ int fork_stress(int forks) {
   for (int i = 0; i < forks; ++i) {
     const pid_t child = fork();
     if (child == 0) {
-      for (int k = 0; k < 10; ++k) cudaStreamSynchronize(nullptr);
+      for (int k = 0; k < 10 && profagent_range_push; ++k) {
+        profagent_range_push("child");
+        profagent_range_pop();
+      }
       _exit(7);
     }
     int status = 0;
