@@ -1,0 +1,13 @@
+# Unit tests of the step window pieces (issue 4), label unit: PROFAGENT_STEP_ON parsing, the
+# launcher's command line, api:NAME matching and the per-step summary of the tables.
+if(NOT TARGET profagent_collector OR NOT TARGET profagent_exporters)
+  return()
+endif()
+add_executable(windows_unit_test
+  ${CMAKE_CURRENT_LIST_DIR}/windows/windows_unit_test.cpp
+  ${PROJECT_SOURCE_DIR}/agent/step_on.cpp
+  ${PROJECT_SOURCE_DIR}/agent/launcher/options.cpp)
+target_include_directories(windows_unit_test PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(windows_unit_test PRIVATE profagent_exporters profagent_collector Catch2::Catch2)
+add_test(NAME windows_unit COMMAND windows_unit_test)
+set_tests_properties(windows_unit PROPERTIES LABELS unit)
