@@ -149,7 +149,21 @@ void print_table(const std::string& table) noexcept {
   }
 }
 
+// Lost events are said once per written window, with the setting that bounds them, so a
+// trace that is short of events never looks complete (its profagent_drops has the numbers).
+void report_drops(const Trace& trace) {
+  const DropCounters& drops = trace.drops;
+  if (drops.host_events != 0) {
+    log(LogLevel::Warn, std::to_string(drops.host_events) +
+                            " host events dropped: the thread buffers were full (raise PROFAGENT_BUFFER_MB)");
+  }
+  if (drops.device_records != 0) {
+    log(LogLevel::Warn, std::to_string(drops.device_records) + " device records dropped by CUPTI");
+  }
+}
+
 void export_trace(const Trace& trace) {
+  report_drops(trace);
   const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
   // With no file written, the first error is the reason and goes into the last line.
   const bool nothing_written = result.paths.empty() && !result.errors.empty();

@@ -475,6 +475,8 @@ def cupti_case(label, extra, mode):
             lost = drops["device_records"]
             expect(lost > 0, f"no dropped device records counted: {drops}")
             expect(len(kernels) + lost >= expected(agent.stdout)["kernels"], "records vanished uncounted")
+            said = [line for line in agent.agent_lines() if "device records dropped" in line]
+            expect(len(said) == 1, f"the drops should be said once: {said}")
         return f"{label}: {len(kernels)} device records, {len(cupti_lines)} CUPTI line(s)"
     return case
 
