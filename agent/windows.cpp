@@ -76,8 +76,22 @@ std::string window_title(const Trace& trace) {
   return title;
 }
 
+// Lost events are said with the window they are missing from (as lifecycle.cpp does for the
+// window written at exit).
+void report_drops(const Trace& trace) {
+  if (trace.drops.host_events != 0) {
+    log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.host_events) +
+                            " host events dropped: the thread buffers were full (raise PROFAGENT_BUFFER_MB)");
+  }
+  if (trace.drops.device_records != 0) {
+    log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.device_records) +
+                            " device records dropped by CUPTI");
+  }
+}
+
 void export_one(const Trace& trace) noexcept {
   try {
+    report_drops(trace);
     const auto result = exporters::export_window(trace, export_options(*g_windows->config));
     for (const std::string& error : result.errors) log(LogLevel::Error, error);
     print_line(window_title(trace) + ": " + result.written_line());

@@ -232,10 +232,25 @@ def emit_wrapper(index, name, params, labels):
     decl = ", ".join(f"{p.type_text} {a}" for p, a in zip(params, args))
     types = ", ".join(p.type_text for p in params)
     call = ", ".join(args)
-    lines = ["template <size_t Variant>",
+    recorded = f"diopiError_t record_{name}(diopiError_t (*real)({types}), {decl})"
+    # The entry forwards at once when nothing is recorded; a configured step marker
+    # (PROFAGENT_STEP_ON=api:<operator>) hears of the call after it returned and after its
+    # event was recorded, so the operator belongs to the step it ends.
+    lines = ["template <size_t Variant>", recorded + ";", "",
+             "template <size_t Variant>",
              f"diopiError_t wrap_{name}({decl}) {{",
              f"  using Real = diopiError_t (*)({types});",
              f"  const auto real = reinterpret_cast<Real>(real_target({index}, Variant));",
+             "  if (step_markers_armed()) [[unlikely]] {",
+             f"    const diopiError_t result = record_{name}<Variant>(real, {call});",
+             f"    operator_ended({index});",
+             "    return result;",
+             "  }",
+             f"  if (!should_record_operator()) return real({call});",
+             f"  return record_{name}<Variant>(real, {call});",
+             "}", "",
+             "template <size_t Variant>",
+             recorded + " {",
              f"  if (!should_record_operator()) return real({call});",
              f"  OperatorCall call({index});",
              "  if (call.wants_shapes()) {",

@@ -66,6 +66,10 @@ OperatorCall::~OperatorCall() {
   collector::record(event_);
 }
 
+void operator_ended(size_t index) noexcept {
+  if (index < kWrapperCount) collector::hooked_call_ended(kWrappers[index].name, nullptr);
+}
+
 bool OperatorCall::wants_shapes() const noexcept {
   return g_record_shapes.load(std::memory_order_relaxed) &&
          g_get_tensor_shape.load(std::memory_order_relaxed) != nullptr;

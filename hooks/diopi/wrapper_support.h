@@ -50,6 +50,11 @@ inline void* real_target(size_t index, size_t variant) noexcept {
 
 inline bool should_record_operator() noexcept { return collector::operator_should_record(); }
 
+// PROFAGENT_STEP_ON is set: the wrapper tells the collector operator `index` returned (an
+// api:NAME marker may name a DIOPI operator). Out of line: only taken when a marker is set.
+inline bool step_markers_armed() noexcept { return collector::step_markers_armed(); }
+void operator_ended(size_t index) noexcept;
+
 // The diopiSize_t layout, as the runtime functions return it.
 struct SizeView {
   const int64_t* data;

@@ -13,7 +13,8 @@ launch with k+1 blocks) in the window that recorded it. Each expected window mus
 <host>.<pid>.w<N>[.steps<a>-<b>].trace.json holding exactly the witnesses of "work" (none from
 idle or warmup steps) and one ProfilerStep#N annotation per step of its range; no other window
 may exist. --loose (time:MS markers) checks only that windows are consistent and disjoint.
---launcher: the launcher's closing lines list every trace written.
+--launcher: the launcher's closing lines list every trace written. --count NAME=N: every window
+holds exactly N complete events named NAME (operators, whose steps carry no work_<k> range).
 Only the Python standard library is used.
 """
 import argparse
@@ -110,6 +111,16 @@ def check_loose(found):
         seen |= set(content["work"])
 
 
+def check_counts(found, counts):
+    for spec in counts:
+        name, wanted = spec.rsplit("=", 1)
+        for number, (path, _) in sorted(found.items()):
+            with open(path, encoding="utf-8") as f:
+                events = json.load(f)["traceEvents"]
+            seen = sum(1 for e in events if e.get("ph") == "X" and e.get("name") == name)
+            expect(seen == int(wanted), f"window {number} holds {seen} {name}, expected {wanted}")
+
+
 def check_launcher_lines(stderr, found):
     listed = {line.strip() for line in stderr.splitlines() if line.startswith("  ")}
     for path, _ in found.values():
@@ -124,6 +135,7 @@ def main():
     parser.add_argument("--loose", action="store_true")
     parser.add_argument("--kernels", action="store_true")
     parser.add_argument("--launcher", action="store_true")
+    parser.add_argument("--count", action="append", default=[])
     parser.add_argument("command", nargs=argparse.REMAINDER)
     options = parser.parse_args()
     command = options.command[1:] if options.command[:1] == ["--"] else options.command
@@ -140,6 +152,7 @@ def main():
             check_loose(found)
         else:
             check_exact(found, parse_expect(options.expect), options.kernels)
+        check_counts(found, options.count)
         if options.launcher:
             check_launcher_lines(run.stderr, found)
     except CheckFailed as failure:

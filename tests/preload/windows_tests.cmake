@@ -76,6 +76,17 @@ if(EXISTS /usr/lib/python3/dist-packages/torch/__init__.py)
             ${CMAKE_CURRENT_SOURCE_DIR}/programs/train_steps.py 10)
 endif()
 
+# api:NAME naming a DIOPI operator (the vendorsim training loop through ctypes): each loss
+# forward ends a step; steps 2-3 are recorded, so the window holds exactly two of them and
+# the work of the steps in between (one AdamW update per parameter and step).
+if(EXISTS ${PROJECT_SOURCE_DIR}/tests/vendorsim/CMakeLists.txt)
+  windows_add_test(windows_diopi_operator_marker EXPECT 1:2-3:
+    FLAGS --count diopiCrossEntropyLoss=2 --count diopiCrossEntropyLossBackward=2
+    ENV ${agent_env} PROFAGENT_STEP_ON=api:diopiCrossEntropyLoss PROFAGENT_SCHEDULE=skip_first=2,active=2,repeat=1
+    COMMAND /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/vendorsim/train.py --steps 6
+            --framework $<TARGET_FILE:frameworksim>)
+endif()
+
 # The launcher itself: --help, bad options, exit codes passed through.
 add_test(NAME preload.launcher_cli
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/launcher_checks.py ${WINDOWS_LAUNCHER})
