@@ -119,6 +119,45 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
   }
 }
 
+// ---- step markers (PROFAGENT_STEP_ON) ------------------------------------------------------
+// The kernel of a launch: its first `const void*` or cudaKernel_t argument (the collector
+// only looks at it for launch symbols).
+template <typename... Args>
+const void* kernel_argument(Args... args) noexcept {
+  const void* kernel = nullptr;
+  auto take = [&kernel](auto arg) {
+    using A = decltype(arg);
+    if constexpr (std::is_same_v<A, const void*> || std::is_same_v<A, cudaKernel_t>) {
+      if (kernel == nullptr) kernel = reinterpret_cast<const void*>(arg);
+    }
+  };
+  (take(args), ...);
+  return kernel;
+}
+
+// A step marker is configured: the call runs as usual (intercept), then the collector learns
+// it ended — after the real call and its event, so the call belongs to the step it ends.
+template <typename Fn, typename Describe, typename... Args>
+__attribute__((noinline)) auto intercept_marking(Site& site, Describe& describe, Args... args) noexcept {
+  using R = std::invoke_result_t<Fn*, Args...>;
+  if constexpr (std::is_void_v<R>) {
+    intercept<Fn>(site, describe, args...);
+    collector::hooked_call_ended(site.real.name, kernel_argument(args...));
+  } else {
+    R result = intercept<Fn>(site, describe, args...);
+    collector::hooked_call_ended(site.real.name, kernel_argument(args...));
+    return result;
+  }
+}
+
+// What every hook runs: without a step marker (the usual case) one relaxed load more than
+// intercept() itself.
+template <typename Fn, typename Describe, typename... Args>
+auto intercept_hook(Site& site, Describe&& describe, Args... args) noexcept {
+  if (collector::step_markers_armed()) [[unlikely]] return intercept_marking<Fn>(site, describe, args...);
+  return intercept<Fn>(site, describe, args...);
+}
+
 }  // namespace profagent::hooks
 
 // Turns the parenthesised argument list into ", a, b" (nothing for "()").
@@ -132,7 +171,7 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
   ::profagent::hooks::Site site_##name{#name};                                          \
   }                                                                                     \
   PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
-    return ::profagent::hooks::intercept<decltype(name)>(                               \
+    return ::profagent::hooks::intercept_hook<decltype(name)>(                               \
         site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
         PROFAGENT_TRAILING_ARGS args);                                                  \
   }
@@ -144,7 +183,7 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
   ::profagent::hooks::Site site_##name{#name};                                          \
   }                                                                                     \
   PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
-    const auto result = ::profagent::hooks::intercept<decltype(name)>(                  \
+    const auto result = ::profagent::hooks::intercept_hook<decltype(name)>(                  \
         site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
         PROFAGENT_TRAILING_ARGS args);                                                  \
     after;                                                                              \
