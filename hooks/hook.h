@@ -57,8 +57,16 @@ using FirstUseCallback = void (*)() noexcept;
 void set_first_cuda_use_callback(FirstUseCallback callback) noexcept;
 extern std::atomic<bool> g_cuda_seen;
 void first_cuda_use() noexcept;
+
+// Every CUDA hook runs both first-use steps before the real call: ours above and the
+// collector's cuda_in_use() (device backend). Once both are past, one flag stands for them, so
+// a hook pays one load instead of two calls — tests/bench measured the idle hook at 42
+// instructions, most of them that out-of-line call and the stack frame it forced.
+extern std::atomic<bool> g_cuda_use_noted;
+void note_cuda_use_slow() noexcept;
+inline bool cuda_use_noted() noexcept { return g_cuda_use_noted.load(std::memory_order_relaxed); }
 inline void note_cuda_use() noexcept {
-  if (!g_cuda_seen.load(std::memory_order_relaxed)) first_cuda_use();
+  if (!cuda_use_noted()) note_cuda_use_slow();
 }
 
 inline int16_t clamp_result(long value) noexcept {
@@ -87,21 +95,13 @@ struct ReturnOf<R(A...)> {
   using type = R;
 };
 
-// The whole hook. `Fn` is the real function's type; `describe` returns the Payload.
-// noexcept: the agent's own steps never throw (collector/api.h is noexcept) and nothing may
-// cross the C boundary. The real function's result goes back untouched, and the real
-// function runs exactly once per call whatever the agent's state.
+// The recording half of intercept(), out of line so that the not-recording path needs no
+// stack frame of its own (inlined, this half made every idle call pay its register saves).
 template <typename Fn, typename Describe, typename... Args>
-auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
+__attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describe& describe,
+                                                   Args... args) noexcept {
   using R = std::invoke_result_t<Fn*, Args...>;
   collector::RuntimeGuard guard;
-  auto* real = reinterpret_cast<Fn*>(resolve(site.real));
-  if (real == nullptr) {
-    report_unresolved(site);
-    return unresolved_result<R>();
-  }
-  note_cuda_use();
-  collector::cuda_in_use();
   if (!guard.should_record()) return real(args...);
   HostEvent event{};
   event.id = collector::new_event_id();
@@ -117,6 +117,23 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
     finish_event(site, event, result, describe());
     return result;
   }
+}
+
+// The whole hook. `Fn` is the real function's type; `describe` returns the Payload.
+// noexcept: the agent's own steps never throw (collector/api.h is noexcept) and nothing may
+// cross the C boundary. The real function's result goes back untouched, and the real
+// function runs exactly once per call whatever the agent's state.
+// Every branch ends in a tail call, so the common case needs no stack frame: not recording
+// (idle step, before init, after the exit flush) is a few loads and a jump to the real
+// function (target <= 3 ns), without the re-entrancy guard — a call nested in an idle call
+// has nothing to be kept out of.
+template <typename Fn, typename Describe, typename... Args>
+auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
+  auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
+  if (real == nullptr || !cuda_use_noted()) [[unlikely]] {
+    return intercept_first<Fn>(site, describe, args...);
+  }
+  return dispatch<Fn>(site, real, describe, args...);
 }
 
 // ---- step markers (PROFAGENT_STEP_ON) ------------------------------------------------------
