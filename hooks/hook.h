@@ -119,6 +119,28 @@ __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describ
   }
 }
 
+// What a hook does once its real function is known and the first-use steps are past.
+template <typename Fn, typename Describe, typename... Args>
+inline auto dispatch(Site& site, Fn* real, Describe& describe, Args... args) noexcept {
+  if (!collector::recording()) return real(args...);
+  return intercept_recording<Fn>(site, real, describe, args...);
+}
+
+// The first calls of a hook (or every call, if its symbol is missing): resolve the real
+// function, run the first-use steps, then go on as intercept() does.
+template <typename Fn, typename Describe, typename... Args>
+__attribute__((noinline, cold)) auto intercept_first(Site& site, Describe& describe,
+                                                     Args... args) noexcept {
+  using R = std::invoke_result_t<Fn*, Args...>;
+  auto* real = reinterpret_cast<Fn*>(resolve(site.real));
+  if (real == nullptr) {
+    report_unresolved(site);
+    return unresolved_result<R>();
+  }
+  note_cuda_use();
+  return dispatch<Fn>(site, real, describe, args...);
+}
+
 // The whole hook. `Fn` is the real function's type; `describe` returns the Payload.
 // noexcept: the agent's own steps never throw (collector/api.h is noexcept) and nothing may
 // cross the C boundary. The real function's result goes back untouched, and the real
