@@ -60,6 +60,8 @@ class Runner:
         self.counter = 0
         self.idle_at_exit = False  # see probe_idle()
         self.added_cpu_ns = {}     # (call, mode) -> CPU ns added per call (section 1 medians)
+        self.absent_cpu_ns = {}    # call -> CPU ns per call without the agent (section 1)
+        self.instructions = {}     # (call, mode) -> callgrind counts per call (section 1)
 
     def env(self, mode, extra):
         env = dict(os.environ)
@@ -129,7 +131,7 @@ def parse_figures(stdout, command):
 def read_agent_output(out_dir):
     """Host/device record counts from the agent's summaries, bytes and events of its traces."""
     found = {"host_records": 0, "device_records": 0, "trace_bytes": 0, "trace_events": 0,
-             "files": 0, "dir_bytes": 0}
+             "files": 0, "dir_bytes": 0, "device_drops": 0}
     for path in glob.glob(os.path.join(out_dir, "*.*")):  # .trace.json, .table.txt, .summary.ndjson
         found["dir_bytes"] += os.path.getsize(path)
         if not path.endswith("json"):
@@ -142,6 +144,8 @@ def read_agent_output(out_dir):
             for key in ("host_records", "device_records"):  # the last: drops{} has one too
                 counts = re.findall(rf'"{key}":(\d+)', text)
                 found[key] += int(counts[-1]) if counts else 0
+            drops = re.search(r'"drops":\{[^}]*"device_records":(\d+)', text)
+            found["device_drops"] += int(drops.group(1)) if drops else 0
         elif b'"traceEvents"' in head or b'"schemaVersion"' in head:
             found["trace_bytes"] += os.path.getsize(path)
             found["trace_events"] += count_in_file(path, b'"ph":')
@@ -260,8 +264,10 @@ def section_per_call(runner, args):
         ir = {mode: callgrind_ir_per_call(runner, mode, call, args.cg_calls) for mode in MODES}
         rows += per_call_rows(call, timings, ir)
         base = median([t[0] for t in timings["absent"]])
+        runner.absent_cpu_ns[call] = base
         for mode in MODES:
             runner.added_cpu_ns[(call, mode)] = median([t[0] for t in timings[mode]]) - base
+            runner.instructions[(call, mode)] = ir[mode]
         if idle_records >= args.calls:
             notes.append(f"WARNING: the idle run of {CALLS[call]} recorded {idle_records} events.")
     notes.append("added = mode - absent (median CPU/wall of the calling thread inside the loop; "
@@ -324,22 +330,39 @@ def section_launch_bound(runner, args):
         rows.append([MODE_TITLES[mode], fmt(s["loop_wall"], 3), slowdown(s["loop_wall"], base["loop_wall"]),
                      fmt(s["loop_cpu"], 3), slowdown(s["loop_cpu"], base["loop_cpu"]),
                      fmt(s["process_cpu"], 3), slowdown(s["process_cpu"], base["process_cpu"]),
-                     fmt(s["us_per_launch"], 3), str(s["device_records"]),
+                     fmt(s["us_per_launch"], 3), str(s["device_records"]), str(s["device_drops"]),
                      "<= 2 %" if mode == "cupti" else ""])
     for name, figure in PEER_FIGURES:
-        rows.append([name, "", figure, "", "", "", "", "", "", ""])
+        rows.append([name, "", figure, "", "", "", "", "", "", "", ""])
     notes = [env_text(LAUNCH_BOUND_ENV) + "; loop = the launch loop timed inside the program "
              "(what the job feels); process CPU includes start-up and the exit flush."]
-    for mode in ("host", "cupti"):
-        added_ns = runner.added_cpu_ns.get(("launch", mode))
-        if added_ns is not None and base["us_per_launch"] > 0:
-            notes.append(f"noise-free estimate ({MODE_TITLES[mode]}): section 1's {added_ns:+.1f} ns of "
-                         f"CPU per launch / {base['us_per_launch'] * 1e3:.0f} ns per launch without "
-                         f"the agent = {added_ns / (base['us_per_launch'] * 1e3) * 100:+.2f} %")
+    notes += launch_estimates(runner)
     print_table(f"2. Launch-bound workload on devsim ({args.launches} launches of a 0.5 us kernel, "
                 f"sync every {args.sync_every}, host cost model on; median of {args.launch_runs} runs)",
                 ["mode", "loop wall s", "slowdown", "loop CPU s", "slowdown", "process CPU s",
-                 "slowdown", "us/launch", "kernels traced", "target"], rows, notes)
+                 "slowdown", "us/launch", "device records", "dropped", "target"], rows, notes)
+
+
+def launch_estimates(runner):
+    """Slowdown predicted from section 1's instruction counts, which load does not distort:
+    the agent's instructions per launch at the absent run's ns per instruction, over a launch
+    that costs devsim's measured CPU plus the modelled 3 us of a hardware launch."""
+    absent_ir, absent_ns = runner.instructions.get(("launch", "absent")), runner.absent_cpu_ns.get("launch")
+    if not absent_ir or not absent_ns:
+        return []
+    ns_per_ir, launch_ns = absent_ns / absent_ir["total"], 3000 + absent_ns
+    notes = []
+    for mode in ("host", "cupti"):
+        counts = runner.instructions.get(("launch", mode))
+        if not counts:
+            continue
+        agent_ns, cupti_ns = counts["agent"] * ns_per_ir, counts["cupti"] * ns_per_ir
+        notes.append(f"estimate from instructions ({MODE_TITLES[mode]}): agent {counts['agent']:.0f} Ir "
+                     f"x {ns_per_ir:.3f} ns/Ir = {agent_ns:.0f} ns per {launch_ns:.0f} ns launch = "
+                     f"{agent_ns / launch_ns * 100:+.2f} %" +
+                     (f"; with devsim's simulated CUPTI ({counts['cupti']:.0f} Ir) "
+                      f"{(agent_ns + cupti_ns) / launch_ns * 100:+.2f} %" if counts["cupti"] else ""))
+    return notes
 
 
 def summarise_launch_runs(runs):
@@ -347,7 +370,8 @@ def summarise_launch_runs(runs):
             "loop_cpu": median([r["cpu_ns"] / 1e9 for r in runs]),
             "process_cpu": median([r["total_cpu_ns"] / 1e9 for r in runs]),
             "us_per_launch": median([r["wall_ns"] / r["calls"] / 1e3 for r in runs]),
-            "device_records": max(r["device_records"] for r in runs)}
+            "device_records": max(r["device_records"] for r in runs),
+            "device_drops": max(r["device_drops"] for r in runs)}
 
 
 def slowdown(value, base):
@@ -461,12 +485,12 @@ def section_trace_writing(runner, args):
     rows = []
     for mode in ("host", "cupti"):
         r = runner.run(mode, "profiler", args.flush_events, extra={"DEVSIM_HOST_COST_SCALE": "0"})
-        rows.append(flush_row(mode, "cudaProfilerStart", r, absent, args.flush_events))
+        rows.append(flush_row(mode, CALLS["profiler"], r, absent, args.flush_events))
     launches = max(args.flush_events // 2, 1)
     absent_launch = runner.run("absent", "launch", launches, args.sync_every,
                                extra={"DEVSIM_HOST_COST_SCALE": "0"})
     r = runner.run("cupti", "launch", launches, args.sync_every, extra={"DEVSIM_HOST_COST_SCALE": "0"})
-    rows.append(flush_row("cupti", "cudaLaunchKernel", r, absent_launch, launches))
+    rows.append(flush_row("cupti", CALLS["launch"], r, absent_launch, launches))
     print_table(f"4. Trace writing at exit (the whole exit flush of the agent: freeze, join, "
                 f"trace.json, tables, summary)",
                 ["calls", "mode", "host ev", "device ev", "trace events", "flush wall s",
