@@ -2,9 +2,8 @@
 # events landed in which window's files, none from idle or warmup steps. Included by
 # tests/preload/CMakeLists.txt. Programs: programs/step_program.cu (step k launches step_kernel
 # with k+1 blocks and opens a range "work_<k>"), programs/train_steps.py (torch CPU loop).
-if(NOT TARGET profagent_launcher)
-  return()
-endif()
+# (An if block, not return(): this file is included, and return() would end the includer.)
+if(TARGET profagent_launcher)
 add_executable(step_program programs/step_program.cu)
 set_target_properties(step_program PROPERTIES CUDA_ARCHITECTURES ${PROFAGENT_CUDA_ARCH})
 
@@ -91,3 +90,4 @@ endif()
 add_test(NAME preload.launcher_cli
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/launcher_checks.py ${WINDOWS_LAUNCHER})
 set_tests_properties(preload.launcher_cli PROPERTIES LABELS "preload;windows" TIMEOUT 120)
+endif()
