@@ -4,9 +4,14 @@ if(TARGET profagent_collector AND TARGET profagent_exporters)
 add_executable(windows_unit_test
   ${CMAKE_CURRENT_LIST_DIR}/windows/windows_unit_test.cpp
   ${PROJECT_SOURCE_DIR}/agent/step_on.cpp
-  ${PROJECT_SOURCE_DIR}/agent/launcher/options.cpp)
+  ${PROJECT_SOURCE_DIR}/agent/launcher/options.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/windows/step_marker_hooks_test.cpp
+  ${PROJECT_SOURCE_DIR}/hooks/hook.cpp
+  ${PROJECT_SOURCE_DIR}/hooks/resolve.cpp
+  ${PROJECT_SOURCE_DIR}/hooks/stream_capture.cpp)
 target_include_directories(windows_unit_test PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(windows_unit_test PRIVATE profagent_exporters profagent_collector Catch2::Catch2)
+target_include_directories(windows_unit_test SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(windows_unit_test PRIVATE profagent_exporters profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
 add_test(NAME windows_unit COMMAND windows_unit_test)
 set_tests_properties(windows_unit PROPERTIES LABELS unit)
 endif()
