@@ -70,7 +70,8 @@ std::string AtomicFile::commit() {
 // the trace, table and summary of one run keep a common stem.
 std::string numbered_name(const std::string& name, int number) {
   const std::size_t last = name.rfind('.');
-  const std::size_t cut = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('.', last - 1);
+  std::size_t cut = last == std::string::npos || last == 0 ? std::string::npos : name.rfind('.', last - 1);
+  if (cut == std::string::npos || cut == 0) cut = last;  // one extension: "t.json" -> "t-2.json"
   const std::string suffix = "-" + std::to_string(number);
   if (cut == std::string::npos || cut == 0) return name + suffix;
   return name.substr(0, cut) + suffix + name.substr(cut);

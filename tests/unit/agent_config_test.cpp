@@ -124,11 +124,22 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 18);
+  CHECK(pairs.size() == 19);
+  CHECK(pairs["PROFAGENT_CHILD"] == "light");
   CHECK(pairs["PROFAGENT_WAIT"] == "1");
   CHECK(pairs["PROFAGENT_ACTIVE"] == "2");
   CHECK(pairs["PROFAGENT_ACTIVITIES"] == "cuda");
   CHECK(pairs["PROFAGENT_OUTPUT_DIR"] == "./profagent_out");
   CHECK(pairs["PROFAGENT_LOG_LEVEL"] == "warn");
   CHECK(pairs["PROFAGENT_CUPTI"] == "auto");
+}
+
+TEST_CASE("PROFAGENT_CHILD: light (default) or off; anything else warns and keeps light") {
+  std::vector<std::string> warnings;
+  CHECK(parse({}, warnings).child == ChildPolicy::Light);
+  CHECK(parse({{"PROFAGENT_CHILD", " OFF "}}, warnings).child == ChildPolicy::Off);
+  CHECK(warnings.empty());
+  CHECK(parse({{"PROFAGENT_CHILD", "full"}}, warnings).child == ChildPolicy::Light);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "PROFAGENT_CHILD has an invalid value; using the default (light)");
 }

@@ -81,20 +81,27 @@ TEST_CASE("missing directories are created and files appear under their names",
   CHECK((st.st_mode & 0777) == (0644 & ~[] { mode_t m = ::umask(0); ::umask(m); return m; }()));
 }
 
-TEST_CASE("an existing file is replaced whole; nothing is visible before commit",
+TEST_CASE("an existing file is never replaced: the next free number is taken; nothing is visible before commit",
           "[exporters][output]") {
   TempDir tmp;
   std::string error;
   auto dir = OutputDir::create(tmp.path(), &error);
   REQUIRE(dir);
-  REQUIRE(write_one(*dir, "t.json", "old contents").empty());
-  auto stream = dir->open("t.json", &error);
+  REQUIRE(write_one(*dir, "h.1.w1.trace.json", "old contents").empty());
+  auto stream = dir->open("h.1.w1.trace.json", &error);
   REQUIRE(stream);
   stream->write("new", 3);
-  CHECK(read(tmp.path() + "/t.json") == "old contents");  // still the old file
+  CHECK(entries(tmp.path()).size() == 2);  // the old file and a hidden temporary
   CHECK(stream->commit().empty());
-  CHECK(read(tmp.path() + "/t.json") == "new");
-  CHECK(entries(tmp.path()) == std::set<std::string>{"t.json"});
+  CHECK(stream->published_name() == "h.1.w1-2.trace.json");
+  CHECK(read(tmp.path() + "/h.1.w1.trace.json") == "old contents");
+  CHECK(read(tmp.path() + "/h.1.w1-2.trace.json") == "new");
+  CHECK(entries(tmp.path()) == std::set<std::string>{"h.1.w1.trace.json", "h.1.w1-2.trace.json"});
+  REQUIRE(write_one(*dir, "t.json", "a").empty());
+  auto again = dir->open("t.json", &error);
+  REQUIRE(again);
+  CHECK(again->commit().empty());
+  CHECK(again->published_name() == "t-2.json");
 }
 
 TEST_CASE("a stream dropped without commit leaves nothing", "[exporters][output]") {
@@ -110,7 +117,7 @@ TEST_CASE("a stream dropped without commit leaves nothing", "[exporters][output]
   CHECK(entries(tmp.path()).empty());
 }
 
-TEST_CASE("a symlink at the final name is replaced, never followed", "[exporters][output]") {
+TEST_CASE("a symlink at the final name is neither followed nor replaced", "[exporters][output]") {
   TempDir tmp;
   const std::string victim = tmp.path() + "/victim";
   { std::ofstream(victim) << "precious"; }
@@ -123,8 +130,10 @@ TEST_CASE("a symlink at the final name is replaced, never followed", "[exporters
   CHECK(read(victim) == "precious");
   struct stat st{};
   REQUIRE(::lstat((tmp.path() + "/out/t.json").c_str(), &st) == 0);
+  CHECK(S_ISLNK(st.st_mode));
+  REQUIRE(::lstat((tmp.path() + "/out/t-2.json").c_str(), &st) == 0);
   CHECK(S_ISREG(st.st_mode));
-  CHECK(read(tmp.path() + "/out/t.json") == "trace");
+  CHECK(read(tmp.path() + "/out/t-2.json") == "trace");
 }
 
 TEST_CASE("symlinks planted at temporary names are skipped, never followed",
