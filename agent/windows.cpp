@@ -47,12 +47,20 @@ struct Windows {
 };
 Windows* g_windows = nullptr;  // leaked
 
+void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_run);
+
 // ---- background exporter --------------------------------------------------------------------
+
+// A window cut at a step boundary, joined and written by the exporter thread.
+struct PendingWindow {
+  collector::CutWindow* cut;
+  std::vector<StepTicks> steps;
+};
 
 struct ExportQueue {
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<Trace*> traces;
+  std::deque<PendingWindow> traces;
   bool busy = false;
   bool thread_started = false;
 };
@@ -100,31 +108,39 @@ void export_one(const Trace& trace) noexcept {
   }
 }
 
+void finish_and_export(PendingWindow& pending) noexcept {
+  try {
+    Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
+    attach_steps(pending.steps, trace, false);
+    export_one(trace);
+  } catch (...) {
+  }
+}
+
 void exporter_main() {
   collector::AgentBusy busy;  // nothing this thread does is the program's
   std::unique_lock lock(g_queue->mutex);
   for (;;) {
     g_queue->changed.wait(lock, [] { return !g_queue->traces.empty(); });
-    Trace* trace = g_queue->traces.front();
+    PendingWindow pending = std::move(g_queue->traces.front());
     g_queue->traces.pop_front();
     g_queue->busy = true;
     lock.unlock();
-    export_one(*trace);
-    delete trace;
+    finish_and_export(pending);
     lock.lock();
     g_queue->busy = false;
     g_queue->changed.notify_all();
   }
 }
 
-void queue_export(Trace* trace) {
+void queue_export(PendingWindow&& pending) {
   std::lock_guard lock(g_queue->mutex);
   if (!g_queue->thread_started) {
     collector::AgentBusy busy;
     std::thread(exporter_main).detach();
     g_queue->thread_started = true;
   }
-  g_queue->traces.push_back(trace);
+  g_queue->traces.push_back(std::move(pending));
   g_queue->changed.notify_all();
 }
 
@@ -160,33 +176,32 @@ uint64_t elapsed_ns(const timespec& from) {
   return uint64_t(to.tv_sec - from.tv_sec) * 1'000'000'000ull + uint64_t(to.tv_nsec) - uint64_t(from.tv_nsec);
 }
 
-// Steps of the window, converted with the anchors the freeze just took.
-void attach_steps(Windows& w, Trace& trace, bool whole_run) {
+// Steps of the window, converted with the anchors its cut took.
+void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_run) {
   const collector::clock::TickConverter converter = collector::clock::converter();
   trace.whole_run = whole_run;
-  for (const StepTicks& s : w.window_steps) {
+  for (const StepTicks& s : steps) {
     trace.steps.push_back({s.number, converter.to_ns(s.start), converter.to_ns(s.end)});
   }
-  w.window_steps.clear();
   if (trace.steps.empty()) return;
   trace.first_step = trace.steps.front();
   trace.last_step = trace.steps.back();
 }
 
-// Freezes the current window now (the hand-over) and queues its export.
+// Cuts the current window now (the hand-over) and queues its join and export.
 void save_window(Windows& w, RecordState next) {
   timespec start{};
   clock_gettime(CLOCK_MONOTONIC, &start);
   if (next == RecordState::Off) collector::set_state(next);  // nothing more in this window
-  auto* trace = new Trace(collector::freeze_window());
+  collector::CutWindow* cut = collector::cut_window();
   collector::set_state(next);
-  attach_steps(w, *trace, false);
-  queue_export(trace);
+  queue_export({cut, std::move(w.window_steps)});
+  w.window_steps.clear();
   const uint64_t held = elapsed_ns(start);
   w.hand_over.windows++;
   w.hand_over.total_ns += held;
   if (held > w.hand_over.max_ns) w.hand_over.max_ns = held;
-  log(LogLevel::Debug, window_title(*trace) + " handed over in " + std::to_string(held / 1000) + " us");
+  log(LogLevel::Debug, "window cut and handed over in " + std::to_string(held / 1000) + " us");
 }
 
 void scheduled_boundary(Windows& w, uint64_t ended) {
@@ -312,7 +327,8 @@ bool freeze_last_window(Trace& trace) noexcept {
       w->window_steps.push_back({number, w->step_start, now});  // the step in progress
     }
     trace = collector::freeze_window();
-    attach_steps(*w, trace, whole_run);
+    attach_steps(w->window_steps, trace, whole_run);
+    w->window_steps.clear();
     return true;
   } catch (...) {
     return false;

@@ -68,6 +68,14 @@ RecordState state() noexcept;
 // device_backend says why). Flushes the device backend without holding collector locks.
 Trace freeze_window() noexcept;
 
+// The same in two halves, so a program is held at a step boundary only for the cut: the
+// cut (host buffers drained, device records taken, events split at the cut) and the join,
+// which may run later on another thread (the agent's exporter). Every cut must be finished
+// exactly once; finish_window(nullptr) (a failed cut) gives the empty Trace saying why.
+struct CutWindow;
+CutWindow* cut_window() noexcept;
+Trace finish_window(CutWindow* cut) noexcept;
+
 // Ends the current window and throws it away (warmup), counting nothing as dropped.
 void discard_window() noexcept;
 

@@ -1,6 +1,7 @@
 // Freezing a window: cut, flush the device backend, join, and build the Trace (session.h).
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <unordered_set>
 
 #include "collector/clock.h"
@@ -89,7 +90,21 @@ void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
   for (DeviceRecord& record : trace.device) record.host = kNoIndex;
 }
 
-Trace cut_window(Session& s, bool keep) {
+}  // namespace
+
+// A window cut but not joined yet: what the join needs, owned (links copied, so a later cut
+// or join may change the session's map meanwhile).
+struct CutWindow {
+  Trace trace;
+  JoinInput input;
+  std::unordered_map<uint32_t, uint64_t> links;
+};
+
+namespace {
+
+// The cut itself: everything that must happen at the boundary (host buffers drained, device
+// records taken, events split at the cut). Returns nullptr for a discarded window.
+CutWindow* cut_part(Session& s, bool keep) {
   std::lock_guard freeze_lock(s.freeze_mutex);
   uint64_t cut = now();
   clock::add_anchor();
@@ -105,7 +120,8 @@ Trace cut_window(Session& s, bool keep) {
                  std::make_move_iterator(host.threads.end()));
   split_at_cut(threads, cut, s.carried);
 
-  Trace trace;
+  auto window = std::make_unique<CutWindow>();
+  Trace& trace = window->trace;
   clock::TickConverter converter = clock::converter();
   trace.window = keep ? ++s.window : s.window;  // discarded (warmup) cuts are no window
   trace.start_ns = converter.to_ns(s.window_start_ticks);
@@ -116,37 +132,63 @@ Trace cut_window(Session& s, bool keep) {
   s.pending.dropped = 0;
   if (!keep) {
     s.pending.records.clear();
-    return trace;
+    return nullptr;
   }
   fill_metadata(s, platform, trace);
   trace.process.thread_names = thread_names(threads);
-  JoinInput input{std::move(threads), names_snapshot(), kernel_names_snapshot(), converter,
-                  std::move(s.pending.records), &s.links};
+  window->links = s.links;
+  window->input = JoinInput{std::move(threads), {}, {}, converter, std::move(s.pending.records), nullptr};
   s.pending.records.clear();
-  JoinCounts counts = join(std::move(input), trace);
+  return window.release();
+}
+
+// The join: may run on any thread, after later cuts.
+Trace join_part(Session& s, CutWindow& window) {
+  Trace& trace = window.trace;
+  window.input.names = names_snapshot();  // names only grow: a later snapshot is a superset
+  window.input.kernel_names = kernel_names_snapshot();
+  window.input.links = &window.links;
+  JoinCounts counts = join(std::move(window.input), trace);
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = counts.late;
-  prune_links(s, trace);
+  {
+    std::lock_guard lock(s.mutex);
+    prune_links(s, trace);
+  }
   if (!s.options.activity_cpu) drop_host_side(trace);
-  return trace;
+  return std::move(trace);
 }
 
 }  // namespace
 
 Trace freeze_window() noexcept {
+  return finish_window(cut_window());
+}
+
+CutWindow* cut_window() noexcept {
   try {
-    return cut_window(session(), true);
+    return cut_part(session(), true);
+  } catch (...) {
+    log(LogLevel::Error, "out of memory while cutting a window; it is lost");
+    return nullptr;
+  }
+}
+
+Trace finish_window(CutWindow* cut) noexcept {
+  std::unique_ptr<CutWindow> window(cut);
+  try {
+    if (window) return join_part(session(), *window);
   } catch (...) {
     log(LogLevel::Error, "out of memory while freezing a window; it is lost");
-    Trace trace;
-    trace.device_backend = "none (out of memory while freezing)";
-    return trace;
   }
+  Trace trace;
+  trace.device_backend = "none (out of memory while freezing)";
+  return trace;
 }
 
 void discard_window() noexcept {
   try {
-    cut_window(session(), false);
+    cut_part(session(), false);
   } catch (...) {
   }
 }
