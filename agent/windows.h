@@ -5,7 +5,8 @@
 // call returned) the step that ended and the one starting are looked up in the schedule:
 //   idle -> warmup/record   cut: what came before is thrown away
 //   warmup -> record        cut: the warmup data is thrown away
-//   record_and_save ends    freeze (the hand-over, on the program's thread), export queued
+//   record_and_save ends    cut (the hand-over, on the program's thread); the join and the
+//                           files follow on the agent's exporter thread
 // and the record state becomes that of the next step (idle: Off, hooks pass through). With no
 // schedule variable the whole run is one window, written at exit, with a ProfilerStep#N range
 // per step counted. With profiler-api, cudaProfilerStart/Stop open and close the windows.
@@ -31,7 +32,7 @@ void step_ended() noexcept;
 // current window holds into `trace` (empty when nothing is being recorded). False on failure.
 bool freeze_last_window(Trace& trace) noexcept;
 
-// Hand-over figures: how long step boundaries that froze a window held the program.
+// Hand-over figures: how long step boundaries that cut a window held the program.
 struct HandOverStats {
   uint64_t windows = 0;
   uint64_t total_ns = 0;
