@@ -12,8 +12,9 @@
 // or after the previous cut form the window; events still running at the cut are carried to
 // the next window. Device records go to the window holding the host call that issued them;
 // those whose host call belongs to no window (an earlier, already written one; a warmup step)
-// are dropped and counted as late. A later issue ends windows at step boundaries by calling
-// freeze_window() there (and discard_window() for warmup steps).
+// are dropped and counted as late. The agent's step windows (agent/windows.h) end windows at
+// step boundaries with cut_window() (joined later by finish_window() on its exporter thread)
+// and throw warmup steps away with discard_window().
 //
 // Lock order (outermost first): freeze mutex (only freeze/discard take it, so it may be held
 // across the device flush: CUPTI's callbacks never take it) -> session mutex -> leaf locks
