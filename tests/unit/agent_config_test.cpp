@@ -136,10 +136,10 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
 
 TEST_CASE("PROFAGENT_CHILD: light (default) or off; anything else warns and keeps light") {
   std::vector<std::string> warnings;
-  CHECK(parse({}, warnings).child == ChildPolicy::Light);
-  CHECK(parse({{"PROFAGENT_CHILD", " OFF "}}, warnings).child == ChildPolicy::Off);
+  CHECK(parse({}, warnings).child == profagent::agent::ChildPolicy::Light);
+  CHECK(parse({{"PROFAGENT_CHILD", " OFF "}}, warnings).child == profagent::agent::ChildPolicy::Off);
   CHECK(warnings.empty());
-  CHECK(parse({{"PROFAGENT_CHILD", "full"}}, warnings).child == ChildPolicy::Light);
+  CHECK(parse({{"PROFAGENT_CHILD", "full"}}, warnings).child == profagent::agent::ChildPolicy::Light);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "PROFAGENT_CHILD has an invalid value; using the default (light)");
 }
