@@ -132,10 +132,12 @@ def one_valid_trace(out_dir, calls=None):
 
 # ---- exit paths -------------------------------------------------------------------------------
 
-def exit_case(how, status):
+def exit_case(how, status, real_runtime=False):
+    """real_runtime: NVIDIA's libcudart.so.13 without a driver (every call fails with 35)."""
     def case(env):
         out = env.out(f"end_{how}")
-        agent, plain = both(env, [env.app, "end", how, str(status)], {"PROFAGENT_OUTPUT_DIR": out})
+        agent, plain = both(env, [env.app, "end", how, str(status)], {"PROFAGENT_OUTPUT_DIR": out},
+                            library_path=env.cudart if real_runtime else None)
         expect_unchanged(agent, plain)
         expect(agent.returncode == status, f"exit status {agent.returncode}, the program asked for {status}")
         one_valid_trace(out, expected(agent.stdout))
@@ -558,6 +560,8 @@ CASES = {
     "exit_exit": exit_case("exit", 4),
     "exit__exit": exit_case("_exit", 5),
     "exit__Exit": exit_case("_Exit", 6),
+    "exit__exit_real_cudart": exit_case("_exit", 5, real_runtime=True),
+    "exit_exit_real_cudart": exit_case("exit", 4, real_runtime=True),
     "exit_exec": case_exec,
     "exit_sigterm": signal_case("SIGTERM", False),
     "exit_sigint": signal_case("SIGINT", False),
