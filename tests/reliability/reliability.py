@@ -445,6 +445,8 @@ def case_hostile_names(env):
     wanted = expected(agent.stdout)["kernels"]
     kernels = [e for e in events(document) if e.get("cat") == "kernel"]
     expect(len(kernels) == wanted, f"{len(kernels)} kernel records, {wanted} launched")
+    ranges = [e for e in events(document) if e.get("cat") == "user_annotation"]
+    expect(len(ranges) == wanted, f"{len(ranges)} hostile ranges recorded, {wanted} made")
     names = {e["name"] for e in kernels}
     expect(any(n.startswith("quote\"kernel") for n in names), f"quotes lost: {sorted(names)[:4]}")
     expect(any(len(n) >= 64 * 1024 for n in names) or any("K" * 1000 in n for n in names), "the 64 KiB name is gone")
