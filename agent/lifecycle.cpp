@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "agent/device_poller.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "collector/api.h"
@@ -75,6 +76,11 @@ void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
 }
 
+void on_first_cuda_use() noexcept {
+  register_exit_handler();
+  start_device_poller();
+}
+
 // Everything init does after the secure-mode check. Returns the state to publish.
 AgentState initialise() noexcept {
   try {
@@ -88,7 +94,7 @@ AgentState initialise() noexcept {
       log(LogLevel::Error, "the collector could not start; profiling is off for this process");
       return AgentState::Disabled;
     }
-    hooks::set_first_cuda_use_callback(register_exit_handler);
+    hooks::set_first_cuda_use_callback(on_first_cuda_use);
     // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
     // dlopen hook). Never exported (DESIGN.md decision 7).
     hooks::diopi::start({.record_shapes = g_config->record_shapes, .report = report_diopi});
