@@ -17,6 +17,19 @@ class CheckFailed(Exception):
     pass
 
 
+def report(check, context, command, agent_run, name):
+    """Runs one checker; prints the verdict (and, on failure, what ran and its stderr tail)."""
+    try:
+        check(context)
+    except CheckFailed as failure:
+        print(f"FAILED: {failure}")
+        print(f"--- command: {' '.join(command)}")
+        print(f"--- exit code {agent_run.returncode}; stderr:\n{agent_run.stderr[-4000:]}")
+        return 1
+    print(f"passed: {name} ({context.summary})")
+    return 0
+
+
 def expect(condition, message):
     if not condition:
         raise CheckFailed(message)

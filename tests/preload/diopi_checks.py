@@ -193,15 +193,8 @@ def main():
     agent_run.save(options.out, "run")
     context = checkers.Context(options.out, agent_run, lambda: run_preload.run(run_preload.without_agent(command)))
     context.expect_log = options.expect_log
-    try:
-        globals()["check_" + options.checker](context)
-    except checkers.CheckFailed as failure:
-        print(f"FAILED: {failure}")
-        print(f"--- command: {' '.join(command)}")
-        print(f"--- exit code {agent_run.returncode}; stderr:\n{agent_run.stderr[-4000:]}")
-        return 1
-    print(f"passed: {options.checker} ({context.summary})")
-    return 0
+    return checkers.report(globals()["check_" + options.checker], context, command, agent_run,
+                           options.checker)
 
 
 if __name__ == "__main__":

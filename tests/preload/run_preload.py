@@ -55,15 +55,7 @@ def main():
     agent_run.save(options.out, "run")
     check = getattr(checkers, "check_" + options.checker)
     context = checkers.Context(options.out, agent_run, lambda: run(without_agent(command)))
-    try:
-        check(context)
-    except checkers.CheckFailed as failure:
-        print(f"FAILED: {failure}")
-        print(f"--- command: {' '.join(command)}")
-        print(f"--- exit code {agent_run.returncode}; stderr:\n{agent_run.stderr[-4000:]}")
-        return 1
-    print(f"passed: {options.checker} ({context.summary})")
-    return 0
+    return checkers.report(check, context, command, agent_run, options.checker)
 
 
 if __name__ == "__main__":
