@@ -9,6 +9,23 @@ uint64_t CuptiRecordParser::to_agent_ns(uint64_t cupti_ns) const {
   return uint64_t(int64_t(cupti_ns) - offset_ns_);
 }
 
+// The fields every device-operation record (kernel, memcpy, memset) carries, under the same
+// names in each CUPTI struct.
+template <typename Record>
+DeviceRecord& CuptiRecordParser::add_device_op(DeviceKind kind, const Record& op, DeviceBatch& out) {
+  DeviceRecord& r = out.records.emplace_back();
+  r.kind = kind;
+  r.start_ns = to_agent_ns(op.start);
+  r.end_ns = to_agent_ns(op.end);
+  r.device = op.deviceId;
+  r.context = op.contextId;
+  r.stream = op.streamId;
+  r.correlation = op.correlationId;
+  r.graph_id = op.graphId;
+  r.graph_node_id = op.graphNodeId;
+  return r;
+}
+
 void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& out) {
   CUpti_Activity* record = nullptr;
   while (api_.get_next_record(buffer, valid_bytes, &record) == CUPTI_SUCCESS && record) {
@@ -44,52 +61,25 @@ void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& 
 }
 
 void CuptiRecordParser::add_kernel(const CUpti_ActivityKernel10& kernel, DeviceBatch& out) {
-  DeviceRecord& r = out.records.emplace_back();
-  r.kind = DeviceKind::Kernel;
-  r.start_ns = to_agent_ns(kernel.start);
-  r.end_ns = to_agent_ns(kernel.end);
+  DeviceRecord& r = add_device_op(DeviceKind::Kernel, kernel, out);
   r.queued_ns = to_agent_ns(kernel.queued);
-  r.device = kernel.deviceId;
-  r.context = kernel.contextId;
-  r.stream = kernel.streamId;
-  r.correlation = kernel.correlationId;
   r.name = kernel.name ? kernel.name : "";  // mangled; demangled by the join
   r.grid[0] = kernel.gridX, r.grid[1] = kernel.gridY, r.grid[2] = kernel.gridZ;
   r.block[0] = kernel.blockX, r.block[1] = kernel.blockY, r.block[2] = kernel.blockZ;
   r.registers_per_thread = kernel.registersPerThread;
   r.shared_memory = uint32_t(kernel.staticSharedMemory + kernel.dynamicSharedMemory);
-  r.graph_id = kernel.graphId;
-  r.graph_node_id = kernel.graphNodeId;
 }
 
 void CuptiRecordParser::add_memcpy(const CUpti_ActivityMemcpy6& copy, DeviceBatch& out) {
-  DeviceRecord& r = out.records.emplace_back();
-  r.kind = DeviceKind::Memcpy;
-  r.start_ns = to_agent_ns(copy.start);
-  r.end_ns = to_agent_ns(copy.end);
-  r.device = copy.deviceId;
-  r.context = copy.contextId;
-  r.stream = copy.streamId;
-  r.correlation = copy.correlationId;
+  DeviceRecord& r = add_device_op(DeviceKind::Memcpy, copy, out);
   r.bytes = copy.bytes;
   r.name = memcpy_name(copy.copyKind, copy.srcKind, copy.dstKind);
-  r.graph_id = copy.graphId;
-  r.graph_node_id = copy.graphNodeId;
 }
 
 void CuptiRecordParser::add_memset(const CUpti_ActivityMemset4& set, DeviceBatch& out) {
-  DeviceRecord& r = out.records.emplace_back();
-  r.kind = DeviceKind::Memset;
-  r.start_ns = to_agent_ns(set.start);
-  r.end_ns = to_agent_ns(set.end);
-  r.device = set.deviceId;
-  r.context = set.contextId;
-  r.stream = set.streamId;
-  r.correlation = set.correlationId;
+  DeviceRecord& r = add_device_op(DeviceKind::Memset, set, out);
   r.bytes = set.bytes;
   r.name = memset_name(set.memoryKind);
-  r.graph_id = set.graphId;
-  r.graph_node_id = set.graphNodeId;
 }
 
 void CuptiRecordParser::add_sync(const CUpti_ActivitySynchronization2& sync, DeviceBatch& out) {

@@ -21,6 +21,8 @@ class CuptiRecordParser {
 
  private:
   uint64_t to_agent_ns(uint64_t cupti_ns) const;
+  template <typename Record>
+  DeviceRecord& add_device_op(DeviceKind kind, const Record& op, DeviceBatch& out);
   void add_kernel(const CUpti_ActivityKernel10& kernel, DeviceBatch& out);
   void add_memcpy(const CUpti_ActivityMemcpy6& copy, DeviceBatch& out);
   void add_memset(const CUpti_ActivityMemset4& set, DeviceBatch& out);
