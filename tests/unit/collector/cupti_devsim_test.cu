@@ -14,10 +14,12 @@
 
 #include "collector/api.h"
 #include "collector/session.h"
+#include "operator_scope.h"
 #include "simblas.h"
 
 using namespace profagent;
 using namespace profagent::collector;
+using namespace profagent::collector::testing;
 
 __global__ void scale_kernel(float* data, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -52,29 +54,6 @@ uint64_t hooked(const char* name, EventKind kind, Call call) {
   event.result = int16_t(result);
   if (guard.should_record()) record(event);
   return event.id;
-}
-
-// A DIOPI-style operator around a library call.
-template <typename Body>
-uint64_t operator_scope(const char* name, Body body) {
-  HostEvent event{};
-  event.id = new_event_id();
-  event.start = now();
-  push_external_id(event.id);
-  body();
-  pop_external_id();
-  event.end = now();
-  event.kind = uint8_t(EventKind::Operator);
-  event.name = intern(name);
-  record(event);
-  return event.id;
-}
-
-const HostRecord* host_by_id(const Trace& trace, uint64_t id) {
-  for (const HostRecord& r : trace.host) {
-    if (r.id == id) return &r;
-  }
-  return nullptr;
 }
 
 struct Work {
@@ -124,7 +103,7 @@ void check_device_records(const Trace& trace, const Work& work) {
       EXPECT(d.external_id == work.saxpy_op);
       EXPECT(issuer.parent >= 0 && trace.host[issuer.parent].id == work.saxpy_op);
       if (issuer.parent < 0 || trace.host[issuer.parent].id != work.saxpy_op) {
-        const HostRecord* op = host_by_id(trace, work.saxpy_op);
+        const HostRecord* op = find_host(trace, work.saxpy_op);
         std::fprintf(stderr, "driver call tid %u [%lu, %lu] parent %ld; operator tid %u [%lu, %lu]\n",
                      issuer.tid, (unsigned long)issuer.start_ns, (unsigned long)issuer.end_ns,
                      (long)issuer.parent, op ? op->tid : 0, op ? (unsigned long)op->start_ns : 0,
@@ -156,7 +135,7 @@ void check_device_records(const Trace& trace, const Work& work) {
 }
 
 void check_sync(const Trace& trace, const Work& work) {
-  const HostRecord* sync = host_by_id(trace, work.sync);
+  const HostRecord* sync = find_host(trace, work.sync);
   EXPECT(sync != nullptr);
   if (!sync) return;
   for (const DeviceRecord& d : trace.device) {
@@ -177,7 +156,7 @@ int main(int argc, char** argv) {
   set_state(RecordState::Off);
   std::printf("device backend: %s (CUPTI %s); host records %zu\n", trace.device_backend.c_str(),
               trace.cupti_version.c_str(), trace.host.size());
-  EXPECT(host_by_id(trace, work.launches[0]) != nullptr);
+  EXPECT(find_host(trace, work.launches[0]) != nullptr);
   EXPECT(trace.drops.host_events == 0);
   if (expect_refused) {
     EXPECT(trace.device_backend.rfind("none (CUPTI refused", 0) == 0);

@@ -10,6 +10,7 @@
 #include "collector/clock.h"
 #include "collector/session.h"
 #include "fake_backend.h"
+#include "operator_scope.h"
 #include "test_util.h"
 
 using namespace profagent;
@@ -49,30 +50,6 @@ uint64_t hooked_launch(const char* kernel) {
   return event.id;
 }
 
-// What a DIOPI operator wrapper does: its own event, pushed around its body.
-template <typename Body>
-uint64_t hooked_operator(const char* name, Body body) {
-  if (!operator_should_record()) return 0;
-  HostEvent event{};
-  event.id = new_event_id();
-  event.start = now();
-  push_external_id(event.id);
-  body();
-  pop_external_id();
-  event.end = now();
-  event.kind = uint8_t(EventKind::Operator);
-  event.name = intern(name);
-  record(event);
-  return event.id;
-}
-
-const HostRecord* find_host(const Trace& trace, uint64_t id) {
-  for (const HostRecord& r : trace.host) {
-    if (r.id == id) return &r;
-  }
-  return nullptr;
-}
-
 void start_session_once() {
   static bool done = [] {
     drain_all();  // other tests' events are not this session's
@@ -92,7 +69,7 @@ TEST_CASE("session: a window joins hooked calls, operators and device records", 
   CHECK_FALSE(start(SessionOptions{}));  // once per process
   set_state(RecordState::Record);
   uint64_t op = 0, inner = 0;
-  op = hooked_operator("aten::linear", [&] { inner = hooked_launch("_Z4gemmv"); });
+  op = operator_scope("aten::linear", [&] { inner = hooked_launch("_Z4gemmv"); });
   uint64_t outer = hooked_launch("_Z4reluv");
   CHECK(fake().started);
   CHECK(g_device_tracing.load());
