@@ -97,6 +97,7 @@ CUptiResult CallbackTable::subscribe(CUpti_SubscriberHandle* subscriber,
     delete created;  // never published
     return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   }
+  ever_subscribed_.store(true, std::memory_order_relaxed);
   *subscriber = created;
   return CUPTI_SUCCESS;
 }

@@ -31,6 +31,9 @@ class CallbackTable {
   CUptiResult callback_state(uint32_t* enable, CUpti_SubscriberHandle subscriber,
                              CUpti_CallbackDomain domain, CUpti_CallbackId cbid) const;
   bool has_subscriber() const { return current_.load() != nullptr; }
+  // False until the first subscription: only then can a call have a frame or a callback, so
+  // a process using the activity API alone pays nothing per call here (as with NVIDIA's CUPTI).
+  bool ever_subscribed() const { return ever_subscribed_.load(std::memory_order_relaxed); }
   // cuptiFinalize: forget the subscriber.
   void reset() { current_.store(nullptr); }
 
@@ -42,6 +45,7 @@ class CallbackTable {
   bool is_current(CUpti_SubscriberHandle subscriber) const;
 
   std::atomic<CUpti_SubscriberHandle> current_{nullptr};
+  std::atomic<bool> ever_subscribed_{false};
 };
 
 }  // namespace profagent::devsim_cupti

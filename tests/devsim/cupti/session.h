@@ -68,6 +68,8 @@ class Session final : public devsim::Tracer {
   void emit_kernel(const devsim::OpRecord& op);
   void set_all_api_records(devsim::ApiDomain domain, bool enable);
   bool api_records_enabled(const devsim::ApiCall& call) const;
+  bool api_calls_unobserved() const;
+  void switch_api_records(devsim::ApiDomain domain, CUpti_CallbackId cbid, bool enable);
   uint64_t to_domain(uint64_t monotonic_ns) { return clock_.to_domain(monotonic_ns); }
 
   DeviceLink device_;
@@ -76,6 +78,7 @@ class Session final : public devsim::Tracer {
   ClockDomain clock_;
   CallbackTable callbacks_;
   std::atomic<uint64_t> enabled_kinds_{0};  // bit per CUpti_ActivityKind devsim supports
+  std::atomic<uint32_t> api_records_on_{0};  // (domain, cbid) switches that are on
   // Per callback id of each domain (index: ApiDomain): write RUNTIME / DRIVER records for it.
   std::unique_ptr<std::atomic<bool>[]> api_records_[2];
   std::atomic<bool> latency_timestamps_{false};
