@@ -1,6 +1,6 @@
 // The parts of collector/api.h not implemented next to their subsystem: recording state,
-// re-entrancy words and external correlation. (now(): clock.cpp; new_event_id(), record():
-// thread_buffer.cpp; intern(), note_kernel_name(): names.cpp; cuda_in_use(): session.cpp.)
+// re-entrancy words and external correlation. (now_slow(): clock.cpp; new_event_id_slow(),
+// begin_record_slow(): thread_buffer.cpp; intern(), note_kernel_name(): names.cpp; cuda_in_use(): session.cpp.)
 #include "collector/api.h"
 
 #include "collector/device_backend.h"
@@ -9,19 +9,18 @@ namespace profagent::collector {
 
 std::atomic<uint8_t> g_record_state{uint8_t(RecordState::Off)};
 std::atomic<bool> g_device_tracing{false};
+std::atomic<uint8_t> g_hook_work{kHookFirstUse};  // constant-initialised: hooks may run first
 
 __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 
-void push_external_id(uint64_t id) noexcept {
-  if (!g_device_tracing.load(std::memory_order_relaxed)) return;
+void push_external_id_slow(uint64_t id) noexcept {
   if (DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire)) {
     backend->push_external_id(id);
   }
 }
 
-void pop_external_id() noexcept {
-  if (!g_device_tracing.load(std::memory_order_relaxed)) return;
+void pop_external_id_slow() noexcept {
   if (DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire)) {
     backend->pop_external_id();
   }

@@ -3,18 +3,23 @@
 // forked child. Unit tests drive the collector through exactly this header.
 //
 // A runtime hook does:
-//   RuntimeGuard guard;                      // per-thread re-entrancy guard
+//   if (no hook_work()) return real(args...);  // idle: one load, then the real function
 //   cuda_in_use();                           // first CUDA use starts the device backend
+//   RuntimeGuard guard;                      // per-thread re-entrancy guard
 //   if (!guard.should_record()) return real(args...);
-//   HostEvent ev{}; ev.id = new_event_id(); ev.start = now();
-//   push_external_id(ev.id);  result = real(args...);  pop_external_id();
-//   ev.end = now(); ... record(ev); return result;
-// (hooks/hook.h wraps this in one template.)
+//   id = new_event_id(); start = now();
+//   push_external_id(id);  result = real(args...);  pop_external_id();
+//   end = now(); if (HostEvent* e = begin_record()) { ...fill e...; commit_record(); }
+// (hooks/hook.h wraps this in one template.) The per-call steps are inline below: tests/bench
+// counted ~50 instructions of call frames when they were out of line.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string_view>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 #include "collector/event.h"
 
@@ -34,6 +39,14 @@ extern std::atomic<bool> g_device_tracing;  // true while a device backend wants
 inline bool recording() noexcept {
   return g_record_state.load(std::memory_order_relaxed) != uint8_t(RecordState::Off);
 }
+
+// Everything that makes a hook do more than forward its call, in one byte: the not-recording
+// path of every hook is this load, a test and a jump to the real function (issue 3: <= 3 ns).
+// kHookFirstUse is set until the hooks have run their first-use steps (hooks/hook.h clears
+// it); the session keeps kHookRecording equal to recording(); step markers set kHookMarking.
+enum HookWorkBits : uint8_t { kHookRecording = 1, kHookMarking = 2, kHookFirstUse = 4 };
+extern std::atomic<uint8_t> g_hook_work;
+inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_relaxed); }
 
 // ---- re-entrancy guard -----------------------------------------------------------------
 // Per-thread words in initial-exec TLS (no thread_local objects, pitfalls §10).
@@ -72,16 +85,65 @@ class AgentBusy {  // the agent calls CUDA, CUPTI or DIOPI itself: do not record
 // ---- clock ----------------------------------------------------------------------------
 // Raw agent clock ticks (TSC where it is invariant, else CLOCK_MONOTONIC ns). Converted to
 // nanoseconds when a window is frozen (collector/clock.h).
-uint64_t now() noexcept;
+// Inline: the TSC read is most of a recorded call's cost already (11.7 ns on the AMD EPYC
+// the benchmarks ran on); a call frame around it should not add more.
+extern std::atomic<uint8_t> g_clock_is_tsc;  // set once the TSC is chosen (clock.cpp)
+uint64_t now_slow() noexcept;                // source not decided yet, or CLOCK_MONOTONIC
+inline uint64_t now() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  if (__builtin_expect(g_clock_is_tsc.load(std::memory_order_relaxed) != 0, 1)) return __rdtsc();
+#endif
+  return now_slow();
+}
 
 // ---- events ---------------------------------------------------------------------------
 // A process-unique id (< 2^53, so JSON readers keep it exact). No atomics: thread slot in
 // the high bits, a per-thread counter in the low bits.
-uint64_t new_event_id() noexcept;
+//
+// The writer's position in this thread's buffer: the leading fields of the thread's
+// ThreadBuffer (collector/thread_buffer.h), reached through one initial-exec TLS word so the
+// hot path is inline without the hooks seeing the registry. Only the owning thread touches it.
+struct EventCursor {
+  HostEvent* slots = nullptr;                  // the current chunk's events
+  std::atomic<uint32_t>* committed = nullptr;  // the chunk's published count (release)
+  uint32_t used = 0;                           // events written to the chunk (== *committed)
+  uint32_t capacity = 0;                       // 0 until the thread has a chunk
+  uint64_t id_base = 0;                        // thread slot << 32
+  uint64_t id_counter = 0;
+};
+extern __thread EventCursor* tls_cursor __attribute__((tls_model("initial-exec")));
 
-// Appends to this thread's buffer. Never blocks, never allocates after the thread's first
-// chunk; a full buffer drops the event and counts the drop.
-void record(const HostEvent& event) noexcept;
+uint64_t new_event_id_slow() noexcept;  // registers the thread first
+inline uint64_t new_event_id() noexcept {
+  EventCursor* cursor = tls_cursor;
+  if (__builtin_expect(cursor == nullptr, 0)) return new_event_id_slow();
+  return cursor->id_base | (++cursor->id_counter & 0xffffffffu);
+}
+
+// Appending without a copy: begin_record() gives this thread's next slot (nullptr: the event
+// is dropped and counted — a full arena), the caller fills all its fields, commit_record()
+// publishes it. Never blocks, never allocates after the thread's first chunk. Nothing else
+// may be recorded on this thread between the two calls.
+HostEvent* begin_record_slow() noexcept;  // registers the thread or takes the next chunk
+inline HostEvent* begin_record() noexcept {
+  EventCursor* cursor = tls_cursor;
+  if (__builtin_expect(cursor != nullptr && cursor->used < cursor->capacity, 1)) {
+    return &cursor->slots[cursor->used];
+  }
+  return begin_record_slow();
+}
+inline void commit_record() noexcept {
+  EventCursor* cursor = tls_cursor;
+  cursor->committed->store(++cursor->used, std::memory_order_release);
+}
+
+// Appends a whole event (operators, ranges, steps: not the per-call hot path).
+inline void record(const HostEvent& event) noexcept {
+  if (HostEvent* slot = begin_record()) {
+    *slot = event;
+    commit_record();
+  }
+}
 
 // Interns a name (not for the hot path: hooks intern their API name once).
 NameId intern(std::string_view name) noexcept;
@@ -93,9 +155,15 @@ NameId intern(std::string_view name) noexcept;
 void cuda_in_use() noexcept;
 
 // Push/pop the host event id as the device backend's external correlation id around a call
-// that may enqueue device work. No-ops when no device backend is active.
-void push_external_id(uint64_t id) noexcept;
-void pop_external_id() noexcept;
+// that may enqueue device work. No-ops (one load) when no device backend is active.
+void push_external_id_slow(uint64_t id) noexcept;
+void pop_external_id_slow() noexcept;
+inline void push_external_id(uint64_t id) noexcept {
+  if (g_device_tracing.load(std::memory_order_relaxed)) push_external_id_slow(id);
+}
+inline void pop_external_id() noexcept {
+  if (g_device_tracing.load(std::memory_order_relaxed)) pop_external_id_slow();
+}
 
 // ---- operator input shapes (PROFAGENT_RECORD_SHAPES) ---------------------------------------
 // One argument of an operator: a tensor (rank >= 0, `dims` valid only during the call) or

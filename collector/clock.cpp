@@ -77,6 +77,7 @@ Source detect() noexcept {
   uint8_t expected = uint8_t(Source::Unknown);
   if (g_source.compare_exchange_strong(expected, uint8_t(chosen))) {
     if (chosen == Source::Tsc) append_anchor(take_anchor_now());
+    g_clock_is_tsc.store(chosen == Source::Tsc, std::memory_order_relaxed);
     return chosen;
   }
   return Source(expected);
@@ -98,6 +99,7 @@ Source source() noexcept {
 void force_source_for_testing(Source forced) noexcept {
   g_source.store(uint8_t(forced));
   if (forced == Source::Tsc) append_anchor(take_anchor_now());
+  g_clock_is_tsc.store(forced == Source::Tsc, std::memory_order_relaxed);
 }
 
 TickConverter::TickConverter(std::vector<Anchor> anchors) : anchors_(std::move(anchors)) {}
@@ -159,10 +161,9 @@ int64_t unix_offset_ns() noexcept {
 
 namespace profagent::collector {
 
-uint64_t now() noexcept {
-  uint8_t current = clock::g_source.load(std::memory_order_relaxed);
-  if (__builtin_expect(current == uint8_t(clock::Source::Tsc), 1)) return __rdtsc();
-  if (current == uint8_t(clock::Source::Monotonic)) return clock::monotonic_ns();
+std::atomic<uint8_t> g_clock_is_tsc{0};  // constant-initialised: now() works before init
+
+uint64_t now_slow() noexcept {
   return clock::source() == clock::Source::Tsc ? __rdtsc() : clock::monotonic_ns();
 }
 

@@ -144,6 +144,22 @@ void CuptiBackend::pop_external_id() noexcept {
   api_.pop_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
 }
 
+// Every kind enabled at start is switched together. The first enable happened at the first
+// CUDA use, before module loading (pitfalls §12d): a resume at a warmup step may pay CUPTI's
+// instrumentation of modules loaded since, which is what the warmup steps absorb.
+void CuptiBackend::set_active(bool active) noexcept {
+  if (!usable_.load()) return;
+  AgentBusy busy;
+  for (CUpti_ActivityKind kind : enabled_) {
+    const CUptiResult result = active ? api_.enable(kind) : api_.disable(kind);
+    if (result != CUPTI_SUCCESS && active && !resume_failed_reported_) {
+      resume_failed_reported_ = true;
+      log(LogLevel::Warn, "CUPTI refused to resume activity kind %d (%s): its records are missing",
+          int(kind), api_.error_name(result).c_str());
+    }
+  }
+}
+
 void CuptiBackend::flush() noexcept {
   if (!usable_.load()) return;
   AgentBusy busy;

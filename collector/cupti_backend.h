@@ -26,6 +26,7 @@ class CuptiBackend final : public DeviceBackend {
   bool start() noexcept override;
   void push_external_id(uint64_t id) noexcept override;
   void pop_external_id() noexcept override;
+  void set_active(bool active) noexcept override;
   void flush() noexcept override;
   DeviceBatch drain() noexcept override;
   std::string status() const override { return status_; }
@@ -49,6 +50,7 @@ class CuptiBackend final : public DeviceBackend {
   ActivityBuffers buffers_;
   std::vector<CUpti_ActivityKind> enabled_;
   std::atomic<bool> usable_{false};  // false: never call CUPTI again
+  bool resume_failed_reported_ = false;
   std::atomic<uint64_t> dropped_{0};
   int64_t offset_ns_ = 0;            // CUPTI time - agent time, when no timestamp callback
   std::string status_ = "none (device backend not started)";

@@ -41,6 +41,11 @@ class DeviceBackend {
   // Hot path, only while tracing (g_device_tracing): see api.h.
   virtual void push_external_id(uint64_t id) noexcept = 0;
   virtual void pop_external_id() noexcept = 0;
+  // Pauses (false) or resumes (true) device activity: the session turns it off while no step
+  // records, as torch.profiler/Kineto enable CUPTI activities only from warmup to the end of
+  // the active steps, so idle steps pay nothing in the device library. Callers hold no
+  // collector lock but the session's activity lock.
+  virtual void set_active(bool active) noexcept { (void)active; }
   // Forces every record so far into completed buffers. Callers hold no collector lock.
   virtual void flush() noexcept = 0;
   // Parses completed buffers into neutral records and recycles the buffers.

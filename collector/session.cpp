@@ -47,11 +47,25 @@ void session_fork_child() noexcept {
   Session& s = session();
   new (&s.freeze_mutex) std::mutex;
   new (&s.mutex) std::mutex;
+  new (&s.activity_mutex) std::mutex;
   new (&s.pending) DeviceBatch;
   new (&s.links) std::unordered_map<uint32_t, uint64_t>;
   new (&s.carried) std::vector<ThreadEvents>;
   g_device_tracing.store(false);
   if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();
+}
+
+// Device activity on while recording (warmup or record), off while idle. Called after every
+// state change and once the backend started (CUDA may be used first during an idle step).
+void follow_state_with_device(Session& s) noexcept {
+  std::lock_guard lock(s.activity_mutex);
+  DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire);
+  if (backend == nullptr || !s.backend_ready.load(std::memory_order_acquire)) return;
+  const bool wanted = recording();
+  if (wanted == s.device_active) return;
+  AgentBusy busy;
+  backend->set_active(wanted);
+  s.device_active = wanted;
 }
 
 void start_backend(Session& s) noexcept {
@@ -67,6 +81,8 @@ void start_backend(Session& s) noexcept {
     s.backend = backend;
   }
   g_device_tracing.store(tracing);
+  s.backend_ready.store(true, std::memory_order_release);
+  follow_state_with_device(s);
 }
 
 void first_cuda_use() noexcept {
@@ -123,6 +139,12 @@ bool started() noexcept { return session().started.load(); }
 
 void set_state(RecordState state) noexcept {
   g_record_state.store(uint8_t(state), std::memory_order_relaxed);
+  if (state == RecordState::Off) {
+    g_hook_work.fetch_and(uint8_t(~kHookRecording), std::memory_order_relaxed);
+  } else {
+    g_hook_work.fetch_or(kHookRecording, std::memory_order_relaxed);
+  }
+  follow_state_with_device(session());
 }
 
 RecordState state() noexcept {

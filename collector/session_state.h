@@ -17,6 +17,7 @@ struct Session {
   SessionOptions options;
   std::atomic<bool> started{false};
   std::atomic<bool> backend_started{false};
+  std::atomic<bool> backend_ready{false};  // start_backend() done: set_active() may be called
   std::mutex freeze_mutex;  // see the lock order in session.h
   std::mutex mutex;         // guards everything below
   DeviceBackend* backend = nullptr;  // leaked (hooks may be inside it)
@@ -25,6 +26,10 @@ struct Session {
   std::vector<ThreadEvents> carried;  // host events still running at the last cut
   uint64_t window_start_ticks = 0;
   uint32_t window = 0;
+  // Device activity follows the record state (DeviceBackend::set_active). A leaf lock held
+  // across the backend's enable/disable calls, never together with the locks above.
+  std::mutex activity_mutex;
+  bool device_active = true;  // a started backend starts with its activities on
 };
 
 

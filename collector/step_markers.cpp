@@ -114,6 +114,7 @@ bool configure_step_markers(const StepMarkerSpec& spec, StepHandler on_step,
   if (spec.profiler_api) bits |= kMarkProfilerApi;
   g_markers = markers;
   g_step_markers.store(bits, std::memory_order_release);
+  if (bits != 0) g_hook_work.fetch_or(kHookMarking, std::memory_order_relaxed);
   return true;
 }
 

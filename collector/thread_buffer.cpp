@@ -13,9 +13,10 @@
 namespace profagent::collector {
 namespace {
 
-// The thread's buffer: one initial-exec word (pitfalls §10). A stale pointer after fork is
-// cleared by the child handler; after thread exit by the pthread key destructor.
-__thread ThreadBuffer* tls_buffer __attribute__((tls_model("initial-exec"))) = nullptr;
+// This thread's buffer, through the cursor pointer of collector/api.h (one initial-exec word,
+// pitfalls §10). A stale pointer after fork is cleared by the child handler; after thread
+// exit by the pthread key destructor.
+ThreadBuffer* this_thread_buffer() noexcept { return static_cast<ThreadBuffer*>(tls_cursor); }
 
 struct Registry {
   std::mutex mutex;                     // leaf lock, see thread_buffer.h
@@ -33,7 +34,7 @@ std::mutex g_create_mutex;  // trivially destructible in libstdc++: safe at exit
 
 void on_thread_exit(void* value) {
   auto* buffer = static_cast<ThreadBuffer*>(value);
-  if (tls_buffer == buffer) tls_buffer = nullptr;  // later events register a new buffer
+  if (this_thread_buffer() == buffer) tls_cursor = nullptr;  // later events register a new buffer
   buffer->retired.store(true, std::memory_order_release);
 }
 
@@ -84,6 +85,8 @@ ThreadBuffer* take_buffer(Registry* r) {
     ThreadBuffer* buffer = r->reusable.back();
     r->reusable.pop_back();
     buffer->tail = nullptr;
+    buffer->slots = nullptr, buffer->committed = nullptr;
+    buffer->used = buffer->capacity = 0;
     buffer->head.store(nullptr, std::memory_order_relaxed);
     buffer->read_chunk = nullptr;
     buffer->read_index = 0;
@@ -94,6 +97,7 @@ ThreadBuffer* take_buffer(Registry* r) {
   if (r->next_slot >= kMaxThreadSlots) return nullptr;
   auto* buffer = new ThreadBuffer;
   buffer->slot = r->next_slot++;
+  buffer->id_base = uint64_t(buffer->slot) << 32;
   r->buffers.push_back(buffer);
   return buffer;
 }
@@ -110,7 +114,7 @@ ThreadBuffer* register_thread() noexcept {
   if (!buffer) return nullptr;
   capture_identity(buffer);
   pthread_setspecific(r->exit_key, buffer);
-  tls_buffer = buffer;
+  tls_cursor = buffer;
   return buffer;
 }
 
@@ -129,6 +133,10 @@ Chunk* grow(ThreadBuffer* buffer) noexcept {
     buffer->head.store(chunk, std::memory_order_release);
   }
   buffer->tail = chunk;
+  buffer->slots = chunk->events;
+  buffer->committed = &chunk->committed;
+  buffer->used = 0;
+  buffer->capacity = kEventsPerChunk;
   return chunk;
 }
 
@@ -223,7 +231,7 @@ uint32_t pool_capacity_chunks() noexcept {
 }
 
 void forget_buffers_in_child() noexcept {
-  tls_buffer = nullptr;
+  tls_cursor = nullptr;
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (!r) return;
   // The parent's buffers (and their chunks) stay allocated but unreachable: the child must
@@ -232,45 +240,35 @@ void forget_buffers_in_child() noexcept {
   r->reusable.clear();
 }
 
-// ---- hot path (collector/api.h) ---------------------------------------------------------
+// ---- hot path slow halves (collector/api.h) -------------------------------------------------
 
-uint64_t new_event_id() noexcept {
-  ThreadBuffer* buffer = tls_buffer;
-  if (__builtin_expect(buffer == nullptr, 0)) {
-    buffer = register_thread();
-    if (!buffer) {
-      // No buffer for this thread: ids from a shared counter in slot 0 (rare, so an atomic
-      // increment is fine here).
-      static std::atomic<uint64_t> fallback{0};
-      return (fallback.fetch_add(1, std::memory_order_relaxed) + 1) & 0xffffffffu;
-    }
-  }
-  return (uint64_t(buffer->slot) << 32) | ((++buffer->id_counter) & 0xffffffffu);
+__thread EventCursor* tls_cursor __attribute__((tls_model("initial-exec"))) = nullptr;
+
+uint64_t new_event_id_slow() noexcept {
+  if (register_thread() != nullptr) return new_event_id();
+  // No buffer for this thread: ids from a shared counter in slot 0 (rare, so an atomic
+  // increment is fine here).
+  static std::atomic<uint64_t> fallback{0};
+  return (fallback.fetch_add(1, std::memory_order_relaxed) + 1) & 0xffffffffu;
 }
 
-void record(const HostEvent& event) noexcept {
-  ThreadBuffer* buffer = tls_buffer;
-  if (__builtin_expect(buffer == nullptr, 0)) {
+HostEvent* begin_record_slow() noexcept {
+  ThreadBuffer* buffer = this_thread_buffer();
+  if (buffer == nullptr) {
     buffer = register_thread();
-    if (!buffer) {
+    if (buffer == nullptr) {
       if (Registry* r = g_registry.load(std::memory_order_relaxed)) {
         r->unbuffered_drops.fetch_add(1, std::memory_order_relaxed);
       }
-      return;
+      return nullptr;
     }
+    if (buffer->used < buffer->capacity) return &buffer->slots[buffer->used];
   }
-  Chunk* chunk = buffer->tail;
-  uint32_t index = chunk ? chunk->committed.load(std::memory_order_relaxed) : kEventsPerChunk;
-  if (__builtin_expect(index == kEventsPerChunk, 0)) {
-    chunk = grow(buffer);
-    if (!chunk) {
-      count_drop(buffer);
-      return;
-    }
-    index = 0;
+  if (grow(buffer) == nullptr) {
+    count_drop(buffer);
+    return nullptr;
   }
-  chunk->events[index] = event;
-  chunk->committed.store(index + 1, std::memory_order_release);
+  return &buffer->slots[0];
 }
 
 }  // namespace profagent::collector

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "collector/api.h"
 #include "collector/chunk_pool.h"
 #include "collector/event.h"
 
@@ -27,10 +28,10 @@ namespace profagent::collector {
 inline constexpr size_t kDefaultBufferBytes = 256u << 20;
 inline constexpr uint32_t kMaxThreadSlots = 1u << 21;  // slot in the id's bits 32..52
 
-struct ThreadBuffer {
-  // Writer side (the owning thread only).
+// The writer's cursor (collector/api.h) comes first: tls_cursor points at it.
+struct ThreadBuffer : EventCursor {
+  // Writer side (the owning thread only), besides the cursor.
   Chunk* tail = nullptr;
-  uint64_t id_counter = 0;
   std::atomic<uint64_t> dropped{0};      // only the writer stores (no read-modify-write)
   std::atomic<Chunk*> head{nullptr};     // first chunk, published by the writer once
 

@@ -32,22 +32,19 @@ void first_cuda_use() noexcept {
   call_first_use_once();
 }
 
-std::atomic<bool> g_cuda_use_noted{false};
-
 void note_cuda_use_slow() noexcept {
   if (!g_cuda_seen.load(std::memory_order_relaxed)) first_cuda_use();
   collector::cuda_in_use();
-  // Not cached for a call the agent itself makes while the device backend starts (CUPTI
+  // Not cleared for a call the agent itself makes while the device backend starts (CUPTI
   // calling CUDA): cuda_in_use() returns early there instead of waiting for the start.
-  if (collector::tls_agent_busy == 0) g_cuda_use_noted.store(true, std::memory_order_relaxed);
+  if (collector::tls_agent_busy == 0) {
+    collector::g_hook_work.fetch_and(uint8_t(~collector::kHookFirstUse), std::memory_order_relaxed);
+  }
 }
 
-NameId site_name(Site& site) noexcept {
-  NameId name = site.name.load(std::memory_order_relaxed);
-  if (name == kNoName) {
-    name = collector::intern(site.real.name);  // idempotent: racing threads get the same id
-    site.name.store(name, std::memory_order_relaxed);
-  }
+NameId intern_site_name(Site& site) noexcept {
+  const NameId name = collector::intern(site.real.name);  // idempotent: racing threads agree
+  site.name.store(name, std::memory_order_relaxed);
   return name;
 }
 

@@ -35,7 +35,7 @@ struct Site {
   explicit constexpr Site(const char* symbol_name) noexcept : real(symbol_name) {}
 };
 
-NameId site_name(Site& site) noexcept;
+NameId intern_site_name(Site& site) noexcept;  // first call of a site: interns its API name
 
 // What a hook returns when no real function exists: the app sees a runtime that failed to
 // initialise, never a crash (fail open, DESIGN.md decision 6).
@@ -59,33 +59,20 @@ extern std::atomic<bool> g_cuda_seen;
 void first_cuda_use() noexcept;
 
 // Every CUDA hook runs both first-use steps before the real call: ours above and the
-// collector's cuda_in_use() (device backend). Once both are past, one flag stands for them, so
-// a hook pays one load instead of two calls — tests/bench measured the idle hook at 42
-// instructions, most of them that out-of-line call and the stack frame it forced.
-extern std::atomic<bool> g_cuda_use_noted;
+// collector's cuda_in_use() (device backend). Once both are past, the hooks clear
+// collector::kHookFirstUse, so the steps cost nothing in the byte every hook reads anyway.
 void note_cuda_use_slow() noexcept;
-inline bool cuda_use_noted() noexcept { return g_cuda_use_noted.load(std::memory_order_relaxed); }
 inline void note_cuda_use() noexcept {
-  if (!cuda_use_noted()) note_cuda_use_slow();
+  if (collector::hook_work() & collector::kHookFirstUse) note_cuda_use_slow();
 }
 
 inline int16_t clamp_result(long value) noexcept {
   return int16_t(value < INT16_MIN ? INT16_MIN : value > INT16_MAX ? INT16_MAX : value);
 }
 
-template <typename R>
-void finish_event(Site& site, HostEvent& event, const R& result, const Payload& payload) noexcept {
-  event.end = collector::now();
-  event.name = site_name(site);
-  event.kind = uint8_t(payload.kind);
-  event.flags = payload.flags;
-  event.arg0 = payload.arg0;
-  event.arg1 = payload.arg1;
-  if constexpr (std::is_same_v<R, cudaError_t>) {
-    event.result = clamp_result(long(result));
-    if (result != cudaSuccess) event.flags |= kFlagFailed;
-  }
-  collector::record(event);
+inline NameId site_name(Site& site) noexcept {
+  const NameId name = site.name.load(std::memory_order_relaxed);
+  return name != kNoName ? name : intern_site_name(site);
 }
 
 template <typename F>
@@ -95,67 +82,57 @@ struct ReturnOf<R(A...)> {
   using type = R;
 };
 
-// The recording half of intercept(), out of line so that the not-recording path needs no
-// stack frame of its own (inlined, this half made every idle call pay its register saves).
+// Fills this thread's next buffer slot in place (no HostEvent copy) and publishes it.
+template <typename R>
+__attribute__((always_inline)) inline void record_call(Site& site, uint64_t id, uint64_t start, const R& result,
+                 const Payload& payload) noexcept {
+  const uint64_t end = collector::now();
+  HostEvent* event = collector::begin_record();
+  if (event == nullptr) return;  // dropped and counted by the collector
+  event->start = start;
+  event->end = end;
+  event->id = id;
+  event->arg0 = payload.arg0;
+  event->arg1 = payload.arg1;
+  event->name = site_name(site);
+  event->kind = uint8_t(payload.kind);
+  event->flags = payload.flags;
+  event->result = 0;
+  if constexpr (std::is_same_v<R, cudaError_t>) {
+    event->result = clamp_result(long(result));
+    if (result != cudaSuccess) event->flags |= kFlagFailed;
+  }
+  collector::commit_record();
+}
+
+// The recording half of a hook, out of line so that the forwarding path needs no stack frame
+// of its own (inlined, this half made every idle call pay its register saves).
 template <typename Fn, typename Describe, typename... Args>
 __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describe& describe,
                                                    Args... args) noexcept {
   using R = std::invoke_result_t<Fn*, Args...>;
   collector::RuntimeGuard guard;
   if (!guard.should_record()) return real(args...);
-  HostEvent event{};
-  event.id = collector::new_event_id();
-  event.start = collector::now();
-  collector::push_external_id(event.id);
+  const uint64_t id = collector::new_event_id();
+  const uint64_t start = collector::now();
+  collector::push_external_id(id);
   if constexpr (std::is_void_v<R>) {
     real(args...);
     collector::pop_external_id();
-    finish_event(site, event, 0, describe());
+    record_call(site, id, start, 0, describe());
   } else {
     R result = real(args...);
     collector::pop_external_id();
-    finish_event(site, event, result, describe());
+    record_call(site, id, start, result, describe());
     return result;
   }
 }
 
-// What a hook does once its real function is known and the first-use steps are past.
+// Records the call when the session records, else only forwards it.
 template <typename Fn, typename Describe, typename... Args>
-inline auto dispatch(Site& site, Fn* real, Describe& describe, Args... args) noexcept {
+inline auto record_or_forward(Site& site, Fn* real, Describe& describe, Args... args) noexcept {
   if (!collector::recording()) return real(args...);
   return intercept_recording<Fn>(site, real, describe, args...);
-}
-
-// The first calls of a hook (or every call, if its symbol is missing): resolve the real
-// function, run the first-use steps, then go on as intercept() does.
-template <typename Fn, typename Describe, typename... Args>
-__attribute__((noinline, cold)) auto intercept_first(Site& site, Describe& describe,
-                                                     Args... args) noexcept {
-  using R = std::invoke_result_t<Fn*, Args...>;
-  auto* real = reinterpret_cast<Fn*>(resolve(site.real));
-  if (real == nullptr) {
-    report_unresolved(site);
-    return unresolved_result<R>();
-  }
-  note_cuda_use();
-  return dispatch<Fn>(site, real, describe, args...);
-}
-
-// The whole hook. `Fn` is the real function's type; `describe` returns the Payload.
-// noexcept: the agent's own steps never throw (collector/api.h is noexcept) and nothing may
-// cross the C boundary. The real function's result goes back untouched, and the real
-// function runs exactly once per call whatever the agent's state.
-// Every branch ends in a tail call, so the common case needs no stack frame: not recording
-// (idle step, before init, after the exit flush) is a few loads and a jump to the real
-// function (target <= 3 ns), without the re-entrancy guard — a call nested in an idle call
-// has nothing to be kept out of.
-template <typename Fn, typename Describe, typename... Args>
-auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
-  auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
-  if (real == nullptr || !cuda_use_noted()) [[unlikely]] {
-    return intercept_first<Fn>(site, describe, args...);
-  }
-  return dispatch<Fn>(site, real, describe, args...);
 }
 
 // ---- step markers (PROFAGENT_STEP_ON) ------------------------------------------------------
@@ -164,7 +141,7 @@ auto intercept(Site& site, Describe&& describe, Args... args) noexcept {
 template <typename... Args>
 const void* kernel_argument(Args... args) noexcept {
   const void* kernel = nullptr;
-  auto take = [&kernel](auto arg) {
+  [[maybe_unused]] auto take = [&kernel](auto arg) {
     using A = decltype(arg);
     if constexpr (std::is_same_v<A, const void*> || std::is_same_v<A, cudaKernel_t>) {
       if (kernel == nullptr) kernel = reinterpret_cast<const void*>(arg);
@@ -174,27 +151,62 @@ const void* kernel_argument(Args... args) noexcept {
   return kernel;
 }
 
-// A step marker is configured: the call runs as usual (intercept), then the collector learns
-// it ended — after the real call and its event, so the call belongs to the step it ends.
+// A step marker is configured: the call runs as usual, then the collector learns it ended —
+// after the real call and its event, so the call belongs to the step it ends.
 template <typename Fn, typename Describe, typename... Args>
-__attribute__((noinline)) auto intercept_marking(Site& site, Describe& describe, Args... args) noexcept {
+auto record_then_mark(Site& site, Fn* real, Describe& describe, Args... args) noexcept {
   using R = std::invoke_result_t<Fn*, Args...>;
   if constexpr (std::is_void_v<R>) {
-    intercept<Fn>(site, describe, args...);
+    record_or_forward<Fn>(site, real, describe, args...);
     collector::hooked_call_ended(site.real.name, kernel_argument(args...));
   } else {
-    R result = intercept<Fn>(site, describe, args...);
+    R result = record_or_forward<Fn>(site, real, describe, args...);
     collector::hooked_call_ended(site.real.name, kernel_argument(args...));
     return result;
   }
 }
 
-// What every hook runs: without a step marker (the usual case) one relaxed load more than
-// intercept() itself.
+// Everything but plain forwarding: the first calls (resolve the real function, run the
+// first-use steps; every call if the symbol is missing), step markers, recording.
 template <typename Fn, typename Describe, typename... Args>
-auto intercept_hook(Site& site, Describe&& describe, Args... args) noexcept {
-  if (collector::step_markers_armed()) [[unlikely]] return intercept_marking<Fn>(site, describe, args...);
-  return intercept<Fn>(site, describe, args...);
+__attribute__((noinline)) auto intercept_slow(Site& site, Describe& describe,
+                                              Args... args) noexcept {
+  using R = std::invoke_result_t<Fn*, Args...>;
+  auto* real = reinterpret_cast<Fn*>(resolve(site.real));
+  if (real == nullptr) {
+    report_unresolved(site);
+    return unresolved_result<R>();
+  }
+  note_cuda_use();
+  if (collector::step_markers_armed()) return record_then_mark<Fn>(site, real, describe, args...);
+  return record_or_forward<Fn>(site, real, describe, args...);
+}
+
+// The whole hook. `Fn` is the real function's type; `describe` returns the Payload.
+// noexcept: the agent's own steps never throw (collector/api.h is noexcept) and nothing may
+// cross the C boundary. The real function's result goes back untouched, and the real
+// function runs exactly once per call whatever the agent's state.
+// The common not-recording case (idle step, before init, after the exit flush) is decided in
+// the exported function itself, before the `describe` lambda exists (its by-reference
+// captures would force every argument onto the stack first): two loads, a test and a tail
+// jump to the real function (target <= 3 ns), without the re-entrancy guard — a call nested
+// in a forwarded call has nothing to be kept out of. forward_target() gives the real function
+// for that case, else nullptr.
+template <typename Fn>
+inline Fn* forward_target(Site& site) noexcept {
+  auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
+  return __builtin_expect(collector::hook_work() == 0, 1) ? real : nullptr;
+}
+
+// Every other call. A recording call with nothing else to do goes straight to
+// intercept_recording().
+template <typename Fn, typename Describe, typename... Args>
+inline auto intercept_hook(Site& site, Describe&& describe, Args... args) noexcept {
+  auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
+  if (real != nullptr && collector::hook_work() == collector::kHookRecording) {
+    return intercept_recording<Fn>(site, real, describe, args...);
+  }
+  return intercept_slow<Fn>(site, describe, args...);
 }
 
 }  // namespace profagent::hooks
@@ -210,7 +222,10 @@ auto intercept_hook(Site& site, Describe&& describe, Args... args) noexcept {
   ::profagent::hooks::Site site_##name{#name};                                          \
   }                                                                                     \
   PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
-    return ::profagent::hooks::intercept_hook<decltype(name)>(                               \
+    if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name)) {  \
+      return real args;                                                                 \
+    }                                                                                   \
+    return ::profagent::hooks::intercept_hook<decltype(name)>(                          \
         site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
         PROFAGENT_TRAILING_ARGS args);                                                  \
   }
@@ -222,9 +237,11 @@ auto intercept_hook(Site& site, Describe&& describe, Args... args) noexcept {
   ::profagent::hooks::Site site_##name{#name};                                          \
   }                                                                                     \
   PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
-    const auto result = ::profagent::hooks::intercept_hook<decltype(name)>(                  \
-        site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
-        PROFAGENT_TRAILING_ARGS args);                                                  \
+    auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name);      \
+    const auto result = real != nullptr ? real args                                     \
+        : ::profagent::hooks::intercept_hook<decltype(name)>(                           \
+            site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; } \
+            PROFAGENT_TRAILING_ARGS args);                                              \
     after;                                                                              \
     return result;                                                                      \
   }

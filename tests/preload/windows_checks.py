@@ -40,14 +40,17 @@ def expect(condition, message):
 
 def read_window(path):
     with open(path, encoding="utf-8") as f:
-        events = json.load(f)["traceEvents"]
+        trace = json.load(f)
+    events = trace["traceEvents"]
+    drops = trace["profagent_drops"]
     complete = [e for e in events if e.get("ph") == "X"]
     names = [e["name"] for e in complete if e.get("cat") == "user_annotation"]
     work = sorted(int(m.group(1)) for m in (re.fullmatch(r"work_(\d+)", n) for n in names) if m)
     steps = sorted(int(n[len("ProfilerStep#"):]) for n in names if n.startswith("ProfilerStep#"))
     kernels = sorted(e["args"]["grid"][0] - 1 for e in complete
                      if e.get("cat") == "kernel" and e["name"].startswith("step_kernel"))
-    return {"work": work, "steps": steps, "kernels": kernels}
+    stray = drops["late_device_records"] + drops["unmatched_device_records"]
+    return {"work": work, "steps": steps, "kernels": kernels, "stray_device_records": stray}
 
 
 def windows_written(out_dir):
@@ -92,6 +95,10 @@ def check_exact(found, wanted, kernels):
         if kernels:
             expect(content["kernels"] == sorted(w["work"]),
                    f"window {w['w']} holds step_kernel launches of steps {content['kernels']}")
+            # CUPTI is paused outside warmup and active steps: no record of an idle step's
+            # kernels reaches the agent to be thrown away as unmatched or late.
+            expect(content["stray_device_records"] == 0,
+                   f"window {w['w']} saw {content['stray_device_records']} device records of other steps")
         if steps is not None or "annotated" in w:
             wanted_steps = w.get("annotated") or list(range(steps[0], steps[1] + 1))
             expect(content["steps"] == wanted_steps,

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collector/names.h"
+#include "collector/session.h"
 #include "collector/thread_buffer.h"
 #include "hooks/hook.h"
 #include "hooks/stream_capture.h"
@@ -34,7 +35,7 @@ Site site_fake_copy{"fakeCopy"};
 Site site_fake_outer{"fakeOuter"};
 
 cudaError_t hooked_copy(void* destination, const void* source, size_t bytes) {
-  return profagent::hooks::intercept<decltype(fake_copy)>(
+  return profagent::hooks::intercept_hook<decltype(fake_copy)>(
       site_fake_copy, [&]() noexcept { return Payload{EventKind::Memcpy, 0, bytes, 0}; }, destination,
       source, bytes);
 }
@@ -46,11 +47,11 @@ cudaError_t fake_outer(int value) {
   return value == 0 ? hooked_copy(&byte, &byte, 1) : cudaErrorUnknown;
 }
 cudaError_t hooked_outer(int value) {
-  return profagent::hooks::intercept<decltype(fake_outer)>(
+  return profagent::hooks::intercept_hook<decltype(fake_outer)>(
       site_fake_outer, [&]() noexcept { return Payload{EventKind::Runtime, 0, uint64_t(value), 0}; }, value);
 }
 
-void set_state(RecordState state) { profagent::collector::g_record_state.store(uint8_t(state)); }
+using profagent::collector::set_state;  // keeps the hooks' work byte in step with the state
 
 std::vector<HostEvent> drained_events() {
   std::vector<HostEvent> events;
@@ -134,7 +135,7 @@ TEST_CASE_METHOD(Fixture, "no real function: an initialisation error, reported o
   set_state(RecordState::Record);
   profagent::hooks::set_unresolved_reporter(remember_report);
   auto call = [] {
-    return profagent::hooks::intercept<decltype(fake_outer)>(
+    return profagent::hooks::intercept_hook<decltype(fake_outer)>(
         site_missing, []() noexcept { return Payload{}; }, 0);
   };
   CHECK(call() == cudaErrorSharedObjectInitFailed);
