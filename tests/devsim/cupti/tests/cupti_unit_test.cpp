@@ -279,8 +279,10 @@ TEST_CASE("timestamps follow the client's clock once registered, CLOCK_REALTIME 
   const uint64_t before = client_clock();
   const uint64_t mapped = clock.to_domain(mono);
   const uint64_t after = client_clock();
-  CHECK(mapped + 100'000 >= before);  // pairing error bounded by a clock call, far below 100 us
-  CHECK(mapped <= after);
+  // The offset is sampled by pairing two clock reads, so it errs by up to one clock call either
+  // way (seen: 11 ns past `after` at load 8): bounded far below 100 us on both sides.
+  CHECK(mapped + 100'000 >= before);
+  CHECK(mapped <= after + 100'000);
 }
 
 TEST_CASE("fault knobs parse as documented", "[cupti][faults]") {
