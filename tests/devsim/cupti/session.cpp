@@ -140,13 +140,6 @@ void Session::emit_external_correlations(uint32_t correlation_id) {
   });
 }
 
-// A paused client (no API records, no external correlation, no subscriber) costs a simulated
-// API call two loads here, as a paused NVIDIA CUPTI costs next to nothing.
-bool Session::api_calls_unobserved() const {
-  return (enabled_kinds_.load(std::memory_order_relaxed) & bit(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) == 0 &&
-         api_records_on_.load(std::memory_order_relaxed) == 0 && !callbacks_.ever_subscribed();
-}
-
 void Session::on_api_enter(const devsim::ApiCall& call) {
   if (api_calls_unobserved()) return;
   // Real CUPTI writes the external correlation record ahead of the API record it belongs to.
