@@ -12,18 +12,22 @@
 namespace profagent::agent {
 namespace {
 
-// 100 ms: CUPTI fills a 4 MiB buffer with ~20 000 kernel records, so even a launch-bound
-// program (~300 000 launches/s at 3 us each) needs a fraction of the 32-buffer pool per period.
-constexpr long kPollPeriodNs = 100'000'000;
+// Device records every 100 ms: CUPTI fills a 4 MiB buffer with ~20 000 kernel records, so
+// even a launch-bound program (~300 000 launches/s at 3 us each) needs a fraction of the
+// 32-buffer pool per period. Host buffer memory is committed ahead of the writers every 10 ms
+// (a fast writer takes ~2 MiB in that time).
+constexpr long kTickNs = 10'000'000;
+constexpr int kTicksPerDevicePoll = 10;
 
 std::atomic<bool> g_started{false};
 
 void* poll_forever(void*) {
   collector::AgentBusy busy;  // nothing this thread does is the program's
-  const timespec period{0, kPollPeriodNs};
-  for (;;) {
-    nanosleep(&period, nullptr);
-    collector::poll_device();
+  const timespec tick{0, kTickNs};
+  for (int ticks = 0;; ++ticks) {
+    collector::warm_host_buffers();
+    nanosleep(&tick, nullptr);
+    if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) collector::poll_device();
   }
   return nullptr;
 }

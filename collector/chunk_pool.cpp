@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+
 namespace profagent::collector {
 
 static_assert(kEventsPerChunk > 1000, "a chunk should hold many events");
@@ -43,13 +45,32 @@ Chunk* ChunkPool::pop() noexcept {
   uint64_t index = bump_.fetch_add(1, std::memory_order_relaxed);
   if (index >= count_) return nullptr;
   Chunk* chunk = at(uint32_t(index));
-#ifdef MADV_POPULATE_WRITE
-  // One call commits the fresh chunk's 16 pages instead of 16 page faults spread over the
-  // writer's next events. Older kernels refuse (EINVAL): the faults then happen as usual.
-  madvise(chunk, kChunkBytes, MADV_POPULATE_WRITE);
-#endif
+  if (index >= warmed_.load(std::memory_order_relaxed)) commit_pages(chunk, 1);
   chunk->reset();
   return chunk;
+}
+
+// One call commits a run of fresh chunks' pages instead of a page fault per 4 KiB spread over
+// the writer's next events. Older kernels refuse (EINVAL): the faults then happen as usual.
+void ChunkPool::commit_pages(Chunk* first, uint32_t chunks) noexcept {
+#ifdef MADV_POPULATE_WRITE
+  madvise(first, size_t(chunks) * kChunkBytes, MADV_POPULATE_WRITE);
+#else
+  (void)first, (void)chunks;
+#endif
+}
+
+uint32_t ChunkPool::handed_out() const noexcept {
+  const uint64_t bump = bump_.load(std::memory_order_relaxed);
+  return bump < count_ ? uint32_t(bump) : count_;
+}
+
+void ChunkPool::warm_ahead(uint32_t ahead) noexcept {
+  const uint64_t goal = std::min<uint64_t>(uint64_t(handed_out()) + ahead, count_);
+  const uint32_t from = std::max(warmed_.load(std::memory_order_relaxed), handed_out());
+  if (arena_ == nullptr || from >= goal) return;
+  commit_pages(at(from), uint32_t(goal - from));
+  warmed_.store(uint32_t(goal), std::memory_order_relaxed);
 }
 
 void ChunkPool::push(Chunk* chunk) noexcept {

@@ -44,14 +44,23 @@ class ChunkPool {
   void push(Chunk* chunk) noexcept;  // give a chunk back for reuse
   uint32_t capacity() const noexcept { return count_; }
 
+  // Commits the pages of the next fresh chunks, up to `ahead` past those handed out, so the
+  // writers do not pay for first touching them (2.3 us per 4 KiB page in the benchmark VM:
+  // 27 ns per event). Called from an agent thread; never changes a chunk's contents, so it
+  // may overlap a writer that already took one of those chunks.
+  void warm_ahead(uint32_t ahead) noexcept;
+  uint32_t handed_out() const noexcept;  // fresh chunks carved so far
+
  private:
   Chunk* at(uint32_t index) const noexcept;
   uint32_t index_of(const Chunk* chunk) const noexcept;
+  static void commit_pages(Chunk* first, uint32_t chunks) noexcept;
 
   std::byte* arena_ = nullptr;
   uint32_t count_ = 0;
   std::atomic<uint64_t> head_{0};   // (tag << 32) | (index + 1); low half 0 = empty
   std::atomic<uint64_t> bump_{0};   // chunks never handed out start here
+  std::atomic<uint32_t> warmed_{0};  // chunks below this index have committed pages
 };
 
 }  // namespace profagent::collector

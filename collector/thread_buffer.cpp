@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -216,6 +217,18 @@ DrainResult drain_all() {
   }
   result.dropped += r->unbuffered_drops.exchange(0);
   return result;
+}
+
+void warm_host_buffers() noexcept {
+  // At least 8 MiB (~175 000 events) ahead, more when the writers went faster than that
+  // since the last call: twice what they took, so a steady rate never reaches cold pages.
+  constexpr uint32_t kMinAheadChunks = (8u << 20) / kChunkBytes;
+  static std::atomic<uint32_t> last_handed_out{0};
+  Registry* r = registry();
+  if (r == nullptr) return;
+  const uint32_t handed_out = r->pool->handed_out();
+  const uint32_t taken = handed_out - last_handed_out.exchange(handed_out);
+  r->pool->warm_ahead(std::max(kMinAheadChunks, 2 * taken));
 }
 
 uint32_t registered_buffer_count() noexcept {
