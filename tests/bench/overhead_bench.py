@@ -27,10 +27,11 @@ import sys
 import time
 
 CALLS = {"profiler": "cudaProfilerStart", "launch": "kernel<<<1,1>>>"}  # nvcc 13: __cudaLaunchKernel
-MODES = ["absent", "idle", "host", "cupti"]
+MODES = ["absent", "idle", "idle_cupti", "host", "cupti"]
 MODE_TITLES = {
     "absent": "agent absent",
     "idle": "loaded, idle",
+    "idle_cupti": "idle, CUPTI paused",
     "host": "recording host-only",
     "cupti": "recording + CUPTI",
     "uftrace": "uftrace record",
@@ -85,7 +86,7 @@ class Runner:
         out_dir = self.output_dir(mode)
         env = self.env(mode, dict(extra or {}, PROFAGENT_OUTPUT_DIR=out_dir))
         command = (wrapper or []) + [self.args.program, call, str(calls), str(sync_every)]
-        if mode == "idle" and self.idle_at_exit:
+        if mode in ("idle", "idle_cupti") and self.idle_at_exit:
             command.append("at-exit")
         result = run_timed(command, env, out_dir)
         result.update(parse_figures(result["stdout"], command))
@@ -98,9 +99,9 @@ def mode_env(mode, agent):
     if mode in ("absent", "uftrace"):
         return {}
     env = {"LD_PRELOAD": agent, "PROFAGENT_LOG_LEVEL": "warn"}
-    if mode == "idle":
+    if mode in ("idle", "idle_cupti"):
         env.update(IDLE_ENV)
-    env["PROFAGENT_CUPTI"] = "off" if mode == "host" else "on"
+    env["PROFAGENT_CUPTI"] = "off" if mode in ("host", "idle") else "on"
     return env
 
 
@@ -259,7 +260,7 @@ def section_per_call(runner, args):
             for mode in MODES:
                 r = runner.run(mode, call, args.calls, args.sync_every, extra=MICRO_ENV)
                 timings[mode].append((r["cpu_ns"] / r["calls"], r["wall_ns"] / r["calls"]))
-                if mode == "idle":
+                if mode in ("idle", "idle_cupti"):
                     idle_records = max(idle_records, r["host_records"])
         ir = {mode: callgrind_ir_per_call(runner, mode, call, args.cg_calls) for mode in MODES}
         rows += per_call_rows(call, timings, ir)
@@ -275,8 +276,8 @@ def section_per_call(runner, args):
                  "agent Ir = of those, in libprofagent.so itself; CUPTI Ir = in devsim's "
                  "simulated libcupti, not representative of NVIDIA's).")
     notes.append("targets (issue 6): recording host-only <= 20 ns added, idle <= 3 ns added.")
-    notes.append("modes: host PROFAGENT_CUPTI=off; "
-                 "cupti PROFAGENT_CUPTI=on (devsim libcupti); all with " + env_text(MICRO_ENV) +
+    notes.append("modes: idle and host PROFAGENT_CUPTI=off; idle_cupti and cupti "
+                 "PROFAGENT_CUPTI=on (devsim libcupti; paused while idle, as Kineto does); all with " + env_text(MICRO_ENV) +
                  f"; launches synchronise every {args.sync_every}.")
     print_table(f"1. Time added per intercepted call (devsim, {args.calls} calls x {args.runs} runs, "
                 f"median; callgrind {args.cg_calls} calls)",
@@ -287,7 +288,7 @@ def section_per_call(runner, args):
 def per_call_rows(call, timings, ir):
     base_cpu = median([t[0] for t in timings["absent"]])
     base_wall = median([t[1] for t in timings["absent"]])
-    targets = {"idle": "<= 3 ns", "host": "<= 20 ns", "cupti": "-", "absent": ""}
+    targets = {"idle": "<= 3 ns", "idle_cupti": "-", "host": "<= 20 ns", "cupti": "-", "absent": ""}
     rows = []
     for mode in MODES:
         cpu = median([t[0] for t in timings[mode]])
