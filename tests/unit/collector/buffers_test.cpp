@@ -2,6 +2,8 @@
 #include <catch2/catch.hpp>
 
 #include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <set>
@@ -166,4 +168,55 @@ TEST_CASE("the chunk pool survives concurrent pop/push", "[pool]") {
   for (int i = 0; i < 16; ++i) all.insert(pool.pop());
   CHECK(all.size() == 16);
   CHECK(all.count(nullptr) == 0);
+}
+
+namespace {
+// Whether every page of [address, address + bytes) is resident (mincore).
+bool resident(const void* address, size_t bytes) {
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> pages((bytes + page - 1) / page);
+  if (mincore(const_cast<void*>(address), bytes, pages.data()) != 0) return false;
+  return std::all_of(pages.begin(), pages.end(), [](unsigned char p) { return (p & 1) != 0; });
+}
+
+bool kernel_populates_on_request() {
+#ifdef MADV_POPULATE_WRITE
+  void* probe = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  const bool ok = probe != MAP_FAILED && madvise(probe, 4096, MADV_POPULATE_WRITE) == 0;
+  if (probe != MAP_FAILED) munmap(probe, 4096);
+  return ok;
+#else
+  return false;
+#endif
+}
+}  // namespace
+
+TEST_CASE("warming commits the next chunks' pages and never touches contents", "[pool]") {
+  ChunkPool pool(8 * kChunkBytes);
+  Chunk* first = pool.pop();
+  REQUIRE(first != nullptr);
+  first->events[0].id = 0xC0FFEE;
+  first->committed.store(1);
+  const auto* base = reinterpret_cast<const std::byte*>(first);  // chunks are carved in order
+  const bool populates = kernel_populates_on_request();
+  if (populates) CHECK_FALSE(resident(base + 3 * kChunkBytes, kChunkBytes));
+
+  pool.warm_ahead(2);  // chunks 1 and 2: the next two past the one handed out
+  CHECK(pool.handed_out() == 1);
+  if (populates) {
+    CHECK(resident(base + 1 * kChunkBytes, 2 * kChunkBytes));
+    CHECK_FALSE(resident(base + 3 * kChunkBytes, kChunkBytes));
+  } else {
+    WARN("this kernel has no MADV_POPULATE_WRITE: residency not checked");
+  }
+  CHECK(first->events[0].id == 0xC0FFEE);
+  CHECK(first->committed.load() == 1);
+
+  std::set<Chunk*> rest;
+  for (int i = 0; i < 7; ++i) rest.insert(pool.pop());
+  CHECK(rest.size() == 7);
+  CHECK(rest.count(nullptr) == 0);
+  CHECK(pool.pop() == nullptr);
+  pool.warm_ahead(4);  // nothing left to warm: harmless
+  CHECK(pool.handed_out() == 8);
 }
