@@ -65,12 +65,16 @@ uint32_t ChunkPool::handed_out() const noexcept {
   return bump < count_ ? uint32_t(bump) : count_;
 }
 
+// Chunk by chunk, publishing each, so a writer racing ahead of a long warm-up benefits from
+// the part already done (pop() commits the pages of any chunk not warmed yet itself).
 void ChunkPool::warm_ahead(uint32_t ahead) noexcept {
+  if (arena_ == nullptr) return;
   const uint64_t goal = std::min<uint64_t>(uint64_t(handed_out()) + ahead, count_);
-  const uint32_t from = std::max(warmed_.load(std::memory_order_relaxed), handed_out());
-  if (arena_ == nullptr || from >= goal) return;
-  commit_pages(at(from), uint32_t(goal - from));
-  warmed_.store(uint32_t(goal), std::memory_order_relaxed);
+  for (uint32_t next = std::max(warmed_.load(std::memory_order_relaxed), handed_out());
+       next < goal; ++next) {
+    commit_pages(at(next), 1);
+    warmed_.store(next + 1, std::memory_order_relaxed);
+  }
 }
 
 void ChunkPool::push(Chunk* chunk) noexcept {
