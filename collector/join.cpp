@@ -63,8 +63,9 @@ class Joiner {
     return it->second;
   }
 
-  HostRecord host_record(const ThreadEvents& thread, const HostEvent& event) {
-    HostRecord r;
+  // Fills a fresh record in place: a HostRecord is large, moving each one would cost more than
+  // filling it.
+  void fill_host_record(HostRecord& r, const ThreadEvents& thread, const HostEvent& event) {
     r.start_ns = in_.converter.to_ns(event.start);
     r.end_ns = std::max(r.start_ns, in_.converter.to_ns(event.end));
     r.id = event.id;
@@ -80,15 +81,18 @@ class Joiner {
     if (r.kind == EventKind::Operator && event.arg0 != 0) {
       read_shapes(event.arg0, in_.names, r.input_dims, r.input_types);
     }
-    return r;
   }
 
   void build_host_records() {
+    size_t total = 0;
+    for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
+    trace_.host.reserve(total);
     for (const ThreadEvents& thread : in_.threads) {
       for (const HostEvent& event : thread.events) {
-        trace_.host.push_back(host_record(thread, event));
+        fill_host_record(trace_.host.emplace_back(), thread, event);
       }
     }
+    in_.threads = {};  // the raw events are done with: their pages serve what comes next
   }
 
   // A driver call made inside a recorded runtime call is that call's own doing: skip it.
@@ -200,11 +204,32 @@ class Joiner {
       keys.emplace_back(r.tid, r.start_ns, UINT64_MAX - r.end_ns, nesting_rank(r.kind), r.id,
                         uint32_t(i));
     }
+    // One thread's events come in commit (end) order: flat calls are usually sorted already,
+    // and then moving a million large records is the only cost left to skip.
+    if (std::is_sorted(keys.begin(), keys.end())) return;
     std::sort(keys.begin(), keys.end());
-    std::vector<HostRecord> sorted;
-    sorted.reserve(keys.size());
-    for (const Key& key : keys) sorted.push_back(std::move(trace_.host[std::get<5>(key)]));
-    trace_.host = std::move(sorted);
+    std::vector<uint32_t> source(keys.size());  // sorted position -> current position
+    for (size_t i = 0; i < keys.size(); ++i) source[i] = std::get<5>(keys[i]);
+    keys = {};
+    permute_in_place(trace_.host, source);
+  }
+
+  // Applies `source` (destination index -> source index) cycle by cycle: no second vector of
+  // large records. A finished position gets source[i] = i.
+  static void permute_in_place(std::vector<HostRecord>& records, std::vector<uint32_t>& source) {
+    for (size_t start = 0; start < records.size(); ++start) {
+      if (source[start] == start) continue;
+      HostRecord held = std::move(records[start]);
+      size_t at = start;
+      while (source[at] != start) {
+        const size_t from = source[at];
+        records[at] = std::move(records[from]);
+        source[at] = uint32_t(at);
+        at = from;
+      }
+      records[at] = std::move(held);
+      source[at] = uint32_t(at);
+    }
   }
 
   void index_host_records() {

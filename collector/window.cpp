@@ -18,10 +18,13 @@ namespace {
 // are committed when they end, so only a concurrent thread can show one) wait for the next.
 void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
                   std::vector<ThreadEvents>& carried) {
+  auto in_window = [cut](const HostEvent& e) { return e.end <= cut; };
   for (ThreadEvents& thread : threads) {
-    auto later = std::stable_partition(thread.events.begin(), thread.events.end(),
-                                       [cut](const HostEvent& e) { return e.end <= cut; });
-    if (later == thread.events.end()) continue;
+    // Usually every event is in: find that out without stable_partition's buffer (a copy of
+    // the whole thread's events).
+    auto first_later = std::find_if_not(thread.events.begin(), thread.events.end(), in_window);
+    if (first_later == thread.events.end()) continue;
+    auto later = std::stable_partition(first_later, thread.events.end(), in_window);
     ThreadEvents& next = carried.emplace_back();
     next.tid = thread.tid, next.pid = thread.pid, next.name = thread.name;
     next.events.assign(later, thread.events.end());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 
@@ -89,29 +90,41 @@ std::vector<HostCost> host_costs(const Trace& t) {
   return cost;
 }
 
+// A row's identity: its name and (when grouping by shape) its input shapes. Looked up by
+// views, so the per-record path allocates nothing; the owned key is made once per row.
+using RowKey = std::pair<std::string_view, std::string_view>;
+
+struct RowKeyHash {
+  std::size_t operator()(const RowKey& key) const {
+    const std::size_t name = std::hash<std::string_view>()(key.first);
+    return key.second.empty() ? name : name ^ (std::hash<std::string_view>()(key.second) * 31);
+  }
+};
+
 class RowBuilder {
  public:
   explicit RowBuilder(bool by_shape) : by_shape_(by_shape) {}
-  TableRow& row(const std::string& name, const std::string& shapes, RowKind kind) {
-    std::string key = name;
-    key += '\0';
-    key += shapes;
-    auto [it, inserted] = index_.emplace(std::move(key), rows_.size());
-    if (inserted) {
-      rows_.push_back({});
-      rows_.back().name = name;
-      rows_.back().input_shapes = shapes;
-      rows_.back().kind = kind;
-    }
-    return rows_[it->second];
+  // References into rows_ stay valid: rows_ is a deque.
+  TableRow& row(std::string_view name, std::string_view shapes, RowKind kind) {
+    const auto found = index_.find(RowKey(name, shapes));
+    if (found != index_.end()) return *found->second;
+    TableRow& r = rows_.emplace_back();
+    r.name = name;
+    r.input_shapes = shapes;
+    r.kind = kind;
+    index_.emplace(RowKey(r.name, r.input_shapes), &r);
+    return r;
   }
   bool by_shape() const { return by_shape_; }
-  std::vector<TableRow> take() { return std::move(rows_); }
+  std::vector<TableRow> take() {
+    index_.clear();
+    return {std::make_move_iterator(rows_.begin()), std::make_move_iterator(rows_.end())};
+  }
 
  private:
   bool by_shape_;
-  std::unordered_map<std::string, std::size_t> index_;
-  std::vector<TableRow> rows_;
+  std::deque<TableRow> rows_;
+  std::unordered_map<RowKey, TableRow*, RowKeyHash> index_;  // views into rows_
 };
 
 void add_host_rows(const Trace& t, RowBuilder& rows) {
@@ -119,7 +132,7 @@ void add_host_rows(const Trace& t, RowBuilder& rows) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
-    const std::string& name = kind == RowKind::Step ? "ProfilerStep*" : h.name;
+    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : h.name;
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
