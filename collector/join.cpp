@@ -46,10 +46,7 @@ class Joiner {
     sort_and_nest();
     index_host_records();
     link_device_records();
-    std::stable_sort(trace_.device.begin(), trace_.device.end(),
-                     [](const DeviceRecord& a, const DeviceRecord& b) {
-                       return a.start_ns < b.start_ns;
-                     });
+    sort_device_records();
     return counts_;
   }
 
@@ -61,6 +58,13 @@ class Joiner {
       if (found != in_.kernel_names.end()) it->second = demangle(found->second);
     }
     return it->second;
+  }
+
+  // Demangling is slow and kernels are few: once per distinct name.
+  const std::string& demangled(const std::string& mangled) {
+    auto found = demangled_names_.find(mangled);
+    if (found == demangled_names_.end()) found = demangled_names_.emplace(mangled, demangle(mangled)).first;
+    return found->second;
   }
 
   // Fills a fresh record in place: a HostRecord is large, moving each one would cost more than
@@ -214,12 +218,28 @@ class Joiner {
     permute_in_place(trace_.host, source);
   }
 
+  // By start, equal starts in link order (a stable sort), through a permutation as above.
+  // CUPTI delivers each stream's records in order, so often nothing moves at all.
+  void sort_device_records() {
+    auto by_start = [](const DeviceRecord& a, const DeviceRecord& b) { return a.start_ns < b.start_ns; };
+    if (std::is_sorted(trace_.device.begin(), trace_.device.end(), by_start)) return;
+    std::vector<std::pair<uint64_t, uint32_t>> keys;
+    keys.reserve(trace_.device.size());
+    for (size_t i = 0; i < trace_.device.size(); ++i) keys.emplace_back(trace_.device[i].start_ns, uint32_t(i));
+    std::sort(keys.begin(), keys.end());
+    std::vector<uint32_t> source(keys.size());
+    for (size_t i = 0; i < keys.size(); ++i) source[i] = keys[i].second;
+    keys = {};
+    permute_in_place(trace_.device, source);
+  }
+
   // Applies `source` (destination index -> source index) cycle by cycle: no second vector of
   // large records. A finished position gets source[i] = i.
-  static void permute_in_place(std::vector<HostRecord>& records, std::vector<uint32_t>& source) {
+  template <typename Record>
+  static void permute_in_place(std::vector<Record>& records, std::vector<uint32_t>& source) {
     for (size_t start = 0; start < records.size(); ++start) {
       if (source[start] == start) continue;
-      HostRecord held = std::move(records[start]);
+      Record held = std::move(records[start]);
       size_t at = start;
       while (source[at] != start) {
         const size_t from = source[at];
@@ -257,7 +277,7 @@ class Joiner {
 
   void name_record(DeviceRecord& d) {
     if (d.kind == DeviceKind::Kernel) {
-      d.name = demangle(d.name);
+      d.name = demangled(d.name);
       if (d.name.empty() && d.host >= 0) d.name = trace_.host[d.host].kernel_name;
     }
     if (d.kind == DeviceKind::Sync) {
@@ -272,23 +292,40 @@ class Joiner {
         device_by_context_.try_emplace(d.context, d.device);
       }
     }
-    for (DeviceRecord& d : in_.device) {
-      if (d.kind == DeviceKind::DriverApi) continue;  // became host records, or not needed
-      int64_t issuer = issuer_of(d);
-      if (issuer == -2) {
-        ++counts_.late;
-        continue;
-      }
-      if (issuer == kNoIndex) ++counts_.unmatched;
-      d.host = issuer;
-      if (issuer >= 0) {
-        HostRecord& host = trace_.host[issuer];
-        d.external_id = host.external_id;
-        if (!is_scope(host.kind) && host.correlation == 0) host.correlation = d.correlation;
-      }
-      name_record(d);
-      trace_.device.push_back(std::move(d));
+    // The kept records are compacted within in_.device, which then becomes trace_.device: no
+    // second vector of device records.
+    size_t kept = 0;
+    for (size_t i = 0; i < in_.device.size(); ++i) {
+      if (!link_device_record(in_.device[i])) continue;
+      if (kept != i) in_.device[kept] = std::move(in_.device[i]);
+      ++kept;
     }
+    in_.device.erase(in_.device.begin() + ptrdiff_t(kept), in_.device.end());
+    if (trace_.device.empty()) {
+      trace_.device = std::move(in_.device);
+    } else {
+      trace_.device.insert(trace_.device.end(), std::make_move_iterator(in_.device.begin()),
+                           std::make_move_iterator(in_.device.end()));
+    }
+  }
+
+  // Links one record to its issuer; false if it is not kept.
+  bool link_device_record(DeviceRecord& d) {
+    if (d.kind == DeviceKind::DriverApi) return false;  // became host records, or not needed
+    int64_t issuer = issuer_of(d);
+    if (issuer == -2) {
+      ++counts_.late;
+      return false;
+    }
+    if (issuer == kNoIndex) ++counts_.unmatched;
+    d.host = issuer;
+    if (issuer >= 0) {
+      HostRecord& host = trace_.host[issuer];
+      d.external_id = host.external_id;
+      if (!is_scope(host.kind) && host.correlation == 0) host.correlation = d.correlation;
+    }
+    name_record(d);
+    return true;
   }
 
   const std::unordered_map<uint32_t, uint64_t>& links() const {
@@ -299,7 +336,8 @@ class Joiner {
   JoinInput in_;
   Trace& trace_;
   JoinCounts counts_;
-  std::unordered_map<uint64_t, std::string> demangled_kernels_;
+  std::unordered_map<uint64_t, std::string> demangled_kernels_;  // by host stub
+  std::unordered_map<std::string, std::string> demangled_names_;  // by mangled name
   std::unordered_map<uint64_t, EventKind> kind_by_id_;
   std::unordered_map<uint64_t, int64_t> index_by_id_;
   std::unordered_map<uint32_t, int64_t> driver_by_correlation_;
