@@ -1,5 +1,7 @@
 #include "collector/join.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <tuple>
 
@@ -8,6 +10,17 @@
 
 namespace profagent::collector {
 namespace {
+
+// The host records of a big window take hundreds of MB, all first touched by the join: on
+// 2 MB pages that is ~500 times fewer page faults, and in a VM each fault costs microseconds.
+// Only a hint: with transparent huge pages off the kernel ignores it and nothing changes.
+void prefer_huge_pages(const void* data, size_t bytes) {
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  if (bytes < 4 * kHugePage) return;
+  const uintptr_t begin = (uintptr_t(data) + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = (uintptr_t(data) + bytes) & ~(kHugePage - 1);
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
 
 bool is_scope(EventKind kind) {
   return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
@@ -91,6 +104,7 @@ class Joiner {
     size_t total = 0;
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
     trace_.host.reserve(total);
+    prefer_huge_pages(trace_.host.data(), trace_.host.capacity() * sizeof(HostRecord));
     for (const ThreadEvents& thread : in_.threads) {
       for (const HostEvent& event : thread.events) {
         fill_host_record(trace_.host.emplace_back(), thread, event);
@@ -197,23 +211,26 @@ class Joiner {
     }
   }
 
+  using HostKey = std::tuple<uint32_t, uint64_t, uint64_t, int, uint64_t>;
+  static HostKey host_key(const HostRecord& r) {
+    return {r.tid, r.start_ns, UINT64_MAX - r.end_ns, nesting_rank(r.kind), r.id};
+  }
+
   // Sorts (tid, start, longest first, widest scope first) through a permutation: records are
   // large, keys are small.
   void sort_host_records() {
-    using Key = std::tuple<uint32_t, uint64_t, uint64_t, int, uint64_t, uint32_t>;
-    std::vector<Key> keys;
-    keys.reserve(trace_.host.size());
-    for (size_t i = 0; i < trace_.host.size(); ++i) {
-      const HostRecord& r = trace_.host[i];
-      keys.emplace_back(r.tid, r.start_ns, UINT64_MAX - r.end_ns, nesting_rank(r.kind), r.id,
-                        uint32_t(i));
-    }
     // One thread's events come in commit (end) order: flat calls are usually sorted already,
-    // and then moving a million large records is the only cost left to skip.
-    if (std::is_sorted(keys.begin(), keys.end())) return;
+    // and then the check on the records themselves is all it costs (no key vector).
+    if (std::is_sorted(trace_.host.begin(), trace_.host.end(),
+                       [](const HostRecord& a, const HostRecord& b) { return host_key(a) < host_key(b); })) {
+      return;
+    }
+    std::vector<std::pair<HostKey, uint32_t>> keys;  // the record's index breaks ties
+    keys.reserve(trace_.host.size());
+    for (size_t i = 0; i < trace_.host.size(); ++i) keys.emplace_back(host_key(trace_.host[i]), uint32_t(i));
     std::sort(keys.begin(), keys.end());
     std::vector<uint32_t> source(keys.size());  // sorted position -> current position
-    for (size_t i = 0; i < keys.size(); ++i) source[i] = std::get<5>(keys[i]);
+    for (size_t i = 0; i < keys.size(); ++i) source[i] = keys[i].second;
     keys = {};
     permute_in_place(trace_.host, source);
   }
