@@ -269,15 +269,22 @@ class Joiner {
     }
   }
 
+  // Only the ids some device record links to are indexed: a window of a million host calls
+  // and a few device records must not hash them all.
   void index_host_records() {
     if (in_.device.empty()) return;  // host-only: nothing to link
-    index_by_id_.reserve(trace_.host.size());
+    for (const DeviceRecord& d : in_.device) {
+      if (d.kind == DeviceKind::DriverApi) continue;
+      auto link = links().find(d.correlation);
+      if (link != links().end()) index_by_id_.try_emplace(link->second, kNoIndex);
+    }
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       const HostRecord& r = trace_.host[i];
       if (r.flags & kFlagDriverApi) {
         driver_by_correlation_[r.correlation] = int64_t(i);
       } else if (r.id != 0) {
-        index_by_id_[r.id] = int64_t(i);
+        auto wanted = index_by_id_.find(r.id);
+        if (wanted != index_by_id_.end()) wanted->second = int64_t(i);
       }
     }
   }
@@ -289,7 +296,7 @@ class Joiner {
     auto link = links().find(d.correlation);
     if (link == links().end()) return kNoIndex;
     auto host = index_by_id_.find(link->second);
-    return host == index_by_id_.end() ? -2 : host->second;
+    return host == index_by_id_.end() || host->second == kNoIndex ? -2 : host->second;
   }
 
   void name_record(DeviceRecord& d) {
@@ -356,7 +363,7 @@ class Joiner {
   std::unordered_map<uint64_t, std::string> demangled_kernels_;  // by host stub
   std::unordered_map<std::string, std::string> demangled_names_;  // by mangled name
   std::unordered_map<uint64_t, EventKind> kind_by_id_;
-  std::unordered_map<uint64_t, int64_t> index_by_id_;
+  std::unordered_map<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
   std::unordered_map<uint32_t, int64_t> driver_by_correlation_;
   std::unordered_map<uint32_t, uint32_t> device_by_context_;
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;
