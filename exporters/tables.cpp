@@ -105,19 +105,23 @@ class RowBuilder {
  public:
   explicit RowBuilder(bool by_shape) : by_shape_(by_shape) {}
   // References into rows_ stay valid: rows_ is a deque.
+  // Runs of records with one name are common (a loop of the same call): the last row is
+  // compared before anything is hashed.
   TableRow& row(std::string_view name, std::string_view shapes, RowKind kind) {
+    if (last_ && last_->name == name && last_->input_shapes == shapes) return *last_;
     const auto found = index_.find(RowKey(name, shapes));
-    if (found != index_.end()) return *found->second;
+    if (found != index_.end()) return *(last_ = found->second);
     TableRow& r = rows_.emplace_back();
     r.name = name;
     r.input_shapes = shapes;
     r.kind = kind;
     index_.emplace(RowKey(r.name, r.input_shapes), &r);
-    return r;
+    return *(last_ = &r);
   }
   bool by_shape() const { return by_shape_; }
   std::vector<TableRow> take() {
     index_.clear();
+    last_ = nullptr;
     return {std::make_move_iterator(rows_.begin()), std::make_move_iterator(rows_.end())};
   }
 
@@ -125,6 +129,7 @@ class RowBuilder {
   bool by_shape_;
   std::deque<TableRow> rows_;
   std::unordered_map<RowKey, TableRow*, RowKeyHash> index_;  // views into rows_
+  TableRow* last_ = nullptr;  // the row the previous call returned
 };
 
 void add_host_rows(const Trace& t, RowBuilder& rows) {
@@ -144,9 +149,12 @@ void add_host_rows(const Trace& t, RowBuilder& rows) {
 }
 
 void add_device_rows(const Trace& t, RowBuilder& rows) {
+  // Only driver rows read it: without driver records, no map of every device record.
+  const bool any_driver = std::any_of(t.device.begin(), t.device.end(),
+                                      [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
   std::unordered_map<uint32_t, uint64_t> device_time_by_correlation;
   for (const DeviceRecord& d : t.device) {
-    if (is_device_work(d.kind) && d.correlation != 0) {
+    if (any_driver && is_device_work(d.kind) && d.correlation != 0) {
       device_time_by_correlation[d.correlation] += span(d.start_ns, d.end_ns);
     }
   }
