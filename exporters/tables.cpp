@@ -49,29 +49,38 @@ std::string shapes_text(const std::vector<std::vector<int64_t>>& dims) {
   return s + "]";
 }
 
-// Per host record: the numbers its table row adds up.
-struct HostCost {
-  int64_t self_cpu = 0;  // may go below 0 transiently if children overlap oddly; clamped
-  uint64_t self_cuda = 0;
-  uint64_t cuda_total = 0;
+// Per host record: the numbers its table row adds up. The CUDA columns are only allocated
+// when device work exists (a host-only window of a million calls needs 8 bytes each, not 24).
+struct HostCosts {
+  std::vector<int64_t> self_cpu;  // may go below 0 transiently if children overlap oddly; clamped
+  std::vector<uint64_t> self_cuda;
+  std::vector<uint64_t> cuda_total;
+  uint64_t cuda(const std::vector<uint64_t>& column, std::size_t i) const {
+    return column.empty() ? 0 : column[i];
+  }
 };
 
 bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
 
-std::vector<HostCost> host_costs(const Trace& t) {
-  std::vector<HostCost> cost(t.host.size());
+HostCosts host_costs(const Trace& t) {
+  HostCosts cost;
+  cost.self_cpu.assign(t.host.size(), 0);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    cost[i].self_cpu += static_cast<int64_t>(span(h.start_ns, h.end_ns));
+    cost.self_cpu[i] += static_cast<int64_t>(span(h.start_ns, h.end_ns));
     if (valid_index(h.parent, t.host.size())) {
-      cost[h.parent].self_cpu -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
+      cost.self_cpu[h.parent] -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
     }
+  }
+  if (std::any_of(t.device.begin(), t.device.end(), [](const DeviceRecord& d) { return is_device_work(d.kind); })) {
+    cost.self_cuda.assign(t.host.size(), 0);
+    cost.cuda_total.assign(t.host.size(), 0);
   }
   for (const DeviceRecord& d : t.device) {
     if (!valid_index(d.host, t.host.size())) continue;
     const uint64_t dur = span(d.start_ns, d.end_ns);
     if (d.kind == DeviceKind::DriverApi) {
-      cost[d.host].self_cpu -= static_cast<int64_t>(dur);
+      cost.self_cpu[d.host] -= static_cast<int64_t>(dur);
       continue;
     }
     if (!is_device_work(d.kind)) continue;
@@ -79,9 +88,9 @@ std::vector<HostCost> host_costs(const Trace& t) {
     bool self_taken = false;  // by the innermost enclosing scope
     int64_t at = d.host;
     for (int depth = 0; valid_index(at, t.host.size()) && depth < 4096; ++depth) {
-      cost[at].cuda_total += dur;
+      cost.cuda_total[at] += dur;
       if (!self_taken && is_scope(t.host[at].kind)) {
-        cost[at].self_cuda += dur;
+        cost.self_cuda[at] += dur;
         self_taken = true;
       }
       at = t.host[at].parent;
@@ -133,7 +142,7 @@ class RowBuilder {
 };
 
 void add_host_rows(const Trace& t, RowBuilder& rows) {
-  const std::vector<HostCost> cost = host_costs(t);
+  const HostCosts cost = host_costs(t);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
@@ -142,9 +151,9 @@ void add_host_rows(const Trace& t, RowBuilder& rows) {
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
     r.cpu_total_ns += span(h.start_ns, h.end_ns);
-    r.self_cpu_ns += static_cast<uint64_t>(std::max<int64_t>(cost[i].self_cpu, 0));
-    r.cuda_total_ns += cost[i].cuda_total;
-    r.self_cuda_ns += cost[i].self_cuda;
+    r.self_cpu_ns += static_cast<uint64_t>(std::max<int64_t>(cost.self_cpu[i], 0));
+    r.cuda_total_ns += cost.cuda(cost.cuda_total, i);
+    r.self_cuda_ns += cost.cuda(cost.self_cuda, i);
   }
 }
 
