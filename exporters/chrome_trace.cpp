@@ -301,6 +301,7 @@ void ChromeTraceWriter::plan_flows() {
       driver_by_correlation_.emplace(d.correlation, i);
     }
   }
+  if (t_.device.empty()) return;  // no flows: no per-record table either
   host_flow_.assign(t_.host.size(), 0);
   driver_flow_.assign(t_.device.size(), 0);
   for (const DeviceRecord& d : t_.device) {
@@ -407,7 +408,8 @@ void ChromeTraceWriter::step_events() {
 
 void ChromeTraceWriter::flow_starts(bool from_driver, std::size_t index, uint64_t pid,
                                     uint64_t tid, uint64_t ts) {
-  const uint64_t id = (from_driver ? driver_flow_ : host_flow_)[index];
+  const std::vector<uint64_t>& flows = from_driver ? driver_flow_ : host_flow_;
+  const uint64_t id = index < flows.size() ? flows[index] : 0;
   if (id == 0) return;
   flow_start(id, pid, tid, ts);
   if (extra_flows_.empty()) return;

@@ -496,7 +496,9 @@ def section_trace_writing(runner, args):
                  "the agent absent (run just before each agent run); events = trace.json events "
                  "written; events/s = trace events / flush time, end to end.",
                  "flush CPU is user + system time: on a VM, first-touch page faults and page-cache "
-                 "pages for trace.json are a large, noisy share of it.",
+                 "pages for trace.json are a large, noisy share of it"
+                 + (" (outputs kept: --flush-keep-outputs)." if args.flush_keep_outputs
+                    else "; each run's outputs are deleted once read, so their pages are recycled."),
                  "buffer B/host ev = VmRSS growth during the loop / host events buffered "
                  "(HostEvent is 48 bytes; chunks are prefaulted as a whole).",
                  "targets (issue 6): >= 3,000,000 events/s written, <= 48 bytes of buffer per "
@@ -514,6 +516,10 @@ def median_flush(runner, args, mode, call, calls, sync_every, extra):
         absent = runner.run("absent", call, calls, sync_every, extra=extra)
         r = runner.run(mode, call, calls, sync_every, extra=extra)
         samples.append(flush_sample(r, absent, calls))
+        if not args.flush_keep_outputs:
+            # Hundreds of MB per run. Kept, every run's trace.json needs page-cache pages the
+            # VM has never backed, whose first touch costs far more than the writing itself.
+            shutil.rmtree(r["out_dir"], ignore_errors=True)
     samples.sort(key=lambda sample: sample["cpu"])
     return samples[len(samples) // 2]
 
@@ -571,6 +577,8 @@ def parse_args():
     p.add_argument("--sync-every", type=int, default=1000)
     p.add_argument("--flush-events", type=int, default=1_000_000, help="section 4 host events")
     p.add_argument("--flush-runs", type=int, default=5, help="section 4 runs per mode (median)")
+    p.add_argument("--flush-keep-outputs", action="store_true",
+                   help="section 4: keep each run's output files (default: deleted once read)")
     p.add_argument("--component-events", type=int, default=500_000)
     p.add_argument("--calls-kinds", dest="call_kinds", default="profiler,launch")
     args = p.parse_args()
