@@ -104,16 +104,45 @@ void force_source_for_testing(Source forced) noexcept {
 
 TickConverter::TickConverter(std::vector<Anchor> anchors) : anchors_(std::move(anchors)) {}
 
-uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
-  if (identity()) return ticks;
-  // Segment whose start is the last anchor at or before `ticks` (clamped to the first and
-  // last segments, which extrapolate).
+namespace {
+
+// floor(a * b / d) for a quotient that fits in 64 bits: one hardware divide instead of
+// libgcc's generic 128-bit division. Returns false when the quotient would not fit.
+bool multiply_divide(uint64_t a, uint64_t b, uint64_t d, uint64_t* quotient) noexcept {
+  const unsigned __int128 product = static_cast<unsigned __int128>(a) * b;
+  const uint64_t high = uint64_t(product >> 64), low = uint64_t(product);
+  if (d == 0 || high >= d) return false;
+  uint64_t remainder;
+  asm("divq %4" : "=a"(*quotient), "=d"(remainder) : "a"(low), "d"(high), "rm"(d));
+  return true;
+}
+
+}  // namespace
+
+// The segment whose start is the last anchor at or before `ticks` (clamped to the first and
+// last segments, which extrapolate). Events of the latest window lie in the last segment:
+// checked first, without a search.
+size_t TickConverter::segment_of(uint64_t ticks) const noexcept {
+  const size_t last = anchors_.size() - 2;
+  if (ticks >= anchors_[last].ticks) return last;
   auto after = std::upper_bound(anchors_.begin(), anchors_.end(), ticks,
                                 [](uint64_t t, const Anchor& a) { return t < a.ticks; });
   size_t index = after == anchors_.begin() ? 0 : size_t(after - anchors_.begin()) - 1;
-  index = std::min(index, anchors_.size() - 2);
+  return std::min(index, last);
+}
+
+uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
+  if (identity()) return ticks;
+  const size_t index = segment_of(ticks);
   const Anchor& a = anchors_[index];
   const Anchor& b = anchors_[index + 1];
+  if (ticks >= a.ticks && b.ticks > a.ticks && b.ns >= a.ns) {  // the usual case, exactly
+    uint64_t offset;
+    if (multiply_divide(ticks - a.ticks, b.ns - a.ns, b.ticks - a.ticks, &offset) &&
+        offset <= UINT64_MAX - a.ns) {
+      return a.ns + offset;
+    }
+  }
   __int128 dt = __int128(ticks) - __int128(a.ticks);
   __int128 span_ns = __int128(b.ns) - __int128(a.ns);
   __int128 span_ticks = __int128(b.ticks) - __int128(a.ticks);

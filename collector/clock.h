@@ -9,6 +9,7 @@
 // domain as converted host ticks.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -33,6 +34,8 @@ class TickConverter {
   bool identity() const noexcept { return anchors_.size() < 2; }
 
  private:
+  size_t segment_of(uint64_t ticks) const noexcept;  // index of the segment's first anchor
+
   std::vector<Anchor> anchors_;
 };
 

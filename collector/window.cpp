@@ -18,10 +18,13 @@ namespace {
 // are committed when they end, so only a concurrent thread can show one) wait for the next.
 void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
                   std::vector<ThreadEvents>& carried) {
+  auto in_window = [cut](const HostEvent& e) { return e.end <= cut; };
   for (ThreadEvents& thread : threads) {
-    auto later = std::stable_partition(thread.events.begin(), thread.events.end(),
-                                       [cut](const HostEvent& e) { return e.end <= cut; });
-    if (later == thread.events.end()) continue;
+    // Usually every event is in: find that out without stable_partition's buffer (a copy of
+    // the whole thread's events).
+    auto first_later = std::find_if_not(thread.events.begin(), thread.events.end(), in_window);
+    if (first_later == thread.events.end()) continue;
+    auto later = std::stable_partition(first_later, thread.events.end(), in_window);
     ThreadEvents& next = carried.emplace_back();
     next.tid = thread.tid, next.pid = thread.pid, next.name = thread.name;
     next.events.assign(later, thread.events.end());
@@ -60,6 +63,20 @@ void absorb_device_batch(Session& s, DeviceBatch&& batch) {
   s.pending.append(std::move(batch));
 }
 
+// The links the join can use: those of this window's device records (it looks up nothing
+// else). Copying the session's whole map would cost one node per CUDA call ever made that got
+// no device work, which is most of them.
+std::unordered_map<uint32_t, uint64_t> links_for(const Session& s,
+                                                 const std::vector<DeviceRecord>& records) {
+  std::unordered_map<uint32_t, uint64_t> links;
+  links.reserve(records.size());
+  for (const DeviceRecord& record : records) {
+    auto link = s.links.find(record.correlation);
+    if (link != s.links.end()) links.emplace(link->first, link->second);
+  }
+  return links;
+}
+
 // Links whose device records were joined are done; the others may still get records.
 void prune_links(Session& s, const Trace& trace) {
   for (const DeviceRecord& record : trace.device) {
@@ -92,8 +109,8 @@ void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
 
 }  // namespace
 
-// A window cut but not joined yet: what the join needs, owned (links copied, so a later cut
-// or join may change the session's map meanwhile).
+// A window cut but not joined yet: what the join needs, owned (its links copied, so a later
+// cut or join may change the session's map meanwhile).
 struct CutWindow {
   Trace trace;
   JoinInput input;
@@ -136,7 +153,7 @@ CutWindow* cut_part(Session& s, bool keep) {
   }
   fill_metadata(s, platform, trace);
   trace.process.thread_names = thread_names(threads);
-  window->links = s.links;
+  window->links = links_for(s, s.pending.records);
   window->input = JoinInput{std::move(threads), {}, {}, converter, std::move(s.pending.records), nullptr};
   s.pending.records.clear();
   return window.release();

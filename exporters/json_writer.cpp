@@ -41,6 +41,16 @@ int utf8_sequence(const unsigned char* s, std::size_t n) {
   return len;
 }
 
+// True if none of the 8 bytes of `word` needs escaping (all plain_ascii): SWAR tests for a
+// byte >= 0x80, < 0x20, '"' or '\\'. Exact, so the fast path copies what the slow path would.
+bool plain_word(uint64_t word) {
+  constexpr uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+  auto has_zero_byte = [](uint64_t v) { return (v - ones) & ~v & highs; };
+  const uint64_t below_space = (word - ones * 0x20) & ~word & highs;  // valid for bytes < 0x80
+  return ((word & highs) | below_space | has_zero_byte(word ^ (ones * '"')) |
+          has_zero_byte(word ^ (ones * '\\'))) == 0;
+}
+
 char* write_control(char* out, unsigned char c) {
   std::memcpy(out, "\\u00", 4);
   out[4] = kHex[c >> 4];
@@ -76,6 +86,13 @@ char* write_json_string(char* out, std::string_view text) {
   *out++ = '"';
   std::size_t i = 0;
   while (i < n) {
+    uint64_t word;
+    if (i + 8 <= n && (std::memcpy(&word, s + i, 8), plain_word(word))) {
+      std::memcpy(out, &word, 8);
+      out += 8;
+      i += 8;
+      continue;
+    }
     const unsigned char c = s[i];
     if (plain_ascii(c)) {
       *out++ = static_cast<char>(c);
@@ -104,29 +121,59 @@ char* write_json_string(char* out, std::string_view text) {
   return out;
 }
 
-static int decimal_digits(uint64_t v) {
-  int n = 1;
-  for (; v >= 10000; v /= 10000) n += 4;
-  if (v >= 1000) return n + 3;
-  if (v >= 100) return n + 2;
-  return v >= 10 ? n + 1 : n;
+namespace {
+
+constexpr uint64_t kPowersOf10[20] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull,
+                                      1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+                                      10000000000ull, 100000000000ull, 1000000000000ull,
+                                      10000000000000ull, 100000000000000ull,
+                                      1000000000000000ull, 10000000000000000ull,
+                                      100000000000000000ull, 1000000000000000000ull,
+                                      10000000000000000000ull};
+
+// From the bit length (1233 / 4096 ~ log10(2)), corrected by one comparison: no loop.
+int decimal_digits(uint64_t v) {
+  const int bits = 64 - __builtin_clzll(v | 1);
+  const int guess = (bits * 1233) >> 12;
+  return guess + (v >= kPowersOf10[guess] ? 1 : 0);
 }
 
-// Digits are written backwards straight into `out`, two at a time.
+void write_pair(char* out, uint32_t v) { std::memcpy(out, kDigitPairs + v * 2, 2); }
+
+// Exactly 8 digits of v < 10^8 (leading zeros kept), with 32-bit arithmetic.
+void write_8_digits(char* out, uint32_t v) {
+  const uint32_t high = v / 10000, low = v % 10000;
+  write_pair(out, high / 100);
+  write_pair(out + 2, high % 100);
+  write_pair(out + 4, low / 100);
+  write_pair(out + 6, low % 100);
+}
+
+}  // namespace
+
+// Digits are written backwards straight into `out`: 8 at a time, then two at a time.
 char* write_u64(char* out, uint64_t v) {
+  if (v < 100) {
+    if (v < 10) return *out = static_cast<char>('0' + v), out + 1;
+    return write_pair(out, static_cast<uint32_t>(v)), out + 2;
+  }
   char* const end = out + decimal_digits(v);
   char* p = end;
-  while (v >= 100) {
-    const auto pair = static_cast<unsigned>(v % 100) * 2;
-    v /= 100;
-    *--p = kDigitPairs[pair + 1];
-    *--p = kDigitPairs[pair];
+  while (v >= 100000000) {
+    p -= 8;
+    write_8_digits(p, static_cast<uint32_t>(v % 100000000));
+    v /= 100000000;
   }
-  if (v >= 10) {
-    *--p = kDigitPairs[v * 2 + 1];
-    *--p = kDigitPairs[v * 2];
+  auto rest = static_cast<uint32_t>(v);
+  while (rest >= 100) {
+    p -= 2;
+    write_pair(p, rest % 100);
+    rest /= 100;
+  }
+  if (rest >= 10) {
+    write_pair(p - 2, rest);
   } else {
-    *--p = static_cast<char>('0' + v);
+    p[-1] = static_cast<char>('0' + rest);
   }
   return end;
 }

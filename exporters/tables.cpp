@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <functional>
 #include <unordered_map>
 
@@ -48,29 +49,38 @@ std::string shapes_text(const std::vector<std::vector<int64_t>>& dims) {
   return s + "]";
 }
 
-// Per host record: the numbers its table row adds up.
-struct HostCost {
-  int64_t self_cpu = 0;  // may go below 0 transiently if children overlap oddly; clamped
-  uint64_t self_cuda = 0;
-  uint64_t cuda_total = 0;
+// Per host record: the numbers its table row adds up. The CUDA columns are only allocated
+// when device work exists (a host-only window of a million calls needs 8 bytes each, not 24).
+struct HostCosts {
+  std::vector<int64_t> self_cpu;  // may go below 0 transiently if children overlap oddly; clamped
+  std::vector<uint64_t> self_cuda;
+  std::vector<uint64_t> cuda_total;
+  uint64_t cuda(const std::vector<uint64_t>& column, std::size_t i) const {
+    return column.empty() ? 0 : column[i];
+  }
 };
 
 bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
 
-std::vector<HostCost> host_costs(const Trace& t) {
-  std::vector<HostCost> cost(t.host.size());
+HostCosts host_costs(const Trace& t) {
+  HostCosts cost;
+  cost.self_cpu.assign(t.host.size(), 0);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    cost[i].self_cpu += static_cast<int64_t>(span(h.start_ns, h.end_ns));
+    cost.self_cpu[i] += static_cast<int64_t>(span(h.start_ns, h.end_ns));
     if (valid_index(h.parent, t.host.size())) {
-      cost[h.parent].self_cpu -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
+      cost.self_cpu[h.parent] -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
     }
+  }
+  if (std::any_of(t.device.begin(), t.device.end(), [](const DeviceRecord& d) { return is_device_work(d.kind); })) {
+    cost.self_cuda.assign(t.host.size(), 0);
+    cost.cuda_total.assign(t.host.size(), 0);
   }
   for (const DeviceRecord& d : t.device) {
     if (!valid_index(d.host, t.host.size())) continue;
     const uint64_t dur = span(d.start_ns, d.end_ns);
     if (d.kind == DeviceKind::DriverApi) {
-      cost[d.host].self_cpu -= static_cast<int64_t>(dur);
+      cost.self_cpu[d.host] -= static_cast<int64_t>(dur);
       continue;
     }
     if (!is_device_work(d.kind)) continue;
@@ -78,9 +88,9 @@ std::vector<HostCost> host_costs(const Trace& t) {
     bool self_taken = false;  // by the innermost enclosing scope
     int64_t at = d.host;
     for (int depth = 0; valid_index(at, t.host.size()) && depth < 4096; ++depth) {
-      cost[at].cuda_total += dur;
+      cost.cuda_total[at] += dur;
       if (!self_taken && is_scope(t.host[at].kind)) {
-        cost[at].self_cuda += dur;
+        cost.self_cuda[at] += dur;
         self_taken = true;
       }
       at = t.host[at].parent;
@@ -89,51 +99,71 @@ std::vector<HostCost> host_costs(const Trace& t) {
   return cost;
 }
 
+// A row's identity: its name and (when grouping by shape) its input shapes. Looked up by
+// views, so the per-record path allocates nothing; the owned key is made once per row.
+using RowKey = std::pair<std::string_view, std::string_view>;
+
+struct RowKeyHash {
+  std::size_t operator()(const RowKey& key) const {
+    const std::size_t name = std::hash<std::string_view>()(key.first);
+    return key.second.empty() ? name : name ^ (std::hash<std::string_view>()(key.second) * 31);
+  }
+};
+
 class RowBuilder {
  public:
   explicit RowBuilder(bool by_shape) : by_shape_(by_shape) {}
-  TableRow& row(const std::string& name, const std::string& shapes, RowKind kind) {
-    std::string key = name;
-    key += '\0';
-    key += shapes;
-    auto [it, inserted] = index_.emplace(std::move(key), rows_.size());
-    if (inserted) {
-      rows_.push_back({});
-      rows_.back().name = name;
-      rows_.back().input_shapes = shapes;
-      rows_.back().kind = kind;
-    }
-    return rows_[it->second];
+  // References into rows_ stay valid: rows_ is a deque.
+  // Runs of records with one name are common (a loop of the same call): the last row is
+  // compared before anything is hashed.
+  TableRow& row(std::string_view name, std::string_view shapes, RowKind kind) {
+    if (last_ && last_->name == name && last_->input_shapes == shapes) return *last_;
+    const auto found = index_.find(RowKey(name, shapes));
+    if (found != index_.end()) return *(last_ = found->second);
+    TableRow& r = rows_.emplace_back();
+    r.name = name;
+    r.input_shapes = shapes;
+    r.kind = kind;
+    index_.emplace(RowKey(r.name, r.input_shapes), &r);
+    return *(last_ = &r);
   }
   bool by_shape() const { return by_shape_; }
-  std::vector<TableRow> take() { return std::move(rows_); }
+  std::vector<TableRow> take() {
+    index_.clear();
+    last_ = nullptr;
+    return {std::make_move_iterator(rows_.begin()), std::make_move_iterator(rows_.end())};
+  }
 
  private:
   bool by_shape_;
-  std::unordered_map<std::string, std::size_t> index_;
-  std::vector<TableRow> rows_;
+  std::deque<TableRow> rows_;
+  std::unordered_map<RowKey, TableRow*, RowKeyHash> index_;  // views into rows_
+  TableRow* last_ = nullptr;  // the row the previous call returned
 };
 
 void add_host_rows(const Trace& t, RowBuilder& rows) {
-  const std::vector<HostCost> cost = host_costs(t);
+  const HostCosts cost = host_costs(t);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
-    const std::string& name = kind == RowKind::Step ? "ProfilerStep*" : h.name;
+    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : h.name;
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
     r.cpu_total_ns += span(h.start_ns, h.end_ns);
-    r.self_cpu_ns += static_cast<uint64_t>(std::max<int64_t>(cost[i].self_cpu, 0));
-    r.cuda_total_ns += cost[i].cuda_total;
-    r.self_cuda_ns += cost[i].self_cuda;
+    r.self_cpu_ns += static_cast<uint64_t>(std::max<int64_t>(cost.self_cpu[i], 0));
+    r.cuda_total_ns += cost.cuda(cost.cuda_total, i);
+    r.self_cuda_ns += cost.cuda(cost.self_cuda, i);
   }
 }
 
 void add_device_rows(const Trace& t, RowBuilder& rows) {
+  // Only driver rows read it: without driver records, no map of every device record.
+  const bool any_driver = std::any_of(t.device.begin(), t.device.end(),
+                                      [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
   std::unordered_map<uint32_t, uint64_t> device_time_by_correlation;
   for (const DeviceRecord& d : t.device) {
-    if (is_device_work(d.kind) && d.correlation != 0) {
+    if (any_driver && is_device_work(d.kind) && d.correlation != 0) {
       device_time_by_correlation[d.correlation] += span(d.start_ns, d.end_ns);
     }
   }

@@ -2,6 +2,7 @@
 //   ns per now(), per new_event_id(), per record(), per hook-like sequence (guard, id, two
 //   clock reads, record), the guard alone while not recording, and freeze/join throughput.
 // Single-thread figures are thread CPU time per call; the two-thread figure is wall time.
+#include <sys/resource.h>
 #include <time.h>
 
 #include <chrono>
@@ -28,6 +29,19 @@ double thread_cpu_ns() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return double(ts.tv_sec) * 1e9 + double(ts.tv_nsec);
 }
+
+// The thread's system time and page faults so far: at a freeze, the kernel's share is mostly
+// first-touch page faults of the memory the freeze fills.
+struct KernelShare {
+  double system_s = 0;
+  long faults = 0;
+  static KernelShare now() {
+    rusage usage{};
+    getrusage(RUSAGE_THREAD, &usage);
+    return {double(usage.ru_stime.tv_sec) + double(usage.ru_stime.tv_usec) * 1e-6,
+            usage.ru_minflt + usage.ru_majflt};
+  }
+};
 
 template <typename Body>
 double ns_per_iteration(uint64_t iterations, Body body) {
@@ -94,11 +108,27 @@ int main(int argc, char** argv) {
   double two_ns = std::chrono::duration<double, std::nano>(Clock::now() - two_start).count();
   std::printf("  hook sequence, 2 threads    %7.2f ns per event (wall / events)\n", two_ns / n);
 
+  // freeze_window() = cut_window() (drain the buffers, split at the cut) + finish_window()
+  // (the join): timed apart. Thread CPU includes the page faults of the memory they fill.
+  KernelShare cut_kernel = KernelShare::now();
   double freeze_start = thread_cpu_ns();
-  Trace trace = freeze_window();
-  double freeze_s = (thread_cpu_ns() - freeze_start) / 1e9;
+  CutWindow* cut = cut_window();
+  double cut_s = (thread_cpu_ns() - freeze_start) / 1e9;
+  KernelShare join_kernel = KernelShare::now();
+  double join_start = thread_cpu_ns();
+  Trace trace = finish_window(cut);
+  double join_s = (thread_cpu_ns() - join_start) / 1e9;
+  KernelShare end_kernel = KernelShare::now();
+  double freeze_s = cut_s + join_s;
+  double records = double(trace.host.size());
   std::printf("  freeze_window(): %zu host records in %.3f s = %.2f M records/s, %llu dropped\n",
-              trace.host.size(), freeze_s, double(trace.host.size()) / freeze_s / 1e6,
+              trace.host.size(), freeze_s, records / freeze_s / 1e6,
               (unsigned long long)trace.drops.host_events);
+  std::printf("    cut (drain + split)  %.3f s = %.2f M records/s (system %.3f s, %ld page faults)\n",
+              cut_s, records / cut_s / 1e6, join_kernel.system_s - cut_kernel.system_s,
+              join_kernel.faults - cut_kernel.faults);
+  std::printf("    join                 %.3f s = %.2f M records/s (system %.3f s, %ld page faults)\n",
+              join_s, records / join_s / 1e6, end_kernel.system_s - join_kernel.system_s,
+              end_kernel.faults - join_kernel.faults);
   return 0;
 }

@@ -33,6 +33,35 @@ TEST_CASE("conversion is piecewise linear between anchors and extrapolates", "[c
   CHECK(converter.to_ns(400) == 0);
 }
 
+namespace {
+
+// The conversion as specified: a.ns + (ticks - a.ticks) * span_ns / span_ticks in 128 bits.
+uint64_t reference_ns(const clock::Anchor& a, const clock::Anchor& b, uint64_t ticks) {
+  __int128 ns = __int128(a.ns) + (__int128(ticks) - __int128(a.ticks)) *
+                                     (__int128(b.ns) - __int128(a.ns)) /
+                                     (__int128(b.ticks) - __int128(a.ticks));
+  return ns < 0 ? 0 : uint64_t(ns);
+}
+
+}  // namespace
+
+// The usual case takes a shortcut (no search, one 128/64 divide): it must give the exact
+// same nanoseconds, also where the product of two 64-bit values overflows 64 bits.
+TEST_CASE("the fast conversion on the last segment is exact", "[clock]") {
+  const clock::Anchor first{1'000'000'000'000ull, 5'000'000'000'000ull};
+  const clock::Anchor middle{9'000'000'000'000ull, 8'000'000'000'000ull};
+  const clock::Anchor last{9'000'000'000'000ull + 7'777'777'777'777ull, 8'000'000'000'000ull + 2'999'999'999'999ull};
+  clock::TickConverter converter({first, middle, last});
+  for (uint64_t step : {1ull, 7ull, 999'983ull, 123'456'789'011ull, 9'876'543'210'987ull}) {
+    for (uint64_t i = 0; i < 200; ++i) {
+      const uint64_t ticks = middle.ticks + i * step;  // up to far past the last anchor
+      REQUIRE(converter.to_ns(ticks) == reference_ns(middle, last, ticks));
+    }
+  }
+  // Earlier segments still convert by their own rate.
+  CHECK(converter.to_ns(5'000'000'000'000ull) == reference_ns(first, middle, 5'000'000'000'000ull));
+}
+
 TEST_CASE("converted ticks land on CLOCK_MONOTONIC", "[clock]") {
   uint64_t before_ns = clock::monotonic_ns();
   uint64_t ticks = now();

@@ -177,3 +177,38 @@ TEST_CASE("join: host-only launches still get kernel names from registration", "
   CHECK(trace.host[0].kernel_name == "vecAdd(float const*, float const*, float*, int)");
   CHECK(trace.host[0].external_id == 5);
 }
+
+// The join sorts through a permutation applied in place (cycle by cycle) and skips the sort
+// when records already arrive in order: every record must land once, fields intact, and
+// device records with equal starts keep their arrival order.
+TEST_CASE("join: out-of-order records are sorted in place, ties in arrival order", "[join]") {
+  JoinInput input;
+  input.names = {"", "call"};
+  std::vector<HostEvent> events;
+  const uint64_t starts[] = {50, 10, 40, 0, 30, 20, 70, 60};  // several permutation cycles
+  for (uint64_t i = 0; i < 8; ++i) events.push_back(event(100 + i, EventKind::Runtime, starts[i], starts[i] + 5, 1));
+  input.threads.push_back(thread(7, events));
+  std::unordered_map<uint32_t, uint64_t> links;
+  const uint64_t device_starts[] = {300, 100, 200, 100, 300, 100};
+  for (uint32_t c = 1; c <= 6; ++c) {
+    input.device.push_back(device(DeviceKind::Memcpy, c, device_starts[c - 1], "copy"));
+    links[c] = 100 + c;
+  }
+  input.links = &links;
+
+  Trace trace;
+  join(std::move(input), trace);
+
+  REQUIRE(trace.host.size() == 8);
+  for (size_t i = 0; i < trace.host.size(); ++i) {
+    CHECK(trace.host[i].start_ns == 10 * i);
+    CHECK(trace.host[i].end_ns == 10 * i + 5);
+    CHECK(trace.host[i].name == "call");
+  }
+  CHECK(by_id(trace, 100).start_ns == 50);
+  CHECK(by_id(trace, 103).start_ns == 0);
+  std::vector<uint32_t> order;
+  for (const DeviceRecord& d : trace.device) order.push_back(d.correlation);
+  CHECK(order == std::vector<uint32_t>{2, 4, 6, 3, 1, 5});
+  for (const DeviceRecord& d : trace.device) CHECK(d.host == index_of(trace, 100 + d.correlation));
+}

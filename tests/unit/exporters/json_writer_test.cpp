@@ -45,6 +45,15 @@ TEST_CASE("integers are written in decimal", "[exporters][json]") {
   for (uint64_t v : {0ull, 7ull, 10ull, 99ull, 100ull, 12345ull, 1000000ull, 18446744073709551615ull}) {
     CHECK(number(v) == std::to_string(v));
   }
+  // Every digit count, at both edges: the length comes from the bit length plus one compare.
+  for (uint64_t power = 1; power <= 10000000000000000000ull / 10; power *= 10) {
+    for (uint64_t v : {power - 1, power, power + 1, power * 10 - 1, power * 9 + power / 2}) {
+      CHECK(number(v) == std::to_string(v));
+    }
+  }
+  CHECK(number(10000000000000000000ull) == "10000000000000000000");
+  CHECK(number(9999999999999999999ull) == "9999999999999999999");
+  CHECK(number(100000000ull * 100000000ull + 7) == "10000000000000007");
 }
 
 TEST_CASE("timestamps are microseconds with exactly three decimals", "[exporters][json]") {
@@ -66,6 +75,22 @@ TEST_CASE("quotes, backslashes and every control byte are escaped and round-trip
   }
   CHECK(encoded(std::string("\x01", 1)) == "\"\\u0001\"");
   CHECK(encoded("\"\\") == "\"\\\"\\\\\"");
+}
+
+// Plain ASCII is copied 8 bytes at a time: every ASCII byte at every position of a word must
+// still be escaped exactly as it is on its own.
+TEST_CASE("each ASCII byte is escaped the same at any position of a long name",
+          "[exporters][json]") {
+  for (int c = 0; c < 0x80; ++c) {
+    const std::string alone = encoded(std::string(1, static_cast<char>(c)));
+    const std::string inner = alone.substr(1, alone.size() - 2);
+    for (std::size_t at = 0; at < 17; ++at) {
+      std::string name(17, 'k');
+      name[at] = static_cast<char>(c);
+      const std::string expected = "\"" + std::string(at, 'k') + inner + std::string(16 - at, 'k') + "\"";
+      REQUIRE(encoded(name) == expected);
+    }
+  }
 }
 
 TEST_CASE("valid UTF-8 is copied unchanged", "[exporters][json]") {
