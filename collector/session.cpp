@@ -50,6 +50,7 @@ void session_fork_child() noexcept {
   new (&s.activity_mutex) std::mutex;
   new (&s.pending) DeviceBatch;
   new (&s.links) std::unordered_map<uint32_t, uint64_t>;
+  new (&s.older_links) std::unordered_map<uint32_t, uint64_t>;
   new (&s.carried) std::vector<ThreadEvents>;
   g_device_tracing.store(false);
   if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();

@@ -22,7 +22,12 @@ struct Session {
   std::mutex mutex;         // guards everything below
   DeviceBackend* backend = nullptr;  // leaked (hooks may be inside it)
   DeviceBatch pending;               // parsed device records not yet in a window
+  // CUPTI correlation -> external id, in two generations: received since the last cut, and
+  // between the two cuts before. Older links are dropped at each cut: a device record arriving
+  // two cuts after its call's link would be late anyway (its window is written), and CUPTI
+  // sends a link for every recorded CUDA call, most of which never get device work.
   std::unordered_map<uint32_t, uint64_t> links;
+  std::unordered_map<uint32_t, uint64_t> older_links;
   std::vector<ThreadEvents> carried;  // host events still running at the last cut
   uint64_t window_start_ticks = 0;
   uint32_t window = 0;

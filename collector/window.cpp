@@ -71,16 +71,29 @@ std::unordered_map<uint32_t, uint64_t> links_for(const Session& s,
   std::unordered_map<uint32_t, uint64_t> links;
   links.reserve(records.size());
   for (const DeviceRecord& record : records) {
-    auto link = s.links.find(record.correlation);
-    if (link != s.links.end()) links.emplace(link->first, link->second);
+    for (const auto* generation : {&s.links, &s.older_links}) {
+      auto link = generation->find(record.correlation);
+      if (link == generation->end()) continue;
+      links.emplace(link->first, link->second);
+      break;
+    }
   }
   return links;
+}
+
+// At each cut the links received since the last one become the older generation and the
+// older ones are dropped (session_state.h says why).
+void age_links(Session& s) {
+  s.older_links = std::move(s.links);
+  s.links = {};
 }
 
 // Links whose device records were joined are done; the others may still get records.
 void prune_links(Session& s, const Trace& trace) {
   for (const DeviceRecord& record : trace.device) {
-    if (record.host >= 0) s.links.erase(record.correlation);
+    if (record.host < 0) continue;
+    s.links.erase(record.correlation);
+    s.older_links.erase(record.correlation);
   }
 }
 
@@ -149,11 +162,13 @@ CutWindow* cut_part(Session& s, bool keep) {
   s.pending.dropped = 0;
   if (!keep) {
     s.pending.records.clear();
+    age_links(s);
     return nullptr;
   }
   fill_metadata(s, platform, trace);
   trace.process.thread_names = thread_names(threads);
   window->links = links_for(s, s.pending.records);
+  age_links(s);
   window->input = JoinInput{std::move(threads), {}, {}, converter, std::move(s.pending.records), nullptr};
   s.pending.records.clear();
   return window.release();

@@ -51,6 +51,25 @@ class FakeBackend final : public DeviceBackend {
     return correlation;
   }
 
+  // An API call whose device work completes later: its link goes out with the next flush,
+  // its record only after complete_kernel(correlation, ...).
+  uint32_t link_only() {
+    std::lock_guard lock(mutex_);
+    uint32_t correlation = next_correlation_++;
+    if (!stack().empty()) in_flight_.links.push_back({correlation, stack().back()});
+    return correlation;
+  }
+  void complete_kernel(uint32_t correlation, uint64_t start_ns) {
+    std::lock_guard lock(mutex_);
+    DeviceRecord& record = in_flight_.records.emplace_back();
+    record.kind = DeviceKind::Kernel;
+    record.correlation = correlation;
+    record.start_ns = start_ns;
+    record.end_ns = start_ns + 10;
+    record.name = "_Z4latev";
+    record.stream = 7;
+  }
+
   bool start_result = true;
   bool started = false;
   int flushes = 0;

@@ -141,6 +141,36 @@ TEST_CASE("session: records of an earlier window are late; running events carry 
   CHECK(third.window == second.window + 1);
 }
 
+TEST_CASE("session: a link serves one more window, then it is dropped", "[session]") {
+  start_session_once();
+  set_state(RecordState::Record);
+  auto call_with_late_work = [] {
+    RuntimeGuard guard;
+    HostEvent event = make_event(EventKind::Launch, now(), 0);
+    push_external_id(event.id);
+    const uint32_t correlation = fake().link_only();
+    pop_external_id();
+    event.end = now();
+    record(event);
+    return correlation;
+  };
+  // One cut after its link came, the record still finds its (written) call: late.
+  const uint32_t first = call_with_late_work();
+  freeze_window();
+  fake().complete_kernel(first, clock::monotonic_ns());
+  Trace next = freeze_window();
+  CHECK(next.drops.late_device_records == 1);
+  CHECK(next.drops.unmatched_device_records == 0);
+  // Two cuts later the link is gone (CUPTI sends one per call: keeping all would grow forever).
+  const uint32_t second = call_with_late_work();
+  freeze_window();
+  freeze_window();
+  fake().complete_kernel(second, clock::monotonic_ns());
+  Trace last = freeze_window();
+  CHECK(last.drops.late_device_records == 0);
+  CHECK(last.drops.unmatched_device_records == 1);
+}
+
 TEST_CASE("session: nothing is recorded while the state is Off", "[session]") {
   start_session_once();
   set_state(RecordState::Off);
