@@ -141,10 +141,22 @@ Chunk* grow(ThreadBuffer* buffer) noexcept {
   return chunk;
 }
 
+// Events committed since the last read (a lower bound: the writer may commit more meanwhile),
+// so the copy grows its vector once instead of by doubling: fresh memory costs page faults.
+size_t committed_since_read(const ThreadBuffer* buffer, const Chunk* chunk) {
+  size_t count = 0;
+  for (uint32_t skip = buffer->read_index; chunk != nullptr; skip = 0) {
+    count += chunk->committed.load(std::memory_order_acquire) - skip;
+    chunk = chunk->next.load(std::memory_order_acquire);
+  }
+  return count;
+}
+
 void copy_committed(ThreadBuffer* buffer, ChunkPool* pool, std::vector<HostEvent>& out) {
   Chunk* chunk = buffer->read_chunk ? buffer->read_chunk
                                     : buffer->head.load(std::memory_order_acquire);
   if (!chunk) return;
+  out.reserve(out.size() + committed_since_read(buffer, chunk));
   buffer->read_chunk = chunk;
   for (;;) {
     uint32_t committed = chunk->committed.load(std::memory_order_acquire);
