@@ -91,6 +91,7 @@ CUptiResult Session::enable_kind(CUpti_ActivityKind kind) {
   }
   if (!attach_device()) return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   enabled_kinds_.fetch_or(bit(kind));
+  history_.switched(kind, true, device_.now_ns());
   if (devsim::ApiDomain domain; api_domain_of(kind, &domain)) set_all_api_records(domain, true);
   return CUPTI_SUCCESS;
 }
@@ -98,6 +99,7 @@ CUptiResult Session::enable_kind(CUpti_ActivityKind kind) {
 CUptiResult Session::disable_kind(CUpti_ActivityKind kind) {
   if (kind < 0 || kind >= 64 || (kSupportedKinds & bit(kind)) == 0) return unsupported_kind_result(kind);
   enabled_kinds_.fetch_and(~bit(kind));
+  history_.switched(kind, false, device_.now_ns());
   if (devsim::ApiDomain domain; api_domain_of(kind, &domain)) set_all_api_records(domain, false);
   return CUPTI_SUCCESS;
 }
@@ -111,6 +113,7 @@ CUptiResult Session::subscribe(CUpti_SubscriberHandle* subscriber, CUpti_Callbac
 
 void Session::finalize() {
   enabled_kinds_.store(0);
+  history_.clear();
   set_all_api_records(devsim::ApiDomain::Runtime, false);
   set_all_api_records(devsim::ApiDomain::Driver, false);
   callbacks_.reset();
@@ -162,9 +165,9 @@ void Session::on_api_exit(const devsim::ApiCall& call) {
 
 void Session::emit_kernel(const devsim::OpRecord& op) {
   KernelOptions options;
-  if (kind_enabled(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL)) {
+  if (history_.was_on(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, op.queued_ns)) {
     options.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-  } else if (kind_enabled(CUPTI_ACTIVITY_KIND_KERNEL)) {
+  } else if (history_.was_on(CUPTI_ACTIVITY_KIND_KERNEL, op.queued_ns)) {
     options.kind = CUPTI_ACTIVITY_KIND_KERNEL;
   } else {
     return;
@@ -178,10 +181,10 @@ void Session::on_op_done(const devsim::OpRecord& op) {
   switch (op.kind) {
     case devsim::OpKind::Kernel: emit_kernel(op); break;
     case devsim::OpKind::Memcpy:
-      if (kind_enabled(CUPTI_ACTIVITY_KIND_MEMCPY)) emit(memcpy_record(op, time));
+      if (history_.was_on(CUPTI_ACTIVITY_KIND_MEMCPY, op.queued_ns)) emit(memcpy_record(op, time));
       break;
     case devsim::OpKind::Memset:
-      if (kind_enabled(CUPTI_ACTIVITY_KIND_MEMSET)) emit(memset_record(op, time));
+      if (history_.was_on(CUPTI_ACTIVITY_KIND_MEMSET, op.queued_ns)) emit(memset_record(op, time));
       break;
   }
 }

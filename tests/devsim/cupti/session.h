@@ -6,6 +6,7 @@
 
 #include "activity_buffers.h"
 #include "callback_table.h"
+#include "kind_history.h"
 #include "clock_domain.h"
 #include "faults.h"
 #include "../core/devsim_trace.h"
@@ -84,6 +85,7 @@ class Session final : public devsim::Tracer {
   ClockDomain clock_;
   CallbackTable callbacks_;
   std::atomic<uint64_t> enabled_kinds_{0};  // bit per CUpti_ActivityKind devsim supports
+  KindHistory history_;                      // for operations: was their kind on at launch?
   std::atomic<uint32_t> api_records_on_{0};  // (domain, cbid) switches that are on
   // Per callback id of each domain (index: ApiDomain): write RUNTIME / DRIVER records for it.
   std::unique_ptr<std::atomic<bool>[]> api_records_[2];

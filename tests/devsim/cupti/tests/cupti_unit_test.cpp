@@ -324,6 +324,39 @@ TEST_CASE("a busy CUPTI refuses subscribers and kernel kinds; drop-every drops a
   session.finalize();
 }
 
+TEST_CASE("an operation is traced if its kind was on when it was queued", "[cupti][activity]") {
+  using namespace profagent::devsim_cupti;
+  const Faults faults = parse_faults(nullptr, nullptr, nullptr);
+  bool (*no_device)(devsim::Tracer*) = [](devsim::Tracer*) { return true; };
+  Session session(DeviceLink{no_device, &devsim::now_ns}, faults);
+  unit_client::take();
+  unit_client::g_decline = false;
+  unit_client::g_max_records = 0;
+  session.buffers().set_callbacks(unit_client::request, unit_client::complete);
+  // Each switch and each queueing at a later devsim time than the one before.
+  auto later = [] {
+    const uint64_t start = devsim::now_ns();
+    while (devsim::now_ns() == start) {
+    }
+  };
+  REQUIRE(session.enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY) == CUPTI_SUCCESS);
+  later();
+  const devsim::OpRecord queued_while_on = fake_device::memcpy_op(1, 64);
+  later();
+  REQUIRE(session.disable_kind(CUPTI_ACTIVITY_KIND_MEMCPY) == CUPTI_SUCCESS);
+  later();
+  const devsim::OpRecord queued_while_off = fake_device::memcpy_op(2, 64);
+  session.on_op_done(queued_while_on);  // ends after the switch-off: still reported
+  later();
+  REQUIRE(session.enable_kind(CUPTI_ACTIVITY_KIND_MEMCPY) == CUPTI_SUCCESS);
+  session.on_op_done(queued_while_off);  // ends after the switch-on: never reported
+  session.buffers().flush(true);
+  const auto got = unit_client::take();
+  REQUIRE(got.records.size() == 1);
+  CHECK(as<CUpti_ActivityMemcpy6>(got.records[0]).correlationId == 1);
+  session.finalize();
+}
+
 TEST_CASE("KERNEL alone gives serial-kind kernel records", "[cupti][activity]") {
   CuptiFixture fixture;
   REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_KERNEL) == CUPTI_SUCCESS);

@@ -67,7 +67,8 @@ devsim::OpRecord memcpy_op(uint32_t correlation_id, uint64_t bytes) {
   op.kind = devsim::OpKind::Memcpy;
   op.correlation_id = correlation_id;
   op.stream_id = 7;
-  op.start_ns = devsim::now_ns();
+  op.queued_ns = devsim::now_ns();  // queued now, while the test's kinds are on
+  op.start_ns = op.queued_ns;
   op.end_ns = op.start_ns + 3000;
   op.bytes = bytes;
   op.copy_kind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
