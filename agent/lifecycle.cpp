@@ -11,6 +11,7 @@
 #include "agent/device_poller.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
+#include "agent/signals.h"
 #include "collector/api.h"
 #include "collector/log.h"
 #include "collector/session.h"
@@ -98,6 +99,9 @@ AgentState initialise() noexcept {
     // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
     // dlopen hook). Never exported (DESIGN.md decision 7).
     hooks::diopi::start({.record_shapes = g_config->record_shapes, .report = report_diopi});
+    if (g_config->handle_signals && !install_signal_handlers()) {
+      log(LogLevel::Warn, "PROFAGENT_HANDLE_SIGNALS: could not start the flush thread; signals are left alone");
+    }
     return AgentState::Ready;
   } catch (...) {
     return AgentState::Disabled;

@@ -174,6 +174,127 @@ def signal_case(which, handler):
     return case
 
 
+# ---- opt-in signal handling (PROFAGENT_HANDLE_SIGNALS=1) -------------------------------------
+
+HANDLED = {"PROFAGENT_HANDLE_SIGNALS": "1", "PROFAGENT_LOG_LEVEL": "debug"}
+
+
+def reset_signals(to):
+    """For preexec_fn: SIGTERM and SIGINT start as `to` in the program, whatever ctest had."""
+    def reset():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, to)
+    return reset
+
+
+def run_until_signal(env, command, env_extra, sig, preload):
+    """Starts `command`, waits for its "recording" line, sends `sig`, collects the rest."""
+    run_env = clean_environment()
+    run_env.update(env_extra)
+    run_env["LD_LIBRARY_PATH"] = env.devsim
+    if preload:
+        run_env["LD_PRELOAD"] = preload
+    process = subprocess.Popen(command, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=reset_signals(signal.SIG_DFL))
+    first = process.stdout.readline()
+    if first == b"recording\n":
+        process.send_signal(sig)
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise Failed(f"{command[1:]} did not end within 60 s of {sig.name} (preload: {bool(preload)})")
+    expect(first == b"recording\n", f"the program never started recording: {first!r} {stderr[-400:]!r}")
+    return Run(type("C", (), {"stdout": (first + stdout).decode("utf-8", "replace"),
+                              "stderr": stderr.decode("utf-8", "replace"),
+                              "returncode": process.returncode}))
+
+
+def flushed_at(agent):
+    return [line.split("flushing at ")[1] for line in agent.agent_lines() if "flushing at " in line]
+
+
+def trace_with_kernels(out):
+    document = one_valid_trace(out)
+    kernels = [e for e in events(document) if e.get("cat") == "kernel"]
+    launches = events(document, "cudaLaunchKernel")
+    expect(len(kernels) >= 20 and len(launches) >= 20,
+           f"{len(kernels)} kernels and {len(launches)} launches in the trace, the program made 20 before the signal")
+    return len(kernels)
+
+
+def handled_signal_case(which):
+    """The agent's handler: trace written by the flush thread, then the default action: the
+    process dies of the same signal as without the agent. The signal lands while the program
+    launches kernels (often inside a CUDA call)."""
+    def case(env):
+        out = env.out(f"handled_{which}")
+        sig = getattr(signal, which)
+        command = [env.app, "loop", "busy"]
+        agent = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), sig, env.agent)
+        plain = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), sig, None)
+        expect(plain.returncode == -sig, f"without the agent the program ended with {plain.returncode}")
+        expect_unchanged(agent, plain)
+        expect(flushed_at(agent) == [which], f"flushes: {flushed_at(agent)} (stderr {agent.stderr[-400:]!r})")
+        kernels = trace_with_kernels(out)
+        expect(closing_line(agent).startswith("[profagent] wrote "), f"closing line {closing_line(agent)!r}")
+        return f"status {agent.returncode} with and without the agent, trace with {kernels} kernels"
+    return case
+
+
+def case_handled_app_exit(env):
+    """The program's own SIGTERM handler (installed after the agent's, so it replaces it) calls
+    exit(3): status 3 as without the agent, the trace written by the normal exit handler."""
+    out = env.out("handled_app_exit")
+    command = [env.app, "loop", "idle", "exit3"]
+    agent = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), signal.SIGTERM, env.agent)
+    plain = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), signal.SIGTERM, None)
+    expect_unchanged(agent, plain)
+    expect(agent.returncode == 3, f"status {agent.returncode}, the handler calls exit(3)")
+    expect(flushed_at(agent) == ["exit"], f"flushes: {flushed_at(agent)}")
+    kernels = trace_with_kernels(out)
+    return f"status 3 with and without the agent, trace by the exit handler with {kernels} kernels"
+
+
+def case_handled_chained(env):
+    """A handler installed BEFORE the agent's (Python's SIGTERM handler, then the agent loaded
+    with dlopen): the agent writes the trace, then calls it; it exits with status 3."""
+    out = env.out("handled_chained")
+    script = ("import ctypes, signal, sys, time\n"
+              "signal.signal(signal.SIGTERM, lambda *a: sys.exit(3))\n"
+              f"ctypes.CDLL({env.agent!r}, mode=ctypes.RTLD_GLOBAL)\n" + PY_RUNTIME +
+              "p = ctypes.c_void_p()\n"
+              "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n"
+              "print('recording', flush=True)\n"
+              "while True: time.sleep(0.05)\n")
+    command = ["/usr/bin/python3", "-c", script]
+    agent = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), signal.SIGTERM, None)
+    expect(agent.returncode == 3, f"status {agent.returncode}: {agent.stderr[-400:]!r}")
+    expect(flushed_at(agent) == ["SIGTERM"], f"flushes: {flushed_at(agent)}")
+    one_valid_trace(out, {"cudaMalloc": 1, "cudaFree": 1})
+    return "Python's own SIGTERM handler ran after the trace was written: status 3"
+
+
+def case_handled_dispositions(env):
+    """What the program sees in main: default without the variable, the agent's handler with
+    it, and an inherited SIG_IGN left ignored."""
+    seen = {}
+    for label, extra, start in (("unset", {}, signal.SIG_DFL), ("on", HANDLED, signal.SIG_DFL),
+                                ("on_ignored", HANDLED, signal.SIG_IGN)):
+        run_env = clean_environment()
+        run_env.update(dict(extra, PROFAGENT_OUTPUT_DIR=env.out("dispositions"),
+                            LD_PRELOAD=env.agent, LD_LIBRARY_PATH=env.devsim))
+        completed = subprocess.run([env.app, "dispositions"], env=run_env, capture_output=True, timeout=60,
+                                   preexec_fn=reset_signals(start))
+        expect(completed.returncode == 0, f"{label}: status {completed.returncode}")
+        seen[label] = completed.stdout.decode().strip()
+    wanted = {"unset": "SIGTERM default SIGINT default", "on": "SIGTERM handler SIGINT handler",
+              "on_ignored": "SIGTERM ignored SIGINT ignored"}
+    expect(seen == wanted, f"dispositions {seen}, expected {wanted}")
+    return "; ".join(f"{k}: {v}" for k, v in seen.items())
+
+
 def case_live_threads(env):
     out = env.out("live_threads")
     agent, plain = both(env, [env.app, "live_threads"], {"PROFAGENT_OUTPUT_DIR": out}, timeout=60)
@@ -305,7 +426,7 @@ def count_case(name, args, extra):
 
 VARIABLES = ["OUTPUT_DIR", "SCHEDULE", "SKIP_FIRST", "WAIT", "WARMUP", "ACTIVE", "REPEAT", "STEP_ON",
              "ACTIVITIES", "RECORD_SHAPES", "PROFILE_MEMORY", "WITH_STACK", "SORT_BY", "GROUP_BY",
-             "ROW_LIMIT", "LOG_LEVEL", "CUPTI", "CUPTI_LIB", "BUFFER_MB", "CHILD"]
+             "ROW_LIMIT", "LOG_LEVEL", "CUPTI", "CUPTI_LIB", "BUFFER_MB", "CHILD", "HANDLE_SIGNALS"]
 BAD_VALUES = {"empty": b"", "garbage": b"#%!garbage?", "negative": b"-7", "huge": b"9" * 4000,
               "non_utf8": b"\xff\xfe\x80bad"}
 
@@ -568,6 +689,11 @@ CASES = {
     "exit_sigterm": signal_case("SIGTERM", False),
     "exit_sigint": signal_case("SIGINT", False),
     "exit_sigterm_app_handler": signal_case("SIGTERM", True),
+    "exit_sigterm_handled": handled_signal_case("SIGTERM"),
+    "exit_sigint_handled": handled_signal_case("SIGINT"),
+    "exit_sigterm_handled_app_exit": case_handled_app_exit,
+    "exit_sigterm_handled_chained": case_handled_chained,
+    "exit_signals_handled_dispositions": case_handled_dispositions,
     "exit_live_threads": case_live_threads,
     "exit_python_os_exit": case_python_os_exit,
     "fork_stress_light": fork_case("light"),
