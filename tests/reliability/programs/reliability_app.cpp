@@ -89,7 +89,7 @@ int end_by_signal(const std::string& which, bool handler) {
 // Launches a kernel until a signal ends the process (opt-in signal handling). After
 // `announce` launches it prints "recording" so the driver knows the trace has kernels. `busy`:
 // the launches go on, so the signal usually lands inside a CUDA call; `idle`: the program
-// then waits in pause(). `exit3`: the program's own SIGTERM handler calls exit(3) (installed
+// then waits in pause(); `big`: 3 million more calls first, then pause(). `exit3`: the program's own SIGTERM handler calls exit(3) (installed
 // in main, after the agent's: it replaces the agent's handler).
 void exit_with_3(int) { std::exit(3); }
 
@@ -108,11 +108,14 @@ int loop_until_signal(const std::string& how, bool own_handler_exits) {
   __cudaRegisterFatBinaryEnd(module);
   constexpr int announce = 20;
   for (int i = 0; i < announce; ++i) launch_loop_kernel();
+  if (how == "big") {  // a trace too big to be written within the handler's bound
+    for (long i = 0; i < 3000000; ++i) cudaStreamSynchronize(nullptr);
+  }
   // write(2), not stdio: a signal handler calling exit() while fflush is under way would
   // flush the line a second time.
   const char line[] = "recording\n";
   (void)!write(STDOUT_FILENO, line, sizeof line - 1);
-  if (how == "idle") for (;;) pause();
+  if (how != "busy") for (;;) pause();
   for (;;) launch_loop_kernel();
 }
 
