@@ -18,6 +18,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 
 class Failed(Exception):
@@ -260,6 +261,38 @@ def case_handled_big_trace(env):
     drops = document["profagent_drops"]["host_events"]
     expect(calls + drops == 3000000, f"{calls} recorded + {drops} dropped != 3000000 calls")
     return f"died of SIGTERM after writing {calls} calls ({drops} dropped)"
+
+
+def case_handled_second_signal(env):
+    """SIGINT while the agent is writing the trace of a SIGTERM (the flush thread has said
+    "flushing at SIGTERM"; 3 million events take far longer to write than a kill takes): the
+    second signal is not held back behind the first (that would end the process by SIGTERM):
+    it goes to its previous action, and the process dies of SIGINT. The time from SIGINT to
+    the end is printed, not asserted."""
+    out = env.out("handled_second")
+    run_env = clean_environment()
+    run_env.update(dict(HANDLED, PROFAGENT_OUTPUT_DIR=out, PROFAGENT_CUPTI="off",
+                        LD_PRELOAD=env.agent, LD_LIBRARY_PATH=env.devsim))
+    process = subprocess.Popen([env.app, "loop", "big"], env=run_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, preexec_fn=reset_signals(signal.SIG_DFL))
+    try:
+        expect(process.stdout.readline() == b"recording\n", "the program never started recording")
+        process.send_signal(signal.SIGTERM)
+        sent = None
+        for line in process.stderr:
+            if b"flushing at SIGTERM" in line:
+                process.send_signal(signal.SIGINT)
+                sent = time.monotonic()
+                break
+        expect(sent is not None, "the agent never said it was flushing at SIGTERM")
+        process.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    expect(process.returncode == -signal.SIGINT, f"status {process.returncode}, expected death by SIGINT")
+    return f"SIGINT during the SIGTERM flush: status {process.returncode}, ended {took:.3f} s after SIGINT"
 
 
 def case_handled_app_exit(env):
@@ -711,6 +744,7 @@ CASES = {
     "exit_sigterm_handled": handled_signal_case("SIGTERM"),
     "exit_sigint_handled": handled_signal_case("SIGINT"),
     "exit_sigterm_handled_big_trace": case_handled_big_trace,
+    "exit_sigterm_handled_second_signal": case_handled_second_signal,
     "exit_sigterm_handled_app_exit": case_handled_app_exit,
     "exit_sigterm_handled_chained": case_handled_chained,
     "exit_signals_handled_dispositions": case_handled_dispositions,
