@@ -37,6 +37,7 @@ HandledSignal g_handled[] = {{SIGTERM, {}}, {SIGINT, {}}};
 int g_request_pipe[2] = {-1, -1};  // handler -> flush thread: the signal number, one byte
 int g_done_pipe[2] = {-1, -1};     // flush thread -> handler: the flush is over
 std::atomic<bool> g_first_signal_taken{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the handler's flag must be async-signal-safe");
 pid_t g_owner_pid = 0;             // a forked child has no flush thread: it never waits
 
 const struct sigaction* previous_action(int number) noexcept {
@@ -124,7 +125,7 @@ void honour_previous(int number, siginfo_t* info, void* context) noexcept {
   call_previous(number, *previous, info, context);
 }
 
-void on_signal(int number, siginfo_t* info, void* context) {
+void on_signal(int number, siginfo_t* info, void* context) noexcept {
   const int saved_errno = errno;
   if (getpid() == g_owner_pid && !g_first_signal_taken.exchange(true)) flush_with_bound(number);
   honour_previous(number, info, context);
@@ -133,7 +134,7 @@ void on_signal(int number, siginfo_t* info, void* context) {
 
 // ---- the flush thread ---------------------------------------------------------------------
 
-void* flush_thread(void*) {
+void* flush_thread(void*) noexcept {
   collector::AgentBusy busy;  // nothing this thread does is the program's
   unsigned char number = 0;
   ssize_t got = 0;
