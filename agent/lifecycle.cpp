@@ -77,8 +77,18 @@ void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
 }
 
+// PROFAGENT_HANDLE_SIGNALS: installed here, not at init, so that a process without CUDA (a
+// launcher, a shell) is untouched and handlers the program set up first are chained. CPython
+// installs its SIGINT handler (KeyboardInterrupt) only if SIGINT is still SIG_DFL at start-up;
+// installed at init, ours silently took Ctrl-C's KeyboardInterrupt away from every script.
+void install_opt_in_signal_handlers() noexcept {
+  if (!g_config->handle_signals || install_signal_handlers()) return;
+  log(LogLevel::Warn, "PROFAGENT_HANDLE_SIGNALS: could not start the flush thread; signals are left alone");
+}
+
 void on_first_cuda_use() noexcept {
   register_exit_handler();
+  install_opt_in_signal_handlers();
   start_device_poller();
 }
 
@@ -99,9 +109,6 @@ AgentState initialise() noexcept {
     // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
     // dlopen hook). Never exported (DESIGN.md decision 7).
     hooks::diopi::start({.record_shapes = g_config->record_shapes, .report = report_diopi});
-    if (g_config->handle_signals && !install_signal_handlers()) {
-      log(LogLevel::Warn, "PROFAGENT_HANDLE_SIGNALS: could not start the flush thread; signals are left alone");
-    }
     return AgentState::Ready;
   } catch (...) {
     return AgentState::Disabled;

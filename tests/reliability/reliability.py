@@ -13,6 +13,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -295,18 +296,23 @@ def case_handled_second_signal(env):
     return f"SIGINT during the SIGTERM flush: status {process.returncode}, ended {took:.3f} s after SIGINT"
 
 
-def case_handled_app_exit(env):
-    """The program's own SIGTERM handler (installed after the agent's, so it replaces it) calls
-    exit(3): status 3 as without the agent, the trace written by the normal exit handler."""
-    out = env.out("handled_app_exit")
-    command = [env.app, "loop", "idle", "exit3"]
-    agent = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), signal.SIGTERM, env.agent)
-    plain = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), signal.SIGTERM, None)
-    expect_unchanged(agent, plain)
-    expect(agent.returncode == 3, f"status {agent.returncode}, the handler calls exit(3)")
-    expect(flushed_at(agent) == ["exit"], f"flushes: {flushed_at(agent)}")
-    kernels = trace_with_kernels(out)
-    return f"status 3 with and without the agent, trace by the exit handler with {kernels} kernels"
+def handled_app_exit_case(when):
+    """The program's own SIGTERM handler calls exit(3): status 3 as without the agent. `late`
+    (installed after the first CUDA call, so it replaces the agent's): the trace is written by
+    the normal exit handler; `early` (before it): the agent writes the trace, then calls it."""
+    def case(env):
+        out = env.out(f"handled_app_exit_{when}")
+        command = [env.app, "loop", "idle", when]
+        extra = dict(HANDLED, PROFAGENT_OUTPUT_DIR=out)
+        agent = run_until_signal(env, command, extra, signal.SIGTERM, env.agent)
+        plain = run_until_signal(env, command, extra, signal.SIGTERM, None)
+        expect_unchanged(agent, plain)
+        expect(agent.returncode == 3, f"status {agent.returncode}, the handler calls exit(3)")
+        wanted = ["exit"] if when == "late" else ["SIGTERM"]
+        expect(flushed_at(agent) == wanted, f"flushes: {flushed_at(agent)}, expected {wanted}")
+        kernels = trace_with_kernels(out)
+        return f"status 3 with and without the agent, trace written at {wanted[0]} with {kernels} kernels"
+    return case
 
 
 def case_handled_chained(env):
@@ -326,6 +332,34 @@ def case_handled_chained(env):
     expect(flushed_at(agent) == ["SIGTERM"], f"flushes: {flushed_at(agent)}")
     one_valid_trace(out, {"cudaMalloc": 1, "cudaFree": 1})
     return "Python's own SIGTERM handler ran after the trace was written: status 3"
+
+
+def case_handled_python(env):
+    """A Python program (as a torchrun worker): CPython has no SIGTERM handler, so the agent's
+    runs: trace written, death by SIGTERM as without the agent. CPython installs its SIGINT
+    handler at start-up, before the agent's (installed at the first CUDA call), which chains it:
+    trace written, then KeyboardInterrupt with its traceback, as without the agent."""
+    script = (PY_RUNTIME + "import time\n"
+              "p = ctypes.c_void_p()\n"
+              "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n"
+              "print('recording', flush=True)\n"
+              "while True: time.sleep(0.05)\n")
+    command = ["/usr/bin/python3", "-c", script]
+    notes = []
+    for sig, flushed in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
+        out = env.out(f"handled_python_{sig.name}")
+        extra = dict(HANDLED, PROFAGENT_OUTPUT_DIR=out)
+        agent = run_until_signal(env, command, extra, sig, env.agent)
+        plain = run_until_signal(env, command, extra, sig, None)
+        # The traceback's line number is where the interpreter was when the signal landed (the
+        # print or the loop): the one thing that may differ.
+        for run_ in (agent, plain):
+            run_.stderr = re.sub(r", line \d+,", ", line N,", run_.stderr)
+        expect_unchanged(agent, plain, f"{sig.name}: ")
+        expect(flushed_at(agent) == [flushed], f"{sig.name}: flushes {flushed_at(agent)}, expected [{flushed!r}]")
+        one_valid_trace(out, {"cudaMalloc": 1, "cudaFree": 1})
+        notes.append(f"{sig.name}: status {agent.returncode}, written at {flushed}")
+    return "; ".join(notes)
 
 
 def case_handled_dispositions(env):
@@ -745,8 +779,10 @@ CASES = {
     "exit_sigint_handled": handled_signal_case("SIGINT"),
     "exit_sigterm_handled_big_trace": case_handled_big_trace,
     "exit_sigterm_handled_second_signal": case_handled_second_signal,
-    "exit_sigterm_handled_app_exit": case_handled_app_exit,
+    "exit_sigterm_handled_app_exit": handled_app_exit_case("late"),
+    "exit_sigterm_handled_app_exit_chained": handled_app_exit_case("early"),
     "exit_sigterm_handled_chained": case_handled_chained,
+    "exit_signals_handled_python": case_handled_python,
     "exit_signals_handled_dispositions": case_handled_dispositions,
     "exit_live_threads": case_live_threads,
     "exit_python_os_exit": case_python_os_exit,

@@ -89,8 +89,9 @@ int end_by_signal(const std::string& which, bool handler) {
 // Launches a kernel until a signal ends the process (opt-in signal handling). After
 // `announce` launches it prints "recording" so the driver knows the trace has kernels. `busy`:
 // the launches go on, so the signal usually lands inside a CUDA call; `idle`: the program
-// then waits in pause(); `big`: 3 million more calls first, then pause(). `exit3`: the program's own SIGTERM handler calls exit(3) (installed
-// in main, after the agent's: it replaces the agent's handler).
+// then waits in pause(); `big`: 3 million more calls first, then pause(). `handler`: the
+// program's own SIGTERM handler calls exit(3); `late`: installed after the first CUDA call,
+// where the agent installs its own (which it replaces), `early`: before (the agent chains it).
 void exit_with_3(int) { std::exit(3); }
 
 char g_loop_stub;
@@ -100,14 +101,15 @@ void launch_loop_kernel() {
   cudaDeviceSynchronize();
 }
 
-int loop_until_signal(const std::string& how, bool own_handler_exits) {
-  if (own_handler_exits) signal(SIGTERM, exit_with_3);
+int loop_until_signal(const std::string& how, const std::string& handler) {
+  if (handler == "early") signal(SIGTERM, exit_with_3);
   void** module = __cudaRegisterFatBinary(nullptr);
   __cudaRegisterFunction(module, &g_loop_stub, const_cast<char*>("loop_kernel"), "loop_kernel", -1, nullptr,
                          nullptr, nullptr, nullptr, nullptr);
   __cudaRegisterFatBinaryEnd(module);
   constexpr int announce = 20;
   for (int i = 0; i < announce; ++i) launch_loop_kernel();
+  if (handler == "late") signal(SIGTERM, exit_with_3);
   if (how == "big") {  // a trace too big to be written within the handler's bound
     for (long i = 0; i < 3000000; ++i) cudaStreamSynchronize(nullptr);
   }
@@ -247,7 +249,7 @@ int main(int argc, char** argv) {
   if (mode == "end") return end_by(argc > 2 ? argv[2] : "return", int(arg(3, 0)));
   if (mode == "exec" && argc > 2) return exec_into(argv + 2);
   if (mode == "signal") return end_by_signal(argc > 2 ? argv[2] : "SIGTERM", argc > 3);
-  if (mode == "loop") return loop_until_signal(argc > 2 ? argv[2] : "busy", argc > 3);
+  if (mode == "loop") return loop_until_signal(argc > 2 ? argv[2] : "busy", argc > 3 ? argv[3] : "");
   if (mode == "dispositions") {
     some_work(1);
     std::printf("SIGTERM %s SIGINT %s\n", disposition(SIGTERM), disposition(SIGINT));
