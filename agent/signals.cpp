@@ -69,6 +69,7 @@ void flush_with_bound(int number) noexcept {
   timespec deadline{};
   clock_gettime(CLOCK_MONOTONIC, &deadline);
   deadline.tv_sec += kFlushWaitMs / 1000;
+  deadline.tv_nsec += long(kFlushWaitMs % 1000) * 1000000;  // may exceed 1 s: only subtracted
   pollfd done{.fd = g_done_pipe[0], .events = POLLIN, .revents = 0};
   for (;;) {
     const long left = milliseconds_until(deadline);
@@ -76,14 +77,18 @@ void flush_with_bound(int number) noexcept {
   }
 }
 
-// The default action of SIGTERM/SIGINT ends the process: reinstall it and let the signal be
-// delivered again. raise() alone would only leave it pending (it is blocked while its handler
-// runs), hence the unblock.
-void die_by_default(int number) noexcept {
+void set_default_action(int number) noexcept {
   struct sigaction fallback{};
   fallback.sa_handler = SIG_DFL;
   sigemptyset(&fallback.sa_mask);
   sigaction(number, &fallback, nullptr);
+}
+
+// The default action of SIGTERM/SIGINT ends the process: reinstall it and let the signal be
+// delivered again. raise() alone would only leave it pending (it is blocked while its handler
+// runs), hence the unblock.
+void die_by_default(int number) noexcept {
+  set_default_action(number);
   raise(number);
   sigset_t only{};
   sigemptyset(&only);
@@ -91,25 +96,28 @@ void die_by_default(int number) noexcept {
   pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
 }
 
-// Calls the program's earlier handler as the kernel would have: its own mask (and SA_NODEFER)
-// for the call, SA_RESETHAND honoured, the signature its SA_SIGINFO flag says.
-void call_previous(int number, const struct sigaction& previous, siginfo_t* info, void* context) noexcept {
-  if ((previous.sa_flags & SA_RESETHAND) != 0) {
-    struct sigaction fallback{};
-    fallback.sa_handler = SIG_DFL;
-    sigemptyset(&fallback.sa_mask);
-    sigaction(number, &fallback, nullptr);
-  }
+// The mask the kernel would have set for the earlier handler: its sa_mask, plus the signal
+// itself unless SA_NODEFER. Returns the mask to restore afterwards.
+sigset_t apply_previous_mask(int number, const struct sigaction& previous) noexcept {
   sigset_t mask = previous.sa_mask;
-  if ((previous.sa_flags & SA_NODEFER) == 0) sigaddset(&mask, number);
+  const bool nodefer = (previous.sa_flags & SA_NODEFER) != 0;
+  if (!nodefer) sigaddset(&mask, number);
   sigset_t before{};
   pthread_sigmask(SIG_BLOCK, &mask, &before);
-  if ((previous.sa_flags & SA_NODEFER) != 0) {
+  if (nodefer) {
     sigset_t only{};
     sigemptyset(&only);
     sigaddset(&only, number);
     pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
   }
+  return before;
+}
+
+// Calls the program's earlier handler as the kernel would have: its mask, SA_RESETHAND
+// honoured, the signature its SA_SIGINFO flag says.
+void call_previous(int number, const struct sigaction& previous, siginfo_t* info, void* context) noexcept {
+  if ((previous.sa_flags & SA_RESETHAND) != 0) set_default_action(number);
+  const sigset_t before = apply_previous_mask(number, previous);
   if ((previous.sa_flags & SA_SIGINFO) != 0) {
     previous.sa_sigaction(number, info, context);
   } else {
