@@ -296,6 +296,23 @@ def case_handled_second_signal(env):
     return f"SIGINT during the SIGTERM flush: status {process.returncode}, ended {took:.3f} s after SIGINT"
 
 
+def case_handled_app_reraise(env):
+    """The program's SIGTERM handler, installed before the agent's, restores SIG_DFL and
+    re-raises (the case that left rocprofiler's processes running, pitfalls §8): the agent
+    writes the trace, calls it, and the process still dies of SIGTERM."""
+    out = env.out("handled_app_reraise")
+    command = [env.app, "loop", "idle", "reraise"]
+    extra = dict(HANDLED, PROFAGENT_OUTPUT_DIR=out)
+    agent = run_until_signal(env, command, extra, signal.SIGTERM, env.agent)
+    plain = run_until_signal(env, command, extra, signal.SIGTERM, None)
+    expect_unchanged(agent, plain)
+    expect(agent.returncode == -signal.SIGTERM, f"status {agent.returncode}")
+    expect("own handler" in agent.stdout, f"the program's handler did not run: {agent.stdout!r}")
+    expect(flushed_at(agent) == ["SIGTERM"], f"flushes: {flushed_at(agent)}")
+    kernels = trace_with_kernels(out)
+    return f"own handler ran, status {agent.returncode} as without the agent, trace with {kernels} kernels"
+
+
 def handled_app_exit_case(when):
     """The program's own SIGTERM handler calls exit(3): status 3 as without the agent. `late`
     (installed after the first CUDA call, so it replaces the agent's): the trace is written by
@@ -781,6 +798,7 @@ CASES = {
     "exit_sigterm_handled_second_signal": case_handled_second_signal,
     "exit_sigterm_handled_app_exit": handled_app_exit_case("late"),
     "exit_sigterm_handled_app_exit_chained": handled_app_exit_case("early"),
+    "exit_sigterm_handled_app_reraise": case_handled_app_reraise,
     "exit_sigterm_handled_chained": case_handled_chained,
     "exit_signals_handled_python": case_handled_python,
     "exit_signals_handled_dispositions": case_handled_dispositions,

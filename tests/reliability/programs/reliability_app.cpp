@@ -91,7 +91,8 @@ int end_by_signal(const std::string& which, bool handler) {
 // the launches go on, so the signal usually lands inside a CUDA call; `idle`: the program
 // then waits in pause(); `big`: 3 million more calls first, then pause(). `handler`: the
 // program's own SIGTERM handler calls exit(3); `late`: installed after the first CUDA call,
-// where the agent installs its own (which it replaces), `early`: before (the agent chains it).
+// where the agent installs its own (which it replaces), `early`: before (the agent chains it);
+// `reraise`: before, the handler that restores SIG_DFL and re-raises (own_handler above).
 void exit_with_3(int) { std::exit(3); }
 
 char g_loop_stub;
@@ -103,6 +104,7 @@ void launch_loop_kernel() {
 
 int loop_until_signal(const std::string& how, const std::string& handler) {
   if (handler == "early") signal(SIGTERM, exit_with_3);
+  if (handler == "reraise") signal(SIGTERM, own_handler);
   void** module = __cudaRegisterFatBinary(nullptr);
   __cudaRegisterFunction(module, &g_loop_stub, const_cast<char*>("loop_kernel"), "loop_kernel", -1, nullptr,
                          nullptr, nullptr, nullptr, nullptr);
