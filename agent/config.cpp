@@ -173,7 +173,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 20> kVariables = {{
+const std::array<Variable, 21> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -210,6 +210,7 @@ const std::array<Variable, 20> kVariables = {{
      [](const Config& c) { return std::to_string(c.buffer_mb); }},
     {"CHILD", [](std::string_view t, Config& c) { return parse_child(t, c.child); },
      [](const Config& c) { return std::string(c.child == ChildPolicy::Off ? "off" : "light"); }},
+    PROFAGENT_BOOL_VARIABLE("HANDLE_SIGNALS", handle_signals),
 }};
 
 #undef PROFAGENT_COUNT_VARIABLE

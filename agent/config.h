@@ -49,6 +49,9 @@ struct Config {
   std::string cupti_lib;        // explicit libcupti path; empty: search
   uint32_t buffer_mb = 256;     // host event arena per process (collector default)
   ChildPolicy child = ChildPolicy::Light;  // PROFAGENT_CHILD=light|off
+  // Opt-in (pitfalls §8 rule 1: no signal is touched by default): on SIGTERM/SIGINT the trace
+  // is written, then the previous action runs (agent/signals.h).
+  bool handle_signals = false;
 
   // The effective configuration as (PROFAGENT_ variable, value) pairs.
   std::vector<std::pair<std::string, std::string>> to_pairs() const;

@@ -11,6 +11,7 @@
 #include "agent/device_poller.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
+#include "agent/signals.h"
 #include "collector/api.h"
 #include "collector/log.h"
 #include "collector/session.h"
@@ -76,8 +77,18 @@ void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
 }
 
+// PROFAGENT_HANDLE_SIGNALS: installed here, not at init, so that a process without CUDA (a
+// launcher, a shell) is untouched and handlers the program set up first are chained. CPython
+// installs its SIGINT handler (KeyboardInterrupt) only if SIGINT is still SIG_DFL at start-up;
+// installed at init, ours silently took Ctrl-C's KeyboardInterrupt away from every script.
+void install_opt_in_signal_handlers() noexcept {
+  if (!g_config->handle_signals || install_signal_handlers()) return;
+  log(LogLevel::Warn, "PROFAGENT_HANDLE_SIGNALS: could not start the flush thread; signals are left alone");
+}
+
 void on_first_cuda_use() noexcept {
   register_exit_handler();
+  install_opt_in_signal_handlers();
   start_device_poller();
 }
 

@@ -13,11 +13,13 @@ import argparse
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 
 class Failed(Exception):
@@ -174,6 +176,228 @@ def signal_case(which, handler):
     return case
 
 
+# ---- opt-in signal handling (PROFAGENT_HANDLE_SIGNALS=1) -------------------------------------
+
+HANDLED = {"PROFAGENT_HANDLE_SIGNALS": "1", "PROFAGENT_LOG_LEVEL": "debug"}
+
+
+def reset_signals(to):
+    """For preexec_fn: SIGTERM and SIGINT start as `to` in the program, whatever ctest had."""
+    def reset():
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, to)
+    return reset
+
+
+def run_until_signal(env, command, env_extra, sig, preload):
+    """Starts `command`, waits for its "recording" line, sends `sig`, collects the rest."""
+    run_env = clean_environment()
+    run_env.update(env_extra)
+    run_env["LD_LIBRARY_PATH"] = env.devsim
+    if preload:
+        run_env["LD_PRELOAD"] = preload
+    process = subprocess.Popen(command, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               preexec_fn=reset_signals(signal.SIG_DFL))
+    first = process.stdout.readline()
+    if first == b"recording\n":
+        process.send_signal(sig)
+    try:
+        stdout, stderr = process.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise Failed(f"{command[1:]} did not end within 60 s of {sig.name} (preload: {bool(preload)})")
+    expect(first == b"recording\n", f"the program never started recording: {first!r} {stderr[-400:]!r}")
+    return Run(type("C", (), {"stdout": (first + stdout).decode("utf-8", "replace"),
+                              "stderr": stderr.decode("utf-8", "replace"),
+                              "returncode": process.returncode}))
+
+
+def flushed_at(agent):
+    return [line.split("flushing at ")[1] for line in agent.agent_lines() if "flushing at " in line]
+
+
+def trace_with_kernels(out):
+    document = one_valid_trace(out)
+    kernels = [e for e in events(document) if e.get("cat") == "kernel"]
+    launches = events(document, "cudaLaunchKernel")
+    expect(len(kernels) >= 20 and len(launches) >= 20,
+           f"{len(kernels)} kernels and {len(launches)} launches in the trace, the program made 20 before the signal")
+    return len(kernels)
+
+
+def handled_signal_case(which):
+    """The agent's handler: trace written by the flush thread, then the default action: the
+    process dies of the same signal as without the agent. The signal lands while the program
+    launches kernels (often inside a CUDA call)."""
+    def case(env):
+        out = env.out(f"handled_{which}")
+        sig = getattr(signal, which)
+        command = [env.app, "loop", "busy"]
+        agent = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), sig, env.agent)
+        plain = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), sig, None)
+        expect(plain.returncode == -sig, f"without the agent the program ended with {plain.returncode}")
+        expect_unchanged(agent, plain)
+        expect(flushed_at(agent) == [which], f"flushes: {flushed_at(agent)} (stderr {agent.stderr[-400:]!r})")
+        kernels = trace_with_kernels(out)
+        expect(closing_line(agent).startswith("[profagent] wrote "), f"closing line {closing_line(agent)!r}")
+        return f"status {agent.returncode} with and without the agent, trace with {kernels} kernels"
+    return case
+
+
+def case_handled_big_trace(env):
+    """3 million events: more than can be written within the handler's 2 s bound on a slow
+    machine. Whatever the speed, the process still dies of SIGTERM (never hangs), and a
+    published trace is complete. Known gap: a write cut short leaves its hidden .tmp file."""
+    out = env.out("handled_big")
+    command = [env.app, "loop", "big"]
+    extra = dict(HANDLED, PROFAGENT_OUTPUT_DIR=out, PROFAGENT_CUPTI="off")
+    agent = run_until_signal(env, command, extra, signal.SIGTERM, env.agent)
+    expect(agent.returncode == -signal.SIGTERM, f"status {agent.returncode}: {agent.stderr[-400:]!r}")
+    expect(flushed_at(agent) == ["SIGTERM"], f"flushes: {flushed_at(agent)}")
+    if not traces(out):
+        return f"died of SIGTERM, trace not finished within the bound ({sorted(os.listdir(out))})"
+    document = one_valid_trace(out)
+    calls = len(events(document, "cudaStreamSynchronize"))
+    drops = document["profagent_drops"]["host_events"]
+    expect(calls + drops == 3000000, f"{calls} recorded + {drops} dropped != 3000000 calls")
+    return f"died of SIGTERM after writing {calls} calls ({drops} dropped)"
+
+
+def case_handled_second_signal(env):
+    """SIGINT while the agent is writing the trace of a SIGTERM (the flush thread has said
+    "flushing at SIGTERM"; 3 million events take far longer to write than a kill takes): the
+    second signal is not held back behind the first (that would end the process by SIGTERM):
+    it goes to its previous action, and the process dies of SIGINT. The time from SIGINT to
+    the end is printed, not asserted."""
+    out = env.out("handled_second")
+    run_env = clean_environment()
+    run_env.update(dict(HANDLED, PROFAGENT_OUTPUT_DIR=out, PROFAGENT_CUPTI="off",
+                        LD_PRELOAD=env.agent, LD_LIBRARY_PATH=env.devsim))
+    process = subprocess.Popen([env.app, "loop", "big"], env=run_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, preexec_fn=reset_signals(signal.SIG_DFL))
+    try:
+        expect(process.stdout.readline() == b"recording\n", "the program never started recording")
+        process.send_signal(signal.SIGTERM)
+        sent = None
+        for line in process.stderr:
+            if b"flushing at SIGTERM" in line:
+                process.send_signal(signal.SIGINT)
+                sent = time.monotonic()
+                break
+        expect(sent is not None, "the agent never said it was flushing at SIGTERM")
+        process.communicate(timeout=60)
+        took = time.monotonic() - sent
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    expect(process.returncode == -signal.SIGINT, f"status {process.returncode}, expected death by SIGINT")
+    return f"SIGINT during the SIGTERM flush: status {process.returncode}, ended {took:.3f} s after SIGINT"
+
+
+def case_handled_app_reraise(env):
+    """The program's SIGTERM handler, installed before the agent's, restores SIG_DFL and
+    re-raises (the case that left rocprofiler's processes running, pitfalls §8): the agent
+    writes the trace, calls it, and the process still dies of SIGTERM."""
+    out = env.out("handled_app_reraise")
+    command = [env.app, "loop", "idle", "reraise"]
+    extra = dict(HANDLED, PROFAGENT_OUTPUT_DIR=out)
+    agent = run_until_signal(env, command, extra, signal.SIGTERM, env.agent)
+    plain = run_until_signal(env, command, extra, signal.SIGTERM, None)
+    expect_unchanged(agent, plain)
+    expect(agent.returncode == -signal.SIGTERM, f"status {agent.returncode}")
+    expect("own handler" in agent.stdout, f"the program's handler did not run: {agent.stdout!r}")
+    expect(flushed_at(agent) == ["SIGTERM"], f"flushes: {flushed_at(agent)}")
+    kernels = trace_with_kernels(out)
+    return f"own handler ran, status {agent.returncode} as without the agent, trace with {kernels} kernels"
+
+
+def handled_app_exit_case(when):
+    """The program's own SIGTERM handler calls exit(3): status 3 as without the agent. `late`
+    (installed after the first CUDA call, so it replaces the agent's): the trace is written by
+    the normal exit handler; `early` (before it): the agent writes the trace, then calls it."""
+    def case(env):
+        out = env.out(f"handled_app_exit_{when}")
+        command = [env.app, "loop", "idle", when]
+        extra = dict(HANDLED, PROFAGENT_OUTPUT_DIR=out)
+        agent = run_until_signal(env, command, extra, signal.SIGTERM, env.agent)
+        plain = run_until_signal(env, command, extra, signal.SIGTERM, None)
+        expect_unchanged(agent, plain)
+        expect(agent.returncode == 3, f"status {agent.returncode}, the handler calls exit(3)")
+        wanted = ["exit"] if when == "late" else ["SIGTERM"]
+        expect(flushed_at(agent) == wanted, f"flushes: {flushed_at(agent)}, expected {wanted}")
+        kernels = trace_with_kernels(out)
+        return f"status 3 with and without the agent, trace written at {wanted[0]} with {kernels} kernels"
+    return case
+
+
+def case_handled_chained(env):
+    """A handler installed BEFORE the agent's (Python's SIGTERM handler, then the agent loaded
+    with dlopen): the agent writes the trace, then calls it; it exits with status 3."""
+    out = env.out("handled_chained")
+    script = ("import ctypes, signal, sys, time\n"
+              "signal.signal(signal.SIGTERM, lambda *a: sys.exit(3))\n"
+              f"ctypes.CDLL({env.agent!r}, mode=ctypes.RTLD_GLOBAL)\n" + PY_RUNTIME +
+              "p = ctypes.c_void_p()\n"
+              "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n"
+              "print('recording', flush=True)\n"
+              "while True: time.sleep(0.05)\n")
+    command = ["/usr/bin/python3", "-c", script]
+    agent = run_until_signal(env, command, dict(HANDLED, PROFAGENT_OUTPUT_DIR=out), signal.SIGTERM, None)
+    expect(agent.returncode == 3, f"status {agent.returncode}: {agent.stderr[-400:]!r}")
+    expect(flushed_at(agent) == ["SIGTERM"], f"flushes: {flushed_at(agent)}")
+    one_valid_trace(out, {"cudaMalloc": 1, "cudaFree": 1})
+    return "Python's own SIGTERM handler ran after the trace was written: status 3"
+
+
+def case_handled_python(env):
+    """A Python program (as a torchrun worker): CPython has no SIGTERM handler, so the agent's
+    runs: trace written, death by SIGTERM as without the agent. CPython installs its SIGINT
+    handler at start-up, before the agent's (installed at the first CUDA call), which chains it:
+    trace written, then KeyboardInterrupt with its traceback, as without the agent."""
+    script = (PY_RUNTIME + "import time\n"
+              "p = ctypes.c_void_p()\n"
+              "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n"
+              "print('recording', flush=True)\n"
+              "while True: time.sleep(0.05)\n")
+    command = ["/usr/bin/python3", "-c", script]
+    notes = []
+    for sig, flushed in ((signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "SIGINT")):
+        out = env.out(f"handled_python_{sig.name}")
+        extra = dict(HANDLED, PROFAGENT_OUTPUT_DIR=out)
+        agent = run_until_signal(env, command, extra, sig, env.agent)
+        plain = run_until_signal(env, command, extra, sig, None)
+        # The traceback's line number is where the interpreter was when the signal landed (the
+        # print or the loop): the one thing that may differ.
+        for run_ in (agent, plain):
+            run_.stderr = re.sub(r", line \d+,", ", line N,", run_.stderr)
+        expect_unchanged(agent, plain, f"{sig.name}: ")
+        expect(flushed_at(agent) == [flushed], f"{sig.name}: flushes {flushed_at(agent)}, expected [{flushed!r}]")
+        one_valid_trace(out, {"cudaMalloc": 1, "cudaFree": 1})
+        notes.append(f"{sig.name}: status {agent.returncode}, written at {flushed}")
+    return "; ".join(notes)
+
+
+def case_handled_dispositions(env):
+    """What the program sees in main: default without the variable, the agent's handler with
+    it, and an inherited SIG_IGN left ignored."""
+    seen = {}
+    for label, extra, start in (("unset", {}, signal.SIG_DFL), ("on", HANDLED, signal.SIG_DFL),
+                                ("on_ignored", HANDLED, signal.SIG_IGN)):
+        run_env = clean_environment()
+        run_env.update(dict(extra, PROFAGENT_OUTPUT_DIR=env.out("dispositions"),
+                            LD_PRELOAD=env.agent, LD_LIBRARY_PATH=env.devsim))
+        completed = subprocess.run([env.app, "dispositions"], env=run_env, capture_output=True, timeout=60,
+                                   preexec_fn=reset_signals(start))
+        expect(completed.returncode == 0, f"{label}: status {completed.returncode}")
+        seen[label] = completed.stdout.decode().strip()
+    wanted = {"unset": "SIGTERM default SIGINT default", "on": "SIGTERM handler SIGINT handler",
+              "on_ignored": "SIGTERM ignored SIGINT ignored"}
+    expect(seen == wanted, f"dispositions {seen}, expected {wanted}")
+    return "; ".join(f"{k}: {v}" for k, v in seen.items())
+
+
 def case_live_threads(env):
     out = env.out("live_threads")
     agent, plain = both(env, [env.app, "live_threads"], {"PROFAGENT_OUTPUT_DIR": out}, timeout=60)
@@ -305,7 +529,7 @@ def count_case(name, args, extra):
 
 VARIABLES = ["OUTPUT_DIR", "SCHEDULE", "SKIP_FIRST", "WAIT", "WARMUP", "ACTIVE", "REPEAT", "STEP_ON",
              "ACTIVITIES", "RECORD_SHAPES", "PROFILE_MEMORY", "WITH_STACK", "SORT_BY", "GROUP_BY",
-             "ROW_LIMIT", "LOG_LEVEL", "CUPTI", "CUPTI_LIB", "BUFFER_MB", "CHILD"]
+             "ROW_LIMIT", "LOG_LEVEL", "CUPTI", "CUPTI_LIB", "BUFFER_MB", "CHILD", "HANDLE_SIGNALS"]
 BAD_VALUES = {"empty": b"", "garbage": b"#%!garbage?", "negative": b"-7", "huge": b"9" * 4000,
               "non_utf8": b"\xff\xfe\x80bad"}
 
@@ -568,6 +792,16 @@ CASES = {
     "exit_sigterm": signal_case("SIGTERM", False),
     "exit_sigint": signal_case("SIGINT", False),
     "exit_sigterm_app_handler": signal_case("SIGTERM", True),
+    "exit_sigterm_handled": handled_signal_case("SIGTERM"),
+    "exit_sigint_handled": handled_signal_case("SIGINT"),
+    "exit_sigterm_handled_big_trace": case_handled_big_trace,
+    "exit_sigterm_handled_second_signal": case_handled_second_signal,
+    "exit_sigterm_handled_app_exit": handled_app_exit_case("late"),
+    "exit_sigterm_handled_app_exit_chained": handled_app_exit_case("early"),
+    "exit_sigterm_handled_app_reraise": case_handled_app_reraise,
+    "exit_sigterm_handled_chained": case_handled_chained,
+    "exit_signals_handled_python": case_handled_python,
+    "exit_signals_handled_dispositions": case_handled_dispositions,
     "exit_live_threads": case_live_threads,
     "exit_python_os_exit": case_python_os_exit,
     "fork_stress_light": fork_case("light"),

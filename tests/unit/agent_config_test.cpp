@@ -124,7 +124,8 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 19);
+  CHECK(pairs.size() == 20);
+  CHECK(pairs["PROFAGENT_HANDLE_SIGNALS"] == "false");
   CHECK(pairs["PROFAGENT_CHILD"] == "light");
   CHECK(pairs["PROFAGENT_WAIT"] == "1");
   CHECK(pairs["PROFAGENT_ACTIVE"] == "2");
@@ -142,4 +143,15 @@ TEST_CASE("PROFAGENT_CHILD: light (default) or off; anything else warns and keep
   CHECK(parse({{"PROFAGENT_CHILD", "full"}}, warnings).child == profagent::agent::ChildPolicy::Light);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "PROFAGENT_CHILD has an invalid value; using the default (light)");
+}
+
+TEST_CASE("PROFAGENT_HANDLE_SIGNALS: off by default; a boolean; anything else warns and keeps off") {
+  std::vector<std::string> warnings;
+  CHECK_FALSE(parse({}, warnings).handle_signals);
+  CHECK(parse({{"PROFAGENT_HANDLE_SIGNALS", "1"}}, warnings).handle_signals);
+  CHECK(parse({{"PROFAGENT_HANDLE_SIGNALS", " Yes "}}, warnings).handle_signals);
+  CHECK(warnings.empty());
+  CHECK_FALSE(parse({{"PROFAGENT_HANDLE_SIGNALS", "sometimes"}}, warnings).handle_signals);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "PROFAGENT_HANDLE_SIGNALS has an invalid value; using the default (false)");
 }

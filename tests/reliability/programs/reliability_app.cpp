@@ -86,6 +86,52 @@ int end_by_signal(const std::string& which, bool handler) {
   return 97;
 }
 
+// Launches a kernel until a signal ends the process (opt-in signal handling). After
+// `announce` launches it prints "recording" so the driver knows the trace has kernels. `busy`:
+// the launches go on, so the signal usually lands inside a CUDA call; `idle`: the program
+// then waits in pause(); `big`: 3 million more calls first, then pause(). `handler`: the
+// program's own SIGTERM handler calls exit(3); `late`: installed after the first CUDA call,
+// where the agent installs its own (which it replaces), `early`: before (the agent chains it);
+// `reraise`: before, the handler that restores SIG_DFL and re-raises (own_handler above).
+void exit_with_3(int) { std::exit(3); }
+
+char g_loop_stub;
+
+void launch_loop_kernel() {
+  cudaLaunchKernel(&g_loop_stub, dim3(1), dim3(1), nullptr, 0, nullptr);
+  cudaDeviceSynchronize();
+}
+
+int loop_until_signal(const std::string& how, const std::string& handler) {
+  if (handler == "early") signal(SIGTERM, exit_with_3);
+  if (handler == "reraise") signal(SIGTERM, own_handler);
+  void** module = __cudaRegisterFatBinary(nullptr);
+  __cudaRegisterFunction(module, &g_loop_stub, const_cast<char*>("loop_kernel"), "loop_kernel", -1, nullptr,
+                         nullptr, nullptr, nullptr, nullptr);
+  __cudaRegisterFatBinaryEnd(module);
+  constexpr int announce = 20;
+  for (int i = 0; i < announce; ++i) launch_loop_kernel();
+  if (handler == "late") signal(SIGTERM, exit_with_3);
+  if (how == "big") {  // a trace too big to be written within the handler's bound
+    for (long i = 0; i < 3000000; ++i) cudaStreamSynchronize(nullptr);
+  }
+  // write(2), not stdio: a signal handler calling exit() while fflush is under way would
+  // flush the line a second time.
+  const char line[] = "recording\n";
+  (void)!write(STDOUT_FILENO, line, sizeof line - 1);
+  if (how != "busy") for (;;) pause();
+  for (;;) launch_loop_kernel();
+}
+
+// How SIGTERM and SIGINT are disposed of once main runs (the agent must leave SIG_IGN alone).
+const char* disposition(int sig) {
+  struct sigaction action{};
+  sigaction(sig, nullptr, &action);
+  if ((action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == SIG_IGN) return "ignored";
+  if ((action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == SIG_DFL) return "default";
+  return "handler";
+}
+
 // Threads keep calling CUDA while main returns: the flush must neither crash nor hang.
 int exit_with_live_threads() {
   some_work(1);
@@ -205,6 +251,12 @@ int main(int argc, char** argv) {
   if (mode == "end") return end_by(argc > 2 ? argv[2] : "return", int(arg(3, 0)));
   if (mode == "exec" && argc > 2) return exec_into(argv + 2);
   if (mode == "signal") return end_by_signal(argc > 2 ? argv[2] : "SIGTERM", argc > 3);
+  if (mode == "loop") return loop_until_signal(argc > 2 ? argv[2] : "busy", argc > 3 ? argv[3] : "");
+  if (mode == "dispositions") {
+    some_work(1);
+    std::printf("SIGTERM %s SIGINT %s\n", disposition(SIGTERM), disposition(SIGINT));
+    return 0;
+  }
   if (mode == "live_threads") return exit_with_live_threads();
   if (mode == "fork_stress") return fork_stress(int(arg(2, 50)));
   if (mode == "threads") return many_threads(int(arg(2, 64)), arg(3, 100000));
@@ -220,6 +272,6 @@ int main(int argc, char** argv) {
     print_expect("cudaMalloc", arg(2, 3));
     return int(arg(3, 0));
   }
-  std::fprintf(stderr, "usage: reliability_app end|exec|signal|live_threads|fork_stress|threads|short_threads|hostile|work ...\n");
+  std::fprintf(stderr, "usage: reliability_app end|exec|signal|loop|dispositions|live_threads|fork_stress|threads|short_threads|hostile|work ...\n");
   return 2;
 }

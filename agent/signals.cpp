@@ -1,0 +1,195 @@
+// PROFAGENT_HANDLE_SIGNALS=1: the trace is written on SIGTERM/SIGINT, then the previous action
+// runs (pitfalls §8 rule 3; the design follows the lessons of rocprofiler-sdk and dd-trace-py
+// listed there: no interposed sigaction, a handler that only flags and writes to a pipe, the
+// real work on another thread, a bounded wait, the default action by re-raising unblocked).
+//
+// Why the flush runs on its own thread: the signal may interrupt a thread holding an agent,
+// CUPTI or runtime lock; flushing on that thread could deadlock forever. On the flush thread it
+// can at worst take longer than the 2 s the handler waits, and the process then ends by its
+// previous action without a trace, as it would without the agent.
+#include "agent/signals.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+
+#include "agent/lifecycle.h"
+#include "agent/log.h"
+#include "collector/api.h"
+
+namespace profagent::agent {
+namespace {
+
+constexpr int kFlushWaitMs = 2000;
+
+struct HandledSignal {
+  int number;
+  struct sigaction previous;  // written before ours is installed, read-only afterwards
+};
+HandledSignal g_handled[] = {{SIGTERM, {}}, {SIGINT, {}}};
+
+int g_request_pipe[2] = {-1, -1};  // handler -> flush thread: the signal number, one byte
+int g_done_pipe[2] = {-1, -1};     // flush thread -> handler: the flush is over
+std::atomic<bool> g_first_signal_taken{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "the handler's flag must be async-signal-safe");
+pid_t g_owner_pid = 0;             // a forked child has no flush thread: it never waits
+
+const struct sigaction* previous_action(int number) noexcept {
+  for (const HandledSignal& handled : g_handled) {
+    if (handled.number == number) return &handled.previous;
+  }
+  return nullptr;
+}
+
+bool is_plain(const struct sigaction& action, void (*which)(int)) noexcept {
+  return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == which;
+}
+
+// ---- in the handler: async-signal-safe calls only ----------------------------------------
+
+long milliseconds_until(const timespec& deadline) noexcept {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1000000;
+}
+
+// Asks the flush thread to write the trace and waits for it, at most kFlushWaitMs.
+void flush_with_bound(int number) noexcept {
+  const unsigned char byte = static_cast<unsigned char>(number);
+  ssize_t written = 0;
+  do written = write(g_request_pipe[1], &byte, 1);
+  while (written < 0 && errno == EINTR);
+  if (written != 1) return;
+  timespec deadline{};
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += kFlushWaitMs / 1000;
+  deadline.tv_nsec += long(kFlushWaitMs % 1000) * 1000000;  // may exceed 1 s: only subtracted
+  pollfd done{.fd = g_done_pipe[0], .events = POLLIN, .revents = 0};
+  for (;;) {
+    const long left = milliseconds_until(deadline);
+    if (left <= 0 || poll(&done, 1, int(left)) >= 0 || errno != EINTR) return;
+  }
+}
+
+void set_default_action(int number) noexcept {
+  struct sigaction fallback{};
+  fallback.sa_handler = SIG_DFL;
+  sigemptyset(&fallback.sa_mask);
+  sigaction(number, &fallback, nullptr);
+}
+
+// The default action of SIGTERM/SIGINT ends the process: reinstall it and let the signal be
+// delivered again. raise() alone would only leave it pending (it is blocked while its handler
+// runs), hence the unblock.
+void die_by_default(int number) noexcept {
+  set_default_action(number);
+  raise(number);
+  sigset_t only{};
+  sigemptyset(&only);
+  sigaddset(&only, number);
+  pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+}
+
+// The mask the kernel would have set for the earlier handler: its sa_mask, plus the signal
+// itself unless SA_NODEFER. Returns the mask to restore afterwards.
+sigset_t apply_previous_mask(int number, const struct sigaction& previous) noexcept {
+  sigset_t mask = previous.sa_mask;
+  const bool nodefer = (previous.sa_flags & SA_NODEFER) != 0;
+  if (!nodefer) sigaddset(&mask, number);
+  sigset_t before{};
+  pthread_sigmask(SIG_BLOCK, &mask, &before);
+  if (nodefer) {
+    sigset_t only{};
+    sigemptyset(&only);
+    sigaddset(&only, number);
+    pthread_sigmask(SIG_UNBLOCK, &only, nullptr);
+  }
+  return before;
+}
+
+// Calls the program's earlier handler as the kernel would have: its mask, SA_RESETHAND
+// honoured, the signature its SA_SIGINFO flag says.
+void call_previous(int number, const struct sigaction& previous, siginfo_t* info, void* context) noexcept {
+  if ((previous.sa_flags & SA_RESETHAND) != 0) set_default_action(number);
+  const sigset_t before = apply_previous_mask(number, previous);
+  if ((previous.sa_flags & SA_SIGINFO) != 0) {
+    previous.sa_sigaction(number, info, context);
+  } else {
+    previous.sa_handler(number);
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+}
+
+void honour_previous(int number, siginfo_t* info, void* context) noexcept {
+  const struct sigaction* previous = previous_action(number);
+  if (previous == nullptr || is_plain(*previous, SIG_DFL)) return die_by_default(number);
+  if (is_plain(*previous, SIG_IGN)) return;
+  call_previous(number, *previous, info, context);
+}
+
+void on_signal(int number, siginfo_t* info, void* context) noexcept {
+  const int saved_errno = errno;
+  if (getpid() == g_owner_pid && !g_first_signal_taken.exchange(true)) flush_with_bound(number);
+  honour_previous(number, info, context);
+  errno = saved_errno;
+}
+
+// ---- the flush thread ---------------------------------------------------------------------
+
+void* flush_thread(void*) noexcept {
+  collector::AgentBusy busy;  // nothing this thread does is the program's
+  unsigned char number = 0;
+  ssize_t got = 0;
+  do got = read(g_request_pipe[0], &number, 1);
+  while (got < 0 && errno == EINTR);
+  if (got != 1) return nullptr;
+  flush_all(number == SIGINT ? "SIGINT" : "SIGTERM");
+  const unsigned char done = 1;
+  (void)!write(g_done_pipe[1], &done, 1);
+  return nullptr;
+}
+
+// Every signal blocked in the new thread (it inherits the mask), so no signal of the
+// program is ever delivered to it.
+bool start_flush_thread() noexcept {
+  sigset_t all{}, before{};
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &before);
+  pthread_t thread{};
+  const bool started = pthread_create(&thread, nullptr, flush_thread, nullptr) == 0;
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (started) pthread_detach(thread);
+  return started;
+}
+
+// A signal the process ignores (nohup, a launcher's SIG_IGN) stays ignored and untouched.
+void install_one(HandledSignal& handled) noexcept {
+  struct sigaction current{};
+  if (sigaction(handled.number, nullptr, &current) != 0 || is_plain(current, SIG_IGN)) return;
+  handled.previous = current;
+  struct sigaction ours{};
+  ours.sa_sigaction = on_signal;
+  ours.sa_flags = SA_SIGINFO | (current.sa_flags & (SA_RESTART | SA_ONSTACK));
+  sigemptyset(&ours.sa_mask);
+  sigaction(handled.number, &ours, nullptr);
+}
+
+}  // namespace
+
+bool install_signal_handlers() noexcept {
+  if (pipe2(g_request_pipe, O_CLOEXEC) != 0) return false;
+  if (pipe2(g_done_pipe, O_CLOEXEC) != 0) return false;
+  g_owner_pid = getpid();
+  if (!start_flush_thread()) return false;
+  for (HandledSignal& handled : g_handled) install_one(handled);
+  log(LogLevel::Debug, "SIGTERM and SIGINT write the trace (PROFAGENT_HANDLE_SIGNALS)");
+  return true;
+}
+
+}  // namespace profagent::agent

@@ -1,0 +1,22 @@
+// Opt-in SIGTERM/SIGINT handling, PROFAGENT_HANDLE_SIGNALS=1 (issue #6, pitfalls §8).
+//
+// Off by default: the agent then touches no signal. When on, the first CUDA call installs one
+// handler for SIGTERM and SIGINT (never interposing sigaction/signal; a signal the process
+// ignores is left alone). Not at init: CPython installs its SIGINT handler only over SIG_DFL,
+// so an earlier handler of ours would take KeyboardInterrupt away from Python programs. The
+// handler does only async-signal-safe things: it claims a "first signal" flag, writes a byte
+// to a pipe read by the agent's flush thread (which runs flush_all, the exit paths' idempotent
+// flush), waits for its answer at most 2 s, then honours the previous action — the default
+// one by re-raising the signal (same status as without the agent), a function by calling it.
+// A second signal goes straight to the previous action.
+//
+// A handler the program installs after ours replaces it: ours then never runs and the program
+// behaves as without the agent.
+#pragma once
+
+namespace profagent::agent {
+
+// Installs the handlers and starts the flush thread; false (and nothing installed) on failure.
+bool install_signal_handlers() noexcept;
+
+}  // namespace profagent::agent
