@@ -19,6 +19,10 @@ ChunkPool::ChunkPool(size_t bytes) noexcept {
   count_ = uint32_t(count);
 }
 
+ChunkPool::~ChunkPool() {
+  if (arena_ != nullptr) munmap(arena_, size_t(count_) * kChunkBytes);
+}
+
 Chunk* ChunkPool::at(uint32_t index) const noexcept {
   return reinterpret_cast<Chunk*>(arena_ + size_t(index) * kChunkBytes);
 }

@@ -37,6 +37,7 @@ class ChunkPool {
   // Reserves `bytes` (rounded down to whole chunks, at least one). A failed mmap leaves an
   // empty pool: every pop() then returns nullptr and the caller counts drops.
   explicit ChunkPool(size_t bytes) noexcept;
+  ~ChunkPool();  // returns the arena (the agent's pool is leaked and never destroyed)
   ChunkPool(const ChunkPool&) = delete;
   ChunkPool& operator=(const ChunkPool&) = delete;
 

@@ -1,6 +1,7 @@
 #include "collector/clock.h"
 
 #include <cpuid.h>
+#include <pthread.h>
 #include <time.h>
 #include <x86intrin.h>
 
@@ -19,13 +20,28 @@ namespace {
 std::atomic<uint8_t> g_source{uint8_t(Source::Unknown)};
 
 // Anchors live in a leaked vector: a freeze may run during exit, after static destructors.
+// A fork while another thread holds the lock (a window cut) must not leave the child's copy
+// locked: the child's own exit flush takes an anchor.
 std::mutex& anchor_mutex() {
-  static auto* mutex = new std::mutex;
+  static auto* mutex = [] {
+    auto* created = new std::mutex;
+    pthread_atfork([] { anchor_mutex().lock(); }, [] { anchor_mutex().unlock(); },
+                   [] { anchor_mutex().unlock(); });
+    return created;
+  }();
   return *mutex;
 }
 std::vector<Anchor>& anchors() {
   static auto* list = new std::vector<Anchor>;
   return *list;
+}
+
+// Built when the library loads, while the process has one thread: a function-local static
+// first built by one thread while another forks leaves the child waiting forever on its
+// initialisation guard (reliability.fork_stress_light hung on names' table()).
+[[gnu::constructor]] void build_anchor_list_at_load() {
+  anchor_mutex();
+  anchors();
 }
 
 bool cpuid_invariant_tsc() noexcept {

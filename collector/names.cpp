@@ -30,6 +30,11 @@ NameTable& table() {
   return *instance;
 }
 
+// Built when the library loads, while the process has one thread: a function-local static
+// first built by one thread while another forks leaves the child waiting forever on its
+// initialisation guard (reliability.fork_stress_light hung on names' table()).
+[[gnu::constructor]] void build_name_table_at_load() { table(); }
+
 }  // namespace
 
 NameId intern(std::string_view name) noexcept {

@@ -35,6 +35,11 @@ Session& session() {
   return *instance;
 }
 
+// Built when the library loads, while the process has one thread: a function-local static
+// first built by one thread while another forks leaves the child waiting forever on its
+// initialisation guard (reliability.fork_stress_light hung on names' table()).
+[[gnu::constructor]] static void build_session_at_load() { session(); }
+
 namespace {
 
 enum CudaState : uint8_t { kCudaUnused = 0, kCudaStarting = 1, kCudaReady = 2 };
@@ -52,6 +57,7 @@ void session_fork_child() noexcept {
   new (&s.links) std::unordered_map<uint32_t, uint64_t>;
   new (&s.older_links) std::unordered_map<uint32_t, uint64_t>;
   new (&s.carried) std::vector<ThreadEvents>;
+  s.forked_child.store(true);
   g_device_tracing.store(false);
   if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();
 }

@@ -18,6 +18,9 @@ struct Session {
   std::atomic<bool> started{false};
   std::atomic<bool> backend_started{false};
   std::atomic<bool> backend_ready{false};  // start_backend() done: set_active() may be called
+  // A forked child (until exec): the runtime's own locks may be held by parent threads that
+  // do not exist here, so the child's freeze asks the runtime nothing (no platform facts).
+  std::atomic<bool> forked_child{false};
   std::mutex freeze_mutex;  // see the lock order in session.h
   std::mutex mutex;         // guards everything below
   DeviceBackend* backend = nullptr;  // leaked (hooks may be inside it)

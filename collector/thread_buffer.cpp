@@ -31,7 +31,6 @@ struct Registry {
 
 std::atomic<Registry*> g_registry{nullptr};
 std::atomic<size_t> g_configured_bytes{kDefaultBufferBytes};
-std::mutex g_create_mutex;  // trivially destructible in libstdc++: safe at exit
 
 void on_thread_exit(void* value) {
   auto* buffer = static_cast<ThreadBuffer*>(value);
@@ -52,17 +51,24 @@ void fork_child() noexcept {
   r->mutex.unlock();
 }
 
+// Racing threads each build one and publish with a compare-and-swap; the losers take theirs
+// apart. No lock: a fork while another thread created the registry under a mutex left the
+// child that mutex locked forever (reliability.fork_stress_light hung 1 run in 7).
 Registry* create_registry() noexcept {
-  std::lock_guard lock(g_create_mutex);
-  if (Registry* existing = g_registry.load(std::memory_order_acquire)) return existing;
   auto* registry = new (std::nothrow) Registry;
   if (!registry) return nullptr;
   registry->pool = new (std::nothrow) ChunkPool(g_configured_bytes.load());
   if (!registry->pool || pthread_key_create(&registry->exit_key, &on_thread_exit) != 0) {
-    return nullptr;  // leaked on purpose: this path only happens when memory is exhausted
+    return g_registry.load(std::memory_order_acquire);  // leaked: memory is exhausted anyway
+  }
+  Registry* existing = nullptr;
+  if (!g_registry.compare_exchange_strong(existing, registry, std::memory_order_acq_rel)) {
+    pthread_key_delete(registry->exit_key);
+    delete registry->pool;
+    delete registry;
+    return existing;
   }
   pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
-  g_registry.store(registry, std::memory_order_release);
   return registry;
 }
 

@@ -41,7 +41,7 @@ DeviceBatch collect_device_records() {
 }
 
 PlatformInfo query_platform(const Session& s) {
-  if (!s.options.platform_info || !cuda_used()) return {};
+  if (!s.options.platform_info || !cuda_used() || s.forked_child.load()) return {};
   AgentBusy busy;  // the agent's own CUDA calls are not the program's
   try {
     return s.options.platform_info();
