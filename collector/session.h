@@ -84,8 +84,8 @@ void discard_window() noexcept;
 // this periodically; freeze_window() does it too).
 void poll_device() noexcept;
 
-// Commits the memory the host event buffers will use next, off the recording threads (an
-// agent thread calls this periodically; collector/chunk_pool.h says why).
+// Commits the memory the host event buffers will use next, off the recording threads, once
+// anything was recorded (an agent thread calls this periodically; collector/chunk_pool.h says why).
 void warm_host_buffers() noexcept;
 
 // True once any CUDA hook ran (cuda_in_use()).

@@ -242,7 +242,8 @@ void warm_host_buffers() noexcept {
   // since the last call: twice what they took, so a steady rate never reaches cold pages.
   constexpr uint32_t kMinAheadChunks = (8u << 20) / kChunkBytes;
   static std::atomic<uint32_t> last_handed_out{0};
-  Registry* r = registry();
+  // Nothing recorded yet (an idle or host-less process): commit nothing for it.
+  Registry* r = g_registry.load(std::memory_order_acquire);
   if (r == nullptr) return;
   const uint32_t handed_out = r->pool->handed_out();
   const uint32_t taken = handed_out - last_handed_out.exchange(handed_out);
@@ -293,9 +294,8 @@ HostEvent* begin_record_slow() noexcept {
       }
       return nullptr;
     }
-    if (buffer->used < buffer->capacity) return &buffer->slots[buffer->used];
   }
-  if (grow(buffer) == nullptr) {
+  if (grow(buffer) == nullptr) {  // a (re)registered buffer has no chunk yet either
     count_drop(buffer);
     return nullptr;
   }
