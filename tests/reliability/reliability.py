@@ -824,15 +824,38 @@ CASES = {
 }
 
 
+def all_cases():
+    """This file's cases and those of every tests/reliability/cases_*.py (a module-level CASES
+    dict each), so that a topic's cases live in a file of their own."""
+    import importlib
+    found = dict(CASES)
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    # Case modules `import reliability` for the helpers above: let them share this very module
+    # (run as __main__), so that its Failed is the one main() catches.
+    sys.modules.setdefault("reliability", sys.modules[__name__])
+    for path in sorted(glob.glob(os.path.join(here, "cases_*.py"))):
+        module = importlib.import_module(os.path.splitext(os.path.basename(path))[0])
+        clash = set(found) & set(module.CASES)
+        if clash:
+            raise SystemExit(f"reliability: case names defined twice: {sorted(clash)}")
+        found.update(module.CASES)
+    return found
+
+
 def main():
+    if sys.argv[1:] == ["--list"]:  # CMake reads the case names from here (one per line)
+        print("\n".join(sorted(all_cases())))
+        return 0
+    cases = all_cases()
     parser = argparse.ArgumentParser()
     for option in ("agent", "app", "devsim", "cudart", "work"):
         parser.add_argument("--" + option, required=True)
-    parser.add_argument("case", choices=sorted(CASES))
+    parser.add_argument("case", choices=sorted(cases))
     options = parser.parse_args()
     os.makedirs(options.work, exist_ok=True)
     try:
-        summary = CASES[options.case](Env(options))
+        summary = cases[options.case](Env(options))
     except Failed as failure:
         print(f"FAILED reliability.{options.case}: {failure}")
         return 1
