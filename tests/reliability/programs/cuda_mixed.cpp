@@ -2,9 +2,7 @@
 // linked to libcudart.so.13; halfway it dlopens libcuda12_plugin.so, linked to libcudart.so.12,
 // then uses its own runtime again. Each side prints what its own runtime reports.
 //
-//   cuda_mixed <path of libcuda12_plugin.so> [local|global]
-#include <dlfcn.h>
-
+//   cuda_mixed <libcuda12_plugin.so> [local|global]
 #include <cstring>
 
 #define CUDA_SIDE_MAJOR 13
@@ -17,19 +15,10 @@ int main(int argc, char** argv) {
   }
   const int scope = argc > 2 && std::strcmp(argv[2], "global") == 0 ? RTLD_GLOBAL : RTLD_LOCAL;
   Counts mine = run_side(2);
-  void* plugin = dlopen(argv[1], RTLD_NOW | scope);
-  auto* run = plugin ? reinterpret_cast<void (*)(int, long*)>(dlsym(plugin, "cuda12_plugin_run")) : nullptr;
-  if (run == nullptr) {
-    std::fprintf(stderr, "cuda_mixed: cannot load the plugin: %s\n", dlerror());
-    return 3;
-  }
-  long theirs[5] = {};
-  run(3, theirs);
+  Counts theirs;
+  if (!run_plugin(argv[1], scope, 3, theirs)) return 3;
   run_rounds(1, mine);  // the CUDA 13 side again, now that both runtimes are loaded
   own_last_error(mine);
-  Counts all = mine;
-  all.malloc_calls += theirs[0], all.memcpy_calls += theirs[1], all.launches += theirs[2];
-  all.free_calls += theirs[3], all.syncs += theirs[4];
-  print_expect(all, theirs[2], mine.launches);
+  print_expect(mine + theirs, theirs.launches, mine.launches);
   return 0;
 }

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
@@ -128,6 +129,28 @@ Counts run_side(int rounds) {
   own_last_error(counts);
   std::fflush(stdout);
   return counts;
+}
+
+// Loads the other major's half (cuda_plugin.cpp) with dlopen(`scope`) and runs it: `theirs`
+// gets its counts. False (said on stderr) when it cannot be loaded.
+[[maybe_unused]] bool run_plugin(const char* path, int scope, int rounds, Counts& theirs) {
+  void* plugin = dlopen(path, RTLD_NOW | scope);
+  auto* run = plugin ? reinterpret_cast<void (*)(int, long*)>(dlsym(plugin, "cuda_plugin_run")) : nullptr;
+  if (run == nullptr) {
+    std::fprintf(stderr, "cannot load the plugin: %s\n", dlerror());
+    return false;
+  }
+  long counts[5] = {};
+  run(rounds, counts);
+  theirs.malloc_calls = counts[0], theirs.memcpy_calls = counts[1], theirs.launches = counts[2];
+  theirs.free_calls = counts[3], theirs.syncs = counts[4];
+  return true;
+}
+
+[[maybe_unused]] Counts operator+(Counts a, const Counts& b) {
+  a.malloc_calls += b.malloc_calls, a.memcpy_calls += b.memcpy_calls, a.launches += b.launches;
+  a.free_calls += b.free_calls, a.syncs += b.syncs;
+  return a;
 }
 
 // The checker's "expect" line: hooked calls by API name, kernels by name, over both sides.
