@@ -8,9 +8,11 @@
 //   https://docs.nvidia.com/cuda/archive/12.2.0/cuda-runtime-api/structcudaDeviceProp.html
 // (field names and types; that page lists them alphabetically), in declaration order as
 // NVIDIA's Holoscan documentation of the CUDA 12 struct lists them,
-//   https://docs.nvidia.com/holoscan/sdk-user-guide/generated/structholoscan_1_1cuda_1_1cudaDeviceProp.html
-// The layout is frozen for all of 12.x: fields added by later 12.x releases (deviceNumaConfig,
-// deviceNumaId, mpsEnabled, hostNumaId, gpuPciDeviceID, ...) took slots of `reserved`.
+//   https://docs.nvidia.com/holoscan/sensor-bridge/2.3.1/api/cpp/structholoscan_1_1cuda_1_1cudadeviceprop.html
+// The layout is frozen for all of 12.x (the struct is fixed at each major.0 and grows by
+// attributes in minor releases): 12.0 ends in 63 reserved ints, and fields added by later
+// 12.x releases (deviceNumaConfig, deviceNumaId, mpsEnabled, hostNumaId, ...) took slots of
+// `reserved`, which is why the CUDA 13 struct still has 63 ints after unifiedFunctionPointers.
 //
 // Plain C++ over <driver_types.h> (for cudaUUID_t), so test programs built without nvcc 12 can
 // declare `cudaGetDeviceProperties_v2` with it.
