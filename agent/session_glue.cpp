@@ -16,12 +16,21 @@
 namespace profagent::agent {
 namespace {
 
-hooks::RealSymbol g_device_count{"cudaGetDeviceCount"};
-hooks::RealSymbol g_device_attribute{"cudaDeviceGetAttribute"};
-hooks::RealSymbol g_properties_v2{"cudaGetDeviceProperties_v2"};  // CUDA 12 runtimes only
-hooks::RealSymbol g_properties{"cudaGetDeviceProperties"};
-hooks::RealSymbol g_runtime_version{"cudaRuntimeGetVersion"};
-hooks::RealSymbol g_driver_version{"cudaDriverGetVersion"};
+// The agent's own queries take whichever runtime is loaded (nullptr: 13 first, then 12); every
+// runtime the process holds describes the same devices.
+hooks::RealSymbol g_device_count{"cudaGetDeviceCount", nullptr};
+hooks::RealSymbol g_device_attribute{"cudaDeviceGetAttribute", nullptr};
+hooks::RealSymbol g_properties_v2{"cudaGetDeviceProperties_v2", nullptr};  // CUDA 12 runtimes only
+hooks::RealSymbol g_properties{"cudaGetDeviceProperties", nullptr};
+hooks::RealSymbol g_runtime_version{"cudaRuntimeGetVersion", nullptr};
+hooks::RealSymbol g_driver_version{"cudaDriverGetVersion", nullptr};
+// Dropped with every other cached address when the process unloads an object.
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_device_count, g_device_count);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_device_attribute, g_device_attribute);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_properties_v2, g_properties_v2);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_properties, g_properties);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_runtime_version, g_runtime_version);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_driver_version, g_driver_version);
 
 template <typename Fn>
 Fn* real(hooks::RealSymbol& symbol) {
