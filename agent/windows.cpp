@@ -284,12 +284,12 @@ bool start_windows(const Config& config) noexcept {
     w->schedule = {config.skip_first, config.wait, config.warmup, config.active, config.repeat};
     std::vector<std::string> warnings;
     const StepOn step_on = parse_step_on(config.step_on, warnings);
-    std::string error;
-    if (!collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &error)) {
-      warnings.push_back("PROFAGENT_STEP_ON: " + error + "; no step marker is used");
-    }
+    std::string problem;  // patterns left out; the other markers still work
+    const bool marked = collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &problem);
+    if (!marked) problem = "no step marker could be set up";
+    if (!problem.empty()) warnings.push_back("PROFAGENT_STEP_ON: " + problem);
     for (const std::string& warning : warnings) log(LogLevel::Warn, warning);
-    w->profiler_api = step_on.markers.profiler_api && error.empty();
+    w->profiler_api = step_on.markers.profiler_api && marked;
     w->step_start = collector::now();
     g_windows = w;
     pthread_atfork(nullptr, nullptr, forget_exports_in_child);
