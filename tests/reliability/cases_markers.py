@@ -1,8 +1,14 @@
 """Issue 10, points 9-12: step markers that cannot hang or crash the program, warnings that
 stay one line, the launcher forwarding signals, address-space limits, and a closing line
 when a schedule or marker never let anything be recorded. Programs: programs/markers.cmake."""
+import fcntl
 import os
+import pty
 import re
+import resource
+import signal
+import subprocess
+import termios
 
 import reliability as R
 
@@ -72,8 +78,113 @@ def case_markers_bad_items(env):
     return f"2 warning lines ({len(lines[0])} and {len(lines[1])} characters), windows {WINDOWS}"
 
 
+# ---- point 10: `profagent run` forwards signals ------------------------------------------------
+
+FORWARDED = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2]
+
+
+def default_signals():
+    """preexec_fn: the forwarded signals start at their default action, unblocked (whatever
+    ctest had), and a SIGQUIT death leaves no core file."""
+    for sig in FORWARDED:
+        signal.signal(sig, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, FORWARDED)
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+class Waiter:
+    """signal_waiter started directly or through `profagent run`, up to its "ready <pid>"."""
+
+    def __init__(self, env, args, out, launcher, preexec_fn=default_signals, pass_fds=()):
+        run_env = R.clean_environment()
+        run_env.update(PROFAGENT_OUTPUT_DIR=out, LD_LIBRARY_PATH=env.devsim)
+        command = [program(env, "signal_waiter")] + args
+        if launcher:
+            command = [program(env, "profagent"), "run", "--"] + command
+        self.process = subprocess.Popen(command, env=run_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        preexec_fn=preexec_fn, pass_fds=pass_fds)
+        self.first = self.process.stdout.readline().decode()
+        R.expect(self.first.startswith("ready "), f"{command}: no ready line: {self.first!r}")
+        self.pid = int(self.first.split()[1])  # the program's (the launcher's child when launched)
+        self.out = out
+
+    def line(self):
+        return self.process.stdout.readline().decode()
+
+    def finish(self):
+        try:
+            stdout, stderr = self.process.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            stdout, stderr = self.process.communicate()
+            raise R.Failed(f"still running 30 s after the signal: {stderr[-300:]!r}")
+        finally:
+            if os.path.exists(f"/proc/{self.pid}"):  # an orphan: never leave it behind
+                os.kill(self.pid, signal.SIGKILL)
+                raise R.Failed(f"the program (pid {self.pid}) outlived the launcher")
+        # The agent's lines, and the launcher's closing report (its lines and the files listed).
+        ours = ("[profagent]", "profagent:", "  " + self.out)
+        lines = [l for l in stderr.decode().splitlines() if not l.startswith(ours)]
+        return stdout.decode(), lines, self.process.returncode
+
+
+def case_launcher_forwards_signals(env):
+    """Each signal sent to the launcher (as docker stop or a supervisor sends it) reaches the
+    program, which handles it (status 3) or dies of it (launcher status 128+N), as the program
+    run directly does; the program is reaped, never orphaned."""
+    out = env.out("launcher_signals")
+    seen = []
+    for sig in FORWARDED:
+        for mode in (["handle", str(int(sig))], ["default"]):
+            results = []
+            for launcher in (True, False):
+                waiter = Waiter(env, mode, out, launcher)
+                waiter.process.send_signal(sig)
+                results.append(waiter.finish())
+            (stdout, lines, status), (plain_stdout, plain_lines, plain_status) = results
+            wanted = 3 if mode[0] == "handle" else 128 + sig
+            R.expect(status == wanted, f"{sig.name} {mode[0]}: launcher status {status}, expected {wanted}")
+            R.expect(plain_status == (3 if mode[0] == "handle" else -sig), f"{sig.name}: direct run {plain_status}")
+            R.expect(stdout == plain_stdout, f"{sig.name} {mode[0]}: stdout {stdout!r}, directly {plain_stdout!r}")
+            R.expect(lines == plain_lines, f"{sig.name} {mode[0]}: stderr {lines}, directly {plain_lines}")
+            if mode[0] == "handle":
+                R.expect(stdout == f"got {sig.name}\n", f"{sig.name}: the program printed {stdout!r}")
+            seen.append(f"{sig.name}:{status}")
+    return "launcher statuses " + " ".join(seen) + ", no orphan"
+
+
+def case_launcher_terminal_sigint(env):
+    """Ctrl-C on the terminal goes to the launcher and the program (one foreground process
+    group): the launcher must not send a second SIGINT. The program prints each signal it
+    gets; a SIGUSR1 sent to the launcher afterwards is forwarded and ends it: exactly one
+    SIGINT came before."""
+    out = env.out("launcher_terminal")
+    master, slave = pty.openpty()
+
+    def on_terminal():
+        default_signals()
+        os.setsid()
+        fcntl.ioctl(slave, termios.TIOCSCTTY, 0)  # the pty is the controlling terminal
+
+    try:
+        waiter = Waiter(env, ["handle", str(int(signal.SIGUSR1))], out, True, on_terminal, (slave,))
+        os.write(master, b"\x03")  # Ctrl-C: the line discipline signals the foreground group
+        got = waiter.line()
+        R.expect(got == "got SIGINT\n", f"after Ctrl-C the program printed {got!r}")
+        waiter.process.send_signal(signal.SIGUSR1)
+        stdout, lines, status = waiter.finish()
+    finally:
+        os.close(master)
+        os.close(slave)
+    R.expect(stdout == "got SIGUSR1\n", f"after SIGUSR1 the program printed {stdout!r} (a second SIGINT?)")
+    R.expect(status == 3, f"launcher status {status}")
+    return "Ctrl-C reached the program once, SIGUSR1 forwarded, status 3"
+
+
 CASES = {
     "markers_kernel_hostile": marker_case("kernel", "^train_step_end$"),
     "markers_range_hostile": marker_case("range", "^step_boundary$"),
     "markers_bad_items": case_markers_bad_items,
+    "launcher_forwards_signals": case_launcher_forwards_signals,
+    "launcher_terminal_sigint": case_launcher_terminal_sigint,
 }
