@@ -9,6 +9,7 @@
 #include <string>
 
 #include "agent/device_poller.h"
+#include "agent/drop_report.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
@@ -170,10 +171,7 @@ void print_table(const std::string& table) noexcept {
 // trace that is short of events never looks complete (its profagent_drops has the numbers).
 void report_drops(const Trace& trace) {
   const DropCounters& drops = trace.drops;
-  if (drops.host_events != 0) {
-    log(LogLevel::Warn, std::to_string(drops.host_events) +
-                            " host events dropped: the thread buffers were full (raise PROFAGENT_BUFFER_MB)");
-  }
+  if (drops.host_events != 0) log(LogLevel::Warn, host_drops_line(drops));
   if (drops.device_records != 0) {
     log(LogLevel::Warn, std::to_string(drops.device_records) + " device records dropped by CUPTI");
   }
@@ -202,8 +200,9 @@ void flush_all(const char* reason) noexcept {
       print_line("wrote nothing: the recorded window could not be frozen");
       return;
     }
-    // A process that never used CUDA (a launcher, a worker) leaves no trace behind.
-    if (trace->host.empty() && trace->device.empty()) return;
+    // A process that never used CUDA (a launcher, a worker) leaves no trace behind; one whose
+    // every event was dropped (an address-space limit) writes the drop counters.
+    if (trace->host.empty() && trace->device.empty() && trace->drops.host_events == 0) return;
     export_trace(*trace);
   } catch (...) {
     print_line("wrote nothing: the exporter failed");

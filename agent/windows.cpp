@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "agent/drop_report.h"
 #include "agent/log.h"
 #include "agent/step_on.h"
 #include "collector/clock.h"
@@ -87,10 +88,7 @@ std::string window_title(const Trace& trace) {
 // Lost events are said with the window they are missing from (as lifecycle.cpp does for the
 // window written at exit).
 void report_drops(const Trace& trace) {
-  if (trace.drops.host_events != 0) {
-    log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.host_events) +
-                            " host events dropped: the thread buffers were full (raise PROFAGENT_BUFFER_MB)");
-  }
+  if (trace.drops.host_events != 0) log(LogLevel::Warn, window_title(trace) + ": " + host_drops_line(trace.drops));
   if (trace.drops.device_records != 0) {
     log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.device_records) +
                             " device records dropped by CUPTI");

@@ -181,10 +181,56 @@ def case_launcher_terminal_sigint(env):
     return "Ctrl-C reached the program once, SIGUSR1 forwarded, status 3"
 
 
+# ---- point 11: address-space limits --------------------------------------------------------------
+
+def run_limited(env, command, extra, preload, limit):
+    """R.run under RLIMIT_AS = limit bytes (as `ulimit -v`)."""
+    run_env = R.clean_environment()
+    run_env.update(extra, LD_LIBRARY_PATH=env.devsim)
+    if preload:
+        run_env["LD_PRELOAD"] = env.agent
+    completed = subprocess.run(command, env=run_env, capture_output=True, timeout=120,
+                               preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (limit, limit)))
+    return R.Run(type("C", (), {"stdout": completed.stdout.decode("utf-8", "replace"),
+                                "stderr": completed.stderr.decode("utf-8", "replace"),
+                                "returncode": completed.returncode}))
+
+
+def case_address_space_limit(env):
+    """ulimit -v 200 MiB: the program runs (it needs far less), the agent's 256 MiB cannot be
+    reserved. It records into what fits, counts the rest as dropped with the true cause, says
+    so in one line, and writes the trace: recorded + dropped = calls made. CUPTI is off: its
+    own 128 MiB of activity buffers are another reservation (refused with one line here)."""
+    out = env.out("address_space")
+    limit = 200 << 20
+    command = [env.app, "threads", "1", "600000"]
+    extra = {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_CUPTI": "off"}
+    agent = run_limited(env, command, extra, True, limit)
+    plain = run_limited(env, command, extra, False, limit)
+    R.expect_unchanged(agent, plain)
+    R.expect(agent.returncode == 0, f"status {agent.returncode}: {agent.stderr[-300:]!r}")
+    calls = R.expected(agent.stdout)["cudaStreamSynchronize"]
+    document = R.one_valid_trace(out)
+    recorded = len(R.events(document, "cudaStreamSynchronize"))
+    drops = document["profagent_drops"]
+    R.expect(recorded + drops["host_events"] == calls,
+             f"{recorded} recorded + {drops['host_events']} dropped != {calls} calls")
+    R.expect(recorded > 0 and drops["host_events"] > 0, f"recorded {recorded}, dropped {drops['host_events']}")
+    R.expect(drops["host_events_cause"] == "address space limit", f"cause {drops['host_events_cause']!r}")
+    R.expect(drops["host_buffer_reserved_bytes"] < drops["host_buffer_requested_bytes"] == 256 << 20,
+             f"buffers {drops}")
+    said = [line for line in agent.agent_lines() if "dropped" in line or "address space" in line]
+    R.expect(len(said) == 1 and "address space limit" in said[0] and "raise the limit" in said[0],
+             f"lines about it: {said}")
+    return (f"{recorded} recorded + {drops['host_events']} dropped = {calls} calls in "
+            f"{drops['host_buffer_reserved_bytes'] >> 20} MiB reserved; said once")
+
+
 CASES = {
     "markers_kernel_hostile": marker_case("kernel", "^train_step_end$"),
     "markers_range_hostile": marker_case("range", "^step_boundary$"),
     "markers_bad_items": case_markers_bad_items,
     "launcher_forwards_signals": case_launcher_forwards_signals,
     "launcher_terminal_sigint": case_launcher_terminal_sigint,
+    "address_space_limit": case_address_space_limit,
 }
