@@ -13,6 +13,7 @@
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
+#include "agent/windows.h"
 #include "collector/api.h"
 #include "collector/log.h"
 #include "collector/session.h"
@@ -187,6 +188,12 @@ void export_trace(const Trace& trace) {
   print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
 }
 
+void say_why_nothing_was_recorded() {
+  if (!hooks::g_cuda_seen.load(std::memory_order_acquire)) return;
+  const std::string why = why_nothing_recorded();
+  if (!why.empty()) print_line("wrote nothing: " + why);
+}
+
 }  // namespace
 
 void flush_all(const char* reason) noexcept {
@@ -201,8 +208,12 @@ void flush_all(const char* reason) noexcept {
       return;
     }
     // A process that never used CUDA (a launcher, a worker) leaves no trace behind; one whose
-    // every event was dropped (an address-space limit) writes the drop counters.
-    if (trace->host.empty() && trace->device.empty() && trace->drops.host_events == 0) return;
+    // every event was dropped (an address-space limit) writes the drop counters; one that
+    // used CUDA under a schedule or marker that never let it record says why.
+    if (trace->host.empty() && trace->device.empty() && trace->drops.host_events == 0) {
+      say_why_nothing_was_recorded();
+      return;
+    }
     export_trace(*trace);
   } catch (...) {
     print_line("wrote nothing: the exporter failed");

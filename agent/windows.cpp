@@ -267,6 +267,28 @@ void timer_main(uint64_t period_ms) {
   }
 }
 
+// Why a run with a schedule, or with profiler-api, wrote no window (issue 10, point 12: it
+// used to end in silence). `w.step` steps have ended; the one in progress is `w.step`.
+std::string schedule_silence(const Windows& w) {
+  const uint64_t first_active = w.schedule.skip_first + w.schedule.wait + w.schedule.warmup;
+  const std::string seen = std::to_string(w.step) + (w.step == 1 ? " step" : " steps") + " seen";
+  if (w.step == 0) {
+    return "no step ended, so the schedule never reached an active step (the first would be step " +
+           std::to_string(first_active) + "); steps are marked by PROFAGENT_STEP_ON or profagent_step()";
+  }
+  if (collector::action(w.schedule, w.step) == StepAction::Warmup) {
+    return "the process ended during warmup step " + std::to_string(w.step) +
+           " (warmup data is never written); no active step was reached (" + seen + ")";
+  }
+  return "the schedule never reached an active step (" + seen + ", the first active step would be " +
+         std::to_string(first_active) + ")";
+}
+
+std::string profiler_api_silence(const Windows& w) {
+  return "PROFAGENT_STEP_ON=profiler-api records only between cudaProfilerStart and "
+         "cudaProfilerStop, and no cudaProfilerStart was seen";
+}
+
 RecordState first_state(const Windows& w) {
   if (w.profiler_api) return RecordState::Off;
   return w.scheduled ? state_for(collector::action(w.schedule, 0)) : RecordState::Record;
@@ -330,6 +352,18 @@ bool freeze_last_window(Trace& trace) noexcept {
     return true;
   } catch (...) {
     return false;
+  }
+}
+
+std::string why_nothing_recorded() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr || (!w->scheduled && !w->profiler_api)) return {};
+  try {
+    std::lock_guard lock(w->mutex);
+    if (w->hand_over.windows != 0) return {};  // windows were written (and said so)
+    return w->profiler_api ? profiler_api_silence(*w) : schedule_silence(*w);
+  } catch (...) {
+    return {};
   }
 }
 

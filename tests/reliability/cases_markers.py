@@ -78,6 +78,40 @@ def case_markers_bad_items(env):
     return f"2 warning lines ({len(lines[0])} and {len(lines[1])} characters), windows {WINDOWS}"
 
 
+# ---- point 12: a schedule or marker that never lets anything be recorded says why ------------
+
+SILENT = {
+    "never_active": ({"PROFAGENT_SCHEDULE": "skip_first=100,active=1", "PROFAGENT_STEP_ON": "kernel:^train_step_end$"},
+                     "wrote nothing: the schedule never reached an active step "
+                     "(10 steps seen, the first active step would be 100)"),
+    "ended_in_warmup": ({"PROFAGENT_SCHEDULE": "wait=2,warmup=20,active=1", "PROFAGENT_STEP_ON": "kernel:^train_step_end$"},
+                        "wrote nothing: the process ended during warmup step 10"),
+    "no_step_marked": ({"PROFAGENT_SKIP_FIRST": "3"},
+                       "wrote nothing: no step ended, so the schedule never reached an active step (the first would be step 3)"),
+    "profiler_api_never": ({"PROFAGENT_STEP_ON": "profiler-api"},
+                           "wrote nothing: PROFAGENT_STEP_ON=profiler-api records only between cudaProfilerStart and "
+                           "cudaProfilerStop, and no cudaProfilerStart was seen"),
+}
+
+
+def silent_case(name):
+    def case(env):
+        variables, wanted = SILENT[name]
+        out = env.out(f"silent_{name}")
+        extra = dict(variables, PROFAGENT_OUTPUT_DIR=out)
+        agent, plain = R.both(env, [program(env, "markers_app"), "steps", "10"], extra, timeout=60)
+        R.expect_unchanged(agent, plain)
+        R.expect(not os.listdir(out), f"files written: {os.listdir(out)}")
+        lines = agent.agent_lines()
+        R.expect(len(lines) == 1 and lines[0].startswith("[profagent] " + wanted),
+                 f"the agent said {lines}, expected one line starting {wanted!r}")
+        # The same settings in a process that never uses CUDA: no file, no line.
+        quiet = R.run(["/bin/true"], extra, env.agent, env.devsim)
+        R.expect(not quiet.stderr and not os.listdir(out), f"/bin/true: {quiet.stderr!r}")
+        return lines[0]
+    return case
+
+
 # ---- point 10: `profagent run` forwards signals ------------------------------------------------
 
 FORWARDED = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2]
@@ -234,3 +268,4 @@ CASES = {
     "launcher_terminal_sigint": case_launcher_terminal_sigint,
     "address_space_limit": case_address_space_limit,
 }
+CASES.update({f"silent_{name}": silent_case(name) for name in SILENT})
