@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace profagent::launcher {
 namespace {
@@ -66,6 +68,26 @@ bool program_received_it(int sig, const siginfo_t& info, pid_t pid) {
   return getpgid(pid) == getpgrp();
 }
 
+// Is `sig` already pending for the program (/proc/PID/status, SigPnd or ShdPnd)? Then a
+// forwarded copy would be merged into it by the kernel anyway: skipping it changes nothing,
+// and avoids a second delivery when the sender signalled the whole process group (kill
+// -TERM -PGID reaches the program before the launcher) and the program takes the first
+// copy before ours arrives.
+bool pending_in(pid_t pid, int sig) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/%d/status", int(pid));
+  FILE* status = std::fopen(path, "re");
+  if (status == nullptr) return false;
+  bool pending = false;
+  char line[256];
+  while (!pending && std::fgets(line, sizeof line, status) != nullptr) {
+    if (std::strncmp(line, "SigPnd:", 7) != 0 && std::strncmp(line, "ShdPnd:", 7) != 0) continue;
+    pending = (std::strtoull(line + 7, nullptr, 16) >> (sig - 1)) & 1;
+  }
+  std::fclose(status);
+  return pending;
+}
+
 int exit_code_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
   if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
@@ -82,7 +104,7 @@ int supervise(pid_t pid, const sigset_t& waited) {
       return -1;
     }
     if (sig != SIGCHLD) {
-      if (!program_received_it(sig, info, pid)) kill(pid, sig);
+      if (!program_received_it(sig, info, pid) && !pending_in(pid, sig)) kill(pid, sig);
       continue;
     }
     int status = 0;
