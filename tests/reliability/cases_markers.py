@@ -6,6 +6,7 @@ import os
 import pty
 import re
 import resource
+import shutil
 import signal
 import subprocess
 import termios
@@ -76,6 +77,30 @@ def case_markers_bad_items(env):
     R.expect(all(len(line) < 400 for line in lines), f"line lengths {[len(l) for l in lines]}")
     check_windows(out, R.expected(agent.stdout))
     return f"2 warning lines ({len(lines[0])} and {len(lines[1])} characters), windows {WINDOWS}"
+
+
+def case_markers_without_re2(env):
+    """The agent without its libprofagent_re2.so beside it (a copy elsewhere): kernel: and
+    range: markers are left out with one line; api: markers still mark the steps."""
+    out = env.out("markers_without_re2")
+    alone = os.path.join(env.work, "alone", "lib")
+    os.makedirs(alone, exist_ok=True)
+    agent_copy = os.path.join(alone, "libprofagent.so")
+    shutil.copyfile(env.agent, agent_copy)
+    extra = dict(SCHEDULE, PROFAGENT_OUTPUT_DIR=out,
+                 PROFAGENT_STEP_ON="kernel:^never$,range:^never$,api:cudaLaunchKernel")
+    command = [program(env, "markers_app"), "steps", "10"]
+    agent = R.run(command, extra, agent_copy, env.devsim, timeout=60)
+    plain = R.run(command, extra, None, env.devsim, timeout=60)
+    R.expect_unchanged(agent, plain)
+    lines = step_on_lines(agent)
+    R.expect(len(lines) == 1 and "kernel:/range: markers ignored: RE2 could not be loaded" in lines[0],
+             f"lines: {lines}")
+    # api:cudaLaunchKernel ends a step at every launch: 7 per loop step, so 70 steps; the
+    # schedule's windows are then steps 3-4 and 7-8 of those, one launch each.
+    found = sorted(os.path.basename(p).split(".")[2:4] for p in R.traces(out))
+    R.expect(found == [["w1", "steps3-4"], ["w2", "steps7-8"]], f"windows {found}")
+    return lines[0]
 
 
 # ---- point 12: a schedule or marker that never lets anything be recorded says why ------------
@@ -264,6 +289,7 @@ CASES = {
     "markers_kernel_hostile": marker_case("kernel", "^train_step_end$"),
     "markers_range_hostile": marker_case("range", "^step_boundary$"),
     "markers_bad_items": case_markers_bad_items,
+    "markers_without_re2": case_markers_without_re2,
     "launcher_forwards_signals": case_launcher_forwards_signals,
     "launcher_terminal_sigint": case_launcher_terminal_sigint,
     "address_space_limit": case_address_space_limit,
