@@ -4,6 +4,7 @@
 // returned, and nothing fires for the agent's own calls.
 #include <catch2/catch.hpp>
 
+#include "collector/name_patterns.h"
 #include "collector/step_markers.h"
 #include "hooks/hook.h"
 
@@ -134,4 +135,18 @@ TEST_CASE("hostile names and patterns are decided in linear time, on a bounded n
   launch(&kHugeEarly);
   launch(&kHugeEarly);  // the cached verdict
   CHECK(g_steps == before + 2);
+}
+
+TEST_CASE("verdicts are kept for every key, also beyond the lock-free table") {
+  auto* cache = new profagent::collector::VerdictCache;  // 64 KiB: not on the stack
+  using Verdict = profagent::collector::VerdictCache::Verdict;
+  constexpr uintptr_t kKeys = 20000;  // more than its 4096 slots
+  for (uintptr_t key = 1; key <= kKeys; ++key) cache->remember(key * 16, key % 3 == 0);
+  size_t wrong = 0;
+  for (uintptr_t key = 1; key <= kKeys; ++key) {
+    wrong += cache->find(key * 16) != (key % 3 == 0 ? Verdict::Yes : Verdict::No);
+  }
+  CHECK(wrong == 0);
+  CHECK(cache->find(kKeys * 16 + 16) == Verdict::Unknown);
+  delete cache;
 }
