@@ -21,14 +21,7 @@
 #include <thread>
 #include <vector>
 
-extern "C" {
-void profagent_range_push(const char* name) __attribute__((weak));
-void profagent_range_pop(void) __attribute__((weak));
-void** __cudaRegisterFatBinary(void* fat_cubin);
-void __cudaRegisterFatBinaryEnd(void** handle);
-void __cudaRegisterFunction(void** handle, const char* host_fun, char* device_fun, const char* device_name,
-                            int thread_limit, uint3* tid, uint3* bid, dim3* block, dim3* grid, int* wsize);
-}
+#include "fake_module.h"
 
 namespace {
 
@@ -105,10 +98,7 @@ void launch_loop_kernel() {
 int loop_until_signal(const std::string& how, const std::string& handler) {
   if (handler == "early") signal(SIGTERM, exit_with_3);
   if (handler == "reraise") signal(SIGTERM, own_handler);
-  void** module = __cudaRegisterFatBinary(nullptr);
-  __cudaRegisterFunction(module, &g_loop_stub, const_cast<char*>("loop_kernel"), "loop_kernel", -1, nullptr,
-                         nullptr, nullptr, nullptr, nullptr);
-  __cudaRegisterFatBinaryEnd(module);
+  register_fake_kernels(&g_loop_stub, {"loop_kernel"});
   constexpr int announce = 20;
   for (int i = 0; i < announce; ++i) launch_loop_kernel();
   if (handler == "late") signal(SIGTERM, exit_with_3);
@@ -227,12 +217,7 @@ char g_stubs[16];  // each kernel's "host function" is one distinct address
 
 int hostile_kernels() {
   const std::vector<std::string> names = hostile_names();
-  void** module = __cudaRegisterFatBinary(nullptr);
-  for (size_t i = 0; i < names.size(); ++i) {
-    __cudaRegisterFunction(module, &g_stubs[i], const_cast<char*>(names[i].c_str()), names[i].c_str(), -1,
-                           nullptr, nullptr, nullptr, nullptr, nullptr);
-  }
-  __cudaRegisterFatBinaryEnd(module);
+  register_fake_kernels(g_stubs, names);
   for (size_t i = 0; i < names.size(); ++i) {
     if (profagent_range_push) profagent_range_push(names[i].c_str());  // an operator-like name
     cudaLaunchKernel(&g_stubs[i], dim3(1), dim3(1), nullptr, 0, nullptr);

@@ -10,12 +10,7 @@
 #include <atomic>
 #include <cstdio>
 
-extern "C" {
-void** __cudaRegisterFatBinary(void* fat_cubin);
-void __cudaRegisterFatBinaryEnd(void** handle);
-void __cudaRegisterFunction(void** handle, const char* host_fun, char* device_fun, const char* device_name,
-                            int thread_limit, uint3* tid, uint3* bid, dim3* block, dim3* grid, int* wsize);
-}
+#include "../fake_module.h"
 
 namespace {
 
@@ -41,10 +36,7 @@ void* blocked_thread(void*) {
 }  // namespace
 
 int main() {
-  void** module = __cudaRegisterFatBinary(nullptr);
-  __cudaRegisterFunction(module, &g_endless_stub, const_cast<char*>("endless_kernel"), "endless_kernel", -1,
-                         nullptr, nullptr, nullptr, nullptr, nullptr);
-  __cudaRegisterFatBinaryEnd(module);
+  register_fake_kernels(&g_endless_stub, {"endless_kernel"});
   pthread_t thread;
   if (pthread_create(&thread, nullptr, blocked_thread, nullptr) != 0) return 1;
   while (!g_armed.load()) sched_yield();
