@@ -12,6 +12,7 @@
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
+#include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/log.h"
 #include "collector/session.h"
@@ -189,12 +190,7 @@ void export_trace(const Trace& trace) {
   print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
 }
 
-}  // namespace
-
-void flush_all(const char* reason) noexcept {
-  if (state() != AgentState::Ready) return;
-  if (g_flushed.exchange(true, std::memory_order_acq_rel)) return;
-  collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
+void freeze_and_export(const char* reason) noexcept {
   try {
     log(LogLevel::Debug, std::string("flushing at ") + reason);
     Trace* trace = new Trace;  // leaked: a late thread may still be reading names from it
@@ -208,6 +204,16 @@ void flush_all(const char* reason) noexcept {
   } catch (...) {
     print_line("wrote nothing: the exporter failed");
   }
+}
+
+}  // namespace
+
+void flush_all(const char* reason) noexcept {
+  if (state() != AgentState::Ready) return;
+  if (g_flushed.exchange(true, std::memory_order_acq_rel)) return;
+  collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
+  freeze_and_export(reason);
+  stop_agent_threads();  // nothing is left for them to do (agent/threads.h)
 }
 
 }  // namespace profagent::agent

@@ -1,0 +1,164 @@
+#include "agent/threads.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+#include <new>
+
+#include "collector/api.h"
+
+namespace profagent::agent {
+namespace {
+
+// The tids of live agent threads. A thread removes itself when its body returned (a tid the
+// kernel reuses for a program thread must not look like ours); between that and its real end
+// it counts as a program thread, which only delays the stop by one tick.
+constexpr int kMaxAgentThreads = 16;
+std::atomic<pid_t> g_agent_tids[kMaxAgentThreads];
+
+std::atomic<bool> g_stop{false};
+std::atomic<int64_t> g_last_check_ms{0};
+
+pid_t current_tid() noexcept { return pid_t(syscall(SYS_gettid)); }
+
+int64_t monotonic_ms() noexcept {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return int64_t(now.tv_sec) * 1000 + now.tv_nsec / 1'000'000;
+}
+
+bool register_tid(pid_t tid) noexcept {
+  for (auto& slot : g_agent_tids) {
+    pid_t expected = 0;
+    if (slot.compare_exchange_strong(expected, tid)) return true;
+  }
+  return false;  // more agent threads than slots: this one simply counts as the program's
+}
+
+void unregister_tid(pid_t tid) noexcept {
+  for (auto& slot : g_agent_tids) {
+    pid_t expected = tid;
+    if (slot.compare_exchange_strong(expected, 0)) return;
+  }
+}
+
+bool is_agent_tid(pid_t tid) noexcept {
+  for (const auto& slot : g_agent_tids) {
+    if (slot.load(std::memory_order_relaxed) == tid) return true;
+  }
+  return false;
+}
+
+// The state letter of /proc/self/task/<tid>/stat ('R', 'S', 'Z', ...), 0 if unreadable (the
+// thread is gone). The comm field may hold ')' itself: the state follows the last one.
+char task_state(pid_t tid) noexcept {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", int(tid));
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  char text[512];
+  const ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  text[n] = '\0';
+  const char* paren = nullptr;
+  for (const char* p = text; *p != '\0'; ++p) {
+    if (*p == ')') paren = p;
+  }
+  return paren != nullptr && paren[1] == ' ' ? paren[2] : 0;
+}
+
+bool is_dead(char state) noexcept { return state == 0 || state == 'Z' || state == 'X'; }
+
+// True when the leader called pthread_exit (zombie until the group ends) and no thread but
+// the agent's is still alive.
+bool only_agent_threads_left() noexcept {
+  const pid_t leader = getpid();
+  if (!is_dead(task_state(leader))) return false;  // the common case: one small read
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return false;  // cannot tell: keep running, as before
+  bool only_ours = true;
+  while (const dirent* entry = readdir(tasks)) {
+    const pid_t tid = pid_t(std::atoi(entry->d_name));
+    if (tid <= 0 || tid == leader || is_agent_tid(tid)) continue;
+    if (!is_dead(task_state(tid))) {
+      only_ours = false;
+      break;
+    }
+  }
+  closedir(tasks);
+  return only_ours;
+}
+
+struct Start {
+  const char* name;
+  void (*body)(void*);
+  void* arg;
+};
+
+void* run_agent_thread(void* raw) noexcept {
+  const Start start = *static_cast<Start*>(raw);
+  delete static_cast<Start*>(raw);
+  const pid_t tid = current_tid();
+  register_tid(tid);
+  prctl(PR_SET_NAME, start.name, 0, 0, 0);
+  {
+    collector::AgentBusy busy;  // nothing this thread does is the program's
+    start.body(start.arg);
+  }
+  unregister_tid(tid);
+  return nullptr;  // if this was the process's last thread, glibc now calls exit(0)
+}
+
+// A forked child has none of the parent's threads.
+void forget_threads_in_child() noexcept {
+  for (auto& slot : g_agent_tids) slot.store(0, std::memory_order_relaxed);
+  g_stop.store(false, std::memory_order_relaxed);
+  g_last_check_ms.store(0, std::memory_order_relaxed);
+}
+
+pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
+void install_atfork() { pthread_atfork(nullptr, nullptr, forget_threads_in_child); }
+
+}  // namespace
+
+bool start_agent_thread(const char* name, void (*body)(void*), void* arg) noexcept {
+  pthread_once(&g_atfork_once, install_atfork);
+  auto* start = new (std::nothrow) Start{name, body, arg};
+  if (start == nullptr) return false;
+  // Inherited mask: the thread never has a signal unblocked, not even for one instruction.
+  sigset_t all{}, before{};
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &before);
+  pthread_attr_t attributes;
+  pthread_attr_init(&attributes);
+  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
+  pthread_t thread{};
+  const bool started = pthread_create(&thread, &attributes, run_agent_thread, start) == 0;
+  pthread_attr_destroy(&attributes);
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  if (!started) delete start;
+  return started;
+}
+
+bool keep_running() noexcept {
+  if (g_stop.load(std::memory_order_acquire)) return false;
+  const int64_t now = monotonic_ms();
+  int64_t last = g_last_check_ms.load(std::memory_order_relaxed);
+  if (now - last < kAgentTickMs) return true;
+  if (!g_last_check_ms.compare_exchange_strong(last, now)) return true;  // another thread looks
+  if (only_agent_threads_left()) g_stop.store(true, std::memory_order_release);
+  return !g_stop.load(std::memory_order_acquire);
+}
+
+void stop_agent_threads() noexcept { g_stop.store(true, std::memory_order_release); }
+
+}  // namespace profagent::agent
