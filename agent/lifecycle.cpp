@@ -12,6 +12,7 @@
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
+#include "agent/stderr_writer.h"
 #include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/log.h"
@@ -200,6 +201,7 @@ void freeze_and_export(const char* reason) noexcept {
     }
     // A process that never used CUDA (a launcher, a worker) leaves no trace behind.
     if (trace->host.empty() && trace->device.empty()) return;
+    note_log_drops(trace->drops);
     export_trace(*trace);
   } catch (...) {
     print_line("wrote nothing: the exporter failed");
@@ -214,6 +216,11 @@ void flush_all(const char* reason) noexcept {
   collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
   freeze_and_export(reason);
   stop_agent_threads();  // nothing is left for them to do (agent/threads.h)
+}
+
+void note_log_drops(DropCounters& drops) noexcept {
+  drops.log_lines = dropped_agent_lines();
+  drops.stderr_replaced = !stderr_is_original();
 }
 
 }  // namespace profagent::agent

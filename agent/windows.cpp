@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/step_on.h"
 #include "agent/threads.h"
@@ -115,6 +116,7 @@ void finish_and_export(PendingWindow& pending) noexcept {
   try {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
     attach_steps(pending.steps, trace, false);
+    note_log_drops(trace.drops);
     export_one(trace);
   } catch (...) {
   }

@@ -97,6 +97,10 @@ struct DropCounters {
   uint64_t device_records = 0;  // CUPTI reported dropped records / no buffer available
   uint64_t late_device_records = 0;  // arrived after their window was written
   uint64_t unmatched_device_records = 0;  // no host event found for their correlation
+  // Agent stderr lines not printed before the files were written: fd 2 closed or replaced by
+  // another file (the program's data), a broken pipe (filled in by the agent).
+  uint64_t log_lines = 0;
+  bool stderr_replaced = false;  // fd 2 is no longer the process's stderr: nothing more is printed
 };
 
 struct ProcessInfo {

@@ -261,6 +261,8 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"device_records\":"), w_.u64(t_.drops.device_records);
   w_.raw(",\"late_device_records\":"), w_.u64(t_.drops.late_device_records);
   w_.raw(",\"unmatched_device_records\":"), w_.u64(t_.drops.unmatched_device_records);
+  w_.raw(",\"log_lines\":"), w_.u64(t_.drops.log_lines);
+  w_.raw(",\"stderr_replaced\":"), w_.boolean(t_.drops.stderr_replaced);
   w_.raw("},\n  \"profagent_window\": {\"window\":"), w_.u64(t_.window);
   w_.raw(",\"whole_run\":"), w_.boolean(t_.whole_run);
   w_.raw(",\"first_step\":"), w_.u64(t_.first_step.number);
