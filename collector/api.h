@@ -56,22 +56,66 @@ inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_
 //   call is recorded, so one runtime function reaching another is one event.
 // Operators and ranges nest freely (a DIOPI operator calling another is two events), and a
 // runtime call inside an operator is recorded: that is how kernels get their operator.
+//
+// A guard is self-healing: a thread that leaves a hooked call without returning from it
+// (siglongjmp out of a signal handler that interrupted cudaStreamSynchronize, say) never runs
+// the guard's destructor, and its depth would stay raised for good — every later call of the
+// thread silently unrecorded. So the outermost guard also remembers its stack pointer: a
+// nested call always runs below that frame (the stack grows down), so a guard entered at or
+// above it proves the old frame is gone, and the entry counts as outermost again. Each guard
+// restores exactly the words it found, so a call made from a signal handler on another stack
+// (sigaltstack) leaves the interrupted call's guard as it was. Not detected: the abandoned
+// frame's thread later calls from deeper down the stack than the hooked call was made from.
 extern __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec")));
 extern __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec")));
+
+__attribute__((always_inline)) inline uintptr_t stack_pointer() noexcept {
+#if defined(__x86_64__)
+  uintptr_t sp;
+  asm volatile("mov %%rsp, %0" : "=r"(sp));
+  return sp;
+#elif defined(__aarch64__)
+  uintptr_t sp;
+  asm volatile("mov %0, sp" : "=r"(sp));
+  return sp;
+#else
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+#endif
+}
+
+// The runtime depth as seen from a frame whose stack pointer is `sp`: 0 if every recorded
+// guard belongs to frames that are gone.
+inline uint32_t runtime_depth_at(uintptr_t sp) noexcept {
+  const uint32_t depth = tls_runtime_depth;
+  return depth != 0 && sp >= tls_runtime_sp ? 0 : depth;
+}
 
 class RuntimeGuard {  // wrap every CUDA runtime hook
  public:
-  RuntimeGuard() noexcept { ++tls_runtime_depth; }
-  ~RuntimeGuard() { --tls_runtime_depth; }
+  RuntimeGuard() noexcept : saved_depth_(tls_runtime_depth), saved_sp_(tls_runtime_sp) {
+    const uintptr_t sp = stack_pointer();
+    const uint32_t depth = runtime_depth_at(sp);
+    if (depth == 0) tls_runtime_sp = sp;
+    tls_runtime_depth = depth + 1;
+  }
+  ~RuntimeGuard() {
+    tls_runtime_depth = saved_depth_;
+    tls_runtime_sp = saved_sp_;
+  }
   RuntimeGuard(const RuntimeGuard&) = delete;
   RuntimeGuard& operator=(const RuntimeGuard&) = delete;
   bool should_record() const noexcept {
     return tls_runtime_depth == 1 && tls_agent_busy == 0 && recording();
   }
+
+ private:
+  uint32_t saved_depth_;
+  uintptr_t saved_sp_;
 };
 
 inline bool operator_should_record() noexcept {  // DIOPI operators, user ranges
-  return tls_agent_busy == 0 && tls_runtime_depth == 0 && recording();
+  return tls_agent_busy == 0 && runtime_depth_at(stack_pointer()) == 0 && recording();
 }
 
 class AgentBusy {  // the agent calls CUDA, CUPTI or DIOPI itself: do not record that
