@@ -24,7 +24,7 @@ def main(library):
     # dlopen: hooks/diopi re-patches DIOPI importers after every load (never a diopi* export).
     # _exit, _Exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
     exit_paths = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
-                  "execle", "fexecve"}
+                  "execle", "fexecve", "quick_exit", "execveat"}
     stray = [s for s in exported
              if not re.match(r"^(cuda|__cuda|profagent_)", s) and s != "dlopen" and s not in exit_paths]
     missing = [s for s in REQUIRED if s not in exported]
