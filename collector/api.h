@@ -57,18 +57,27 @@ inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_
 // Operators and ranges nest freely (a DIOPI operator calling another is two events), and a
 // runtime call inside an operator is recorded: that is how kernels get their operator.
 //
-// A guard is self-healing: a thread that leaves a hooked call without returning from it
-// (siglongjmp out of a signal handler that interrupted cudaStreamSynchronize, say) never runs
-// the guard's destructor, and its depth would stay raised for good — every later call of the
-// thread silently unrecorded. So the outermost guard also remembers its stack pointer: a
-// nested call always runs below that frame (the stack grows down), so a guard entered at or
-// above it proves the old frame is gone, and the entry counts as outermost again. Each guard
-// restores exactly the words it found, so a call made from a signal handler on another stack
-// (sigaltstack) leaves the interrupted call's guard as it was. Not detected: the abandoned
-// frame's thread later calls from deeper down the stack than the hooked call was made from.
+// The guard heals itself. A thread that leaves a hooked call without returning from it
+// (a signal handler that siglongjmps out of a blocking cudaStreamSynchronize) never runs the
+// guard's destructor: its depth would stay raised and every later call of the thread go
+// unrecorded, silently. So the outermost guard also keeps tls_runtime_sp, the program's stack
+// pointer at the call into the hook (the hook's CFA, noted by the hook just before its guard:
+// the same for every hook called from one function of the program, whatever the hook's own
+// frame size). A nested call — the runtime reaching another hooked function — always enters
+// below that frame (the stack grows down), so a guard entered at or above it proves the old
+// frame is gone: the depth goes back to 0 for good. Not detected: after the jump, the thread's
+// next calls come from deeper down the stack than the abandoned one (they stay unrecorded until
+// a call from at least as high up heals the guard). A call from a signal handler on an
+// alternate stack mapped above the thread's stack would be taken for outermost (then the
+// interrupted call's own end leaves a depth that the thread's next call heals the same way).
 extern __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec")));
 extern __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t tls_hook_entry __attribute__((tls_model("initial-exec")));
+
+// Called by the hook (inlined into the exported function) with __builtin_dwarf_cfa(): the
+// program's stack pointer at the call. Taken by the next RuntimeGuard of the thread.
+inline void note_hook_entry(void* cfa) noexcept { tls_hook_entry = reinterpret_cast<uintptr_t>(cfa); }
 
 __attribute__((always_inline)) inline uintptr_t stack_pointer() noexcept {
 #if defined(__x86_64__)
@@ -84,38 +93,26 @@ __attribute__((always_inline)) inline uintptr_t stack_pointer() noexcept {
 #endif
 }
 
-// The runtime depth as seen from a frame whose stack pointer is `sp`: 0 if every recorded
-// guard belongs to frames that are gone.
-inline uint32_t runtime_depth_at(uintptr_t sp) noexcept {
-  const uint32_t depth = tls_runtime_depth;
-  return depth != 0 && sp >= tls_runtime_sp ? 0 : depth;
-}
-
 class RuntimeGuard {  // wrap every CUDA runtime hook
  public:
-  RuntimeGuard() noexcept : saved_depth_(tls_runtime_depth), saved_sp_(tls_runtime_sp) {
-    const uintptr_t sp = stack_pointer();
-    const uint32_t depth = runtime_depth_at(sp);
-    if (depth == 0) tls_runtime_sp = sp;
-    tls_runtime_depth = depth + 1;
+  RuntimeGuard() noexcept {
+    uintptr_t entry = tls_hook_entry;  // the hook's note, else (unit tests) our own frame
+    tls_hook_entry = 0;
+    if (entry == 0) entry = stack_pointer();
+    if (tls_runtime_depth != 0 && entry >= tls_runtime_sp) tls_runtime_depth = 0;  // stale: heal
+    if (tls_runtime_depth == 0) tls_runtime_sp = entry;
+    ++tls_runtime_depth;
   }
-  ~RuntimeGuard() {
-    tls_runtime_depth = saved_depth_;
-    tls_runtime_sp = saved_sp_;
-  }
+  ~RuntimeGuard() { --tls_runtime_depth; }
   RuntimeGuard(const RuntimeGuard&) = delete;
   RuntimeGuard& operator=(const RuntimeGuard&) = delete;
   bool should_record() const noexcept {
     return tls_runtime_depth == 1 && tls_agent_busy == 0 && recording();
   }
-
- private:
-  uint32_t saved_depth_;
-  uintptr_t saved_sp_;
 };
 
 inline bool operator_should_record() noexcept {  // DIOPI operators, user ranges
-  return tls_agent_busy == 0 && runtime_depth_at(stack_pointer()) == 0 && recording();
+  return tls_agent_busy == 0 && tls_runtime_depth == 0 && recording();
 }
 
 class AgentBusy {  // the agent calls CUDA, CUPTI or DIOPI itself: do not record that
