@@ -97,6 +97,7 @@ void on_first_cuda_use() noexcept {
 // Everything init does after the secure-mode check. Returns the state to publish.
 AgentState initialise() noexcept {
   try {
+    watch_main_thread();  // before any agent thread (the time:MS timer starts below)
     std::vector<std::string> warnings;
     g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
     start_logging(g_config->log_level);

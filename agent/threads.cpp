@@ -27,6 +27,18 @@ std::atomic<pid_t> g_agent_tids[kMaxAgentThreads];
 std::atomic<bool> g_stop{false};
 std::atomic<int64_t> g_last_check_ms{0};
 
+// Whether the main thread called pthread_exit, learnt without a file descriptor: glibc runs
+// pthread key destructors in pthread_exit, never in exit(), so a key given a value on the main
+// thread has its destructor run there exactly when main leaves by pthread_exit. Until then
+// keep_running() opens nothing: looking at /proc on every tick would take a descriptor number
+// now and then, and a program that closes 0-2 and opens its data files in their place (the
+// lowest free numbers) would get one of them shifted.
+enum MainWatch : uint8_t { kNotWatched, kWatched, kMainExited };
+std::atomic<uint8_t> g_main_watch{kNotWatched};
+pthread_key_t g_main_key;
+
+void main_thread_exited(void*) noexcept { g_main_watch.store(kMainExited, std::memory_order_release); }
+
 pid_t current_tid() noexcept { return pid_t(syscall(SYS_gettid)); }
 
 int64_t monotonic_ms() noexcept {
@@ -82,7 +94,10 @@ bool is_dead(char state) noexcept { return state == 0 || state == 'Z' || state =
 // the agent's is still alive.
 bool only_agent_threads_left() noexcept {
   const pid_t leader = getpid();
-  if (!is_dead(task_state(leader))) return false;  // the common case: one small read
+  const uint8_t watch = g_main_watch.load(std::memory_order_acquire);
+  if (watch == kWatched) return false;  // the common case: main is alive, nothing to read
+  // Not watched (the agent was loaded by another thread): the leader's state tells.
+  if (watch == kNotWatched && !is_dead(task_state(leader))) return false;
   DIR* tasks = opendir("/proc/self/task");
   if (tasks == nullptr) return false;  // cannot tell: keep running, as before
   bool only_ours = true;
@@ -123,12 +138,26 @@ void forget_threads_in_child() noexcept {
   for (auto& slot : g_agent_tids) slot.store(0, std::memory_order_relaxed);
   g_stop.store(false, std::memory_order_relaxed);
   g_last_check_ms.store(0, std::memory_order_relaxed);
+  // The forking thread is the child's leader: watched only if it was the watched main thread.
+  if (g_main_watch.load(std::memory_order_relaxed) != kNotWatched) {
+    g_main_watch.store(pthread_getspecific(g_main_key) != nullptr ? kWatched : kNotWatched);
+  }
 }
 
 pthread_once_t g_atfork_once = PTHREAD_ONCE_INIT;
 void install_atfork() { pthread_atfork(nullptr, nullptr, forget_threads_in_child); }
 
 }  // namespace
+
+void watch_main_thread() noexcept {
+  if (pid_t(syscall(SYS_gettid)) != getpid()) return;  // not the main thread: /proc will tell
+  uint8_t expected = kNotWatched;
+  if (!g_main_watch.compare_exchange_strong(expected, kWatched)) return;
+  if (pthread_key_create(&g_main_key, main_thread_exited) != 0 ||
+      pthread_setspecific(g_main_key, &g_main_key) != 0) {
+    g_main_watch.store(kNotWatched, std::memory_order_release);
+  }
+}
 
 bool start_agent_thread(const char* name, void (*body)(void*), void* arg) noexcept {
   pthread_once(&g_atfork_once, install_atfork);

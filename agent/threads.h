@@ -19,6 +19,11 @@
 
 namespace profagent::agent {
 
+// From the main thread, before the first agent thread (the library constructor): lets
+// keep_running() learn that main called pthread_exit without opening anything. Elsewhere it
+// does nothing, and keep_running() reads the leader's state in /proc instead.
+void watch_main_thread() noexcept;
+
 // Longest an agent thread may sleep between two keep_running() calls.
 inline constexpr long kAgentTickMs = 100;
 
@@ -27,8 +32,8 @@ inline constexpr long kAgentTickMs = 100;
 // thread name in /proc. False if the thread could not be created (nothing was started).
 bool start_agent_thread(const char* name, void (*body)(void*), void* arg) noexcept;
 
-// False once agent threads should return (see above). Cheap: at most one look at /proc per
-// kAgentTickMs for the whole process, and only a single small read while the main thread lives.
+// False once agent threads should return (see above). Cheap: a load while the main thread
+// lives; after it called pthread_exit, at most one look at /proc/self/task per kAgentTickMs.
 bool keep_running() noexcept;
 
 // After the exit flush: agent threads return at their next wake-up.
