@@ -9,6 +9,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <new>
@@ -119,15 +121,21 @@ struct Start {
   void* arg;
 };
 
-void* run_agent_thread(void* raw) noexcept {
+// The thread's start routine (a C boundary): nothing escapes it but a forced unwind
+// (pthread_exit, cancellation), which must reach glibc.
+void* run_agent_thread(void* raw) {
   const Start start = *static_cast<Start*>(raw);
   delete static_cast<Start*>(raw);
   const pid_t tid = current_tid();
   register_tid(tid);
   prctl(PR_SET_NAME, start.name, 0, 0, 0);
-  {
+  try {
     collector::AgentBusy busy;  // nothing this thread does is the program's
     start.body(start.arg);
+  } catch (abi::__forced_unwind&) {
+    unregister_tid(tid);
+    throw;
+  } catch (...) {
   }
   unregister_tid(tid);
   return nullptr;  // if this was the process's last thread, glibc now calls exit(0)
