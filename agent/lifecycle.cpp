@@ -9,11 +9,13 @@
 #include <string>
 
 #include "agent/device_poller.h"
+#include "agent/drop_report.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
 #include "agent/stderr_writer.h"
 #include "agent/threads.h"
+#include "agent/windows.h"
 #include "collector/api.h"
 #include "collector/log.h"
 #include "collector/session.h"
@@ -173,10 +175,7 @@ void print_table(const std::string& table) noexcept {
 // trace that is short of events never looks complete (its profagent_drops has the numbers).
 void report_drops(const Trace& trace) {
   const DropCounters& drops = trace.drops;
-  if (drops.host_events != 0) {
-    log(LogLevel::Warn, std::to_string(drops.host_events) +
-                            " host events dropped: the thread buffers were full (raise PROFAGENT_BUFFER_MB)");
-  }
+  if (drops.host_events != 0) log(LogLevel::Warn, host_drops_line(drops));
   if (drops.device_records != 0) {
     log(LogLevel::Warn, std::to_string(drops.device_records) + " device records dropped by CUPTI");
   }
@@ -192,6 +191,12 @@ void export_trace(const Trace& trace) {
   print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
 }
 
+void say_why_nothing_was_recorded() {
+  if (!hooks::g_cuda_seen.load(std::memory_order_acquire)) return;
+  const std::string why = why_nothing_recorded();
+  if (!why.empty()) print_line("wrote nothing: " + why);
+}
+
 void freeze_and_export(const char* reason) noexcept {
   try {
     log(LogLevel::Debug, std::string("flushing at ") + reason);
@@ -200,8 +205,13 @@ void freeze_and_export(const char* reason) noexcept {
       print_line("wrote nothing: the recorded window could not be frozen");
       return;
     }
-    // A process that never used CUDA (a launcher, a worker) leaves no trace behind.
-    if (trace->host.empty() && trace->device.empty()) return;
+    // A process that never used CUDA (a launcher, a worker) leaves no trace behind; one whose
+    // every event was dropped (an address-space limit) writes the drop counters; one that
+    // used CUDA under a schedule or marker that never let it record says why.
+    if (trace->host.empty() && trace->device.empty() && trace->drops.host_events == 0) {
+      say_why_nothing_was_recorded();
+      return;
+    }
     note_log_drops(trace->drops);
     export_trace(*trace);
   } catch (...) {

@@ -7,38 +7,102 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <cstring>
+
 #include "collector/session.h"
 #include "hooks/resolve.h"
 
 namespace profagent::agent {
 namespace {
 
-hooks::RealSymbol g_device_count{"cudaGetDeviceCount"};
-hooks::RealSymbol g_device_properties{"cudaGetDeviceProperties"};
-hooks::RealSymbol g_runtime_version{"cudaRuntimeGetVersion"};
-hooks::RealSymbol g_driver_version{"cudaDriverGetVersion"};
+// The agent's own queries take whichever runtime is loaded (nullptr: 13 first, then 12); every
+// runtime the process holds describes the same devices.
+hooks::RealSymbol g_device_count{"cudaGetDeviceCount", nullptr};
+hooks::RealSymbol g_device_attribute{"cudaDeviceGetAttribute", nullptr};
+hooks::RealSymbol g_properties_v2{"cudaGetDeviceProperties_v2", nullptr};  // CUDA 12 runtimes only
+hooks::RealSymbol g_properties{"cudaGetDeviceProperties", nullptr};
+hooks::RealSymbol g_runtime_version{"cudaRuntimeGetVersion", nullptr};
+hooks::RealSymbol g_driver_version{"cudaDriverGetVersion", nullptr};
+// Dropped with every other cached address when the process unloads an object.
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_device_count, g_device_count);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_device_attribute, g_device_attribute);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_properties_v2, g_properties_v2);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_properties, g_properties);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_runtime_version, g_runtime_version);
+PROFAGENT_REGISTER_REAL_SYMBOL(glue_driver_version, g_driver_version);
 
 template <typename Fn>
 Fn* real(hooks::RealSymbol& symbol) {
   return reinterpret_cast<Fn*>(hooks::resolve(symbol));
 }
 
-DeviceInfo device_info(int id, const cudaDeviceProp& p) {
+using AttributeFn = cudaError_t(int*, cudaDeviceAttr, int);
+using PropertiesFn = cudaError_t(void*, int);
+
+// Device facts are read per field, never through a whole cudaDeviceProp: its layout changes
+// between majors (CUDA 13 removed clockRate and others, moving every later field), and a
+// process may hold a CUDA 12 runtime, whose struct read with the CUDA 13 declaration gives
+// "numSms: 1" (issue 10, point 6). cudaDeviceGetAttribute's signature and the numbers of the
+// attributes below are the same in CUDA 12 and 13 (attribute numbers are never reused); the
+// checks pin the numbers this header gives against those.
+static_assert(cudaDevAttrMaxThreadsPerBlock == 1 && cudaDevAttrMaxSharedMemoryPerBlock == 8 &&
+                  cudaDevAttrWarpSize == 10 && cudaDevAttrMaxRegistersPerBlock == 12 &&
+                  cudaDevAttrMultiProcessorCount == 16 && cudaDevAttrMaxThreadsPerMultiProcessor == 39 &&
+                  cudaDevAttrComputeCapabilityMajor == 75 && cudaDevAttrComputeCapabilityMinor == 76 &&
+                  cudaDevAttrMaxSharedMemoryPerMultiprocessor == 81 &&
+                  cudaDevAttrMaxRegistersPerMultiprocessor == 82 && cudaDevAttrMaxSharedMemoryPerBlockOptin == 97,
+              "cudaDeviceAttr numbers as in CUDA 12");
+
+// No attribute holds the name or the memory size. Both open every cudaDeviceProp layout since
+// CUDA 10 at the same offsets (name at 0, uuid 256, luid 272, totalGlobalMem 288): CUDA 12's
+// (cudaGetDeviceProperties_v2, what CUDA 12 headers map cudaGetDeviceProperties to) and CUDA
+// 13's (cudaGetDeviceProperties) alike, so only these are read, from a buffer larger than any
+// layout. A CUDA 12 runtime's unsuffixed cudaGetDeviceProperties is its legacy entry point,
+// whose layout NVIDIA does not document: the _v2 name is taken first when it exists.
+// Neither call, nor cudaDeviceGetAttribute, creates a context (cudaMemGetInfo would, which a
+// program that never touched a device would notice).
+constexpr size_t kTotalGlobalMemOffset = 288;
+static_assert(offsetof(cudaDeviceProp, name) == 0 && offsetof(cudaDeviceProp, totalGlobalMem) == kTotalGlobalMemOffset,
+              "the layout-independent prefix of cudaDeviceProp");
+struct alignas(8) PropertiesBuffer {
+  unsigned char bytes[4096] = {};
+};
+static_assert(sizeof(cudaDeviceProp) <= sizeof(PropertiesBuffer), "room for any major's layout");
+
+PropertiesFn* properties_call() {
+  if (auto* v2 = real<PropertiesFn>(g_properties_v2)) return v2;
+  return real<PropertiesFn>(g_properties);
+}
+
+void read_name_and_memory(DeviceInfo& d, int id) {
+  PropertiesFn* properties = properties_call();
+  PropertiesBuffer buffer;
+  if (properties == nullptr || properties(buffer.bytes, id) != cudaSuccess) return;
+  const auto* name = reinterpret_cast<const char*>(buffer.bytes);
+  d.name.assign(name, strnlen(name, sizeof(cudaDeviceProp::name)));
+  std::memcpy(&d.total_global_mem, buffer.bytes + kTotalGlobalMemOffset, sizeof(size_t));
+}
+
+DeviceInfo device_info(int id, AttributeFn* attribute) {
   DeviceInfo d;
   d.id = uint32_t(id);
-  d.name = p.name;
-  d.total_global_mem = p.totalGlobalMem;
-  d.compute_major = p.major;
-  d.compute_minor = p.minor;
-  d.max_threads_per_block = p.maxThreadsPerBlock;
-  d.max_threads_per_multiprocessor = p.maxThreadsPerMultiProcessor;
-  d.regs_per_block = p.regsPerBlock;
-  d.regs_per_multiprocessor = p.regsPerMultiprocessor;
-  d.warp_size = p.warpSize;
-  d.shared_mem_per_block = p.sharedMemPerBlock;
-  d.shared_mem_per_multiprocessor = p.sharedMemPerMultiprocessor;
-  d.shared_mem_per_block_optin = p.sharedMemPerBlockOptin;
-  d.num_sms = p.multiProcessorCount;
+  read_name_and_memory(d, id);
+  auto get = [&](cudaDeviceAttr attr) {
+    int value = 0;
+    return attribute(&value, attr, id) == cudaSuccess ? value : 0;
+  };
+  d.compute_major = get(cudaDevAttrComputeCapabilityMajor);
+  d.compute_minor = get(cudaDevAttrComputeCapabilityMinor);
+  d.max_threads_per_block = get(cudaDevAttrMaxThreadsPerBlock);
+  d.max_threads_per_multiprocessor = get(cudaDevAttrMaxThreadsPerMultiProcessor);
+  d.regs_per_block = get(cudaDevAttrMaxRegistersPerBlock);
+  d.regs_per_multiprocessor = get(cudaDevAttrMaxRegistersPerMultiprocessor);
+  d.warp_size = get(cudaDevAttrWarpSize);
+  d.shared_mem_per_block = uint64_t(get(cudaDevAttrMaxSharedMemoryPerBlock));
+  d.shared_mem_per_multiprocessor = uint64_t(get(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
+  d.shared_mem_per_block_optin = uint64_t(get(cudaDevAttrMaxSharedMemoryPerBlockOptin));
+  d.num_sms = get(cudaDevAttrMultiProcessorCount);
   return d;
 }
 
@@ -49,13 +113,10 @@ collector::PlatformInfo platform_info() {
   if (auto* version = real<decltype(cudaRuntimeGetVersion)>(g_runtime_version)) version(&info.cuda_runtime_version);
   if (auto* version = real<decltype(cudaDriverGetVersion)>(g_driver_version)) version(&info.cuda_driver_version);
   auto* count_devices = real<decltype(cudaGetDeviceCount)>(g_device_count);
-  auto* properties = real<decltype(cudaGetDeviceProperties)>(g_device_properties);
+  auto* attribute = real<AttributeFn>(g_device_attribute);
   int count = 0;
-  if (count_devices == nullptr || properties == nullptr || count_devices(&count) != cudaSuccess) return info;
-  for (int id = 0; id < count; ++id) {
-    cudaDeviceProp prop{};
-    if (properties(&prop, id) == cudaSuccess) info.devices.push_back(device_info(id, prop));
-  }
+  if (count_devices == nullptr || attribute == nullptr || count_devices(&count) != cudaSuccess) return info;
+  for (int id = 0; id < count; ++id) info.devices.push_back(device_info(id, attribute));
   return info;
 }
 

@@ -19,7 +19,7 @@ struct StepOn {
   bool python = false;    // the launcher's Python hook calls profagent_step() (nothing to do here)
 };
 
-// Each item that is not understood is skipped with one line in `warnings`.
+// Items that are not understood are skipped, all of them said in one line in `warnings`.
 StepOn parse_step_on(std::string_view text, std::vector<std::string>& warnings);
 
 }  // namespace profagent::agent

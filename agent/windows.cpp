@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/drop_report.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/step_on.h"
@@ -91,10 +92,7 @@ std::string window_title(const Trace& trace) {
 // Lost events are said with the window they are missing from (as lifecycle.cpp does for the
 // window written at exit).
 void report_drops(const Trace& trace) {
-  if (trace.drops.host_events != 0) {
-    log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.host_events) +
-                            " host events dropped: the thread buffers were full (raise PROFAGENT_BUFFER_MB)");
-  }
+  if (trace.drops.host_events != 0) log(LogLevel::Warn, window_title(trace) + ": " + host_drops_line(trace.drops));
   if (trace.drops.device_records != 0) {
     log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.device_records) +
                             " device records dropped by CUPTI");
@@ -314,6 +312,28 @@ void mark_steps_on_time(void* raw_period_ms) noexcept {
   }
 }
 
+// Why a run with a schedule, or with profiler-api, wrote no window (issue 10, point 12: it
+// used to end in silence). `w.step` steps have ended; the one in progress is `w.step`.
+std::string schedule_silence(const Windows& w) {
+  const uint64_t first_active = w.schedule.skip_first + w.schedule.wait + w.schedule.warmup;
+  const std::string seen = std::to_string(w.step) + (w.step == 1 ? " step" : " steps") + " seen";
+  if (w.step == 0) {
+    return "no step ended, so the schedule never reached an active step (the first would be step " +
+           std::to_string(first_active) + "); steps are marked by PROFAGENT_STEP_ON or profagent_step()";
+  }
+  if (collector::action(w.schedule, w.step) == StepAction::Warmup) {
+    return "the process ended during warmup step " + std::to_string(w.step) +
+           " (warmup data is never written); no active step was reached (" + seen + ")";
+  }
+  return "the schedule never reached an active step (" + seen + ", the first active step would be " +
+         std::to_string(first_active) + ")";
+}
+
+std::string profiler_api_silence(const Windows& w) {
+  return "PROFAGENT_STEP_ON=profiler-api records only between cudaProfilerStart and "
+         "cudaProfilerStop, and no cudaProfilerStart was seen";
+}
+
 RecordState first_state(const Windows& w) {
   if (w.profiler_api) return RecordState::Off;
   return w.scheduled ? state_for(collector::action(w.schedule, 0)) : RecordState::Record;
@@ -329,12 +349,12 @@ bool start_windows(const Config& config) noexcept {
     w->schedule = {config.skip_first, config.wait, config.warmup, config.active, config.repeat};
     std::vector<std::string> warnings;
     const StepOn step_on = parse_step_on(config.step_on, warnings);
-    std::string error;
-    if (!collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &error)) {
-      warnings.push_back("PROFAGENT_STEP_ON: " + error + "; no step marker is used");
-    }
+    std::string problem;  // patterns left out; the other markers still work
+    const bool marked = collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &problem);
+    if (!marked) problem = "no step marker could be set up";
+    if (!problem.empty()) warnings.push_back("PROFAGENT_STEP_ON: " + problem);
     for (const std::string& warning : warnings) log(LogLevel::Warn, warning);
-    w->profiler_api = step_on.markers.profiler_api && error.empty();
+    w->profiler_api = step_on.markers.profiler_api && marked;
     w->step_start = collector::now();
     g_windows = w;
     pthread_atfork(nullptr, nullptr, forget_exports_in_child);
@@ -381,6 +401,18 @@ bool freeze_last_window(Trace& trace) noexcept {
     return true;
   } catch (...) {
     return false;
+  }
+}
+
+std::string why_nothing_recorded() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr || (!w->scheduled && !w->profiler_api)) return {};
+  try {
+    std::lock_guard lock(w->mutex);
+    if (w->hand_over.windows != 0) return {};  // windows were written (and said so)
+    return w->profiler_api ? profiler_api_silence(*w) : schedule_silence(*w);
+  } catch (...) {
+    return {};
   }
 }
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "agent/config.h"
 #include "collector/trace.h"
@@ -31,6 +32,10 @@ void step_ended() noexcept;
 // At exit: waits for queued window exports, then stops recording and freezes what the
 // current window holds into `trace` (empty when nothing is being recorded). False on failure.
 bool freeze_last_window(Trace& trace) noexcept;
+
+// At exit, when nothing was recorded: why, if a schedule or profiler-api is the reason (no
+// window was ever written), else "". One sentence for the closing "wrote nothing:" line.
+std::string why_nothing_recorded() noexcept;
 
 // Hand-over figures: how long step boundaries that cut a window held the program.
 struct HandOverStats {

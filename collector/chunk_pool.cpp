@@ -8,15 +8,23 @@ namespace profagent::collector {
 
 static_assert(kEventsPerChunk > 1000, "a chunk should hold many events");
 
-ChunkPool::ChunkPool(size_t bytes) noexcept {
+ChunkPool::ChunkPool(size_t bytes, size_t at_most) noexcept {
   size_t count = bytes / kChunkBytes;
   if (count == 0) count = 1;
   if (count > UINT32_MAX - 1) count = UINT32_MAX - 1;
-  void* arena = mmap(nullptr, count * kChunkBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (arena == MAP_FAILED) return;
-  arena_ = static_cast<std::byte*>(arena);
-  count_ = uint32_t(count);
+  requested_ = count * kChunkBytes;
+  count = std::max<size_t>(std::min(count, at_most / kChunkBytes), 1);
+  const size_t floor = std::min(count, kMinReserveBytes / kChunkBytes);
+  for (;; count /= 2) {
+    void* arena = mmap(nullptr, count * kChunkBytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (arena != MAP_FAILED) {
+      arena_ = static_cast<std::byte*>(arena);
+      count_ = uint32_t(count);
+      return;
+    }
+    if (count / 2 < floor || count == 1) return;
+  }
 }
 
 ChunkPool::~ChunkPool() {

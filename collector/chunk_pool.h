@@ -16,6 +16,7 @@
 namespace profagent::collector {
 
 inline constexpr size_t kChunkBytes = 64 * 1024;
+inline constexpr size_t kMinReserveBytes = 1u << 20;  // 16 chunks, about 21,000 events
 
 struct Chunk {
   std::atomic<Chunk*> next;          // set once by the writer when it moves on (release)
@@ -34,9 +35,13 @@ inline constexpr uint32_t kEventsPerChunk =
 
 class ChunkPool {
  public:
-  // Reserves `bytes` (rounded down to whole chunks, at least one). A failed mmap leaves an
-  // empty pool: every pop() then returns nullptr and the caller counts drops.
-  explicit ChunkPool(size_t bytes) noexcept;
+  // Reserves `bytes` (rounded down to whole chunks, at least one), or `at_most` if less.
+  // When the address space is limited (RLIMIT_AS, `ulimit -v`: MAP_NORESERVE still counts
+  // against it) and mmap fails, retries with half as much down to kMinReserveBytes, so that
+  // a limited process still records what fits. If even that fails the pool is empty: every
+  // pop() then returns nullptr and the caller counts drops. reserved_bytes() <
+  // requested_bytes() tells.
+  explicit ChunkPool(size_t bytes, size_t at_most = SIZE_MAX) noexcept;
   ~ChunkPool();  // returns the arena (the agent's pool is leaked and never destroyed)
   ChunkPool(const ChunkPool&) = delete;
   ChunkPool& operator=(const ChunkPool&) = delete;
@@ -44,6 +49,8 @@ class ChunkPool {
   Chunk* pop() noexcept;            // a reset chunk, or nullptr when exhausted
   void push(Chunk* chunk) noexcept;  // give a chunk back for reuse
   uint32_t capacity() const noexcept { return count_; }
+  size_t reserved_bytes() const noexcept { return size_t(count_) * kChunkBytes; }
+  size_t requested_bytes() const noexcept { return requested_; }
 
   // Commits the pages of the next fresh chunks, up to `ahead` past those handed out, so the
   // writers do not pay for first touching them (2.3 us per 4 KiB page in the benchmark VM:
@@ -59,6 +66,7 @@ class ChunkPool {
 
   std::byte* arena_ = nullptr;
   uint32_t count_ = 0;
+  size_t requested_ = 0;
   std::atomic<uint64_t> head_{0};   // (tag << 32) | (index + 1); low half 0 = empty
   std::atomic<uint64_t> bump_{0};   // chunks never handed out start here
   std::atomic<uint32_t> warmed_{0};  // chunks below this index have committed pages

@@ -72,6 +72,15 @@ std::unordered_map<const void*, std::string> kernel_names_snapshot() {
   return t.kernels;
 }
 
+bool kernel_name_of(const void* kernel, std::string& name) {
+  NameTable& t = table();
+  std::lock_guard lock(t.mutex);
+  const auto it = t.kernels.find(kernel);
+  if (it == t.kernels.end()) return false;
+  name = it->second;
+  return true;
+}
+
 std::string demangle(std::string_view name) {
   if (name.size() < 2 || name[0] != '_' || name[1] != 'Z') return std::string(name);
   std::string mangled(name);

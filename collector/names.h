@@ -19,6 +19,10 @@ std::vector<std::string> names_snapshot();
 // Host function (or cudaKernel_t) -> mangled device name, as learned from registration.
 std::unordered_map<const void*, std::string> kernel_names_snapshot();
 
+// The mangled device name of one kernel (false when it was never registered): one string
+// copied under the lock, where kernel_names_snapshot() copies them all.
+bool kernel_name_of(const void* kernel, std::string& name);
+
 // C++ demangling (abi::__cxa_demangle); names that are not mangled C++ come back unchanged.
 std::string demangle(std::string_view name);
 

@@ -2,9 +2,10 @@
 #include "collector/step_markers.h"
 
 #include <cstring>
-#include <regex>
+#include <new>
 #include <string_view>
 
+#include "collector/name_patterns.h"
 #include "collector/names.h"
 
 namespace profagent::collector {
@@ -15,68 +16,60 @@ namespace {
 
 struct Markers {
   StepMarkerSpec spec;
-  std::vector<std::regex> kernels;
-  std::vector<std::regex> ranges;
+  NamePatterns kernels;
+  NamePatterns ranges;
+  VerdictCache kernel_verdicts;  // per kernel handle
+  VerdictCache range_verdicts;   // per interned range name
   StepHandler on_step = nullptr;
   ProfilerApiHandler on_profiler_api = nullptr;
 };
-const Markers* g_markers = nullptr;  // leaked; written once before g_step_markers is set
+Markers* g_markers = nullptr;  // leaked; written once before g_step_markers is set
 
-// Per kernel handle: did its demangled name match? Open addressing over atomics, so the
-// launch path takes no lock; a full table just means the regex runs again.
-constexpr size_t kCacheSlots = 4096;
-constexpr size_t kProbes = 16;
-enum Verdict : uint8_t { kUnknown = 0, kNo = 1, kYes = 2 };
-struct CacheSlot {
-  std::atomic<const void*> key{nullptr};
-  std::atomic<uint8_t> verdict{kUnknown};
-};
-CacheSlot g_kernel_cache[kCacheSlots];
-
-size_t slot_of(const void* key) {
-  return (reinterpret_cast<uintptr_t>(key) >> 4) * 0x9E3779B97F4A7C15ull >> 52;
-}
-
-bool any_match(const std::vector<std::regex>& patterns, const std::string& text) {
-  for (const std::regex& pattern : patterns) {
-    if (std::regex_search(text, pattern)) return true;
-  }
-  return false;
-}
-
-bool kernel_name_matches(const void* kernel) {
+// The text a kernel pattern sees: the demangled name, bounded. A mangled name beyond the
+// bound is not demangled (the demangler's work grows with it) and is matched as it is.
+bool kernel_name_matches(const NamePatterns& patterns, const void* kernel) {
   try {
-    const auto names = kernel_names_snapshot();  // only on a cache miss: once per kernel
-    const auto it = names.find(kernel);
-    return it != names.end() && any_match(g_markers->kernels, demangle(it->second));
+    std::string name;
+    if (!kernel_name_of(kernel, name)) return false;
+    if (name.size() > kMatchedNameBytes) return patterns.search(name);
+    return patterns.search(demangle(name));
   } catch (...) {
     return false;
   }
 }
 
-bool kernel_marks_step(const void* kernel) noexcept {
-  const size_t home = slot_of(kernel);
-  for (size_t probe = 0; probe < kProbes; ++probe) {
-    CacheSlot& slot = g_kernel_cache[(home + probe) % kCacheSlots];
-    const void* key = slot.key.load(std::memory_order_acquire);
-    if (key == kernel) {
-      const uint8_t verdict = slot.verdict.load(std::memory_order_acquire);
-      if (verdict != kUnknown) return verdict == kYes;
-      break;  // another thread is deciding: decide too
-    }
-    if (key == nullptr) {
-      const void* expected = nullptr;
-      if (!slot.key.compare_exchange_strong(expected, kernel) && expected != kernel) continue;
-      const bool yes = kernel_name_matches(kernel);
-      slot.verdict.store(yes ? kYes : kNo, std::memory_order_release);
-      return yes;
-    }
-  }
-  return kernel_name_matches(kernel);
+// Decided once per kernel (the first launch, on the launching thread: RE2 is linear in the
+// bounded name), then a lock-free lookup.
+bool kernel_marks_step(Markers& m, const void* kernel) noexcept {
+  const auto key = reinterpret_cast<uintptr_t>(kernel);
+  const VerdictCache::Verdict cached = m.kernel_verdicts.find(key);
+  if (cached != VerdictCache::Verdict::Unknown) return cached == VerdictCache::Verdict::Yes;
+  const bool yes = kernel_name_matches(m.kernels, kernel);
+  m.kernel_verdicts.remember(key, yes);
+  return yes;
+}
+
+bool range_marks_step(Markers& m, const char* name) noexcept {
+  const std::string_view text(name != nullptr ? name : "");
+  const std::string_view bounded = text.substr(0, kMatchedNameBytes);
+  const NameId id = intern(bounded);  // what push_range interned too, for names in bounds
+  const VerdictCache::Verdict cached = m.range_verdicts.find(uintptr_t(id) + 1);
+  if (cached != VerdictCache::Verdict::Unknown) return cached == VerdictCache::Verdict::Yes;
+  const bool yes = m.ranges.search(bounded);
+  if (id != kNoName || bounded.empty()) m.range_verdicts.remember(uintptr_t(id) + 1, yes);
+  return yes;
 }
 
 bool is_launch(const char* symbol) {
   return std::strncmp(symbol, "cudaLaunch", 10) == 0 || std::strncmp(symbol, "__cudaLaunch", 12) == 0;
+}
+
+// One line for all patterns left out: how many, and the first with its reason.
+std::string describe_rejected(bool loaded, size_t rejected, size_t total, const std::string& first) {
+  if (rejected == 0) return {};
+  if (!loaded) return "kernel:/range: markers ignored: " + first;
+  return std::to_string(rejected) + " of " + std::to_string(total) +
+         " kernel:/range: patterns are not valid RE2 expressions and are ignored, first " + first;
 }
 
 }  // namespace
@@ -93,24 +86,27 @@ bool api_name_matches(const std::vector<std::string>& apis, const char* symbol) 
 }
 
 bool configure_step_markers(const StepMarkerSpec& spec, StepHandler on_step,
-                            ProfilerApiHandler on_profiler_api, std::string* error) {
-  auto* markers = new Markers;  // leaked: hooks read it until the process is gone
+                            ProfilerApiHandler on_profiler_api, std::string* problem) {
+  auto* markers = new (std::nothrow) Markers;  // leaked: hooks read it until the process is gone
+  if (markers == nullptr) return false;
   markers->spec = spec;
   markers->on_step = on_step;
   markers->on_profiler_api = on_profiler_api;
-  std::string pattern;
-  try {
-    for (const std::string& p : spec.kernels) pattern = p, markers->kernels.emplace_back(p);
-    for (const std::string& p : spec.ranges) pattern = p, markers->ranges.emplace_back(p);
-  } catch (const std::regex_error& e) {
-    if (error) *error = "'" + pattern + "' is not a regular expression (" + e.what() + ")";
-    delete markers;
-    return false;
+  size_t rejected_kernels = 0, rejected_ranges = 0;
+  std::string first_kernel, first_range;
+  const bool loaded =
+      markers->kernels.compile(spec.kernels, spec.regex_library, rejected_kernels, first_kernel) &&
+      markers->ranges.compile(spec.ranges, spec.regex_library, rejected_ranges, first_range);
+  if (!loaded) rejected_ranges = spec.ranges.size();
+  if (problem != nullptr) {
+    *problem = describe_rejected(loaded, rejected_kernels + rejected_ranges,
+                                 spec.kernels.size() + spec.ranges.size(),
+                                 rejected_kernels != 0 ? first_kernel : first_range);
   }
   uint8_t bits = 0;
   if (!spec.apis.empty()) bits |= kMarkApi;
-  if (!spec.kernels.empty()) bits |= kMarkKernel;
-  if (!spec.ranges.empty()) bits |= kMarkRange;
+  if (!markers->kernels.empty()) bits |= kMarkKernel;
+  if (!markers->ranges.empty()) bits |= kMarkRange;
   if (spec.profiler_api) bits |= kMarkProfilerApi;
   g_markers = markers;
   g_step_markers.store(bits, std::memory_order_release);
@@ -120,28 +116,23 @@ bool configure_step_markers(const StepMarkerSpec& spec, StepHandler on_step,
 
 void hooked_call_ended(const char* symbol, const void* kernel) noexcept {
   const uint8_t bits = g_step_markers.load(std::memory_order_acquire);
-  const Markers* m = g_markers;
+  Markers* m = g_markers;
   if (bits == 0 || m == nullptr || tls_agent_busy != 0) return;
   if ((bits & kMarkProfilerApi) && std::strncmp(symbol, "cudaProfilerSt", 14) == 0) {
     if (m->on_profiler_api) m->on_profiler_api(std::strcmp(symbol, "cudaProfilerStart") == 0);
   }
   bool step = (bits & kMarkApi) && api_name_matches(m->spec.apis, symbol);
   if (!step && (bits & kMarkKernel) && kernel != nullptr && is_launch(symbol)) {
-    step = kernel_marks_step(kernel);
+    step = kernel_marks_step(*m, kernel);
   }
   if (step && m->on_step) m->on_step();
 }
 
 void range_pushed(const char* name) noexcept {
   const uint8_t bits = g_step_markers.load(std::memory_order_acquire);
-  const Markers* m = g_markers;
+  Markers* m = g_markers;
   if (!(bits & kMarkRange) || m == nullptr || tls_agent_busy != 0) return;
-  bool step = false;
-  try {
-    step = any_match(m->ranges, name != nullptr ? name : "");
-  } catch (...) {
-  }
-  if (step && m->on_step) m->on_step();
+  if (range_marks_step(*m, name) && m->on_step) m->on_step();
 }
 
 }  // namespace profagent::collector

@@ -1,12 +1,15 @@
 #include "collector/thread_buffer.h"
 
+#include <fcntl.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "collector/api.h"
@@ -51,13 +54,28 @@ void fork_child() noexcept {
   r->mutex.unlock();
 }
 
+// Under an address-space limit (RLIMIT_AS, `ulimit -v`) the arena takes at most an eighth of
+// the room left below it: reserving the whole PROFAGENT_BUFFER_MB there could make the
+// program's own allocations fail, and the freeze at the end needs memory too. Read once,
+// when the first event of the process is recorded.
+size_t address_space_share() noexcept {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
+  char text[64] = {};
+  const int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  const ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
+  if (fd >= 0) close(fd);
+  const size_t used = n > 0 ? size_t(std::strtoull(text, nullptr, 10)) * size_t(sysconf(_SC_PAGESIZE)) : 0;
+  return used < limit.rlim_cur ? (limit.rlim_cur - used) / 8 : 0;
+}
+
 // Racing threads each build one and publish with a compare-and-swap; the losers take theirs
 // apart. No lock: a fork while another thread created the registry under a mutex left the
 // child that mutex locked forever (reliability.fork_stress_light hung 1 run in 7).
 Registry* create_registry() noexcept {
   auto* registry = new (std::nothrow) Registry;
   if (!registry) return nullptr;
-  registry->pool = new (std::nothrow) ChunkPool(g_configured_bytes.load());
+  registry->pool = new (std::nothrow) ChunkPool(g_configured_bytes.load(), address_space_share());
   if (!registry->pool || pthread_key_create(&registry->exit_key, &on_thread_exit) != 0) {
     return g_registry.load(std::memory_order_acquire);  // leaked: memory is exhausted anyway
   }
@@ -255,6 +273,12 @@ uint32_t registered_buffer_count() noexcept {
   if (!r) return 0;
   std::lock_guard lock(r->mutex);
   return uint32_t(r->buffers.size() - r->reusable.size());
+}
+
+BufferReservation buffer_reservation() noexcept {
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (r == nullptr) return {};
+  return {r->pool->requested_bytes(), r->pool->reserved_bytes()};
 }
 
 uint32_t pool_capacity_chunks() noexcept {

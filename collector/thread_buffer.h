@@ -68,6 +68,14 @@ void configure_buffers(size_t bytes) noexcept;
 // Copies every committed event of every buffer (live or exited) and recycles what was read.
 DrainResult drain_all();
 
+// Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved: less when the address space
+// is limited (chunk_pool.h). Zeros before the first event of the process.
+struct BufferReservation {
+  size_t requested = 0;
+  size_t reserved = 0;
+};
+BufferReservation buffer_reservation() noexcept;
+
 // Statistics for tests.
 uint32_t registered_buffer_count() noexcept;
 uint32_t pool_capacity_chunks() noexcept;

@@ -97,11 +97,25 @@ struct DropCounters {
   uint64_t device_records = 0;  // CUPTI reported dropped records / no buffer available
   uint64_t late_device_records = 0;  // arrived after their window was written
   uint64_t unmatched_device_records = 0;  // no host event found for their correlation
+  // Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved. Less reserved means an
+  // address-space limit (RLIMIT_AS) is why host events were dropped, not the buffer size.
+  uint64_t host_buffer_requested_bytes = 0;
+  uint64_t host_buffer_reserved_bytes = 0;
+  bool address_space_limited() const noexcept {
+    return host_buffer_reserved_bytes < host_buffer_requested_bytes;
+  }
   // Agent stderr lines not printed before the files were written: fd 2 closed or replaced by
   // another file (the program's data), a broken pipe (filled in by the agent).
   uint64_t log_lines = 0;
   bool stderr_replaced = false;  // fd 2 is no longer the process's stderr: nothing more is printed
 };
+
+// Why host events were dropped, for the trace and the stderr line: "" (none were),
+// "address space limit" or "buffers full".
+inline const char* host_drop_cause(const DropCounters& drops) noexcept {
+  if (drops.host_events == 0) return "";
+  return drops.address_space_limited() ? "address space limit" : "buffers full";
+}
 
 struct ProcessInfo {
   uint32_t pid = 0;

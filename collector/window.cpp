@@ -158,6 +158,9 @@ CutWindow* cut_part(Session& s, bool keep) {
   trace.end_ns = converter.to_ns(cut);
   s.window_start_ticks = cut;
   trace.drops.host_events = host.dropped;
+  const BufferReservation reservation = buffer_reservation();
+  trace.drops.host_buffer_requested_bytes = reservation.requested;
+  trace.drops.host_buffer_reserved_bytes = reservation.reserved;
   trace.drops.device_records = s.pending.dropped;
   s.pending.dropped = 0;
   if (!keep) {

@@ -21,9 +21,24 @@ namespace {
 using profagent::hooks::resolve;
 using profagent::hooks::Site;
 
-Site site_register_fat_binary{"__cudaRegisterFatBinary"};
-Site site_register_function{"__cudaRegisterFunction"};
-Site site_get_kernel{"__cudaGetKernel"};
+// One site per runtime major, as for every hook (hooks/hook.h, "Exported names").
+struct RegistrationSites {
+  Site fat_binary;
+  Site function;
+  Site get_kernel;
+};
+RegistrationSites sites_13{Site{"__cudaRegisterFatBinary", profagent::hooks::kCudart13},
+                           Site{"__cudaRegisterFunction", profagent::hooks::kCudart13},
+                           Site{"__cudaGetKernel", profagent::hooks::kCudart13}};
+RegistrationSites sites_12{Site{"__cudaRegisterFatBinary", profagent::hooks::kCudart12},
+                           Site{"__cudaRegisterFunction", profagent::hooks::kCudart12},
+                           Site{"__cudaGetKernel", profagent::hooks::kCudart12}};
+PROFAGENT_REGISTER_REAL_SYMBOL(fat_binary_13, sites_13.fat_binary.real);
+PROFAGENT_REGISTER_REAL_SYMBOL(function_13, sites_13.function.real);
+PROFAGENT_REGISTER_REAL_SYMBOL(get_kernel_13, sites_13.get_kernel.real);
+PROFAGENT_REGISTER_REAL_SYMBOL(fat_binary_12, sites_12.fat_binary.real);
+PROFAGENT_REGISTER_REAL_SYMBOL(function_12, sites_12.function.real);
+PROFAGENT_REGISTER_REAL_SYMBOL(get_kernel_12, sites_12.get_kernel.real);
 
 // Host stub -> device name. Registration happens once per kernel, not on the hot path, so a
 // mutex is fine. Leaked: modules may register or look up kernels during exit.
@@ -58,19 +73,18 @@ Fn* real_of(Site& site) noexcept {
   if (real == nullptr) profagent::hooks::report_unresolved(site);
   return real;
 }
-}  // namespace
 
-PROFAGENT_EXPORT void** __cudaRegisterFatBinary(void* fat_cubin) {
+void** register_fat_binary(RegistrationSites& sites, void* fat_cubin) {
   profagent::hooks::note_cuda_use();
   profagent::collector::cuda_in_use();
-  auto* real = real_of<decltype(__cudaRegisterFatBinary)>(site_register_fat_binary);
+  auto* real = real_of<decltype(__cudaRegisterFatBinary)>(sites.fat_binary);
   return real != nullptr ? real(fat_cubin) : nullptr;
 }
 
-PROFAGENT_EXPORT void __cudaRegisterFunction(void** module, const char* host_function, char* device_function,
-                                             const char* device_name, int thread_limit, uint3* tid,
-                                             uint3* bid, dim3* block, dim3* grid, int* warp_size) {
-  auto* real = real_of<decltype(__cudaRegisterFunction)>(site_register_function);
+void register_function(RegistrationSites& sites, void** module, const char* host_function,
+                       char* device_function, const char* device_name, int thread_limit, uint3* tid,
+                       uint3* bid, dim3* block, dim3* grid, int* warp_size) {
+  auto* real = real_of<decltype(__cudaRegisterFunction)>(sites.function);
   if (real == nullptr) return;
   if (device_function != nullptr) {
     profagent::collector::note_kernel_name(host_function, device_function);
@@ -79,8 +93,8 @@ PROFAGENT_EXPORT void __cudaRegisterFunction(void** module, const char* host_fun
   real(module, host_function, device_function, device_name, thread_limit, tid, bid, block, grid, warp_size);
 }
 
-PROFAGENT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* host_function) {
-  auto* real = real_of<decltype(__cudaGetKernel)>(site_get_kernel);
+cudaError_t get_kernel(RegistrationSites& sites, cudaKernel_t* kernel, const void* host_function) {
+  auto* real = real_of<decltype(__cudaGetKernel)>(sites.get_kernel);
   if (real == nullptr) return cudaErrorSharedObjectInitFailed;
   const cudaError_t result = real(kernel, host_function);
   if (result == cudaSuccess && kernel != nullptr) {
@@ -89,3 +103,23 @@ PROFAGENT_EXPORT cudaError_t __cudaGetKernel(cudaKernel_t* kernel, const void* h
   }
   return result;
 }
+}  // namespace
+
+// The three entry points, once per runtime major.
+#define PROFAGENT_REGISTRATION_HOOKS(major)                                                      \
+  PROFAGENT_HOOK_SYMVER(__cudaRegisterFatBinary, major)                                          \
+  void** pahook##major##___cudaRegisterFatBinary(void* fat_cubin) {                              \
+    return register_fat_binary(sites_##major, fat_cubin);                                        \
+  }                                                                                              \
+  PROFAGENT_HOOK_SYMVER(__cudaRegisterFunction, major)                                           \
+  void pahook##major##___cudaRegisterFunction(void** m, const char* h, char* d, const char* n,   \
+                                              int l, uint3* t, uint3* b, dim3* bl, dim3* g, int* w) { \
+    register_function(sites_##major, m, h, d, n, l, t, b, bl, g, w);                             \
+  }                                                                                              \
+  PROFAGENT_HOOK_SYMVER(__cudaGetKernel, major)                                                  \
+  cudaError_t pahook##major##___cudaGetKernel(cudaKernel_t* kernel, const void* host_function) { \
+    return get_kernel(sites_##major, kernel, host_function);                                     \
+  }
+
+PROFAGENT_REGISTRATION_HOOKS(13)
+PROFAGENT_REGISTRATION_HOOKS(12)

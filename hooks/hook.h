@@ -32,7 +32,8 @@ struct Site {
   RealSymbol real;
   std::atomic<NameId> name{kNoName};
   std::atomic<bool> unresolved_reported{false};
-  explicit constexpr Site(const char* symbol_name) noexcept : real(symbol_name) {}
+  explicit constexpr Site(const char* symbol_name, const char* runtime = kCudart13) noexcept
+      : real(symbol_name, runtime) {}
 };
 
 NameId intern_site_name(Site& site) noexcept;  // first call of a site: interns its API name
@@ -105,24 +106,44 @@ __attribute__((always_inline)) inline void record_call(Site& site, uint64_t id, 
   collector::commit_record();
 }
 
+// Pushes the call's external correlation id for exactly the real call, also when the real
+// call never returns normally: pthread_cancel of a thread blocked in a synchronising call
+// unwinds through the hook (abi::__forced_unwind), and the thread's CUPTI id stack must not
+// keep the cancelled call's id.
+class ExternalIdScope {
+ public:
+  explicit ExternalIdScope(uint64_t id) noexcept { collector::push_external_id(id); }
+  ~ExternalIdScope() { collector::pop_external_id(); }
+  ExternalIdScope(const ExternalIdScope&) = delete;
+  ExternalIdScope& operator=(const ExternalIdScope&) = delete;
+};
+
+// Calls the real function inside the id scope. Not noexcept, and neither is any frame of a
+// hook that is live during the real call: a noexcept frame turns the forced unwind of thread
+// cancellation into std::terminate (the process aborts where without the agent the thread
+// ends). Whatever the real function throws passes through unchanged, as without the agent;
+// the agent's own steps are all noexcept.
+template <typename Fn, typename... Args>
+auto call_with_external_id(uint64_t id, Fn* real, Args... args) {
+  ExternalIdScope scope(id);
+  return real(args...);
+}
+
 // The recording half of a hook, out of line so that the forwarding path needs no stack frame
 // of its own (inlined, this half made every idle call pay its register saves).
 template <typename Fn, typename Describe, typename... Args>
 __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describe& describe,
-                                                   Args... args) noexcept {
+                                                   Args... args) {
   using R = std::invoke_result_t<Fn*, Args...>;
   collector::RuntimeGuard guard;
   if (!guard.should_record()) return real(args...);
   const uint64_t id = collector::new_event_id();
   const uint64_t start = collector::now();
-  collector::push_external_id(id);
   if constexpr (std::is_void_v<R>) {
-    real(args...);
-    collector::pop_external_id();
+    call_with_external_id(id, real, args...);
     record_call(site, id, start, 0, describe());
   } else {
-    R result = real(args...);
-    collector::pop_external_id();
+    R result = call_with_external_id(id, real, args...);
     record_call(site, id, start, result, describe());
     return result;
   }
@@ -130,7 +151,7 @@ __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describ
 
 // Records the call when the session records, else only forwards it.
 template <typename Fn, typename Describe, typename... Args>
-inline auto record_or_forward(Site& site, Fn* real, Describe& describe, Args... args) noexcept {
+inline auto record_or_forward(Site& site, Fn* real, Describe& describe, Args... args) {
   if (!collector::recording()) return real(args...);
   return intercept_recording<Fn>(site, real, describe, args...);
 }
@@ -154,7 +175,7 @@ const void* kernel_argument(Args... args) noexcept {
 // A step marker is configured: the call runs as usual, then the collector learns it ended —
 // after the real call and its event, so the call belongs to the step it ends.
 template <typename Fn, typename Describe, typename... Args>
-auto record_then_mark(Site& site, Fn* real, Describe& describe, Args... args) noexcept {
+auto record_then_mark(Site& site, Fn* real, Describe& describe, Args... args) {
   using R = std::invoke_result_t<Fn*, Args...>;
   if constexpr (std::is_void_v<R>) {
     record_or_forward<Fn>(site, real, describe, args...);
@@ -170,7 +191,7 @@ auto record_then_mark(Site& site, Fn* real, Describe& describe, Args... args) no
 // first-use steps; every call if the symbol is missing), step markers, recording.
 template <typename Fn, typename Describe, typename... Args>
 __attribute__((noinline)) auto intercept_slow(Site& site, Describe& describe,
-                                              Args... args) noexcept {
+                                              Args... args) {
   using R = std::invoke_result_t<Fn*, Args...>;
   auto* real = reinterpret_cast<Fn*>(resolve(site.real));
   if (real == nullptr) {
@@ -183,9 +204,10 @@ __attribute__((noinline)) auto intercept_slow(Site& site, Describe& describe,
 }
 
 // The whole hook. `Fn` is the real function's type; `describe` returns the Payload.
-// noexcept: the agent's own steps never throw (collector/api.h is noexcept) and nothing may
-// cross the C boundary. The real function's result goes back untouched, and the real
-// function runs exactly once per call whatever the agent's state.
+// The agent's own steps never throw (collector/api.h is noexcept), so nothing of ours crosses
+// the C boundary; the frames around the real call are not noexcept, so that cancellation's
+// forced unwind passes (see call_with_external_id). The real function's result goes back
+// untouched, and the real function runs exactly once per call whatever the agent's state.
 // The common not-recording case (idle step, before init, after the exit flush) is decided in
 // the exported function itself, before the `describe` lambda exists (its by-reference
 // captures would force every argument onto the stack first): two loads, a test and a tail
@@ -201,7 +223,7 @@ inline Fn* forward_target(Site& site) noexcept {
 // Every other call. A recording call with nothing else to do goes straight to
 // intercept_recording().
 template <typename Fn, typename Describe, typename... Args>
-__attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&& describe, Args... args) noexcept {
+__attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&& describe, Args... args) {
   collector::note_hook_entry(__builtin_dwarf_cfa());  // inlined: the program's SP (RuntimeGuard heals by it)
   auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
   if (real != nullptr && collector::hook_work() == collector::kHookRecording) {
@@ -215,34 +237,68 @@ __attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&&
 // Turns the parenthesised argument list into ", a, b" (nothing for "()").
 #define PROFAGENT_TRAILING_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
 
-// Declares the site and defines the exported symbol `name` with the parameter list `params`
-// (names included), forwarding `args`; `payload` is an expression of type Payload evaluated
-// after the real call. The return type comes from the CUDA header's declaration of `name`.
-#define PROFAGENT_HOOK(name, params, args, payload)                                     \
+// Exported names: every hook is defined once per runtime major as a HIDDEN symbol version,
+// `cudaMalloc@libcudart.so.13` and `cudaMalloc@libcudart.so.12` (agent/exports.map declares
+// the nodes), each with its own Site that resolves in the runtime of that version.
+//  - A program or library linked against a runtime references `name@libcudart.so.N`: the
+//    loader binds that reference to our definition of the same version, before the runtime's
+//    (preloads come first in the global scope).
+//  - An unversioned lookup (dlsym(RTLD_DEFAULT, "cudaMalloc"), ctypes.CDLL(None)) never
+//    matches a hidden version: it finds the runtime itself, exactly as without the agent — and
+//    glibc then pins that runtime to the caller as it would without us, so what a later
+//    dlclose unloads does not change either. Such calls are not interposed (README, limits).
+// The C++ function behind each version gets an internal name (hidden by exports.map).
+#define PROFAGENT_HOOK_SYMVER(name, major) \
+  extern "C" __attribute__((visibility("default"), symver(#name "@libcudart.so." #major)))
+
+#define PROFAGENT_DECLARE_SITE(name, major)                                              \
   namespace {                                                                           \
-  ::profagent::hooks::Site site_##name{#name};                                          \
-  }                                                                                     \
-  PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
-    if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name)) {  \
+  ::profagent::hooks::Site site_##name##_##major{#name, "libcudart.so." #major};        \
+  PROFAGENT_REGISTER_REAL_SYMBOL(name##_##major, site_##name##_##major.real);           \
+  }
+
+// Turns the parenthesised argument list into ", a, b" (nothing for "()").
+#define PROFAGENT_TRAILING_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
+
+// One version of PROFAGENT_HOOK: the site and the exported function `name@libcudart.so.major`.
+#define PROFAGENT_HOOK_VERSION(name, major, params, args, payload)                        \
+  PROFAGENT_DECLARE_SITE(name, major)                                                   \
+  PROFAGENT_HOOK_SYMVER(name, major)                                                    \
+  ::profagent::hooks::ReturnOf<decltype(name)>::type pahook##major##_##name params { \
+    if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##major)) { \
       return real args;                                                                 \
     }                                                                                   \
     return ::profagent::hooks::intercept_hook<decltype(name)>(                          \
-        site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }  \
+        site_##name##_##major,                                                          \
+        [&]() noexcept -> ::profagent::hooks::Payload { return payload; }               \
         PROFAGENT_TRAILING_ARGS args);                                                  \
   }
 
-// As PROFAGENT_HOOK, then runs the expression `after` (which may use `result`) on every call,
-// recorded or not: for hooks that keep state the other hooks read (stream capture).
-#define PROFAGENT_HOOK_THEN(name, params, args, payload, after)                         \
-  namespace {                                                                           \
-  ::profagent::hooks::Site site_##name{#name};                                          \
-  }                                                                                     \
-  PROFAGENT_EXPORT ::profagent::hooks::ReturnOf<decltype(name)>::type name params {    \
-    auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name);      \
+// Declares the sites and defines the exported symbol `name` (both versions) with the
+// parameter list `params` (names included), forwarding `args`; `payload` is an expression of
+// type Payload evaluated after the real call. The return type comes from the CUDA header's
+// declaration of `name`.
+#define PROFAGENT_HOOK(name, params, args, payload)          \
+  PROFAGENT_HOOK_VERSION(name, 13, params, args, payload)    \
+  PROFAGENT_HOOK_VERSION(name, 12, params, args, payload)
+
+// One version of PROFAGENT_HOOK_THEN.
+#define PROFAGENT_HOOK_THEN_VERSION(name, major, params, args, payload, after)            \
+  PROFAGENT_DECLARE_SITE(name, major)                                                   \
+  PROFAGENT_HOOK_SYMVER(name, major)                                                    \
+  ::profagent::hooks::ReturnOf<decltype(name)>::type pahook##major##_##name params { \
+    auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##major); \
     const auto result = real != nullptr ? real args                                     \
         : ::profagent::hooks::intercept_hook<decltype(name)>(                           \
-            site_##name, [&]() noexcept -> ::profagent::hooks::Payload { return payload; } \
+            site_##name##_##major,                                                      \
+            [&]() noexcept -> ::profagent::hooks::Payload { return payload; }           \
             PROFAGENT_TRAILING_ARGS args);                                              \
     after;                                                                              \
     return result;                                                                      \
   }
+
+// As PROFAGENT_HOOK, then runs the expression `after` (which may use `result`) on every call,
+// recorded or not: for hooks that keep state the other hooks read (stream capture).
+#define PROFAGENT_HOOK_THEN(name, params, args, payload, after)          \
+  PROFAGENT_HOOK_THEN_VERSION(name, 13, params, args, payload, after)    \
+  PROFAGENT_HOOK_THEN_VERSION(name, 12, params, args, payload, after)

@@ -1,16 +1,17 @@
-// Resolution order (pitfalls §4):
-//   1. dlvsym(RTLD_NEXT, name, "libcudart.so.13") — the right version where the runtime
-//      versions its symbols (before glibc 2.36 plain dlsym returned the OLDEST version);
-//   2. dlsym(RTLD_NEXT, name) — unversioned runtimes (devsim, older builds);
-//   3. a libcudart loaded RTLD_LOCAL is invisible to RTLD_NEXT: find it with dl_iterate_phdr,
-//      take a handle with dlopen(path, RTLD_NOLOAD) (no new load, only a reference) and look
-//      the symbol up there.
+// Resolution order for a symbol of runtime version V (pitfalls §4):
+//   1. dlvsym(RTLD_NEXT, name, V) — the versioned definition in the global scope (before
+//      glibc 2.36 plain dlsym returned the OLDEST version);
+//   2. a runtime of version V loaded RTLD_LOCAL is invisible to RTLD_NEXT: find it with
+//      dl_iterate_phdr (an object whose name holds V), take a handle with dlopen(path,
+//      RTLD_NOLOAD) (no new load, only a reference, dropped at once) and look the symbol up
+//      there, versioned first, then unversioned;
+//   3. dlsym(RTLD_NEXT, name) — an unversioned runtime — unless the definition found lives in
+//      a runtime of another major (it would take calls with the wrong ABI).
 // Any candidate inside libprofagent.so is rejected: RTLD_NEXT from a copy of ourselves (or a
 // handle lookup that finds our own export first) would make a hook call itself forever.
-//
-// Why a loader generation instead of a dlopen hook: interposing dlopen changes the caller
-// that glibc sees, so DT_RUNPATH and $ORIGIN of the real caller stop applying and the host
-// could load different libraries. dl_iterate_phdr's dlpi_adds counts every load for free.
+// None of these lookups pins the runtime: RTLD_NEXT and handle lookups add no dependency,
+// so a program that unloads its runtime unloads it with the agent too (then every cached
+// address is forgotten, see forget_real_symbols()).
 #include "hooks/resolve.h"
 
 #include <dlfcn.h>
@@ -20,16 +21,31 @@
 
 #include "collector/api.h"
 
+// The section the linker collects PROFAGENT_REGISTER_REAL_SYMBOL entries into.
+extern "C" {
+extern profagent::hooks::RealSymbol* __start_profagent_real_symbols[] __attribute__((weak, visibility("hidden")));
+extern profagent::hooks::RealSymbol* __stop_profagent_real_symbols[] __attribute__((weak, visibility("hidden")));
+}
+
 namespace profagent::hooks {
 namespace {
 
-constexpr const char* kRuntimeVersion = "libcudart.so.13";
+struct LoaderCounts {
+  uint64_t adds = 0;
+  uint64_t subs = 0;
+};
 
-uint64_t& generation_slot(void* data) { return *static_cast<uint64_t*>(data); }
+int read_counts(dl_phdr_info* info, size_t, void* data) {
+  auto& counts = *static_cast<LoaderCounts*>(data);
+  counts.adds = info->dlpi_adds;
+  counts.subs = info->dlpi_subs;
+  return 1;  // the counters are the same in every entry: stop at the first
+}
 
-int read_generation(dl_phdr_info* info, size_t, void* data) {
-  generation_slot(data) = info->dlpi_adds;
-  return 1;  // the counter is the same in every entry: stop at the first
+LoaderCounts loader_counts() noexcept {
+  LoaderCounts counts;
+  dl_iterate_phdr(read_counts, &counts);
+  return counts;
 }
 
 // The base address of the object that holds this very function, i.e. libprofagent.so.
@@ -43,49 +59,66 @@ const void* own_base() noexcept {
   return known;
 }
 
-bool is_ours(void* address) noexcept {
-  if (address == nullptr) return false;
+// The file name of the object holding `address` ("" if none).
+const char* object_of(void* address) noexcept {
   Dl_info info{};
-  return dladdr(address, &info) != 0 && info.dli_fbase == own_base();
+  if (dladdr(address, &info) == 0 || info.dli_fname == nullptr) return "";
+  return info.dli_fbase == own_base() ? nullptr : info.dli_fname;
 }
 
-void* accept(void* address) noexcept { return is_ours(address) ? nullptr : address; }
+// A runtime of another major than `version` (libcudart.so.12 when 13 is wanted, ...).
+bool other_runtime(const char* file, const char* version) noexcept {
+  const char* found = std::strstr(file, "libcudart.so.");
+  return found != nullptr && version != nullptr && std::strstr(file, version) == nullptr;
+}
 
-void* lookup_in(void* handle, const char* name) noexcept {
-  void* address = accept(dlvsym(handle, name, kRuntimeVersion));
-  return address != nullptr ? address : accept(dlsym(handle, name));
+void* accept(void* address, const char* version) noexcept {
+  if (address == nullptr) return nullptr;
+  const char* file = object_of(address);
+  if (file == nullptr || other_runtime(file, version)) return nullptr;
+  return address;
+}
+
+void* lookup_in(void* handle, const char* name, const char* version) noexcept {
+  void* address = accept(dlvsym(handle, name, version), version);
+  return address != nullptr ? address : accept(dlsym(handle, name), version);
 }
 
 struct LocalSearch {
   const char* name;
+  const char* version;
   void* found = nullptr;
 };
 
 int search_object(dl_phdr_info* info, size_t, void* data) {
   auto& search = *static_cast<LocalSearch*>(data);
-  if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, "libcudart.so") == nullptr) return 0;
+  if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, search.version) == nullptr) return 0;
   void* handle = dlopen(info->dlpi_name, RTLD_NOLOAD | RTLD_LAZY);
   if (handle == nullptr) return 0;
-  search.found = lookup_in(handle, search.name);
+  search.found = lookup_in(handle, search.name, search.version);
   dlclose(handle);  // drops only our reference; RTLD_NOLOAD never loaded anything
   return search.found != nullptr ? 1 : 0;
 }
 
-void* find_real(const char* name) noexcept {
-  void* address = lookup_in(RTLD_NEXT, name);
+void* find_version(const char* name, const char* version) noexcept {
+  void* address = accept(dlvsym(RTLD_NEXT, name, version), version);
   if (address != nullptr) return address;
-  LocalSearch search{name};
+  LocalSearch search{name, version};
   dl_iterate_phdr(search_object, &search);
-  return search.found;
+  if (search.found != nullptr) return search.found;
+  return accept(dlsym(RTLD_NEXT, name), version);
+}
+
+void* find_real(const RealSymbol& symbol) noexcept {
+  if (symbol.version != nullptr) return find_version(symbol.name, symbol.version);
+  void* address = find_version(symbol.name, kCudart13);
+  return address != nullptr ? address : find_version(symbol.name, kCudart12);
 }
 
 }  // namespace
 
-uint64_t loader_generation() noexcept {
-  uint64_t generation = 0;
-  dl_iterate_phdr(read_generation, &generation);
-  return generation;
-}
+uint64_t loader_generation() noexcept { return loader_counts().adds; }
+uint64_t loader_removals() noexcept { return loader_counts().subs; }
 
 void* resolve_slow(RealSymbol& symbol) noexcept {
   // dlsym may call back into hooked code on this thread (another interposer, a malloc hook):
@@ -94,13 +127,21 @@ void* resolve_slow(RealSymbol& symbol) noexcept {
   const uint64_t generation = loader_generation();
   const uint64_t missed_at = symbol.missed_at_generation.load(std::memory_order_relaxed);
   if (missed_at == generation) return nullptr;
-  void* address = find_real(symbol.name);
+  void* address = find_real(symbol);
   if (address == nullptr) {
     symbol.missed_at_generation.store(generation, std::memory_order_relaxed);
     return nullptr;
   }
   symbol.address.store(address, std::memory_order_release);
   return address;
+}
+
+void forget_real_symbols() noexcept {
+  if (__start_profagent_real_symbols == nullptr) return;
+  for (RealSymbol** entry = __start_profagent_real_symbols; entry != __stop_profagent_real_symbols; ++entry) {
+    (*entry)->address.store(nullptr, std::memory_order_release);
+    (*entry)->missed_at_generation.store(RealSymbol::kNeverTried, std::memory_order_relaxed);
+  }
 }
 
 }  // namespace profagent::hooks

@@ -8,6 +8,7 @@ packages=(
   cmake g++ make pkg-config        # build
   libspdlog-dev nlohmann-json3-dev # agent: logging, JSON summaries
   libunwind-dev                    # agent: call stacks (PROFAGENT_WITH_STACK)
+  libre2-dev                       # agent: kernel:/range: step markers (linear-time regex)
   catch2                           # unit tests
   python3                          # test drivers (trace checks), launcher tests
   valgrind uftrace                 # benchmarks: callgrind counts, the peer tracer (scripts/bench.sh)

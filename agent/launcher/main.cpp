@@ -1,9 +1,7 @@
-// `profagent run ... -- CMD`: sets the environment, forks, execs CMD, waits, reports.
+// `profagent run ... -- CMD`: sets the environment, runs CMD (supervise.h: forwarding the
+// launcher's signals), reports.
 #include <dirent.h>
-#include <errno.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +13,7 @@
 #include <vector>
 
 #include "agent/launcher/launcher.h"
+#include "agent/launcher/supervise.h"
 
 namespace {
 
@@ -45,34 +44,6 @@ void set_environment(const Options& options, const std::string& agent, const std
     const std::string hook = bin + "/../lib/profagent_python";
     setenv("PYTHONPATH", profagent::launcher::prepend_path(hook, std::getenv("PYTHONPATH")).c_str(), 1);
   }
-}
-
-// Exit code as a shell reports it.
-int exit_code_of(int status) {
-  if (WIFEXITED(status)) return WEXITSTATUS(status);
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return 1;
-}
-
-int run_child(const std::vector<std::string>& command, pid_t& pid) {
-  std::vector<char*> argv;
-  for (const std::string& word : command) argv.push_back(const_cast<char*>(word.c_str()));
-  argv.push_back(nullptr);
-  pid = fork();
-  if (pid < 0) return say("cannot fork"), 1;
-  if (pid == 0) {
-    execvp(argv[0], argv.data());
-    std::fprintf(stderr, "profagent: cannot run %s\n", argv[0]);
-    _exit(127);
-  }
-  // As a shell does: ^C and ^\ go to the program (same process group); we wait for it.
-  signal(SIGINT, SIG_IGN);
-  signal(SIGQUIT, SIG_IGN);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) return say("lost the program (waitpid failed)"), 1;
-  }
-  return exit_code_of(status);
 }
 
 // Files of this run: written after it started (the program and any process it started).
@@ -130,7 +101,7 @@ int main(int argc, char** argv) {
   set_environment(*options, agent, bin);
   const time_t since = time(nullptr) - 1;  // mtime has one-second resolution
   pid_t pid = 0;
-  const int code = run_child(options->command, pid);
+  const int code = profagent::launcher::run_and_forward(options->command, pid);
   if (pid > 0) report(*options, pid, code, since);
   return code;
 }

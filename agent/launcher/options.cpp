@@ -140,6 +140,7 @@ What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_
   api:NAME         each call of the CUDA runtime function NAME, e.g. api:cudaDeviceSynchronize
   kernel:REGEX     each launch of a kernel whose demangled name matches REGEX
   range:REGEX      each profagent_range_push whose name matches REGEX
+                   (REGEX: RE2 syntax, searched anywhere in the first 16 KiB of the name)
   profiler-api     the program's cudaProfilerStart/cudaProfilerStop delimit the windows
   python           each torch.optim.Optimizer.step() of a Python program (a start-up hook
                    is put on PYTHONPATH; the script is not edited)

@@ -229,6 +229,24 @@ PatchStats patch_new_objects(TargetLookup lookup) noexcept {
   return stats;
 }
 
+void forget_unloaded_objects() noexcept {
+  collector::AgentBusy busy;
+  std::lock_guard<std::mutex> lock(g_scan_mutex);
+  ObjectList& list = object_list();
+  list.count = 0;
+  dl_iterate_phdr(list_object, &list);
+  size_t kept = 0;
+  for (size_t i = 0; i < g_scanned_count; ++i) {
+    for (size_t j = 0; j < list.count; ++j) {
+      if (identity(list.objects[j]) == g_scanned[i]) {
+        g_scanned[kept++] = g_scanned[i];
+        break;
+      }
+    }
+  }
+  g_scanned_count = kept;
+}
+
 void* find_definition(const char* symbol) noexcept {
   collector::AgentBusy busy;
   std::lock_guard<std::mutex> lock(g_scan_mutex);

@@ -41,6 +41,9 @@ struct PatchStats {
 // dlopen(RTLD_NOLOAD) inside dl_iterate_phdr could deadlock against a concurrent dlopen.
 PatchStats patch_new_objects(TargetLookup lookup) noexcept;
 
+// Forgets the scanned objects that are no longer loaded (after an unload).
+void forget_unloaded_objects() noexcept;
+
 // A definition of `symbol` in the lookup scope of any loaded object except ours (nullptr if
 // none): how the installer finds the framework's DIOPI runtime functions under RTLD_LOCAL.
 void* find_definition(const char* symbol) noexcept;

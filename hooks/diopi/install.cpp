@@ -80,4 +80,10 @@ void rescan() noexcept {
   scan();
 }
 
+void forget_unloaded() noexcept {
+  if (!g_started.load(std::memory_order_acquire)) return;
+  forget_unloaded_objects();
+  g_scanned_generation.store(0, std::memory_order_relaxed);  // the next rescan looks again
+}
+
 }  // namespace profagent::hooks::diopi

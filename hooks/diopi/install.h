@@ -21,4 +21,8 @@ void start(const InstallOptions& options) noexcept;
 // dl_iterate_phdr step); does nothing before start() or on the agent's own threads.
 void rescan() noexcept;
 
+// After an unload: objects that are gone are forgotten, so one loaded again (maybe at the
+// same address) is patched again.
+void forget_unloaded() noexcept;
+
 }  // namespace profagent::hooks::diopi

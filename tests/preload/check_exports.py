@@ -1,7 +1,12 @@
 #!/usr/bin/python3
 """libprofagent.so must export its interposed CUDA symbols and its C API, and nothing else
 (no C++ symbols, no diopi*, nothing of spdlog/fmt/libstdc++), and its static TLS block must
-stay under 64 bytes (initial-exec TLS words only, pitfalls §10)."""
+stay under 64 bytes (initial-exec TLS words only, pitfalls §10).
+
+Versions: every CUDA symbol exactly twice, as the hidden versions `name@libcudart.so.12` and
+`name@libcudart.so.13` (never unversioned, never a default `@@` version, which an unversioned
+dlsym would find); the exit, exec and loader wrappers and the C API unversioned (a named
+version would stop them matching the program's references to glibc's `_exit@GLIBC_2.2.5`)."""
 import re
 import subprocess
 import sys
@@ -18,17 +23,55 @@ REQUIRED = [
 ]
 
 
-def main(library):
-    nm = subprocess.run(["nm", "-D", "--defined-only", library], capture_output=True, text=True, check=True)
-    exported = [line.split()[-1].split("@")[0] for line in nm.stdout.splitlines() if line.strip()]
-    # dlopen: hooks/diopi re-patches DIOPI importers after every load (never a diopi* export).
-    # _exit, _Exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
-    exit_paths = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
-                  "execle", "fexecve", "quick_exit", "execveat"}
-    stray = [s for s in exported
-             if not re.match(r"^(cuda|__cuda|profagent_)", s) and s != "dlopen" and s not in exit_paths]
-    missing = [s for s in REQUIRED if s not in exported]
+RUNTIMES = ("libcudart.so.12", "libcudart.so.13")
+# dlopen, dlclose: hooks/loader_hooks.cpp (DIOPI importers loaded later, unloaded runtimes).
+# _exit, _Exit, quick_exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
+UNVERSIONED = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
+               "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat"}
+
+
+def exported_symbols(library):
+    """(name, version, hidden) of every defined dynamic symbol but the version nodes."""
+    nm = subprocess.run(["nm", "-D", "--defined-only", "--with-symbol-versions", library],
+                        capture_output=True, text=True, check=True)
+    found = []
+    for line in nm.stdout.splitlines():
+        fields = line.split()
+        if not fields or fields[-1] in RUNTIMES:
+            continue  # the version definitions themselves (absolute symbols)
+        symbol = fields[-1]
+        if "@@" in symbol:
+            name, version, hidden = *symbol.split("@@", 1), False
+        elif "@" in symbol:
+            name, version, hidden = *symbol.split("@", 1), True
+        else:
+            name, version, hidden = symbol, "", False
+        found.append((name, version, hidden))
+    return found
+
+
+def version_failures(found):
     failures = []
+    cuda = {}
+    for name, version, hidden in found:
+        if re.match(r"^(cuda|__cuda)", name):
+            if not hidden or version not in RUNTIMES:
+                failures.append(f"{name} exported as {name}@{version or '(none)'}, not a hidden runtime version")
+            cuda.setdefault(name, set()).add(version)
+        elif version:
+            failures.append(f"{name} has version {version}: it must stay unversioned")
+    one_version = [n for n, versions in cuda.items() if versions != set(RUNTIMES)]
+    if one_version:
+        failures.append(f"not exported for both runtimes: {one_version[:10]}")
+    return failures
+
+
+def main(library):
+    found = exported_symbols(library)
+    exported = [name for name, _, _ in found]
+    stray = [s for s in exported if not re.match(r"^(cuda|__cuda|profagent_)", s) and s not in UNVERSIONED]
+    missing = [s for s in REQUIRED if s not in exported]
+    failures = version_failures(found)
     if stray:
         failures.append(f"unexpected exports: {stray[:20]}")
     if missing:
@@ -41,7 +84,7 @@ def main(library):
     if failures:
         print("FAILED:", "; ".join(failures))
         return 1
-    print(f"passed: {len(exported)} exports, all hooks or C API; TLS {tls_size} bytes")
+    print(f"passed: {len(exported)} exports, all hooks (both runtime versions) or C API; TLS {tls_size} bytes")
     return 0
 
 

@@ -338,7 +338,7 @@ def case_handled_chained(env):
     out = env.out("handled_chained")
     script = ("import ctypes, signal, sys, time\n"
               "signal.signal(signal.SIGTERM, lambda *a: sys.exit(3))\n"
-              f"ctypes.CDLL({env.agent!r}, mode=ctypes.RTLD_GLOBAL)\n" + PY_RUNTIME +
+              f"ctypes.CDLL({env.agent!r}, mode=ctypes.RTLD_GLOBAL)\n" + py_runtime(env) +
               "p = ctypes.c_void_p()\n"
               "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n"
               "print('recording', flush=True)\n"
@@ -356,7 +356,7 @@ def case_handled_python(env):
     runs: trace written, death by SIGTERM as without the agent. CPython installs its SIGINT
     handler at start-up, before the agent's (installed at the first CUDA call), which chains it:
     trace written, then KeyboardInterrupt with its traceback, as without the agent."""
-    script = (PY_RUNTIME + "import time\n"
+    script = (py_runtime(env) + "import time\n"
               "p = ctypes.c_void_p()\n"
               "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n"
               "print('recording', flush=True)\n"
@@ -407,17 +407,25 @@ def case_live_threads(env):
     return f"exit(5) with 4 threads calling CUDA: trace valid ({syncs} syncs recorded)"
 
 
-# ctypes.CDLL(path).f looks f up in that library alone, past LD_PRELOAD; a program binding
-# through the global scope (as linked code does) meets the agent first.
-PY_RUNTIME = ("import ctypes\n"
-              "ctypes.CDLL('libcudart.so.13', mode=ctypes.RTLD_GLOBAL)\n"
-              "rt = ctypes.CDLL(None)\n")
+def py_runtime(env):
+    """The start of a Python program that calls CUDA the way Python programs do: through a
+    compiled extension linked against the runtime (libpy_cuda_ext.so, next to the programs),
+    whose calls meet the agent's hooks. `rt.cudaMalloc(...)` calls its `ext_cudaMalloc`.
+    (ctypes.CDLL('libcudart.so.13').f, or ctypes.CDLL(None).f, looks f up unversioned and so
+    reaches the runtime itself, past LD_PRELOAD: see the README's limits.)"""
+    extension = os.path.join(os.path.dirname(env.app), "libpy_cuda_ext.so")
+    return ("import ctypes\n"
+            f"_ext = ctypes.CDLL({extension!r})\n"
+            "class _Runtime:\n"
+            "    def __getattr__(self, name):\n"
+            "        return getattr(_ext, 'ext_' + name)\n"
+            "rt = _Runtime()\n")
 
 
 def case_python_os_exit(env):
     """os._exit from Python after a hooked call through ctypes."""
     out = env.out("python_os_exit")
-    script = (PY_RUNTIME + "import os\n"
+    script = (py_runtime(env) + "import os\n"
               "p = ctypes.c_void_p()\n"
               "print(rt.cudaMalloc(ctypes.byref(p), 256), rt.cudaFree(p), flush=True)\n"
               "os._exit(3)\n")
@@ -466,7 +474,7 @@ def fork_case(policy):
 
 def case_python_multiprocessing(env):
     out = env.out("python_multiprocessing")
-    script = (PY_RUNTIME + "import multiprocessing as mp\n"
+    script = (py_runtime(env) + "import multiprocessing as mp\n"
               "def work(i):\n"
               "    return rt.cudaStreamSynchronize(None) + i * i\n"
               "if __name__ == '__main__':\n"
@@ -483,7 +491,7 @@ def case_python_multiprocessing(env):
 
 def case_torch_dataloader(env):
     out = env.out("torch_dataloader")
-    script = (PY_RUNTIME + "import torch\n"
+    script = (py_runtime(env) + "import torch\n"
               "from torch.utils.data import DataLoader, Dataset\n"
               "class D(Dataset):\n"
               "    def __len__(self): return 64\n"
@@ -732,7 +740,7 @@ def case_twice_loaded(env):
     expect(agent.returncode == 0, f"status {agent.returncode}")
     one_valid_trace(out, {"cudaMalloc": 3, "cudaFree": 3})
     out2 = env.out("twice_dlopen")
-    script = (f"import ctypes\nctypes.CDLL({env.agent!r})\n" + PY_RUNTIME +
+    script = (f"import ctypes\nctypes.CDLL({env.agent!r})\n" + py_runtime(env) +
               "p = ctypes.c_void_p()\n"
               "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n")
     agent = run(["/usr/bin/python3", "-c", script], {"PROFAGENT_OUTPUT_DIR": out2}, env.agent, env.devsim)

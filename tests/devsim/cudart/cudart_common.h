@@ -1,6 +1,7 @@
-// Shared plumbing of the simulated libcudart.so.13: the per-call macro, error bookkeeping and
-// handle translation. Compiled with __CUDA_API_VERSION_INTERNAL so the real header declares
-// both the legacy-stream entry points and their _ptsz/_ptds twins with their real signatures.
+// Shared plumbing of the simulated libcudart.so.13 (and .12): the per-call macro, error
+// bookkeeping and handle translation. Compiled with __CUDA_API_VERSION_INTERNAL so the real
+// header declares both the legacy-stream entry points and their _ptsz/_ptds twins with their
+// real signatures.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -11,6 +12,17 @@
 #include "device.h"
 #include "devsim.h"
 #include "timeline.h"
+
+// The same sources build libcudart.so.13 and, with DEVSIM_CUDART_MAJOR=12, libcudart.so.12;
+// the few entry points whose ABI differs between the two majors are chosen by this.
+#ifndef DEVSIM_CUDART_MAJOR
+#define DEVSIM_CUDART_MAJOR 13
+#endif
+#if DEVSIM_CUDART_MAJOR == 12
+#define DEVSIM_CUDART_VERSION 12080  // what cudaRuntimeGetVersion of a CUDA 12.8 runtime says
+#else
+#define DEVSIM_CUDART_VERSION CUDART_VERSION
+#endif
 
 namespace devsim::rt {
 
@@ -39,8 +51,12 @@ cudaStream_t stream_handle(Stream* s);
 // Opens the call's ApiScope (tracer report, host cost, fault injection) and returns early for
 // an injected fault or a sticky error. `name` and `version` spell the CUPTI callback id.
 #define DEVSIM_RT_CALL(name, version, cost)                                                  \
-  ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime,                                    \
-                            CUPTI_RUNTIME_TRACE_CBID_##name##_##version, #name,              \
+  DEVSIM_RT_CALL_NAMED(CUPTI_RUNTIME_TRACE_CBID_##name##_##version, #name, cost)
+
+// The same for an exported name that differs from the one in its CUPTI callback id
+// (cudaGetDeviceProperties_v2 of CUDA 12 is callback id 440, cudaGetDeviceProperties_v12000).
+#define DEVSIM_RT_CALL_NAMED(cbid, exported_name, cost)                                      \
+  ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime, cbid, exported_name,               \
                             ::devsim::HostCost::cost);                                       \
   if (int injected_ = scope_.injected_error())                                               \
     return ::devsim::rt::finish(scope_, static_cast<cudaError_t>(injected_));                \

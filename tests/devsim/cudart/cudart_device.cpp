@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "cudart_common.h"
+#include "device_props.h"
 #include "memory.h"
 
 using namespace devsim;
@@ -12,49 +13,10 @@ namespace {
 
 __thread unsigned t_device_flags = 0;
 
-void fill_properties(cudaDeviceProp& p, int device) {
-  std::memset(&p, 0, sizeof p);
-  std::strncpy(p.name, device_name(), sizeof p.name - 1);
-  std::memset(p.uuid.bytes, 0xd5, sizeof p.uuid.bytes);
-  p.uuid.bytes[15] = static_cast<char>(device);
-  p.totalGlobalMem = config().memory_bytes;
-  p.sharedMemPerBlock = Arch::shared_per_block;
-  p.regsPerBlock = Arch::regs_per_block;
-  p.warpSize = Arch::warp_size;
-  p.memPitch = 2147483647;
-  p.maxThreadsPerBlock = Arch::max_threads_per_block;
-  p.maxThreadsDim[0] = 1024, p.maxThreadsDim[1] = 1024, p.maxThreadsDim[2] = 64;
-  p.maxGridSize[0] = 2147483647, p.maxGridSize[1] = 65535, p.maxGridSize[2] = 65535;
-  p.totalConstMem = 65536;
-  p.major = Arch::major, p.minor = Arch::minor;
-  p.textureAlignment = 512, p.texturePitchAlignment = 32;
-  p.multiProcessorCount = config().sm_count;
-  p.canMapHostMemory = 1;
-  p.concurrentKernels = 1;
-  p.pciBusID = device + 1;
-  p.asyncEngineCount = 2;
-  p.unifiedAddressing = 1;
-  p.memoryBusWidth = Arch::memory_bus_width;
-  p.l2CacheSize = Arch::l2_bytes;
-  p.maxThreadsPerMultiProcessor = Arch::max_threads_per_sm;
-  p.streamPrioritiesSupported = 1;
-  p.globalL1CacheSupported = p.localL1CacheSupported = 1;
-  p.sharedMemPerMultiprocessor = Arch::shared_per_sm;
-  p.regsPerMultiprocessor = Arch::regs_per_sm;
-  p.managedMemory = 1;
-  p.computePreemptionSupported = 1;
-  p.cooperativeLaunch = 1;
-  p.sharedMemPerBlockOptin = Arch::shared_per_block_optin;
-  p.maxBlocksPerMultiProcessor = Arch::max_blocks_per_sm;
-  p.hostRegisterSupported = 1;
-  p.memoryPoolsSupported = 1;
-  p.deviceNumaId = p.hostNumaId = -1;
-}
-
 // Attributes a device-query program asks for; unmodelled valid attributes read as 0.
 int attribute_value(cudaDeviceAttr attr, int device) {
   cudaDeviceProp p;
-  fill_properties(p, device);
+  rt::fill_properties(p, device);
   switch (attr) {
     case cudaDevAttrMaxThreadsPerBlock: return p.maxThreadsPerBlock;
     case cudaDevAttrMaxBlockDimX: return p.maxThreadsDim[0];
@@ -105,13 +67,16 @@ cudaError_t cudaGetDeviceCount(int* count) {
   DEVSIM_RT_RETURN(cudaSuccess);
 }
 
+#if DEVSIM_CUDART_MAJOR != 12  // libcudart.so.12 has its own, in cudart_properties12.cpp
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp* prop, int device) {
   DEVSIM_RT_CALL(cudaGetDeviceProperties, v12000, Other);
   if (!prop) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
   if (!valid_device(device)) DEVSIM_RT_RETURN(cudaErrorInvalidDevice);
-  fill_properties(*prop, device);
+  rt::fill_properties(*prop, device);
+  prop->deviceNumaId = prop->hostNumaId = -1;  // named fields of CUDA 13 only (reserved in 12.0)
   DEVSIM_RT_RETURN(cudaSuccess);
 }
+#endif
 
 cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
   DEVSIM_RT_CALL(cudaDeviceGetAttribute, v5000, Query);
@@ -192,10 +157,11 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int* least, int* greatest) {
 cudaError_t cudaRuntimeGetVersion(int* version) {
   DEVSIM_RT_CALL(cudaRuntimeGetVersion, v3020, Light);
   if (!version) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
-  *version = CUDART_VERSION;
+  *version = DEVSIM_CUDART_VERSION;
   DEVSIM_RT_RETURN(cudaSuccess);
 }
 
+// One driver serves both runtimes, as a CUDA 13 driver runs CUDA 12 programs.
 cudaError_t cudaDriverGetVersion(int* version) {
   DEVSIM_RT_CALL(cudaDriverGetVersion, v3020, Light);
   if (!version) DEVSIM_RT_RETURN(cudaErrorInvalidValue);

@@ -98,6 +98,7 @@ cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, cudaStreamCaptureSta
   return is_capturing_impl(scope_, stream, status, true);
 }
 
+#if DEVSIM_CUDART_MAJOR != 12
 cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
                                      cudaGraph_t* graph, const cudaGraphNode_t** deps,
                                      const cudaGraphEdgeData** edges, size_t* num_deps) {
@@ -111,6 +112,51 @@ cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCapture
   DEVSIM_RT_CALL(cudaStreamGetCaptureInfo_ptsz, v12030, Light);
   return capture_info_impl(scope_, stream, status, id, graph, deps, edges, num_deps, true);
 }
+#else
+// CUDA 12 headers map cudaStreamGetCaptureInfo to _v2 (no edge data); 12.3 added _v3, which
+// became CUDA 13's cudaStreamGetCaptureInfo. The unsuffixed name of libcudart.so.12 is the
+// CUDA 10.1 call (stream, status, id): only those are written, whatever else the caller passed.
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                     cudaGraph_t*, const cudaGraphNode_t**, const cudaGraphEdgeData**, size_t*) {
+  DEVSIM_RT_CALL(cudaStreamGetCaptureInfo, v10010, Light);
+  return capture_info_impl(scope_, stream, status, id, nullptr, nullptr, nullptr, nullptr, false);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                          unsigned long long* id, cudaGraph_t*, const cudaGraphNode_t**,
+                                          const cudaGraphEdgeData**, size_t*) {
+  DEVSIM_RT_CALL(cudaStreamGetCaptureInfo_ptsz, v10010, Light);
+  return capture_info_impl(scope_, stream, status, id, nullptr, nullptr, nullptr, nullptr, true);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_v2(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                        cudaGraph_t* graph, const cudaGraphNode_t** deps, size_t* num_deps) {
+  DEVSIM_RT_CALL(cudaStreamGetCaptureInfo_v2, v11030, Light);
+  return capture_info_impl(scope_, stream, status, id, graph, deps, nullptr, num_deps, false);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_v2_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                             unsigned long long* id, cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                             size_t* num_deps) {
+  DEVSIM_RT_CALL(cudaStreamGetCaptureInfo_v2_ptsz, v11030, Light);
+  return capture_info_impl(scope_, stream, status, id, graph, deps, nullptr, num_deps, true);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_v3(cudaStream_t stream, cudaStreamCaptureStatus* status, unsigned long long* id,
+                                        cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                        const cudaGraphEdgeData** edges, size_t* num_deps) {
+  DEVSIM_RT_CALL_NAMED(CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_v12030, "cudaStreamGetCaptureInfo_v3", Light);
+  return capture_info_impl(scope_, stream, status, id, graph, deps, edges, num_deps, false);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream, cudaStreamCaptureStatus* status,
+                                             unsigned long long* id, cudaGraph_t* graph, const cudaGraphNode_t** deps,
+                                             const cudaGraphEdgeData** edges, size_t* num_deps) {
+  DEVSIM_RT_CALL_NAMED(CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030,
+                       "cudaStreamGetCaptureInfo_v3_ptsz", Light);
+  return capture_info_impl(scope_, stream, status, id, graph, deps, edges, num_deps, true);
+}
+#endif
 
 cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
   DEVSIM_RT_CALL(cudaGraphCreate, v10000, Other);

@@ -77,7 +77,8 @@ cudaError_t entry_point_impl(ApiScope& scope, const char* symbol, void** func, u
   static auto get_proc = driver ? reinterpret_cast<GetProc>(dlsym(driver, "cuGetProcAddress_v2")) : nullptr;
   *func = nullptr;
   unsigned long long driver_flags = (flags & cudaEnablePerThreadDefaultStream) ? 2 : 0;  // CU_GET_PROC_ADDRESS_*
-  if (get_proc) get_proc(symbol, func, CUDART_VERSION, driver_flags, nullptr);
+  // The runtime's own version picks the ABI of the symbol returned (12080 from libcudart.so.12).
+  if (get_proc) get_proc(symbol, func, DEVSIM_CUDART_VERSION, driver_flags, nullptr);
   if (status) *status = *func ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
   return rt::finish(scope, *func || status ? cudaSuccess : cudaErrorSymbolNotFound);
 }

@@ -260,7 +260,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
 }
 
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t start, cudaEvent_t end) {
+#if DEVSIM_CUDART_MAJOR == 12  // id 139: a CUDA 12 program's call; 486 (v12080) is CUDA 13's
+  DEVSIM_RT_CALL(cudaEventElapsedTime, v3020, Query);
+#else
   DEVSIM_RT_CALL(cudaEventElapsedTime, v12080, Query);
+#endif
   DEVSIM_RT_RETURN(elapsed_ms(reinterpret_cast<Event*>(start), reinterpret_cast<Event*>(end), ms));
 }
 

@@ -4,6 +4,7 @@
 // returned, and nothing fires for the agent's own calls.
 #include <catch2/catch.hpp>
 
+#include "collector/name_patterns.h"
 #include "collector/step_markers.h"
 #include "hooks/hook.h"
 
@@ -78,10 +79,74 @@ TEST_CASE("step markers fire from hooks after the real call, for the configured 
   CHECK(g_steps == 4);
 }
 
-TEST_CASE("a kernel regex that does not compile is refused with the pattern named") {
+TEST_CASE("patterns that do not compile are left out in one shortened line; the others work") {
   profagent::collector::StepMarkerSpec spec;
-  spec.kernels = {"(unclosed"};
-  std::string error;
-  CHECK_FALSE(profagent::collector::configure_step_markers(spec, on_step, nullptr, &error));
-  CHECK(error.find("(unclosed") != std::string::npos);
+  spec.kernels = {"(unclosed", "^good_kernel"};
+  spec.ranges = {std::string(100000, '(')};
+  std::string problem;
+  CHECK(profagent::collector::configure_step_markers(spec, on_step, nullptr, &problem));
+  CHECK(problem.rfind("2 of 3 kernel:/range: patterns are not valid RE2 expressions", 0) == 0);
+  CHECK(problem.find("(unclosed") != std::string::npos);
+  CHECK(problem.find('\n') == std::string::npos);
+  CHECK(problem.size() < 300);
+
+  static const char kGood = 0;
+  profagent::collector::note_kernel_name(&kGood, "good_kernel");
+  const int before = g_steps;
+  launch(&kGood);
+  CHECK(g_steps == before + 1);
+}
+
+TEST_CASE("an invalid range pattern is not echoed whole") {
+  profagent::collector::StepMarkerSpec spec;
+  spec.ranges = {"[" + std::string(50000, 'a')};
+  std::string problem;
+  CHECK(profagent::collector::configure_step_markers(spec, on_step, nullptr, &problem));
+  CHECK(problem.find("1 of 1 ") == 0);
+  CHECK(problem.find("(50001 bytes)") != std::string::npos);
+  CHECK(problem.size() < 300);
+}
+
+TEST_CASE("hostile names and patterns are decided in linear time, on a bounded name") {
+  profagent::collector::StepMarkerSpec spec;
+  spec.kernels = {"(a|b)*c", R"((\w+\s?)+$)"};
+  std::string problem;
+  REQUIRE(profagent::collector::configure_step_markers(spec, on_step, nullptr, &problem));
+  CHECK(problem.empty());
+  static const char kLongAb = 0, kWords = 0, kHuge = 0, kHugeEarly = 0;
+  std::string ab;  // (a|b)*c on 20,000 characters: std::regex overflowed the stack
+  while (ab.size() < 20000) ab += "a-";  // '-': the other pattern's $ never follows a \w
+  const std::string words = std::string(1000, 'w') + "!";  // (\w+\s?)+$: exponential backtracking
+  std::string huge(64 * 1024, '-');
+  std::string huge_early = huge;
+  huge[20000] = 'c';       // beyond the 16 KiB bound: not seen
+  huge_early[100] = 'c';   // within it
+  profagent::collector::note_kernel_name(&kLongAb, ab.c_str());
+  profagent::collector::note_kernel_name(&kWords, words.c_str());
+  profagent::collector::note_kernel_name(&kHuge, huge.c_str());
+  profagent::collector::note_kernel_name(&kHugeEarly, huge_early.c_str());
+  const int before = g_steps;
+  launch(&kLongAb);
+  CHECK(g_steps == before);
+  launch(&kWords);
+  CHECK(g_steps == before);
+  launch(&kHuge);
+  CHECK(g_steps == before);
+  launch(&kHugeEarly);
+  launch(&kHugeEarly);  // the cached verdict
+  CHECK(g_steps == before + 2);
+}
+
+TEST_CASE("verdicts are kept for every key, also beyond the lock-free table") {
+  auto* cache = new profagent::collector::VerdictCache;  // 64 KiB: not on the stack
+  using Verdict = profagent::collector::VerdictCache::Verdict;
+  constexpr uintptr_t kKeys = 20000;  // more than its 4096 slots
+  for (uintptr_t key = 1; key <= kKeys; ++key) cache->remember(key * 16, key % 3 == 0);
+  size_t wrong = 0;
+  for (uintptr_t key = 1; key <= kKeys; ++key) {
+    wrong += cache->find(key * 16) != (key % 3 == 0 ? Verdict::Yes : Verdict::No);
+  }
+  CHECK(wrong == 0);
+  CHECK(cache->find(kKeys * 16 + 16) == Verdict::Unknown);
+  delete cache;
 }

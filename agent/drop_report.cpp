@@ -1,0 +1,21 @@
+#include "agent/drop_report.h"
+
+namespace profagent::agent {
+namespace {
+
+std::string mib(uint64_t bytes) { return std::to_string(bytes >> 20) + " MiB"; }
+
+}  // namespace
+
+std::string host_drops_line(const DropCounters& drops) {
+  if (drops.host_events == 0) return {};
+  const std::string count = std::to_string(drops.host_events) + " host events dropped: ";
+  if (!drops.address_space_limited()) {
+    return count + "the thread buffers were full (raise PROFAGENT_BUFFER_MB)";
+  }
+  return count + "the address space limit (ulimit -v, RLIMIT_AS) left room for " +
+         mib(drops.host_buffer_reserved_bytes) + " of the " + mib(drops.host_buffer_requested_bytes) +
+         " of PROFAGENT_BUFFER_MB (raise the limit; a larger PROFAGENT_BUFFER_MB cannot help)";
+}
+
+}  // namespace profagent::agent

@@ -1,0 +1,15 @@
+// The stderr line for dropped host events, with the true cause: a full buffer (raise
+// PROFAGENT_BUFFER_MB) or an address-space limit (RLIMIT_AS, `ulimit -v`), under which a
+// larger buffer only makes things worse (issue 10, point 11).
+#pragma once
+
+#include <string>
+
+#include "collector/trace.h"
+
+namespace profagent::agent {
+
+// "" when no host event was dropped.
+std::string host_drops_line(const DropCounters& drops);
+
+}  // namespace profagent::agent
