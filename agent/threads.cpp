@@ -13,7 +13,6 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <new>
 
 #include "collector/api.h"
 
@@ -121,11 +120,33 @@ struct Start {
   void* arg;
 };
 
+// What a new thread is to run, in static slots rather than on the heap: its first malloc or
+// free would give the thread a malloc arena of its own (64 MiB of address space reserved),
+// enough under `ulimit -v` to leave the exit flush without memory (reliability.
+// address_space_limit). The creator fills a free slot; the thread copies it and frees it.
+struct StartSlot {
+  std::atomic<bool> used{false};
+  Start start{};
+};
+StartSlot g_start_slots[kMaxAgentThreads];
+
+StartSlot* claim_slot(const Start& start) noexcept {
+  for (StartSlot& slot : g_start_slots) {
+    bool expected = false;
+    if (slot.used.compare_exchange_strong(expected, true, std::memory_order_acquire)) {
+      slot.start = start;
+      return &slot;
+    }
+  }
+  return nullptr;
+}
+
 // The thread's start routine (a C boundary): nothing escapes it but a forced unwind
 // (pthread_exit, cancellation), which must reach glibc.
 void* run_agent_thread(void* raw) {
-  const Start start = *static_cast<Start*>(raw);
-  delete static_cast<Start*>(raw);
+  auto* slot = static_cast<StartSlot*>(raw);
+  const Start start = slot->start;
+  slot->used.store(false, std::memory_order_release);
   const pid_t tid = current_tid();
   register_tid(tid);
   prctl(PR_SET_NAME, start.name, 0, 0, 0);
@@ -169,8 +190,8 @@ void watch_main_thread() noexcept {
 
 bool start_agent_thread(const char* name, void (*body)(void*), void* arg) noexcept {
   pthread_once(&g_atfork_once, install_atfork);
-  auto* start = new (std::nothrow) Start{name, body, arg};
-  if (start == nullptr) return false;
+  StartSlot* slot = claim_slot({name, body, arg});
+  if (slot == nullptr) return false;
   // Inherited mask: the thread never has a signal unblocked, not even for one instruction.
   sigset_t all{}, before{};
   sigfillset(&all);
@@ -179,10 +200,10 @@ bool start_agent_thread(const char* name, void (*body)(void*), void* arg) noexce
   pthread_attr_init(&attributes);
   pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
   pthread_t thread{};
-  const bool started = pthread_create(&thread, &attributes, run_agent_thread, start) == 0;
+  const bool started = pthread_create(&thread, &attributes, run_agent_thread, slot) == 0;
   pthread_attr_destroy(&attributes);
   pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  if (!started) delete start;
+  if (!started) slot->used.store(false, std::memory_order_release);
   return started;
 }
 
