@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include <unistd.h>
+
 namespace profagent::agent {
 namespace {
 
@@ -235,8 +237,32 @@ Config parse_config(const EnvLookup& lookup, std::vector<std::string>& warnings)
   return config;
 }
 
+namespace {
+
+// A relative output directory (the default ./profagent_out included) is resolved once, against
+// the working directory at start-up: a program that chdir()s later (a daemon's chdir("/"))
+// still writes where it was started, not into /profagent_out.
+void anchor_output_dir(Config& config, std::vector<std::string>& warnings) {
+  std::string_view dir = config.output_dir;
+  if (dir.empty() || dir.front() == '/') return;
+  while (dir.size() > 2 && dir.substr(0, 2) == "./") dir.remove_prefix(2);
+  char* cwd = getcwd(nullptr, 0);  // glibc allocates any length
+  if (cwd == nullptr) {
+    warnings.push_back("the working directory cannot be read; PROFAGENT_OUTPUT_DIR is taken relative to the "
+                       "working directory at exit");
+    return;
+  }
+  const std::string base(cwd);
+  free(cwd);
+  config.output_dir = (base == "/" ? "" : base) + "/" + std::string(dir);
+}
+
+}  // namespace
+
 Config load_config(std::vector<std::string>& warnings) {
-  return parse_config([](const char* name) -> const char* { return secure_getenv(name); }, warnings);
+  Config config = parse_config([](const char* name) -> const char* { return secure_getenv(name); }, warnings);
+  anchor_output_dir(config, warnings);
+  return config;
 }
 
 std::vector<std::pair<std::string, std::string>> Config::to_pairs() const {

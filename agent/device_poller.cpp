@@ -1,11 +1,11 @@
 #include "agent/device_poller.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <time.h>
 
 #include <atomic>
 
+#include "agent/log.h"
+#include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/session.h"
 
@@ -21,32 +21,23 @@ constexpr int kTicksPerDevicePoll = 10;
 
 std::atomic<bool> g_started{false};
 
-void* poll_forever(void*) {
-  collector::AgentBusy busy;  // nothing this thread does is the program's
+// Until the program has no thread left or the exit flush ran (agent/threads.h).
+void poll_until_stopped(void*) noexcept {
   const timespec tick{0, kTickNs};
-  for (int ticks = 0;; ++ticks) {
+  for (int ticks = 0; keep_running(); ++ticks) {
     collector::warm_host_buffers();
     nanosleep(&tick, nullptr);
     if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) collector::poll_device();
   }
-  return nullptr;
 }
 
 }  // namespace
 
 void start_device_poller() noexcept {
   if (g_started.exchange(true)) return;
-  // The thread blocks every signal, so the program's handlers always run on its own threads.
-  sigset_t all, previous;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &previous);
-  pthread_attr_t attributes;
-  pthread_attr_init(&attributes);
-  pthread_attr_setdetachstate(&attributes, PTHREAD_CREATE_DETACHED);
-  pthread_t thread;
-  pthread_create(&thread, &attributes, poll_forever, nullptr);
-  pthread_attr_destroy(&attributes);
-  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (!start_agent_thread("profagent-poll", poll_until_stopped, nullptr)) {
+    log(LogLevel::Warn, "could not start the device poller; long runs may drop device records");
+  }
 }
 
 }  // namespace profagent::agent

@@ -1,6 +1,7 @@
 // Exit paths that skip atexit handlers and ELF destructors (pitfalls §§ 6, 7, 9):
-// `_exit`/`_Exit` (Python's os._exit, multiprocessing and DataLoader workers) and the exec
-// family (the process image is replaced; the new image starts a fresh agent from LD_PRELOAD).
+// `_exit`/`_Exit` (Python's os._exit, multiprocessing and DataLoader workers), `quick_exit`
+// (it runs at_quick_exit handlers, then glibc's internal _exit, which no interposition sees)
+// and the exec family (execveat included) (the process image is replaced; the new image starts a fresh agent from LD_PRELOAD).
 // Each wrapper flushes — only if this process owns a trace — then makes the real call.
 //
 // "Owns a trace": the agent is READY and getpid() is the pid the agent last saw in a
@@ -82,6 +83,14 @@ PROFAGENT_EXPORT void _Exit(int status) {
   __builtin_unreachable();
 }
 
+// The trace first, then the program's at_quick_exit handlers and the real quick_exit.
+PROFAGENT_EXPORT void quick_exit(int status) {
+  flush_if_owner("quick_exit");
+  if (auto* real = next_definition<void(int)>("quick_exit")) real(status);
+  syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}
+
 // exec: the trace is written before the image is replaced. If exec then fails the process
 // goes on with recording stopped (flush_all is once per process).
 PROFAGENT_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
@@ -112,6 +121,12 @@ PROFAGENT_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
   flush_if_owner("fexecve");
   auto* real = next_definition<int(int, char* const[], char* const[])>("fexecve");
   return real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
+}
+
+PROFAGENT_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
+  flush_if_owner("execveat");
+  auto* real = next_definition<int(int, const char*, char* const[], char* const[], int)>("execveat");
+  return real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
 }
 
 PROFAGENT_EXPORT int execl(const char* path, const char* arg, ...) {

@@ -13,6 +13,8 @@
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
+#include "agent/stderr_writer.h"
+#include "agent/threads.h"
 #include "agent/windows.h"
 #include "collector/api.h"
 #include "collector/log.h"
@@ -97,6 +99,7 @@ void on_first_cuda_use() noexcept {
 // Everything init does after the secure-mode check. Returns the state to publish.
 AgentState initialise() noexcept {
   try {
+    watch_main_thread();  // before any agent thread (the time:MS timer starts below)
     std::vector<std::string> warnings;
     g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
     start_logging(g_config->log_level);
@@ -194,12 +197,7 @@ void say_why_nothing_was_recorded() {
   if (!why.empty()) print_line("wrote nothing: " + why);
 }
 
-}  // namespace
-
-void flush_all(const char* reason) noexcept {
-  if (state() != AgentState::Ready) return;
-  if (g_flushed.exchange(true, std::memory_order_acq_rel)) return;
-  collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
+void freeze_and_export(const char* reason) noexcept {
   try {
     log(LogLevel::Debug, std::string("flushing at ") + reason);
     Trace* trace = new Trace;  // leaked: a late thread may still be reading names from it
@@ -214,10 +212,26 @@ void flush_all(const char* reason) noexcept {
       say_why_nothing_was_recorded();
       return;
     }
+    note_log_drops(trace->drops);
     export_trace(*trace);
   } catch (...) {
     print_line("wrote nothing: the exporter failed");
   }
+}
+
+}  // namespace
+
+void flush_all(const char* reason) noexcept {
+  if (state() != AgentState::Ready) return;
+  if (g_flushed.exchange(true, std::memory_order_acq_rel)) return;
+  collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
+  freeze_and_export(reason);
+  stop_agent_threads();  // nothing is left for them to do (agent/threads.h)
+}
+
+void note_log_drops(DropCounters& drops) noexcept {
+  drops.log_lines = dropped_agent_lines();
+  drops.stderr_replaced = !stderr_is_original();
 }
 
 }  // namespace profagent::agent

@@ -13,6 +13,7 @@
 #pragma once
 
 #include "agent/config.h"
+#include "collector/trace.h"
 
 namespace profagent::agent {
 
@@ -27,6 +28,9 @@ const Config& config() noexcept;
 
 // Writes the output once; later calls return at once. `reason` goes to the debug log.
 void flush_all(const char* reason) noexcept;
+
+// Agent stderr lines lost so far, into the counters written with a window (agent/stderr_writer.h).
+void note_log_drops(DropCounters& drops) noexcept;
 
 // PROFAGENT_CHILD=off, from the fork child handler: stop recording and never write.
 void silence_forked_child() noexcept;

@@ -1,15 +1,27 @@
 #include "agent/log.h"
 
-#include <unistd.h>
-
 #include <memory>
 #include <string>
 
+#include <spdlog/details/null_mutex.h>
 #include <spdlog/logger.h>
-#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/sinks/base_sink.h>
+
+#include "agent/stderr_writer.h"
 
 namespace profagent::agent {
 namespace {
+
+// spdlog's lines go through the same writer as print_line (agent/stderr_writer.h): prefix,
+// escaping, the fd 2 identity check and the SIGPIPE guard live in one place. The message
+// alone is used (no formatter), so the sink needs no lock of its own.
+class AgentLineSink final : public spdlog::sinks::base_sink<spdlog::details::null_mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& message) override {
+    write_agent_line(std::string_view(message.payload.data(), message.payload.size()));
+  }
+  void flush_() override {}
+};
 
 // Leaked on purpose (pitfalls §6): the exit path logs after other statics are destroyed.
 std::atomic<spdlog::logger*> g_logger{nullptr};
@@ -26,11 +38,10 @@ void start_logging(LogLevel level) noexcept {
     g_level.store(uint8_t(level), std::memory_order_relaxed);
     if (g_logger.load(std::memory_order_acquire) != nullptr) return;
     // Not registered in spdlog's registry: that registry is a static destroyed at exit.
-    auto sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+    remember_stderr();  // at start-up: the stderr the process began with
+    auto sink = std::make_shared<AgentLineSink>();
     auto* logger = new spdlog::logger("profagent", std::move(sink));
-    logger->set_pattern("[profagent] %v");
     logger->set_level(to_spdlog(level));
-    logger->flush_on(spdlog::level::trace);  // stderr is the application's: no buffering
     spdlog::logger* expected = nullptr;
     if (!g_logger.compare_exchange_strong(expected, logger)) delete logger;
   } catch (...) {
@@ -65,16 +76,7 @@ void log_capped(CappedSite& site, LogLevel level, std::string_view message) noex
 
 void print_line(std::string_view message) noexcept {
   if (g_level.load(std::memory_order_relaxed) == uint8_t(LogLevel::Off)) return;
-  try {
-    const std::string line = "[profagent] " + std::string(message) + "\n";
-    size_t done = 0;
-    while (done < line.size()) {
-      const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
-      if (n <= 0) return;
-      done += size_t(n);
-    }
-  } catch (...) {
-  }
+  write_agent_line(message);
 }
 
 }  // namespace profagent::agent

@@ -26,8 +26,9 @@ struct CappedSite {
 };
 void log_capped(CappedSite& site, LogLevel level, std::string_view message) noexcept;
 
-// Writes one line to stderr exactly as given, with the "[profagent] " prefix, whatever the
-// level unless logging is off. For the product's own output (the "wrote ..." line).
+// Writes one line to stderr with the "[profagent] " prefix (control characters escaped; only
+// while fd 2 is still the process's stderr: agent/stderr_writer.h), whatever the level unless
+// logging is off. For the product's own output (the "wrote ..." line).
 void print_line(std::string_view message) noexcept;
 
 }  // namespace profagent::agent

@@ -1,7 +1,12 @@
 // PROFAGENT_HANDLE_SIGNALS=1: the trace is written on SIGTERM/SIGINT, then the previous action
 // runs (pitfalls §8 rule 3; the design follows the lessons of rocprofiler-sdk and dd-trace-py
-// listed there: no interposed sigaction, a handler that only flags and writes to a pipe, the
-// real work on another thread, a bounded wait, the default action by re-raising unblocked).
+// listed there: no interposed sigaction, a handler that only flags and wakes the flush thread,
+// the real work on another thread, a bounded wait, the default action by re-raising unblocked).
+//
+// Handler and flush thread talk through two futex words, never through a file descriptor: a
+// program may close every descriptor above 2 (closefrom) and open its own files, which then
+// get the numbers of ours; a byte written "to our pipe" would land in its file. A futex needs
+// no descriptor and FUTEX_WAKE/FUTEX_WAIT are plain system calls (async-signal-safe).
 //
 // Why the flush runs on its own thread: the signal may interrupt a thread holding an agent,
 // CUPTI or runtime lock; flushing on that thread could deadlock forever. On the flush thread it
@@ -9,10 +14,10 @@
 // previous action without a trace, as it would without the agent.
 #include "agent/signals.h"
 
-#include <fcntl.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,7 +26,7 @@
 
 #include "agent/lifecycle.h"
 #include "agent/log.h"
-#include "collector/api.h"
+#include "agent/threads.h"
 
 namespace profagent::agent {
 namespace {
@@ -34,10 +39,15 @@ struct HandledSignal {
 };
 HandledSignal g_handled[] = {{SIGTERM, {}}, {SIGINT, {}}};
 
-int g_request_pipe[2] = {-1, -1};  // handler -> flush thread: the signal number, one byte
-int g_done_pipe[2] = {-1, -1};     // flush thread -> handler: the flush is over
+// Futex words (32-bit, lock-free: the kernel reads them). handler -> flush thread: the signal
+// number; flush thread -> handler: 1 once the flush is over.
+std::atomic<uint32_t> g_request{0};
+std::atomic<uint32_t> g_done{0};
+std::atomic<bool> g_flusher_alive{false};  // false: nobody would answer, the handler never waits
 std::atomic<bool> g_first_signal_taken{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "the handler's flag must be async-signal-safe");
+static_assert(sizeof(std::atomic<uint32_t>) == 4 && std::atomic<uint32_t>::is_always_lock_free,
+              "futex words must be plain 32-bit words");
 pid_t g_owner_pid = 0;             // a forked child has no flush thread: it never waits
 
 const struct sigaction* previous_action(int number) noexcept {
@@ -51,6 +61,20 @@ bool is_plain(const struct sigaction& action, void (*which)(int)) noexcept {
   return (action.sa_flags & SA_SIGINFO) == 0 && action.sa_handler == which;
 }
 
+// ---- futex words -----------------------------------------------------------------------------
+
+uint32_t* futex_word(std::atomic<uint32_t>& word) noexcept { return reinterpret_cast<uint32_t*>(&word); }
+
+void futex_wake(std::atomic<uint32_t>& word) noexcept {
+  syscall(SYS_futex, futex_word(word), FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+// Sleeps while `word` is 0, at most `ms` (spurious and EINTR wake-ups included).
+void futex_wait_zero(std::atomic<uint32_t>& word, long ms) noexcept {
+  const timespec timeout{ms / 1000, (ms % 1000) * 1'000'000L};
+  syscall(SYS_futex, futex_word(word), FUTEX_WAIT_PRIVATE, 0, &timeout, nullptr, 0);
+}
+
 // ---- in the handler: async-signal-safe calls only ----------------------------------------
 
 long milliseconds_until(const timespec& deadline) noexcept {
@@ -61,19 +85,18 @@ long milliseconds_until(const timespec& deadline) noexcept {
 
 // Asks the flush thread to write the trace and waits for it, at most kFlushWaitMs.
 void flush_with_bound(int number) noexcept {
-  const unsigned char byte = static_cast<unsigned char>(number);
-  ssize_t written = 0;
-  do written = write(g_request_pipe[1], &byte, 1);
-  while (written < 0 && errno == EINTR);
-  if (written != 1) return;
+  if (!g_flusher_alive.load(std::memory_order_acquire)) return;
+  g_request.store(uint32_t(number), std::memory_order_release);
+  futex_wake(g_request);
   timespec deadline{};
   clock_gettime(CLOCK_MONOTONIC, &deadline);
   deadline.tv_sec += kFlushWaitMs / 1000;
   deadline.tv_nsec += long(kFlushWaitMs % 1000) * 1000000;  // may exceed 1 s: only subtracted
-  pollfd done{.fd = g_done_pipe[0], .events = POLLIN, .revents = 0};
   for (;;) {
+    if (g_done.load(std::memory_order_acquire) != 0) return;
     const long left = milliseconds_until(deadline);
-    if (left <= 0 || poll(&done, 1, int(left)) >= 0 || errno != EINTR) return;
+    if (left <= 0) return;
+    futex_wait_zero(g_done, left);
   }
 }
 
@@ -142,30 +165,29 @@ void on_signal(int number, siginfo_t* info, void* context) noexcept {
 
 // ---- the flush thread ---------------------------------------------------------------------
 
-void* flush_thread(void*) noexcept {
-  collector::AgentBusy busy;  // nothing this thread does is the program's
-  unsigned char number = 0;
-  ssize_t got = 0;
-  do got = read(g_request_pipe[0], &number, 1);
-  while (got < 0 && errno == EINTR);
-  if (got != 1) return nullptr;
+// Waits for the handler's request, in slices, until agent threads are told to stop (the
+// program has no thread left, or the exit flush ran: agent/threads.h).
+void flush_on_request(void*) noexcept {
+  uint32_t number = 0;
+  while ((number = g_request.load(std::memory_order_acquire)) == 0) {
+    if (!keep_running()) {
+      g_flusher_alive.store(false, std::memory_order_release);
+      return;
+    }
+    futex_wait_zero(g_request, kAgentTickMs);
+  }
   flush_all(number == SIGINT ? "SIGINT" : "SIGTERM");
-  const unsigned char done = 1;
-  (void)!write(g_done_pipe[1], &done, 1);
-  return nullptr;
+  g_done.store(1, std::memory_order_release);
+  futex_wake(g_done);
 }
 
-// Every signal blocked in the new thread (it inherits the mask), so no signal of the
-// program is ever delivered to it.
+// Started through agent/threads.h: every signal blocked, so no signal of the program is ever
+// delivered to it.
 bool start_flush_thread() noexcept {
-  sigset_t all{}, before{};
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &before);
-  pthread_t thread{};
-  const bool started = pthread_create(&thread, nullptr, flush_thread, nullptr) == 0;
-  pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  if (started) pthread_detach(thread);
-  return started;
+  g_flusher_alive.store(true, std::memory_order_release);
+  if (start_agent_thread("profagent-sig", flush_on_request, nullptr)) return true;
+  g_flusher_alive.store(false, std::memory_order_release);
+  return false;
 }
 
 // A signal the process ignores (nohup, a launcher's SIG_IGN) stays ignored and untouched.
@@ -183,8 +205,6 @@ void install_one(HandledSignal& handled) noexcept {
 }  // namespace
 
 bool install_signal_handlers() noexcept {
-  if (pipe2(g_request_pipe, O_CLOEXEC) != 0) return false;
-  if (pipe2(g_done_pipe, O_CLOEXEC) != 0) return false;
   g_owner_pid = getpid();
   if (!start_flush_thread()) return false;
   for (HandledSignal& handled : g_handled) install_one(handled);

@@ -4,9 +4,10 @@
 // handler for SIGTERM and SIGINT (never interposing sigaction/signal; a signal the process
 // ignores is left alone). Not at init: CPython installs its SIGINT handler only over SIG_DFL,
 // so an earlier handler of ours would take KeyboardInterrupt away from Python programs. The
-// handler does only async-signal-safe things: it claims a "first signal" flag, writes a byte
-// to a pipe read by the agent's flush thread (which runs flush_all, the exit paths' idempotent
-// flush), waits for its answer at most 2 s, then honours the previous action — the default
+// handler does only async-signal-safe things: it claims a "first signal" flag, wakes the
+// agent's flush thread through a futex word (no file descriptor the program could have
+// reused; the thread runs flush_all, the exit paths' idempotent flush), waits for its answer
+// at most 2 s, then honours the previous action — the default
 // one by re-raising the signal (same status as without the agent), a function by calling it.
 // A second signal goes straight to the previous action.
 //

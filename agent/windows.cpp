@@ -4,17 +4,21 @@
 #include <time.h>
 
 #include <atomic>
+#include <cerrno>
+#include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <deque>
 #include <mutex>
 #include <new>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "agent/drop_report.h"
+#include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/step_on.h"
+#include "agent/threads.h"
 #include "collector/clock.h"
 #include "collector/session.h"
 #include "collector/step_schedule.h"
@@ -110,16 +114,25 @@ void finish_and_export(PendingWindow& pending) noexcept {
   try {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
     attach_steps(pending.steps, trace, false);
+    note_log_drops(trace.drops);
     export_one(trace);
   } catch (...) {
   }
 }
 
-void exporter_main() {
-  collector::AgentBusy busy;  // nothing this thread does is the program's
+// Serves the queue until it is empty and agent threads are told to stop (agent/threads.h);
+// thread_started then goes back to false, so a later window starts a new exporter.
+void export_queued(void*) noexcept {
   std::unique_lock lock(g_queue->mutex);
   for (;;) {
-    g_queue->changed.wait(lock, [] { return !g_queue->traces.empty(); });
+    const bool woken = g_queue->changed.wait_for(lock, std::chrono::milliseconds(kAgentTickMs),
+                                                 [] { return !g_queue->traces.empty(); });
+    if (!woken) {
+      if (keep_running()) continue;
+      g_queue->thread_started = false;
+      g_queue->changed.notify_all();  // wait_for_exports: nothing is queued
+      return;
+    }
     PendingWindow pending = std::move(g_queue->traces.front());
     g_queue->traces.pop_front();
     g_queue->busy = true;
@@ -131,15 +144,24 @@ void exporter_main() {
   }
 }
 
-void queue_export(PendingWindow&& pending) {
-  std::lock_guard lock(g_queue->mutex);
+// Called with g_queue->mutex held. Without an exporter thread (none could be created) the
+// window is joined and written here, on the program's thread, rather than lost.
+void queue_export_locked(PendingWindow&& pending, std::unique_lock<std::mutex>& lock) {
   if (!g_queue->thread_started) {
-    collector::AgentBusy busy;
-    std::thread(exporter_main).detach();
-    g_queue->thread_started = true;
+    g_queue->thread_started = start_agent_thread("profagent-export", export_queued, nullptr);
   }
-  g_queue->traces.push_back(std::move(pending));
-  g_queue->changed.notify_all();
+  if (g_queue->thread_started) {
+    g_queue->traces.push_back(std::move(pending));
+    g_queue->changed.notify_all();
+    return;
+  }
+  lock.unlock();
+  finish_and_export(pending);
+}
+
+void queue_export(PendingWindow&& pending) {
+  std::unique_lock lock(g_queue->mutex);
+  queue_export_locked(std::move(pending), lock);
 }
 
 void wait_for_exports() {
@@ -257,12 +279,35 @@ void on_profiler_api(bool start) noexcept {
   }
 }
 
-void timer_main(uint64_t period_ms) {
-  collector::AgentBusy busy;
-  const timespec period{time_t(period_ms / 1000), long(period_ms % 1000) * 1'000'000L};
+// Sleeps until `deadline` (CLOCK_MONOTONIC) in slices of at most kAgentTickMs; false if
+// agent threads were told to stop meanwhile.
+bool sleep_until(const timespec& deadline) {
   for (;;) {
-    nanosleep(&period, nullptr);
-    if (g_windows->finished) return;
+    timespec now{};
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    const int64_t left_ms = (deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1'000'000;
+    if (left_ms <= 0) return true;
+    if (left_ms <= kAgentTickMs) {
+      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
+      }
+      return true;
+    }
+    const timespec slice{0, kAgentTickMs * 1'000'000L};
+    nanosleep(&slice, nullptr);
+    if (!keep_running()) return false;
+  }
+}
+
+// time:MS: a step period_ms after the previous one ended.
+void mark_steps_on_time(void* raw_period_ms) noexcept {
+  const uint64_t period_ms = reinterpret_cast<uintptr_t>(raw_period_ms);
+  while (keep_running()) {
+    timespec deadline{};
+    clock_gettime(CLOCK_MONOTONIC, &deadline);
+    deadline.tv_sec += time_t(period_ms / 1000);
+    deadline.tv_nsec += long(period_ms % 1000) * 1'000'000L;
+    if (deadline.tv_nsec >= 1'000'000'000L) deadline.tv_sec += 1, deadline.tv_nsec -= 1'000'000'000L;
+    if (!sleep_until(deadline) || g_windows->finished) return;
     on_step();
   }
 }
@@ -314,7 +359,11 @@ bool start_windows(const Config& config) noexcept {
     g_windows = w;
     pthread_atfork(nullptr, nullptr, forget_exports_in_child);
     collector::set_state(first_state(*w));
-    if (step_on.time_ms > 0) std::thread(timer_main, step_on.time_ms).detach();
+    if (step_on.time_ms > 0 &&
+        !start_agent_thread("profagent-timer", mark_steps_on_time,
+                            reinterpret_cast<void*>(uintptr_t(step_on.time_ms)))) {
+      log(LogLevel::Warn, "PROFAGENT_STEP_ON time: could not start the timer thread; no step is marked by time");
+    }
     return true;
   } catch (...) {
     return false;

@@ -56,12 +56,53 @@ inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_
 //   call is recorded, so one runtime function reaching another is one event.
 // Operators and ranges nest freely (a DIOPI operator calling another is two events), and a
 // runtime call inside an operator is recorded: that is how kernels get their operator.
+//
+// The guard heals itself. A thread that leaves a hooked call without returning from it
+// (a signal handler that siglongjmps out of a blocking cudaStreamSynchronize) never runs the
+// guard's destructor: its depth would stay raised and every later call of the thread go
+// unrecorded, silently. So the outermost guard also keeps tls_runtime_sp, the program's stack
+// pointer at the call into the hook (the hook's CFA, noted by the hook just before its guard:
+// the same for every hook called from one function of the program, whatever the hook's own
+// frame size). A nested call — the runtime reaching another hooked function — always enters
+// below that frame (the stack grows down), so a guard entered at or above it proves the old
+// frame is gone: the depth goes back to 0 for good. Not detected: after the jump, the thread's
+// next calls come from deeper down the stack than the abandoned one (they stay unrecorded until
+// a call from at least as high up heals the guard). A call from a signal handler on an
+// alternate stack mapped above the thread's stack would be taken for outermost (then the
+// interrupted call's own end leaves a depth that the thread's next call heals the same way).
 extern __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec")));
 extern __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec")));
+extern __thread uintptr_t tls_hook_entry __attribute__((tls_model("initial-exec")));
+
+// Called by the hook (inlined into the exported function) with __builtin_dwarf_cfa(): the
+// program's stack pointer at the call. Taken by the next RuntimeGuard of the thread.
+inline void note_hook_entry(void* cfa) noexcept { tls_hook_entry = reinterpret_cast<uintptr_t>(cfa); }
+
+__attribute__((always_inline)) inline uintptr_t stack_pointer() noexcept {
+#if defined(__x86_64__)
+  uintptr_t sp;
+  asm volatile("mov %%rsp, %0" : "=r"(sp));
+  return sp;
+#elif defined(__aarch64__)
+  uintptr_t sp;
+  asm volatile("mov %0, sp" : "=r"(sp));
+  return sp;
+#else
+  return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+#endif
+}
 
 class RuntimeGuard {  // wrap every CUDA runtime hook
  public:
-  RuntimeGuard() noexcept { ++tls_runtime_depth; }
+  RuntimeGuard() noexcept {
+    uintptr_t entry = tls_hook_entry;  // the hook's note, else (unit tests) our own frame
+    tls_hook_entry = 0;
+    if (entry == 0) entry = stack_pointer();
+    if (tls_runtime_depth != 0 && entry >= tls_runtime_sp) tls_runtime_depth = 0;  // stale: heal
+    if (tls_runtime_depth == 0) tls_runtime_sp = entry;
+    ++tls_runtime_depth;
+  }
   ~RuntimeGuard() { --tls_runtime_depth; }
   RuntimeGuard(const RuntimeGuard&) = delete;
   RuntimeGuard& operator=(const RuntimeGuard&) = delete;

@@ -104,6 +104,10 @@ struct DropCounters {
   bool address_space_limited() const noexcept {
     return host_buffer_reserved_bytes < host_buffer_requested_bytes;
   }
+  // Agent stderr lines not printed before the files were written: fd 2 closed or replaced by
+  // another file (the program's data), a broken pipe (filled in by the agent).
+  uint64_t log_lines = 0;
+  bool stderr_replaced = false;  // fd 2 is no longer the process's stderr: nothing more is printed
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),

@@ -30,6 +30,8 @@ void header(const Trace& t, JsonWriter& w) {
   w.raw(",\"late_device_records\":"), w.u64(t.drops.late_device_records);
   w.raw(",\"unmatched_device_records\":"), w.u64(t.drops.unmatched_device_records);
   w.raw(",\"host_events_cause\":"), w.string(host_drop_cause(t.drops));
+  w.raw(",\"log_lines\":"), w.u64(t.drops.log_lines);
+  w.raw(",\"stderr_replaced\":"), w.boolean(t.drops.stderr_replaced);
   w.raw("}");
 }
 

@@ -223,7 +223,8 @@ inline Fn* forward_target(Site& site) noexcept {
 // Every other call. A recording call with nothing else to do goes straight to
 // intercept_recording().
 template <typename Fn, typename Describe, typename... Args>
-inline auto intercept_hook(Site& site, Describe&& describe, Args... args) {
+__attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&& describe, Args... args) {
+  collector::note_hook_entry(__builtin_dwarf_cfa());  // inlined: the program's SP (RuntimeGuard heals by it)
   auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
   if (real != nullptr && collector::hook_work() == collector::kHookRecording) {
     return intercept_recording<Fn>(site, real, describe, args...);

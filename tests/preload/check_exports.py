@@ -25,9 +25,9 @@ REQUIRED = [
 
 RUNTIMES = ("libcudart.so.12", "libcudart.so.13")
 # dlopen, dlclose: hooks/loader_hooks.cpp (DIOPI importers loaded later, unloaded runtimes).
-# _exit, _Exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
+# _exit, _Exit, quick_exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
 UNVERSIONED = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
-               "execle", "fexecve", "dlopen", "dlclose"}
+               "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat"}
 
 
 def exported_symbols(library):

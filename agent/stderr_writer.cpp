@@ -1,0 +1,127 @@
+#include "agent/stderr_writer.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <string>
+
+namespace profagent::agent {
+namespace {
+
+struct FileIdentity {
+  dev_t device = 0;
+  ino_t inode = 0;
+  dev_t rdev = 0;
+  mode_t type = 0;
+};
+
+// Written once by remember_stderr() (from the constructor, before any agent thread exists),
+// read-only afterwards.
+FileIdentity g_stderr;
+std::atomic<bool> g_remembered{false};
+bool g_have_stderr = false;
+std::atomic<uint64_t> g_dropped{0};
+
+bool identity_of_fd2(FileIdentity& out) noexcept {
+  struct stat st {};
+  if (fstat(STDERR_FILENO, &st) != 0) return false;
+  out = {st.st_dev, st.st_ino, st.st_rdev, mode_t(st.st_mode & S_IFMT)};
+  return true;
+}
+
+// Control characters become visible escapes; everything else (UTF-8 included) is kept.
+void append_escaped(std::string& line, std::string_view message) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (const char c : message) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      line += c;
+    } else if (c == '\n') {
+      line += "\\n";
+    } else if (c == '\t') {
+      line += "\\t";
+    } else if (c == '\r') {
+      line += "\\r";
+    } else {
+      line += "\\x";
+      line += kHex[byte >> 4];
+      line += kHex[byte & 0xf];
+    }
+  }
+}
+
+bool write_all(const std::string& line) noexcept {
+  size_t done = 0;
+  while (done < line.size()) {
+    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += size_t(n);
+  }
+  return true;
+}
+
+// write_all with SIGPIPE blocked in this thread; a SIGPIPE the write raised is consumed so
+// that restoring the mask cannot deliver it. One pending before the write is the program's:
+// left alone.
+bool write_without_sigpipe(const std::string& line) noexcept {
+  sigset_t pipe_only{}, before{}, pending{};
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  sigpending(&pending);
+  const bool pending_before = sigismember(&pending, SIGPIPE) == 1;
+  const bool written = write_all(line);
+  const int saved_errno = errno;
+  if (!written && saved_errno == EPIPE && !pending_before) {
+    const timespec zero{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
+  errno = saved_errno;
+  return written;
+}
+
+bool dropped() noexcept {
+  g_dropped.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+}  // namespace
+
+void remember_stderr() noexcept {
+  if (g_remembered.exchange(true)) return;
+  g_have_stderr = identity_of_fd2(g_stderr);
+}
+
+bool stderr_is_original() noexcept {
+  FileIdentity now;
+  if (!g_have_stderr || !identity_of_fd2(now)) return false;
+  return now.device == g_stderr.device && now.inode == g_stderr.inode && now.rdev == g_stderr.rdev &&
+         now.type == g_stderr.type;
+}
+
+bool write_agent_line(std::string_view message) noexcept {
+  // A small window remains between this check and the write (another thread of the program
+  // may close and reopen fd 2 in between); closing it would need a lock the program does
+  // not take.
+  if (!stderr_is_original()) return dropped();
+  try {
+    std::string line = "[profagent] ";
+    line.reserve(line.size() + message.size() + 1);
+    append_escaped(line, message);
+    line += '\n';
+    return write_without_sigpipe(line) || dropped();
+  } catch (...) {
+    return dropped();
+  }
+}
+
+uint64_t dropped_agent_lines() noexcept { return g_dropped.load(std::memory_order_relaxed); }
+
+}  // namespace profagent::agent
