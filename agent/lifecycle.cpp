@@ -20,6 +20,7 @@
 #include "collector/log.h"
 #include "collector/session.h"
 #include "exporters/exporter.h"
+#include "hooks/call_as_caller.h"
 #include "hooks/diopi/install.h"
 #include "hooks/hook.h"
 
@@ -60,6 +61,16 @@ void report_unresolved_symbol(const char* symbol) noexcept {
   try {
     log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
                              "; the call returns cudaErrorSharedObjectInitFailed");
+  } catch (...) {
+  }
+}
+
+// Said once per process (hooks/call_as_caller.h counts them all).
+void report_plain_dlopen(const char* object) noexcept {
+  try {
+    log(LogLevel::Warn, std::string("dlopen called from ") + object +
+                            ": no way to enter the loader as that caller here (no crti return in it, or a "
+                            "shadow stack); such calls resolve $ORIGIN and RUNPATH as the agent's own");
   } catch (...) {
   }
 }
@@ -106,6 +117,7 @@ AgentState initialise() noexcept {
     for (const std::string& warning : warnings) log(LogLevel::Warn, warning);
     collector::set_log_sink(collector_log_sink);
     hooks::set_unresolved_reporter(report_unresolved_symbol);
+    hooks::set_detour_reporter(report_plain_dlopen);
     if (!start_collector(*g_config)) {
       log(LogLevel::Error, "the collector could not start; profiling is off for this process");
       return AgentState::Disabled;

@@ -48,6 +48,7 @@ namespace {
 
 std::atomic<uint64_t> g_misses{0};
 std::atomic<const char*> g_first_miss{nullptr};
+std::atomic<DetourReporter> g_reporter{nullptr};
 
 // crtn's epilogue of _init and _fini: `add $8, %rsp; ret` (the `ret` is what we return through).
 constexpr unsigned char kEpilogue[] = {0x48, 0x83, 0xc4, 0x08, 0xc3};
@@ -139,10 +140,10 @@ const link_map* caller_map(const void* caller) noexcept {
 }
 
 void count_miss(const link_map* map) noexcept {
-  if (g_misses.fetch_add(1, std::memory_order_relaxed) == 0) {
-    g_first_miss.store(map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name : "the program",
-                       std::memory_order_release);
-  }
+  if (g_misses.fetch_add(1, std::memory_order_relaxed) != 0) return;
+  const char* object = map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name : "the program";
+  g_first_miss.store(object, std::memory_order_release);
+  if (DetourReporter reporter = g_reporter.load(std::memory_order_acquire)) reporter(object);
 }
 
 }  // namespace
@@ -156,6 +157,10 @@ void* dlopen_as_caller(DlopenFn real, const char* file, int mode, const void* ca
     return real(file, mode);
   }
   return profagent_call_via_return(file, mode, real, ret);
+}
+
+void set_detour_reporter(DetourReporter reporter) noexcept {
+  g_reporter.store(reporter, std::memory_order_release);
 }
 
 DetourMisses detour_misses() noexcept {

@@ -39,4 +39,8 @@ struct DetourMisses {
 };
 DetourMisses detour_misses() noexcept;
 
+// hooks/ has no logger: the agent installs how the first such call is said (once per process).
+using DetourReporter = void (*)(const char* object) noexcept;
+void set_detour_reporter(DetourReporter reporter) noexcept;
+
 }  // namespace profagent::hooks

@@ -123,6 +123,19 @@ def case_cancel_in_hook(env):
     return "cancelled inside a hooked call: cleanup ran, process unchanged, trace written"
 
 
+def case_plain_dlopen_said_once(env):
+    """dlopen from a library linked without crti (no _init/_fini: nothing to return through):
+    the call is made plainly — same result for a path without $ORIGIN — and the agent says so in
+    exactly one line, however many such calls follow."""
+    out = env.out("nocrt")
+    library = os.path.join(fixtures(env), "libloader_nocrt.so")
+    plugin = os.path.join(fixtures(env), "plain", "libloader_plugin.so")
+    agent = unchanged(env, [program(env, "loader_app"), "nocrt", library, plugin], out, "nocrt: loads 0 0")
+    said = [line for line in agent.agent_lines() if "dlopen called from" in line]
+    R.expect(len(said) == 1 and "libloader_nocrt.so" in said[0], f"agent lines: {agent.agent_lines()}")
+    return "a caller without crti: plain dlopen, said once"
+
+
 CASES = {
     "loader_origin": case_origin,
     "loader_runpath_hwcaps": case_runpath_hwcaps,
@@ -130,4 +143,5 @@ CASES = {
     "loader_unload_reload": unload_case("unload"),
     "loader_unload_pinned": unload_case("pin"),
     "loader_cancel_in_hook": case_cancel_in_hook,
+    "loader_plain_dlopen_said_once": case_plain_dlopen_said_once,
 }

@@ -109,7 +109,11 @@ TEST_CASE("at most DEVSIM_MAX_CONCURRENT kernels run at once", "[devsim][overlap
   }
   uint64_t first = ks[0].start_ns, last = ks[0].end_ns;
   for (const auto& k : ks) first = std::min(first, k.start_ns), last = std::max(last, k.end_ns);
-  CHECK(last - first == 10000000);  // two waves of 5 ms
+  // Two waves of 5 ms, not one and not three. The model is real-time: a second wave starts when
+  // the device thread dispatches it, which a loaded machine can delay past the first wave's end
+  // (seen: 1 run in 8 with the suite at -j2), so only the lower bound is exact.
+  CHECK(last - first >= 10000000);
+  CHECK(last - first < 15000000);
   for (auto s : streams) cudaStreamDestroy(s);
   cudaStreamDestroy(gate_stream);
 }

@@ -30,3 +30,8 @@ add_library(loader_cuda_plugin SHARED ${loader_dir}/loader_cuda_plugin.cpp)
 target_include_directories(loader_cuda_plugin SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_link_libraries(loader_cuda_plugin PRIVATE CUDA::cudart)
 set_target_properties(loader_cuda_plugin PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${loader_fixtures})
+
+add_library(loader_nocrt SHARED ${loader_dir}/loader_nocrt.cpp)
+target_link_libraries(loader_nocrt PRIVATE ${CMAKE_DL_LIBS})
+target_link_options(loader_nocrt PRIVATE -nostartfiles)
+set_target_properties(loader_nocrt PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${loader_fixtures})

@@ -6,6 +6,7 @@
 //   loader_app cudnn DIR          cuDNN laid out as in a pip wheel (RUNPATH $ORIGIN) in DIR
 //   loader_app unload PLUGIN      a plugin linking libcudart: load, work, unload, fill, reload
 //   loader_app pin PLUGIN         as unload, but dlsym(RTLD_DEFAULT) pins the runtime first
+//   loader_app nocrt LIB PLUGIN   a library without crti (LIB) dlopens PLUGIN twice by path
 //
 // It does not link the runtime itself (loader_cancel does the cancellation case), so that
 // unloading the plugin can unload the runtime.
@@ -105,6 +106,15 @@ int unload(const char* plugin_path, int mode) {
   return plugin_round(plugin_path, mode, "second") != 0 ? 1 : 0;
 }
 
+int nocrt(const char* library, const char* plugin) {
+  void* lib = dlopen(library, RTLD_NOW);
+  auto* load = lib != nullptr ? reinterpret_cast<int (*)(const char*)>(dlsym(lib, "nocrt_load")) : nullptr;
+  if (load == nullptr) return std::printf("nocrt: library not loaded: %s\n", dlerror()), 1;
+  const int first = load(plugin), second = load(plugin);
+  std::printf("nocrt: loads %d %d\n", first, second);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -115,7 +125,8 @@ int main(int argc, char** argv) {
   if (mode == "cudnn" && argc > 2) status = cudnn(argv[2]);
   if (mode == "unload" && argc > 2) status = unload(argv[2], RTLD_NOW | RTLD_LOCAL);
   if (mode == "pin" && argc > 2) status = unload(argv[2], RTLD_NOW | RTLD_GLOBAL);
-  if (status == 2) std::fprintf(stderr, "usage: loader_app origin|runpath HOST|cudnn DIR|unload P|pin P\n");
+  if (mode == "nocrt" && argc > 3) status = nocrt(argv[2], argv[3]);
+  if (status == 2) std::fprintf(stderr, "usage: loader_app origin|runpath HOST|cudnn DIR|unload P|pin P|nocrt LIB P\n");
   std::fflush(stdout);
   return status;
 }
