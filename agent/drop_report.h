@@ -1,6 +1,6 @@
 // The stderr line for dropped host events, with the true cause: a full buffer (raise
 // PROFAGENT_BUFFER_MB) or an address-space limit (RLIMIT_AS, `ulimit -v`), under which a
-// larger buffer only makes things worse (issue 10, point 11).
+// larger buffer only makes things worse (it asks for more of the address space that is short).
 #pragma once
 
 #include <string>

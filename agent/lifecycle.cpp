@@ -224,7 +224,7 @@ void freeze_and_export(const char* reason) noexcept {
       say_why_nothing_was_recorded();
       return;
     }
-    note_log_drops(trace->drops);
+    note_agent_drops(trace->drops);
     export_trace(*trace);
   } catch (...) {
     print_line("wrote nothing: the exporter failed");
@@ -241,9 +241,10 @@ void flush_all(const char* reason) noexcept {
   stop_agent_threads();  // nothing is left for them to do (agent/threads.h)
 }
 
-void note_log_drops(DropCounters& drops) noexcept {
+void note_agent_drops(DropCounters& drops) noexcept {
   drops.log_lines = dropped_agent_lines();
   drops.stderr_replaced = !stderr_is_original();
+  drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
 }
 
 }  // namespace profagent::agent

@@ -29,8 +29,9 @@ const Config& config() noexcept;
 // Writes the output once; later calls return at once. `reason` goes to the debug log.
 void flush_all(const char* reason) noexcept;
 
-// Agent stderr lines lost so far, into the counters written with a window (agent/stderr_writer.h).
-void note_log_drops(DropCounters& drops) noexcept;
+// What the agent itself lost so far (stderr lines, agent/stderr_writer.h; dlopen calls made
+// plainly, hooks/call_as_caller.h), into the counters written with a window.
+void note_agent_drops(DropCounters& drops) noexcept;
 
 // PROFAGENT_CHILD=off, from the fork child handler: stop recording and never write.
 void silence_forked_child() noexcept;

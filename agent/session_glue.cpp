@@ -43,7 +43,7 @@ using PropertiesFn = cudaError_t(void*, int);
 // Device facts are read per field, never through a whole cudaDeviceProp: its layout changes
 // between majors (CUDA 13 removed clockRate and others, moving every later field), and a
 // process may hold a CUDA 12 runtime, whose struct read with the CUDA 13 declaration gives
-// "numSms: 1" (issue 10, point 6). cudaDeviceGetAttribute's signature and the numbers of the
+// "numSms: 1" instead of the real count. cudaDeviceGetAttribute's signature and the numbers of the
 // attributes below are the same in CUDA 12 and 13 (attribute numbers are never reused); the
 // checks pin the numbers this header gives against those.
 static_assert(cudaDevAttrMaxThreadsPerBlock == 1 && cudaDevAttrMaxSharedMemoryPerBlock == 8 &&

@@ -35,8 +35,8 @@ bool apply_item(std::string_view item, StepOn& out) {
 }
 
 // One line however many items are bad (18,000 bad items once printed 18,000 lines), naming
-// the first positions. The items themselves are not echoed (no environment values in logs,
-// pitfalls §15).
+// the first positions. The items themselves are not echoed (no environment values in logs:
+// they may hold secrets, and a log may be read by others).
 std::string describe_bad_items(const std::vector<size_t>& bad) {
   constexpr size_t kNamed = 5;
   std::string positions;

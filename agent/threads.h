@@ -1,6 +1,6 @@
 // The agent's own threads (window exporter, time:MS timer, device poller, signal flush
-// thread) are all started here, so that each of them keeps two promises (DESIGN.md "The
-// program's world is untouchable"):
+// thread) are all started here, so that each of them keeps two promises, which follow from
+// "the program must behave exactly as without the agent":
 //
 // - It never takes a signal of the program. It is created with every signal blocked (the
 //   mask is set around pthread_create, so it is inherited from the thread's first

@@ -114,7 +114,7 @@ void finish_and_export(PendingWindow& pending) noexcept {
   try {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
     attach_steps(pending.steps, trace, false);
-    note_log_drops(trace.drops);
+    note_agent_drops(trace.drops);
     export_one(trace);
   } catch (...) {
   }
@@ -312,8 +312,8 @@ void mark_steps_on_time(void* raw_period_ms) noexcept {
   }
 }
 
-// Why a run with a schedule, or with profiler-api, wrote no window (issue 10, point 12: it
-// used to end in silence). `w.step` steps have ended; the one in progress is `w.step`.
+// Why a run with a schedule, or with profiler-api, wrote no window (without this line such
+// a run ended in silence, and the user could not tell why). `w.step` steps have ended; the one in progress is `w.step`.
 std::string schedule_silence(const Windows& w) {
   const uint64_t first_active = w.schedule.skip_first + w.schedule.wait + w.schedule.warmup;
   const std::string seen = std::to_string(w.step) + (w.step == 1 ? " step" : " steps") + " seen";

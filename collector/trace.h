@@ -108,6 +108,9 @@ struct DropCounters {
   // another file (the program's data), a broken pipe (filled in by the agent).
   uint64_t log_lines = 0;
   bool stderr_replaced = false;  // fd 2 is no longer the process's stderr: nothing more is printed
+  // dlopen calls the agent could not make as their caller (hooks/call_as_caller.h): for those,
+  // $ORIGIN and RUNPATH were resolved as the agent's.
+  uint64_t plain_dlopen_calls = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),

@@ -47,7 +47,6 @@ namespace profagent::hooks {
 namespace {
 
 std::atomic<uint64_t> g_misses{0};
-std::atomic<const char*> g_first_miss{nullptr};
 std::atomic<DetourReporter> g_reporter{nullptr};
 
 // crtn's epilogue of _init and _fini: `add $8, %rsp; ret` (the `ret` is what we return through).
@@ -142,7 +141,6 @@ const link_map* caller_map(const void* caller) noexcept {
 void count_miss(const link_map* map) noexcept {
   if (g_misses.fetch_add(1, std::memory_order_relaxed) != 0) return;
   const char* object = map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0' ? map->l_name : "the program";
-  g_first_miss.store(object, std::memory_order_release);
   if (DetourReporter reporter = g_reporter.load(std::memory_order_acquire)) reporter(object);
 }
 
@@ -163,8 +161,6 @@ void set_detour_reporter(DetourReporter reporter) noexcept {
   g_reporter.store(reporter, std::memory_order_release);
 }
 
-DetourMisses detour_misses() noexcept {
-  return {g_misses.load(std::memory_order_relaxed), g_first_miss.load(std::memory_order_acquire)};
-}
+uint64_t plain_dlopen_calls() noexcept { return g_misses.load(std::memory_order_relaxed); }
 
 }  // namespace profagent::hooks

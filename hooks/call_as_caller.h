@@ -31,13 +31,8 @@ using DlopenFn = void* (*)(const char*, int);
 // dlopen(file, mode) as if called from `caller` (a return address in the program).
 void* dlopen_as_caller(DlopenFn real, const char* file, int mode, const void* caller);
 
-// How many dlopen calls could not be made as their caller (see above), and the first such
-// caller's object name (nullptr if none).
-struct DetourMisses {
-  uint64_t count = 0;
-  const char* first_object = nullptr;
-};
-DetourMisses detour_misses() noexcept;
+// How many dlopen calls could not be made as their caller (see above).
+uint64_t plain_dlopen_calls() noexcept;
 
 // hooks/ has no logger: the agent installs how the first such call is said (once per process).
 using DetourReporter = void (*)(const char* object) noexcept;

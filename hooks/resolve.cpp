@@ -1,4 +1,4 @@
-// Resolution order for a symbol of runtime version V (pitfalls §4):
+// Resolution order for a symbol of runtime version V:
 //   1. dlvsym(RTLD_NEXT, name, V) — the versioned definition in the global scope (before
 //      glibc 2.36 plain dlsym returned the OLDEST version);
 //   2. a runtime of version V loaded RTLD_LOCAL is invisible to RTLD_NEXT: find it with
@@ -122,7 +122,8 @@ uint64_t loader_removals() noexcept { return loader_counts().subs; }
 
 void* resolve_slow(RealSymbol& symbol) noexcept {
   // dlsym may call back into hooked code on this thread (another interposer, a malloc hook):
-  // mark the agent busy so such calls pass straight through (pitfalls §1).
+  // mark the agent busy so such calls pass straight through (dlsym may allocate,
+  // https://github.com/wolfcw/libfaketime/pull/463).
   collector::AgentBusy busy;
   const uint64_t generation = loader_generation();
   const uint64_t missed_at = symbol.missed_at_generation.load(std::memory_order_relaxed);

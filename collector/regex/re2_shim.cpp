@@ -1,7 +1,7 @@
 // libprofagent_re2.so: RE2 behind a C interface (collector/regex/re2_shim.h says why).
 // RE2 guarantees matching in time linear in the text and bounded memory, with no recursion
 // on the text: std::regex overflowed the launching thread's stack on 20,000-character names
-// and backtracked exponentially on patterns such as (\w+\s?)+$ (issue 10, point 9).
+// and backtracked exponentially on patterns such as (\w+\s?)+$ (see https://github.com/google/re2/wiki/WhyRE2).
 #include "collector/regex/re2_shim.h"
 
 #include <re2/re2.h>

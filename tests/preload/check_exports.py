@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """libprofagent.so must export its interposed CUDA symbols and its C API, and nothing else
 (no C++ symbols, no diopi*, nothing of spdlog/fmt/libstdc++), and its static TLS block must
-stay under 64 bytes (initial-exec TLS words only, pitfalls §10).
+stay under 64 bytes (initial-exec TLS words only: a library
+dlopen'ed after start-up with a large static TLS block can fail to load).
 
 Versions: every CUDA symbol exactly twice, as the hidden versions `name@libcudart.so.12` and
 `name@libcudart.so.13` (never unversioned, never a default `@@` version, which an unversioned

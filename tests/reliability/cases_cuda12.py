@@ -1,4 +1,4 @@
-"""CUDA 12 and CUDA 13 runtimes, alone and in one process (issue 10, point 6).
+"""CUDA 12 and CUDA 13 runtimes, alone and in one process (a cu12 framework beside a cu13 extension).
 
 Programs (tests/reliability/programs/cuda12.cmake, built next to reliability_app):
   cuda12_app [N [PLUGIN]]  linked to devsim's libcudart.so.12 only (references @libcudart.so.12);

@@ -1,4 +1,4 @@
-"""Reliability cases of the loader (issue "Never break the program", points 1, 3, 4): the agent
+"""Reliability cases of the loader: the agent
 interposes dlopen and dlclose and its hooks forward to runtimes that may come and go, yet the
 loader must treat the program's calls exactly as without it.
 
@@ -126,13 +126,16 @@ def case_cancel_in_hook(env):
 def case_plain_dlopen_said_once(env):
     """dlopen from a library linked without crti (no _init/_fini: nothing to return through):
     the call is made plainly — same result for a path without $ORIGIN — and the agent says so in
-    exactly one line, however many such calls follow."""
+    exactly one line, however many such calls follow, and counts them in the trace."""
     out = env.out("nocrt")
     library = os.path.join(fixtures(env), "libloader_nocrt.so")
-    plugin = os.path.join(fixtures(env), "plain", "libloader_plugin.so")
-    agent = unchanged(env, [program(env, "loader_app"), "nocrt", library, plugin], out, "nocrt: loads 0 0")
+    plugin = os.path.join(fixtures(env), "libloader_cuda_plugin.so")
+    agent = unchanged(env, [program(env, "loader_app"), "nocrt", library, plugin], out,
+                      "nocrt: plugin work returned 0")
     said = [line for line in agent.agent_lines() if "dlopen called from" in line]
     R.expect(len(said) == 1 and "libloader_nocrt.so" in said[0], f"agent lines: {agent.agent_lines()}")
+    counted = R.one_valid_trace(out)["profagent_drops"]["plain_dlopen_calls"]
+    R.expect(counted == 2, f"plain dlopen calls counted in the trace: {counted}, the library made 2")
     return "a caller without crti: plain dlopen, said once"
 
 

@@ -1,4 +1,4 @@
-"""Issue 10, points 9-12: step markers that cannot hang or crash the program, warnings that
+"""Step markers that cannot hang or crash the program, warnings that
 stay one line, the launcher forwarding signals, address-space limits, and a closing line
 when a schedule or marker never let anything be recorded. Programs: programs/markers.cmake."""
 import fcntl
@@ -103,7 +103,7 @@ def case_markers_without_re2(env):
     return lines[0]
 
 
-# ---- point 12: a schedule or marker that never lets anything be recorded says why ------------
+# ---- a schedule or marker that never lets anything be recorded says why ------------
 
 SILENT = {
     "never_active": ({"PROFAGENT_SCHEDULE": "skip_first=100,active=1", "PROFAGENT_STEP_ON": "kernel:^train_step_end$"},
@@ -137,7 +137,7 @@ def silent_case(name):
     return case
 
 
-# ---- point 10: `profagent run` forwards signals ------------------------------------------------
+# ---- `profagent run` forwards signals ------------------------------------------------
 
 FORWARDED = [signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2]
 
@@ -240,7 +240,7 @@ def case_launcher_terminal_sigint(env):
     return "Ctrl-C reached the program once, SIGUSR1 forwarded, status 3"
 
 
-# ---- point 11: address-space limits --------------------------------------------------------------
+# ---- address-space limits --------------------------------------------------------------
 
 def run_limited(env, command, extra, preload, limit):
     """R.run under RLIMIT_AS = limit bytes (as `ulimit -v`)."""

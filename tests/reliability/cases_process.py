@@ -1,4 +1,4 @@
-"""Process-level reliability cases (issue 10): the agent's threads, signals, stderr and the
+"""Process-level reliability cases: the agent's threads, signals, stderr and the
 program's descriptors, ways out and working directory. Each runs process_app (programs/
 process_app.cpp) with and without the agent and compares stdout, the program's own stderr lines,
 the exit status and the files the program wrote; then checks what the agent itself wrote."""

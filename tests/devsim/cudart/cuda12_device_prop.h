@@ -122,7 +122,7 @@ struct DeviceProp {
 };
 
 // Offsets worked out by hand from the declaration order under the x86-64 System V ABI
-// (int 4, size_t 8-aligned). 388 is the point of issue 10 (6): a CUDA 13 reader takes
+// (int 4, size_t 8-aligned). 388 is what matters for profilers: a CUDA 13 reader takes
 // multiProcessorCount from 384, which in this layout is deviceOverlap (1 on every GPU),
 // hence "numSms: 1".
 static_assert(offsetof(DeviceProp, totalGlobalMem) == 288, "name, uuid, luid, mask: 256+16+8+4, padded");

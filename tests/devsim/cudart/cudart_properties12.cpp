@@ -7,7 +7,7 @@
 // (CUPTI callback id 4, cudaGetDeviceProperties_v3020); NVIDIA does not document what layout it
 // writes, so devsim writes only the part every layout since CUDA 11.0 shares, which no caller's
 // buffer can be too small for. Read with the CUDA 13 struct, that prefix still gives the
-// "numSms: 1" of issue 10 (6): a CUDA 13 reader takes deviceOverlap for multiProcessorCount.
+// "numSms: 1" a profiler reading it wrongly reports: a CUDA 13 reader takes deviceOverlap for multiProcessorCount.
 #include "cudart_common.h"
 
 #if DEVSIM_CUDART_MAJOR == 12

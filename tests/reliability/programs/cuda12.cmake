@@ -1,4 +1,4 @@
-# CUDA 12 programs (issue 10, point 6), included by ../CMakeLists.txt. No nvcc 12 here: plain
+# CUDA 12 programs (a CUDA 12 runtime alone and beside a CUDA 13 one), included by ../CMakeLists.txt. No nvcc 12 here: plain
 # C++ against the CUDA 13 headers, linked to devsim's libcudart.so.12 so that their runtime
 # references carry version libcudart.so.12, exactly as an nvcc 12 build's do; the CUDA 12
 # cudaDeviceProp comes from devsim (cudart/cuda12_device_prop.h).

@@ -1,4 +1,4 @@
-// cuda12_app: a CUDA 12 program (issue 10, point 6). Linked to devsim's libcudart.so.12 only, it
+// cuda12_app: a CUDA 12 program. Linked to devsim's libcudart.so.12 only, it
 // reads the device properties with CUDA 12's struct and entry point, copies and launches, and
 // prints what it did. Given a plugin, it then loads libcuda13_plugin.so (libcudart.so.13) as a
 // torch cu12 process loads a cu13 extension, and uses its own runtime once more.

@@ -1,4 +1,4 @@
-// cuda_mixed: CUDA 13 and CUDA 12 runtimes in one process (issue 10, point 6). The program is
+// cuda_mixed: CUDA 13 and CUDA 12 runtimes in one process. The program is
 // linked to libcudart.so.13; halfway it dlopens libcuda12_plugin.so, linked to libcudart.so.12,
 // then uses its own runtime again. Each side prints what its own runtime reports.
 //

@@ -1,5 +1,5 @@
 // libcuda12_plugin.so / libcuda13_plugin.so: one major's half of a mixed process (a torch cu12
-// build next to a cu13 extension, issue 10, point 6). Built once per major (CUDA_SIDE_MAJOR,
+// build next to a cu13 extension). Built once per major (CUDA_SIDE_MAJOR,
 // cuda12.cmake) and linked to that major's runtime, so every runtime reference in it carries
 // that version; the program of the other major loads it with dlopen (cuda_side.h run_plugin).
 #include "cuda_side.h"

@@ -1,4 +1,4 @@
-// One runtime's side of a test program (issue 10, point 6): what it reports about the device,
+// One runtime's side of a test program: what it reports about the device,
 // then copies and launches through it. Built plain C++ (no nvcc) against the CUDA 13 headers;
 // CUDA_SIDE_MAJOR says which runtime the including object is linked to (12: devsim's
 // libcudart.so.12, so its references carry version libcudart.so.12; 13: libcudart.so.13).

@@ -1,4 +1,4 @@
-# Programs of tests/reliability/cases_markers.py (issue 10, points 9-12): step markers with
+# Programs of tests/reliability/cases_markers.py : step markers with
 # hostile kernel and range names, the launcher's signal forwarding.
 add_executable(markers_app ${CMAKE_CURRENT_LIST_DIR}/markers_app.cpp)
 target_include_directories(markers_app SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

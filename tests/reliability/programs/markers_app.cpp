@@ -1,5 +1,5 @@
 // markers_app: a training-like loop whose kernels and ranges carry hostile names, for the
-// PROFAGENT_STEP_ON cases of tests/reliability/cases_markers.py (issue 10, points 9 and 12).
+// PROFAGENT_STEP_ON cases of tests/reliability/cases_markers.py.
 //
 //   markers_app steps N      N steps; each launches every hostile kernel twice (each inside a
 //                            range of the same name), then the step's last kernel

@@ -1,4 +1,4 @@
-# process_app: the process-level cases of issue 10 (threads, signals, descriptors, ways out),
+# process_app: the process-level cases (threads, signals, descriptors, ways out),
 # driven by tests/reliability/cases_process.py.
 add_executable(process_app ${CMAKE_CURRENT_LIST_DIR}/process_app.cpp)
 target_include_directories(process_app SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})

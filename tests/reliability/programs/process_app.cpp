@@ -1,4 +1,4 @@
-// process_app: programs of the shapes issue 10 found the agent breaking — the process's
+// process_app: programs of the shapes a profiler can break — the process's
 // threads, signals, descriptors and ways out. tests/reliability/cases_process.py runs each mode
 // with and without libprofagent.so and compares stdout, stderr, exit status and the files the
 // program wrote.
@@ -33,7 +33,7 @@ extern char** environ;
 namespace {
 
 // cudaMalloc + cudaFree: hooked calls that enqueue no device work, so the simulated device
-// starts none of its own threads (a runtime that starts no threads, as in issue 10).
+// starts none of its own threads (a runtime that starts no threads of its own).
 void allocations(int count) {
   for (int i = 0; i < count; ++i) {
     void* device = nullptr;

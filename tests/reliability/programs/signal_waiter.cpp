@@ -1,5 +1,5 @@
 // signal_waiter: a CUDA program that waits for signals, for the launcher cases of
-// tests/reliability/cases_markers.py (issue 10, point 10: `profagent run` forwards signals).
+// tests/reliability/cases_markers.py (`profagent run` forwards signals).
 //
 //   signal_waiter handle SIG   prints "got <NAME>" for each of SIGTERM, SIGINT, SIGHUP,
 //                              SIGQUIT, SIGUSR1, SIGUSR2 it receives; exits with status 3

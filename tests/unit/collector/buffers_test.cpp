@@ -159,7 +159,7 @@ TEST_CASE("the chunk pool takes at most what it is allowed", "[pool]") {
 }
 
 // Under an address-space limit (ulimit -v) 256 MiB cannot be reserved: the pool halves its
-// reservation until one fits (issue 10, point 11). In a child: the limit stays there.
+// reservation until one fits. In a child: the limit stays there.
 // Sanitizer runtimes reserve terabytes of shadow memory, so the limit cannot be set there.
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
 TEST_CASE("under an address-space limit the chunk pool reserves what fits", "[pool]") {

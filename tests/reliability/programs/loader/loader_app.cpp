@@ -6,7 +6,8 @@
 //   loader_app cudnn DIR          cuDNN laid out as in a pip wheel (RUNPATH $ORIGIN) in DIR
 //   loader_app unload PLUGIN      a plugin linking libcudart: load, work, unload, fill, reload
 //   loader_app pin PLUGIN         as unload, but dlsym(RTLD_DEFAULT) pins the runtime first
-//   loader_app nocrt LIB PLUGIN   a library without crti (LIB) dlopens PLUGIN twice by path
+//   loader_app nocrt LIB PLUGIN   a library without crti (LIB) dlopens the CUDA PLUGIN twice by
+//                                 path, then the program uses it
 //
 // It does not link the runtime itself (loader_cancel does the cancellation case), so that
 // unloading the plugin can unload the runtime.
@@ -112,6 +113,9 @@ int nocrt(const char* library, const char* plugin) {
   if (load == nullptr) return std::printf("nocrt: library not loaded: %s\n", dlerror()), 1;
   const int first = load(plugin), second = load(plugin);
   std::printf("nocrt: loads %d %d\n", first, second);
+  void* loaded = dlopen(plugin, RTLD_NOLOAD | RTLD_NOW);  // the CUDA plugin: use it (a trace follows)
+  auto* work = loaded != nullptr ? reinterpret_cast<WorkFn>(dlsym(loaded, "plugin_cuda_work")) : nullptr;
+  std::printf("nocrt: plugin work returned %d\n", work != nullptr ? work() : -1);
   return 0;
 }
 
