@@ -15,6 +15,7 @@ __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec"))) = 0;
 __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec"))) = 0;
 __thread uintptr_t tls_hook_entry __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint32_t tls_hook_forwarding __attribute__((tls_model("initial-exec"))) = 0;
 
 void push_external_id_slow(uint64_t id) noexcept {
   if (DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire)) {

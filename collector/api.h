@@ -74,6 +74,17 @@ extern __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec")
 extern __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t tls_hook_entry __attribute__((tls_model("initial-exec")));
+// A hook is inside its real function on this thread without a RuntimeGuard (first calls,
+// step markers while not recording): the CUPTI callback must not record that call again.
+extern __thread uint32_t tls_hook_forwarding __attribute__((tls_model("initial-exec")));
+
+class HookForwarding {  // what hooks hold around a real call they forward on their slow path
+ public:
+  HookForwarding() noexcept { ++tls_hook_forwarding; }
+  ~HookForwarding() { --tls_hook_forwarding; }
+  HookForwarding(const HookForwarding&) = delete;
+  HookForwarding& operator=(const HookForwarding&) = delete;
+};
 
 // Called by the hook (inlined into the exported function) with __builtin_dwarf_cfa(): the
 // program's stack pointer at the call. Taken by the next RuntimeGuard of the thread.

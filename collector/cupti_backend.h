@@ -43,6 +43,7 @@ class CuptiBackend final : public DeviceBackend {
   bool fail(const std::string& why, LogLevel level = LogLevel::Warn) noexcept;
   bool check(CUptiResult result, const char* what) noexcept;
   bool enable_kinds() noexcept;
+  void subscribe_callbacks() noexcept;
   void align_clock() noexcept;
 
   CuptiOptions options_;

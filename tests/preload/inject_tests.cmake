@@ -1,0 +1,50 @@
+# Injection tests (label preload): programs no hook can see — one that uses the driver API
+# alone, one linked with the static runtime — traced through CUDA's tool injection and CUPTI's
+# callbacks, and the interposed build of the same work, which must not be recorded twice.
+# Included by tests/preload/CMakeLists.txt; checks in inject_checks.py.
+if(TARGET devsim_driver AND TARGET devsim_cudart_static)
+set(INJECT_GENERATED ${CMAKE_CURRENT_BINARY_DIR}/inject_generated)
+file(MAKE_DIRECTORY ${INJECT_GENERATED})
+set(INJECT_KERNELS ${CMAKE_CURRENT_SOURCE_DIR}/programs/inject_kernels.cu)
+find_program(PROFAGENT_BIN2C bin2c HINTS ${CUDAToolkit_BIN_DIR} REQUIRED)
+
+# inject_<kind>.h: the kernels compiled by nvcc to a cubin, PTX or fatbin, embedded by bin2c
+# (NUL-padded: PTX is text the driver reads up to its NUL).
+set(INJECT_IMAGE_HEADERS)
+foreach(kind cubin ptx fatbin)
+  set(image ${INJECT_GENERATED}/inject_kernels.${kind})
+  set(header ${INJECT_GENERATED}/inject_${kind}.h)
+  add_custom_command(OUTPUT ${image}
+    COMMAND ${CMAKE_CUDA_COMPILER} -arch=sm_${PROFAGENT_CUDA_ARCH} --${kind} -o ${image} ${INJECT_KERNELS}
+    DEPENDS ${INJECT_KERNELS} ${CMAKE_CURRENT_SOURCE_DIR}/programs/inject_kernels.cuh
+    COMMENT "inject tests: nvcc --${kind} of the kernels")
+  add_custom_command(OUTPUT ${header}
+    COMMAND ${PROFAGENT_BIN2C} --const --padd 0 --name inject_${kind} ${image} > ${header}
+    DEPENDS ${image}
+    COMMENT "inject tests: bin2c of the ${kind}")
+  list(APPEND INJECT_IMAGE_HEADERS ${header})
+endforeach()
+
+add_executable(inject_driver_only programs/driver_only.cpp ${INJECT_IMAGE_HEADERS})
+target_include_directories(inject_driver_only PRIVATE ${INJECT_GENERATED} ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(inject_driver_only PRIVATE devsim_driver)  # libcuda.so.1 alone
+
+add_executable(inject_runtime_shared programs/runtime_work.cu)
+set_target_properties(inject_runtime_shared PROPERTIES CUDA_ARCHITECTURES ${PROFAGENT_CUDA_ARCH})
+add_executable(inject_runtime_static programs/runtime_work.cu)
+set_target_properties(inject_runtime_static PROPERTIES CUDA_ARCHITECTURES ${PROFAGENT_CUDA_ARCH}
+  CUDA_RUNTIME_LIBRARY None)
+target_link_libraries(inject_runtime_static PRIVATE devsim_cudart_static)
+
+set(INJECT_CHECKER ${PRELOAD_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inject_checks.py
+  --agent $<TARGET_FILE:profagent> --devsim ${PROFAGENT_DEVSIM_DIR}
+  --driver-program $<TARGET_FILE:inject_driver_only>
+  --shared-program $<TARGET_FILE:inject_runtime_shared>
+  --static-program $<TARGET_FILE:inject_runtime_static>)
+foreach(case driver_cubin driver_ptx driver_fatbin driver_injection_only driver_api_marker
+        static_runtime interposed_no_duplicates variable_claimed foreign_injection_kept)
+  add_test(NAME preload.inject_${case}
+    COMMAND ${INJECT_CHECKER} --out ${CMAKE_CURRENT_BINARY_DIR}/out/inject_${case} --case ${case})
+  set_tests_properties(preload.inject_${case} PROPERTIES LABELS "preload;inject" TIMEOUT 180)
+endforeach()
+endif()
