@@ -77,8 +77,9 @@ void classify(CallKind& slot, CUpti_CallbackDomain domain, std::string_view name
   slot.kind.store(uint8_t(kind), std::memory_order_relaxed);
   slot.flags.store(flags, std::memory_order_relaxed);
   // nvcc's registration and launch-configuration calls are the runtime's plumbing, not the
-  // program's API calls (the hooks do not record them either).
-  slot.skip.store(name.starts_with("__cuda"), std::memory_order_relaxed);
+  // program's API calls (the hooks do not record them either); its launch (__cudaLaunchKernel,
+  // what `<<<>>>` compiles to in CUDA 13) is recorded, as the hooks record it.
+  slot.skip.store(name.starts_with("__cuda") && kind != EventKind::Launch, std::memory_order_relaxed);
   slot.name.store(intern(plain_name(name)), std::memory_order_release);
 }
 
