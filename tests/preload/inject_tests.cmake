@@ -36,6 +36,22 @@ set_target_properties(inject_runtime_static PROPERTIES CUDA_ARCHITECTURES ${PROF
   CUDA_RUNTIME_LIBRARY None)
 target_link_libraries(inject_runtime_static PRIVATE devsim_cudart_static)
 
+# The module loader's image parser, checked against readelf and the PTX text.
+add_executable(devsim_image_kernels ${PROJECT_SOURCE_DIR}/tests/devsim/tests/image_kernels_main.cpp)
+target_link_libraries(devsim_image_kernels PRIVATE devsim)
+add_custom_target(inject_images ALL DEPENDS ${INJECT_IMAGE_HEADERS})
+set(INJECT_BOTH_FATBIN ${INJECT_GENERATED}/inject_kernels_ptx_and_elf.fatbin)
+add_custom_command(OUTPUT ${INJECT_BOTH_FATBIN}
+  COMMAND ${CMAKE_CUDA_COMPILER} -gencode arch=compute_${PROFAGENT_CUDA_ARCH},code=[sm_${PROFAGENT_CUDA_ARCH},compute_${PROFAGENT_CUDA_ARCH}]
+          --fatbin -o ${INJECT_BOTH_FATBIN} ${INJECT_KERNELS}
+  DEPENDS ${INJECT_KERNELS} COMMENT "inject tests: a fatbin with an ELF and a PTX entry")
+add_custom_target(inject_both_fatbin ALL DEPENDS ${INJECT_BOTH_FATBIN})
+add_test(NAME devsim.module_image
+  COMMAND ${PRELOAD_PYTHON} ${PROJECT_SOURCE_DIR}/tests/devsim/tests/image_kernels_check.py
+          $<TARGET_FILE:devsim_image_kernels> ${INJECT_GENERATED}/inject_kernels.cubin
+          ${INJECT_GENERATED}/inject_kernels.ptx ${INJECT_BOTH_FATBIN})
+set_tests_properties(devsim.module_image PROPERTIES LABELS "devsim;unit")
+
 set(INJECT_CHECKER ${PRELOAD_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inject_checks.py
   --agent $<TARGET_FILE:profagent> --devsim ${PROFAGENT_DEVSIM_DIR}
   --driver-program $<TARGET_FILE:inject_driver_only>
