@@ -64,3 +64,15 @@ foreach(case driver_cubin driver_ptx driver_fatbin driver_injection_only driver_
   set_tests_properties(preload.inject_${case} PROPERTIES LABELS "preload;inject" TIMEOUT 180)
 endforeach()
 endif()
+
+# The callback path's cost (label bench): tests/bench/driver_launch_bench.cpp, reported by
+# tests/bench/inject_bench.py (no agent / agent idle / agent recording).
+if(TARGET devsim_driver AND TARGET devsim_cudart_static)
+add_executable(driver_launch_bench ${PROJECT_SOURCE_DIR}/tests/bench/driver_launch_bench.cpp ${INJECT_GENERATED}/inject_cubin.h)
+target_include_directories(driver_launch_bench PRIVATE ${INJECT_GENERATED} ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(driver_launch_bench PRIVATE devsim_driver)
+add_test(NAME bench.inject_callback_cost
+  COMMAND ${PRELOAD_PYTHON} ${PROJECT_SOURCE_DIR}/tests/bench/inject_bench.py $<TARGET_FILE:driver_launch_bench>
+          $<TARGET_FILE:profagent> ${PROFAGENT_DEVSIM_DIR} ${CMAKE_CURRENT_BINARY_DIR}/out/inject_bench)
+set_tests_properties(bench.inject_callback_cost PROPERTIES LABELS bench TIMEOUT 600)
+endif()
