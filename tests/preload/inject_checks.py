@@ -166,11 +166,45 @@ def case_foreign_injection_kept():
     expect(not trace.device and trace.runtime, "device records although another tool owns CUPTI")
 
 
+def case_launcher():
+    """`profagent run` names the agent in CUDA_INJECTION64_PATH (keeping another tool's value)
+    and traces a driver-API-only program."""
+    launcher = [OPTIONS.launcher, "run", "--output-dir"]
+    done, out = run("env", launcher + [os.path.join(OPTIONS.out, "env"), "--", "/usr/bin/env"], preload=False)
+    values = [l.split("=", 1)[1] for l in done.stdout.splitlines() if l.startswith("CUDA_INJECTION64_PATH=")]
+    expect(values and os.path.realpath(values[0]) == os.path.realpath(OPTIONS.agent), f"launcher set {values}")
+    done, _ = run("kept", launcher + [os.path.join(OPTIONS.out, "kept"), "--", "/usr/bin/env"], preload=False,
+                  env={"CUDA_INJECTION64_PATH": "/opt/other/tool.so"})
+    expect("CUDA_INJECTION64_PATH=/opt/other/tool.so" in done.stdout.splitlines(), "launcher overwrote the variable")
+    program_out = os.path.join(OPTIONS.out, "program")
+    done, _ = run("program", launcher + [program_out, "--", OPTIONS.driver_program, "cubin", str(DRIVER_STEPS)],
+                  preload=False)
+    check_complete(only_trace(program_out), expected_counts(done.stdout), driver_calls=True)
+
+
+def case_callbacks_refused():
+    """Another subscriber holds CUPTI's callbacks: one line says so; an interposed program is
+    still traced whole (hooks + activity records), a driver-only one keeps its device records
+    and the DRIVER activity rows of its launches."""
+    refuse = {"DEVSIM_CUPTI_FAIL": "cuptiSubscribe=CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"}
+    done, out = run("interposed", [OPTIONS.shared_program, "2"], env=refuse)
+    said = [l for l in done.stderr.splitlines() if "CUPTI API callbacks off" in l]
+    expect(len(said) == 1, f"expected one 'callbacks off' line, stderr:\n{done.stderr}")
+    check_complete(only_trace(out), expected_counts(done.stdout), driver_calls=False)
+    done, out = run("driver", [OPTIONS.driver_program, "cubin", "2"], env=refuse)
+    trace = only_trace(out)
+    wanted = expected_counts(done.stdout)
+    kernels = Counter(e["name"] for e in trace.device if e["cat"] == "kernel")
+    expect(dict(kernels) == wanted["kernels"], f"kernels {dict(kernels)}")
+    expect(call_counts(trace)["cuLaunchKernel"] == wanted["calls"]["cuLaunchKernel"], "launch rows missing")
+    expect("cuInit" not in call_counts(trace), "a call without device work was recorded without callbacks")
+
+
 def main():
     global OPTIONS
     parser = argparse.ArgumentParser()
-    for option in ("--agent", "--devsim", "--driver-program", "--shared-program", "--static-program", "--out",
-                   "--case"):
+    for option in ("--agent", "--launcher", "--devsim", "--driver-program", "--shared-program",
+                   "--static-program", "--out", "--case"):
         parser.add_argument(option, required=True)
     OPTIONS = parser.parse_args()
     shutil.rmtree(OPTIONS.out, ignore_errors=True)

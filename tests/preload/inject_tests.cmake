@@ -2,7 +2,7 @@
 # alone, one linked with the static runtime — traced through CUDA's tool injection and CUPTI's
 # callbacks, and the interposed build of the same work, which must not be recorded twice.
 # Included by tests/preload/CMakeLists.txt; checks in inject_checks.py.
-if(TARGET devsim_driver AND TARGET devsim_cudart_static)
+if(TARGET devsim_driver AND TARGET devsim_cudart_static AND TARGET profagent_launcher)
 set(INJECT_GENERATED ${CMAKE_CURRENT_BINARY_DIR}/inject_generated)
 file(MAKE_DIRECTORY ${INJECT_GENERATED})
 set(INJECT_KERNELS ${CMAKE_CURRENT_SOURCE_DIR}/programs/inject_kernels.cu)
@@ -53,12 +53,13 @@ add_test(NAME devsim.module_image
 set_tests_properties(devsim.module_image PROPERTIES LABELS "devsim;unit")
 
 set(INJECT_CHECKER ${PRELOAD_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inject_checks.py
-  --agent $<TARGET_FILE:profagent> --devsim ${PROFAGENT_DEVSIM_DIR}
+  --agent $<TARGET_FILE:profagent> --launcher $<TARGET_FILE:profagent_launcher> --devsim ${PROFAGENT_DEVSIM_DIR}
   --driver-program $<TARGET_FILE:inject_driver_only>
   --shared-program $<TARGET_FILE:inject_runtime_shared>
   --static-program $<TARGET_FILE:inject_runtime_static>)
 foreach(case driver_cubin driver_ptx driver_fatbin driver_injection_only driver_api_marker
-        static_runtime interposed_no_duplicates variable_claimed foreign_injection_kept)
+        static_runtime interposed_no_duplicates variable_claimed foreign_injection_kept launcher
+        callbacks_refused)
   add_test(NAME preload.inject_${case}
     COMMAND ${INJECT_CHECKER} --out ${CMAKE_CURRENT_BINARY_DIR}/out/inject_${case} --case ${case})
   set_tests_properties(preload.inject_${case} PROPERTIES LABELS "preload;inject" TIMEOUT 180)
