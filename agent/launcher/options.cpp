@@ -139,7 +139,8 @@ Which steps are recorded, as torch.profiler.schedule (steps count from 0):
 Without any of these the whole run is one window, written at exit.
 
 What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_ON):
-  api:NAME         each call of the CUDA runtime function NAME, e.g. api:cudaDeviceSynchronize
+  api:NAME         each call of the CUDA runtime or driver function NAME, e.g.
+                   api:cudaDeviceSynchronize, api:cuLaunchKernel
   kernel:REGEX     each launch of a kernel whose demangled name matches REGEX
   range:REGEX      each profagent_range_push whose name matches REGEX
                    (REGEX: RE2 syntax, searched anywhere in the first 16 KiB of the name)
