@@ -10,10 +10,6 @@
 namespace profagent::collector {
 namespace {
 
-// Calls this thread's callback is recording right now (enter seen, exit not yet): anything
-// CUPTI reports in between is part of that call.
-__thread uint32_t tls_callback_depth __attribute__((tls_model("initial-exec"))) = 0;
-
 // What a callback id is, learned from its function name at its first call (names are interned
 // then, never on later calls). Per domain, indexed by callback id.
 struct CallKind {
@@ -92,7 +88,8 @@ CallKind* classified(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const C
   return slot->skip.load(std::memory_order_relaxed) ? nullptr : slot;
 }
 
-// Not ours to record: a hook has the call, the agent made it, or it is part of a recorded one.
+// Not ours to record: a hook has the call, the agent made it, or it is part of a recorded one
+// (tls_callback_depth: calls this callback is recording, enter seen and exit not yet).
 bool seen_elsewhere() noexcept {
   return tls_agent_busy != 0 || tls_runtime_depth != 0 || tls_hook_forwarding != 0 || tls_callback_depth != 0;
 }
