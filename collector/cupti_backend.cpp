@@ -113,7 +113,11 @@ bool CuptiBackend::start() noexcept {
 // interpose (driver API, static runtime) are missing, which is said once.
 void CuptiBackend::subscribe_callbacks() noexcept {
   std::string why;
-  if (subscribe_api_callbacks(api_, &why)) return;
+  if (subscribe_api_callbacks(api_, &subscriber_, &why)) {
+    callbacks_on_ = true;
+    return;
+  }
+  subscriber_ = nullptr;
   log(LogLevel::Warn, "CUPTI API callbacks off (%s): only interposed CUDA runtime calls are recorded, "
       "driver API and statically linked runtime calls are not", why.c_str());
 }
@@ -177,6 +181,12 @@ void CuptiBackend::pop_external_id() noexcept {
 void CuptiBackend::set_active(bool active) noexcept {
   if (!usable_.load()) return;
   AgentBusy busy;
+  // The API callbacks also serve step markers, which must see calls while nothing records.
+  const bool callbacks_wanted = active || step_markers_armed();
+  if (subscriber_ != nullptr && callbacks_wanted != callbacks_on_ &&
+      enable_api_callbacks(api_, subscriber_, callbacks_wanted)) {
+    callbacks_on_ = callbacks_wanted;
+  }
   for (CUpti_ActivityKind kind : enabled_) {
     const CUptiResult result = active ? api_.enable(kind) : api_.disable(kind);
     if (result != CUPTI_SUCCESS && active && !resume_failed_reported_) {

@@ -145,27 +145,30 @@ void CUPTIAPI on_api_callback(void*, CUpti_CallbackDomain domain, CUpti_Callback
   }
 }
 
-bool subscribe_api_callbacks(const CuptiApi& api, std::string* why) noexcept {
+bool enable_api_callbacks(const CuptiApi& api, CUpti_SubscriberHandle subscriber, bool enable) noexcept {
+  AgentBusy busy;
+  for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
+    if (api.enable_domain(enable ? 1 : 0, subscriber, domain) != CUPTI_SUCCESS) return false;
+  }
+  return true;
+}
+
+bool subscribe_api_callbacks(const CuptiApi& api, CUpti_SubscriberHandle* subscriber, std::string* why) noexcept {
   try {
     if (!api.subscribe || !api.enable_domain) {
       *why = api.path + " has no callback API";
       return false;
     }
     AgentBusy busy;
-    CUpti_SubscriberHandle subscriber = nullptr;
-    CUptiResult result = api.subscribe(&subscriber, &on_api_callback, nullptr);
+    const CUptiResult result = api.subscribe(subscriber, &on_api_callback, nullptr);
     if (result != CUPTI_SUCCESS) {
       *why = "cuptiSubscribe returned " + api.error_name(result);
       return false;
     }
-    for (CUpti_CallbackDomain domain : {CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_CB_DOMAIN_DRIVER_API}) {
-      result = api.enable_domain(1, subscriber, domain);
-      if (result == CUPTI_SUCCESS) continue;
-      *why = "cuptiEnableDomain returned " + api.error_name(result);
-      if (api.unsubscribe) api.unsubscribe(subscriber);
-      return false;
-    }
-    return true;
+    if (enable_api_callbacks(api, *subscriber, true)) return true;
+    *why = "cuptiEnableDomain refused the runtime or driver API domain";
+    if (api.unsubscribe) api.unsubscribe(*subscriber);
+    return false;
   } catch (...) {
     *why = "out of memory";
     return false;

@@ -18,10 +18,14 @@
 
 namespace profagent::collector {
 
-// Subscribes to CUPTI's runtime and driver API domains. False with *why set when CUPTI
-// refuses (only one subscriber may exist per process: another tool has it) or lacks the
-// callback API; nothing is left subscribed then. Callers hold no collector lock.
-bool subscribe_api_callbacks(const CuptiApi& api, std::string* why) noexcept;
+// Subscribes to CUPTI's runtime and driver API domains (both enabled). False with *why set
+// when CUPTI refuses (only one subscriber may exist per process: another tool has it) or lacks
+// the callback API; nothing is left subscribed then. Callers hold no collector lock.
+bool subscribe_api_callbacks(const CuptiApi& api, CUpti_SubscriberHandle* subscriber, std::string* why) noexcept;
+
+// Switches both domains: off while nothing is recorded and no step marker needs the calls, so
+// an idle program pays CUPTI nothing per call. False if CUPTI refused.
+bool enable_api_callbacks(const CuptiApi& api, CUpti_SubscriberHandle subscriber, bool enable) noexcept;
 
 // The callback itself (exposed for unit tests, which drive it with synthetic callback data).
 void CUPTIAPI on_api_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """ns per cuLaunchKernel added by the CUPTI callback path: the median of 5 runs of
 driver_launch_bench (100k launches each) without the agent, with the agent injected but idle
-(callbacks subscribed, a schedule that never records) and recording. The recording runs must
+(a schedule that never records: callbacks switched off), idle with an api: step marker
+(callbacks on, nothing recorded) and recording. The recording runs must
 trace every launch.
 
     inject_bench.py <driver_launch_bench> <libprofagent.so> <devsim dir> <out dir>"""
@@ -35,13 +36,21 @@ def main():
     base = {"LD_LIBRARY_PATH": devsim}
     injected = dict(base, CUDA_INJECTION64_PATH=agent)
     plain = median(program, base, out)
-    idle = median(program, dict(injected, PROFAGENT_STEP_ON="api:cuCtxSynchronize", PROFAGENT_SKIP_FIRST="5"), out)
+    # Idle: a schedule that never records (one step, skipped). Without a marker the callback's
+    # domains are switched off; with an api: marker they stay on and every call is checked.
+    idle = median(program, dict(injected, PROFAGENT_STEP_ON="time:600000", PROFAGENT_SKIP_FIRST="5"), out)
+    marking = median(program, dict(injected, PROFAGENT_STEP_ON="api:cuCtxSynchronize", PROFAGENT_SKIP_FIRST="5"), out)
+    # Recording also pays CUPTI's activity records (devsim's share of the cost): the same run
+    # with the callbacks refused isolates what the callback path adds.
+    refused = median(program, dict(injected, DEVSIM_CUPTI_FAIL="cuptiSubscribe=CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"), out)
     recording = median(program, injected, out)
     traces = glob.glob(os.path.join(out, "*.trace.json"))
     with open(traces[0]) as f:
         launches = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel")
-    print(f"cuLaunchKernel ns/call: no agent {plain:.1f}, agent idle {idle:.1f} (+{idle - plain:.1f}), "
-          f"agent recording {recording:.1f} (+{recording - plain:.1f}); {launches} launches traced")
+    print(f"cuLaunchKernel ns/call: no agent {plain:.1f}, agent idle {idle:.1f} ({idle - plain:+.1f}), "
+          f"idle with an api: marker {marking:.1f} ({marking - plain:+.1f}), "
+          f"recording {recording:.1f} ({recording - plain:+.1f}; callbacks refused {refused:.1f}, "
+          f"so the callback adds {recording - refused:+.1f}); {launches} launches traced")
     return 0 if launches == COUNT else 1
 
 
