@@ -131,6 +131,14 @@ def case_static_runtime():
            f"calls {dict(call_counts(static))} vs interposed {dict(call_counts(shared))}")
 
 
+def case_static_injection_only():
+    """A statically linked program with no LD_PRELOAD at all: the agent comes in by injection at
+    the static runtime's first call, and the trace is as complete as with the preload."""
+    done, out = run("static", [OPTIONS.static_program, "4"], preload=False,
+                    env={"CUDA_INJECTION64_PATH": OPTIONS.agent})
+    check_complete(only_trace(out), expected_counts(done.stdout), driver_calls=False)
+
+
 def case_interposed_no_duplicates():
     """Hooks and callbacks both see an interposed program's calls: each is recorded once."""
     done, out = run("shared", [OPTIONS.shared_program, "4"])
