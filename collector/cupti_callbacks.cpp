@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "collector/api.h"
+#include "collector/cupti_param_bytes.h"
 
 namespace profagent::collector {
 namespace {
@@ -17,6 +18,8 @@ struct CallKind {
   std::atomic<uint8_t> kind{0};
   std::atomic<uint8_t> flags{0};
   std::atomic<bool> skip{false};
+  std::atomic<int16_t> bytes_offset{-1};  // where functionParams holds the byte count
+  std::atomic<uint8_t> element_bytes{1};
 };
 constexpr uint32_t kRuntimeIds = CUPTI_RUNTIME_TRACE_CBID_SIZE;
 constexpr uint32_t kDriverIds = CUPTI_DRIVER_TRACE_CBID_SIZE;
@@ -70,6 +73,9 @@ void classify(CallKind& slot, CUpti_CallbackDomain domain, std::string_view name
     kind = EventKind::Sync;
   }
   if ((kind == EventKind::Memcpy || kind == EventKind::Memset) && has(name, "Async")) flags |= kFlagAsync;
+  const ByteCountField bytes = byte_count_field(plain_name(name));
+  slot.bytes_offset.store(bytes.offset, std::memory_order_relaxed);
+  slot.element_bytes.store(bytes.element_bytes, std::memory_order_relaxed);
   slot.kind.store(uint8_t(kind), std::memory_order_relaxed);
   slot.flags.store(flags, std::memory_order_relaxed);
   // nvcc's registration and launch-configuration calls are the runtime's plumbing, not the
@@ -103,6 +109,15 @@ void on_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
   ++tls_callback_depth;
 }
 
+// What the hooks put in arg0 for copies, sets and allocations: the byte count (0 unknown).
+uint64_t bytes_of(const CallKind& slot, const CUpti_CallbackData& data) noexcept {
+  const int16_t offset = slot.bytes_offset.load(std::memory_order_relaxed);
+  if (offset < 0 || data.functionParams == nullptr) return 0;
+  size_t count = 0;
+  std::memcpy(&count, static_cast<const char*>(data.functionParams) + offset, sizeof count);
+  return uint64_t(count) * slot.element_bytes.load(std::memory_order_relaxed);
+}
+
 void record_call(const CallKind& slot, uint64_t start, const CUpti_CallbackData& data) noexcept {
   const uint64_t end = now();
   const uint64_t id = new_event_id();
@@ -113,7 +128,7 @@ void record_call(const CallKind& slot, uint64_t start, const CUpti_CallbackData&
   event->end = end;
   event->id = id;
   event->arg0 = data.correlationId;
-  event->arg1 = 0;
+  event->arg1 = bytes_of(slot, data);
   event->name = slot.name.load(std::memory_order_relaxed);
   event->kind = slot.kind.load(std::memory_order_relaxed);
   event->flags = uint8_t(slot.flags.load(std::memory_order_relaxed) | kFlagCallback | (result != 0 ? kFlagFailed : 0));

@@ -39,7 +39,8 @@ enum EventFlags : uint8_t {
   kFlagDriverApi = 0x40,
   // Recorded by the CUPTI callback (collector/cupti_callbacks.h), not by a hook: a call the
   // hooks cannot interpose (driver API, a statically linked runtime). arg0 holds CUPTI's
-  // correlation id of the call, which the device records it enqueued carry.
+  // correlation id of the call, which the device records it enqueued carry; arg1 the byte
+  // count of a copy, set or allocation (the join moves it to arg0, where hooks put it).
   kFlagCallback = 0x80,
 };
 

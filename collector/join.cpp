@@ -95,9 +95,10 @@ class Joiner {
     if (event.name < in_.names.size()) r.name = in_.names[event.name];
     r.arg0 = event.arg0;
     r.arg1 = event.arg1;
-    if (event.flags & kFlagCallback) {  // recorded from CUPTI's callback: arg0 is its correlation id
+    if (event.flags & kFlagCallback) {  // recorded from CUPTI's callback (event.h: kFlagCallback)
       r.correlation = uint32_t(event.arg0);
-      r.arg0 = 0;
+      r.arg0 = event.arg1;
+      r.arg1 = 0;
       return;
     }
     if (r.kind == EventKind::Launch) r.kernel_name = kernel_name_of(event.arg0);

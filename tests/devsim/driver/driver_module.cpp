@@ -2,6 +2,12 @@
 // program that uses the driver API alone needs (Triton, CuPy and Numba load their kernels this
 // way). A module image's kernels are found by name (core/module_image.h) and registered with
 // the device model like the runtime's, so launches are timed and reported the same way.
+// The real parameter structs of CUPTI's callback data (generated_cuda_meta.h), which name the
+// legacy v1 types that cuda.h declares only for its own implementation.
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
+#include <generated_cuda_meta.h>
+
 #include <deque>
 #include <mutex>
 #include <string>
@@ -138,7 +144,8 @@ CUresult CUDAAPI cuModuleUnload(CUmodule module) {
 }
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) {
-  DEVSIM_CU_CALL(cuMemAlloc_v2, Alloc, nullptr);
+  cuMemAlloc_v2_params params{ptr, bytes};
+  DEVSIM_CU_CALL_P(cuMemAlloc_v2, Alloc, nullptr, &params);
   if (!ptr) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
   void* p = nullptr;
   Status st = allocate(MemKind::Device, current_device(), bytes, &p);
@@ -154,42 +161,50 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr ptr) {
 }
 
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
-  DEVSIM_CU_CALL(cuMemcpyHtoD_v2, MemcpyAsync, nullptr);
+  cuMemcpyHtoD_v2_params params{dst, src, bytes};
+  DEVSIM_CU_CALL_P(cuMemcpyHtoD_v2, MemcpyAsync, nullptr, &params);
   return copy_impl(scope_, reinterpret_cast<void*>(dst), src, bytes, 1, nullptr, false);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH_v2(void* dst, CUdeviceptr src, size_t bytes) {
-  DEVSIM_CU_CALL(cuMemcpyDtoH_v2, MemcpyAsync, nullptr);
+  cuMemcpyDtoH_v2_params params{dst, src, bytes};
+  DEVSIM_CU_CALL_P(cuMemcpyDtoH_v2, MemcpyAsync, nullptr, &params);
   return copy_impl(scope_, dst, reinterpret_cast<const void*>(src), bytes, 2, nullptr, false);
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream) {
-  DEVSIM_CU_CALL(cuMemcpyHtoDAsync_v2, MemcpyAsync, nullptr);
+  cuMemcpyHtoDAsync_v2_params params{dst, src, bytes, stream};
+  DEVSIM_CU_CALL_P(cuMemcpyHtoDAsync_v2, MemcpyAsync, nullptr, &params);
   return copy_impl(scope_, reinterpret_cast<void*>(dst), src, bytes, 1, stream, true);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream stream) {
-  DEVSIM_CU_CALL(cuMemcpyDtoHAsync_v2, MemcpyAsync, nullptr);
+  cuMemcpyDtoHAsync_v2_params params{dst, src, bytes, stream};
+  DEVSIM_CU_CALL_P(cuMemcpyDtoHAsync_v2, MemcpyAsync, nullptr, &params);
   return copy_impl(scope_, dst, reinterpret_cast<const void*>(src), bytes, 2, stream, true);
 }
 
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr dst, unsigned char value, size_t count) {
-  DEVSIM_CU_CALL(cuMemsetD8_v2, MemcpyAsync, nullptr);
+  cuMemsetD8_v2_params params{dst, value, count};
+  DEVSIM_CU_CALL_P(cuMemsetD8_v2, MemcpyAsync, nullptr, &params);
   return set_impl(scope_, dst, value, 1, count, nullptr, false);
 }
 
 CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr dst, unsigned int value, size_t count) {
-  DEVSIM_CU_CALL(cuMemsetD32_v2, MemcpyAsync, nullptr);
+  cuMemsetD32_v2_params params{dst, value, count};
+  DEVSIM_CU_CALL_P(cuMemsetD32_v2, MemcpyAsync, nullptr, &params);
   return set_impl(scope_, dst, value, 4, count, nullptr, false);
 }
 
 CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t count, CUstream stream) {
-  DEVSIM_CU_CALL(cuMemsetD8Async, MemcpyAsync, nullptr);
+  cuMemsetD8Async_params params{dst, value, count, stream};
+  DEVSIM_CU_CALL_P(cuMemsetD8Async, MemcpyAsync, nullptr, &params);
   return set_impl(scope_, dst, value, 1, count, stream, true);
 }
 
 CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr dst, unsigned int value, size_t count, CUstream stream) {
-  DEVSIM_CU_CALL(cuMemsetD32Async, MemcpyAsync, nullptr);
+  cuMemsetD32Async_params params{dst, value, count, stream};
+  DEVSIM_CU_CALL_P(cuMemsetD32Async, MemcpyAsync, nullptr, &params);
   return set_impl(scope_, dst, value, 4, count, stream, true);
 }
 

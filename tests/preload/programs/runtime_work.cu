@@ -53,7 +53,7 @@ int main(int argc, char** argv) {
   check(cudaFree(data), "cudaFree");
   check(cudaStreamDestroy(stream), "cudaStreamDestroy");
   std::printf("expect {\"kernels\": {\"scale\": %d, \"offset\": %d}, \"memcpy\": %d, \"memset\": %d, "
-              "\"calls\": {\"__cudaLaunchKernel\": %d, \"cudaMemcpyAsync\": %d, \"cudaMemsetAsync\": %d, "
+              "\"calls\": {\"cudaLaunchKernel\": %d, \"cudaMemcpyAsync\": %d, \"cudaMemsetAsync\": %d, "
               "\"cudaStreamSynchronize\": %d}}\n",
               steps, steps, 2 * steps, steps, 2 * steps, 2 * steps, steps, steps);
   return 0;

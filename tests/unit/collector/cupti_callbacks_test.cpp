@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "collector/cupti_callbacks.h"
+#include "collector/cupti_param_bytes.h"
 #include "collector/join.h"
 #include "collector/names.h"
 #include "collector/session.h"
@@ -20,9 +21,10 @@ namespace {
 class FakeCall {
  public:
   FakeCall(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const char* name, uint32_t correlation,
-           int32_t result = 0)
+           int32_t result = 0, const void* params = nullptr)
       : domain_(domain), cbid_(cbid), result_(result) {
     data_.functionName = name;
+    data_.functionParams = params;
     data_.correlationId = correlation;
     data_.correlationData = &correlation_data_;
     data_.callbackSite = CUPTI_API_ENTER;
@@ -83,6 +85,24 @@ TEST_CASE("callbacks: a call no hook saw is one host event named by its API", "[
   CHECK(events[1].result == 1);
 }
 
+TEST_CASE("callbacks: copies, sets and allocations carry their byte count as hooked calls do", "[callbacks]") {
+  Recording recording;
+  // cuMemcpyHtoDAsync_v2_params and cuMemsetD32Async_params: {pointer, pointer-sized, size_t, ...}.
+  struct { uint64_t dst; const void* src; size_t bytes; void* stream; } copy{0, nullptr, 4096, nullptr};
+  struct { uint64_t dst; unsigned value; size_t count; void* stream; } set{0, 0, 100, nullptr};
+  { FakeCall call(kDriver, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", 1301, 0, &copy); }
+  { FakeCall call(kDriver, CUPTI_DRIVER_TRACE_CBID_cuMemsetD32Async, "cuMemsetD32Async", 1302, 0, &set); }
+  { FakeCall call(kDriver, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoDAsync_v2, "cuMemcpyHtoDAsync_v2", 1303); }  // no params
+  const auto events = drain_callback_events(1300);
+  REQUIRE(events.size() == 3);
+  CHECK(events[0].arg1 == 4096);
+  CHECK((events[0].flags & (kFlagAsync | kMemcpyKindMask)) == (kFlagAsync | 1));  // HtoD
+  CHECK(events[1].arg1 == 400);  // 100 32-bit elements
+  CHECK(events[2].arg1 == 0);
+  CHECK(byte_count_field("cudaMemcpyAsync_ptsz").offset == byte_count_field("cudaMemcpyAsync").offset);
+  CHECK(byte_count_field("cuLaunchKernel").offset == -1);
+}
+
 TEST_CASE("callbacks: calls a hook has, the agent's own and nested ones are not recorded", "[callbacks]") {
   Recording recording;
   {
@@ -134,7 +154,7 @@ TEST_CASE("join: callback records link their device work by correlation, once", 
   CHECK(counts.unmatched == 0);
   REQUIRE(trace.host.size() == 1);  // the DRIVER record did not become a second row
   CHECK(trace.host[0].correlation == 42);
-  CHECK(trace.host[0].arg0 == 0);
+  CHECK(trace.host[0].arg0 == 0);  // arg1 (the byte count of copies) moved to arg0: none here
   REQUIRE(trace.device.size() == 1);
   CHECK(trace.device[0].host == 0);
 }
