@@ -1,7 +1,9 @@
 // The work of driver_only.cpp through the CUDA runtime, built twice: linked to the shared
 // runtime (every call interposed by the agent's hooks) and to devsim's static runtime archive
 // (no call passes through a dynamic symbol: the agent sees them through CUDA's tool injection
-// and CUPTI's callbacks). Both builds must give the same trace counts.
+// and CUPTI's callbacks). Both builds must give the same trace counts. CUDA 13's nvcc compiles
+// `<<<>>>` to its private entry __cudaLaunchKernel, which the checks count as the
+// cudaLaunchKernel it implements.
 //
 //   runtime_work <steps>
 #include <cuda_runtime.h>
