@@ -36,6 +36,16 @@ set_target_properties(inject_runtime_static PROPERTIES CUDA_ARCHITECTURES ${PROF
   CUDA_RUNTIME_LIBRARY None)
 target_link_libraries(inject_runtime_static PRIVATE devsim_cudart_static)
 
+# Unit tests of the callback path (label unit): their own executable over the collector's
+# test entry, so the collector's shared test list stays untouched.
+add_executable(collector_callbacks_tests ${PROJECT_SOURCE_DIR}/tests/unit/collector/main.cpp
+  ${PROJECT_SOURCE_DIR}/tests/unit/collector/cupti_callbacks_test.cpp)
+target_link_libraries(collector_callbacks_tests PRIVATE profagent_collector Catch2::Catch2)
+target_include_directories(collector_callbacks_tests PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
+  ${PROJECT_SOURCE_DIR}/tests/unit/collector)
+add_test(NAME collector.callbacks COMMAND collector_callbacks_tests)
+set_tests_properties(collector.callbacks PROPERTIES LABELS unit)
+
 # The module loader's image parser, checked against readelf and the PTX text.
 add_executable(devsim_image_kernels ${PROJECT_SOURCE_DIR}/tests/devsim/tests/image_kernels_main.cpp)
 target_link_libraries(devsim_image_kernels PRIVATE devsim)

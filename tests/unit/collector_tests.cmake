@@ -7,7 +7,6 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/names_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/join_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/session_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/collector/cupti_callbacks_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp)
   target_link_libraries(collector_tests PRIVATE profagent_collector Catch2::Catch2)
   target_include_directories(collector_tests PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
