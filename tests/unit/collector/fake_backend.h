@@ -3,6 +3,7 @@
 // thread's stack is linked to it, and records only come out after flush().
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -39,6 +40,10 @@ class FakeBackend final : public DeviceBackend {
   DeviceBatch drain() noexcept override {
     std::lock_guard lock(mutex_);
     return std::exchange(completed_, DeviceBatch());
+  }
+  void set_active(bool on) noexcept override {
+    ++active_switches;
+    active.store(on);
   }
   std::string status() const override { return status_; }
   std::string version() const override { return "fake-1"; }
@@ -94,7 +99,9 @@ class FakeBackend final : public DeviceBackend {
 
   bool start_result = true;
   bool started = false;
-  int flushes = 0;
+  std::atomic<bool> active{true};          // as the session last switched device activity
+  std::atomic<int> active_switches{0};
+  std::atomic<int> flushes{0};
 
  private:
   static std::vector<uint64_t>& stack() {
