@@ -31,20 +31,23 @@ bool expects_device_work(const HostEvent& event) {
   }
 }
 
-void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts) {
-  for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts};
+void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
+  for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
   records.reserve(records.size() + batch.records.size());
-  for (DeviceRecord& record : batch.records) records.push_back({std::move(record), cuts});
+  for (DeviceRecord& record : batch.records) records.push_back({std::move(record), cuts, now_ns});
   dropped += batch.dropped;
 }
 
-uint64_t DevicePool::forget_before(uint32_t cut) {
-  if (cut < 2) return 0;
-  const uint32_t oldest_kept = cut - 1;
+uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_age_ns) {
+  if (cut <= kForgetCuts) return 0;
+  const uint32_t oldest_kept = cut - kForgetCuts;
+  auto old = [&](uint32_t after_cut, uint64_t arrived_ns) {
+    return after_cut < oldest_kept && now_ns - arrived_ns >= min_age_ns;
+  };
   uint64_t forgotten = 0;
   size_t kept = 0;
   for (size_t i = 0; i < records.size(); ++i) {
-    if (records[i].arrived_after_cut < oldest_kept) {
+    if (old(records[i].arrived_after_cut, records[i].arrived_ns)) {
       ++forgotten;
       continue;
     }
@@ -53,7 +56,7 @@ uint64_t DevicePool::forget_before(uint32_t cut) {
   }
   records.resize(kept);
   for (auto link = links.begin(); link != links.end();) {
-    link = link->second.arrived_after_cut < oldest_kept ? links.erase(link) : std::next(link);
+    link = old(link->second.arrived_after_cut, link->second.arrived_ns) ? links.erase(link) : std::next(link);
   }
   return forgotten;
 }

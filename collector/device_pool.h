@@ -9,10 +9,13 @@
 //   - unlinked DRIVER records (a library's cuLaunchKernel outside any range) go to the window
 //     whose time span holds the call, and their work follows them by correlation id;
 //   - other unlinked work goes to the first window joined after it started on the device.
-// Every record and link carries the number of cuts made when it arrived. Work cannot be
-// claimed by a window before the one it was launched in, and joins run in cut order, so once
-// the join of cut k is done nothing that arrived before cut k-1 can still be claimed: it is
-// dropped (a warmup step's work, or work whose window already counted it as late).
+// Every record and link carries the number of cuts made when it arrived, and when. Joins run in
+// cut order, and a call usually belongs to the window after the last cut before it returned,
+// so what arrived several cuts before the window being joined is normally unclaimable: a warmup
+// step's work, or work whose window already counted it as late. It is dropped once it is both
+// kForgetCuts cuts and min_age_ns old: a thread held up inside one launch call (preempted while
+// boundaries go by on other threads) commits its call into a later window than its record's
+// arrival suggests, and the age bound keeps its record for it.
 #pragma once
 
 #include <cstdint>
@@ -29,18 +32,21 @@ struct DevicePool {
   struct Pooled {
     DeviceRecord record;
     uint32_t arrived_after_cut = 0;
+    uint64_t arrived_ns = 0;
   };
   struct Link {
     uint64_t external_id = 0;
     uint32_t arrived_after_cut = 0;
+    uint64_t arrived_ns = 0;
   };
+  static constexpr uint32_t kForgetCuts = 4;
   std::vector<Pooled> records;
   std::unordered_map<uint32_t, Link> links;  // CUPTI correlation -> external id
   uint64_t dropped = 0;                      // the device library's drops, for the next window
 
-  void absorb(DeviceBatch&& batch, uint32_t cuts);
+  void absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns);
   // After the join of cut `cut` (see above). Returns how many records were dropped.
-  uint64_t forget_before(uint32_t cut);
+  uint64_t forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_age_ns);
 };
 
 // What one window's join claims from the pool, poll after poll.

@@ -165,6 +165,7 @@ bool start(const SessionOptions& options) noexcept {
     try {
       s.options = options;
     } catch (...) {
+      log(LogLevel::Error, "out of memory while starting the session; nothing is recorded");
       return false;
     }
     configure_buffers(options.buffer_bytes);

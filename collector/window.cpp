@@ -60,7 +60,7 @@ void collect_device_records(Session& s, bool flush) {
   DeviceBatch batch = backend->drain();
   {
     std::lock_guard lock(s.mutex);
-    s.pool.absorb(std::move(batch), s.cuts);
+    s.pool.absorb(std::move(batch), s.cuts, clock::monotonic_ns());
   }
   s.drains_in_flight.fetch_sub(1);
 }
@@ -197,9 +197,16 @@ bool device_can_deliver(const Session& s) {
   return g_device_tracing.load() && g_active_device_backend.load() != nullptr && !s.forked_child.load();
 }
 
+// Device work of the window not in its records, less what the device library said it dropped
+// (those are counted as dropped already, and will never come). Under the session mutex.
+uint64_t unexplained_missing(const Session& s, const WindowClaim& claim) {
+  const uint64_t missing = claim.missing();
+  return missing > s.pool.dropped ? missing - s.pool.dropped : 0;
+}
+
 // Claims the window's device records until none of its device work is missing or the wait
 // bound passed: each poll forces the backend to flush what completed. Returns the records
-// still missing.
+// still missing (and not explained by the device library's drops).
 uint64_t claim_device_records(Session& s, WindowClaim& claim) {
   const uint64_t start_ns = clock::monotonic_ns();
   const uint64_t deadline_ns = start_ns + uint64_t(s.options.window_wait_ms) * 1'000'000;
@@ -207,20 +214,21 @@ uint64_t claim_device_records(Session& s, WindowClaim& claim) {
   uint64_t pause_ns = 100'000;
   for (;;) {
     collect_device_records(s, true);
+    uint64_t missing = 0;
     {
       std::lock_guard lock(s.mutex);
       claim.claim(s.pool);
+      missing = unexplained_missing(s, claim);
     }
-    if (claim.missing() == 0 || !can_wait || clock::monotonic_ns() >= deadline_ns) break;
+    if (missing == 0 || !can_wait || clock::monotonic_ns() >= deadline_ns) break;
     back_off(pause_ns, deadline_ns);
   }
   // A drain another thread took (the periodic poll) may still hold records of this window.
-  while (s.drains_in_flight.load() != 0 && elapsed_since(start_ns) < uint64_t(s.options.window_wait_ms + 100) * 1'000'000) {
-    sched_yield();
-  }
+  const uint64_t drains_deadline_ns = deadline_ns + 100'000'000;
+  while (s.drains_in_flight.load() != 0 && clock::monotonic_ns() < drains_deadline_ns) sched_yield();
   std::lock_guard lock(s.mutex);
   claim.claim(s.pool);
-  return can_wait || device_can_deliver(s) ? claim.missing() : 0;
+  return device_can_deliver(s) ? unexplained_missing(s, claim) : 0;
 }
 
 // The join: on the agent's exporter thread (or at exit), after any later cuts.
@@ -236,7 +244,8 @@ Trace join_part(Session& s, CutWindow& window) {
     std::lock_guard lock(s.mutex);
     trace.drops.device_records = s.pool.dropped;
     s.pool.dropped = 0;
-    forgotten = s.pool.forget_before(window.cut);
+    // Twice the wait bound: a call held up that long inside the agent is not expected.
+    forgotten = s.pool.forget_before(window.cut, clock::monotonic_ns(), 2 * uint64_t(s.options.window_wait_ms) * 1'000'000);
   }
   log(LogLevel::Debug, "window %u: join waited %.3f ms for device work (%llu missing); %llu earlier records dropped",
       trace.window, double(trace.join_wait_ns) / 1e6, (unsigned long long)late,
