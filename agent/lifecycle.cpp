@@ -191,6 +191,8 @@ void report_drops(const Trace& trace) {
   if (drops.device_records != 0) {
     log(LogLevel::Warn, std::to_string(drops.device_records) + " device records dropped by CUPTI");
   }
+  const std::string late = late_records_line(trace);
+  if (!late.empty()) log(LogLevel::Warn, (trace.whole_run ? "" : "window " + std::to_string(trace.window) + ": ") + late);
 }
 
 void export_trace(const Trace& trace) {

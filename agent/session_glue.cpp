@@ -136,6 +136,7 @@ collector::SessionOptions session_options(const Config& config) {
   options.record_shapes = config.record_shapes;
   options.config = config.to_pairs();
   options.platform_info = platform_info;
+  options.window_wait_ms = config.window_wait_ms;
   return options;
 }
 

@@ -95,7 +95,9 @@ struct StepSpan {
 struct DropCounters {
   uint64_t host_events = 0;     // events dropped because a thread buffer was full
   uint64_t device_records = 0;  // CUPTI reported dropped records / no buffer available
-  uint64_t late_device_records = 0;  // arrived after their window was written
+  // Device work the window issued whose record had not come when its join stopped waiting
+  // (PROFAGENT_WINDOW_WAIT_MS): counted here, and dropped when it comes.
+  uint64_t late_device_records = 0;
   uint64_t unmatched_device_records = 0;  // no host event found for their correlation
   // Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved. Less reserved means an
   // address-space limit (RLIMIT_AS) is why host events were dropped, not the buffer size.
@@ -137,6 +139,7 @@ struct Trace {
   bool whole_run = true;        // no schedule: the whole run is this window
   uint64_t start_ns = 0;        // window start/end on the agent clock
   uint64_t end_ns = 0;
+  uint64_t join_wait_ns = 0;    // how long the join waited for the window's device work
   int64_t unix_offset_ns = 0;   // add to an agent-clock ns value to get Unix epoch ns
   ProcessInfo process;
   std::vector<DeviceInfo> devices;

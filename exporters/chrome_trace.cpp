@@ -271,6 +271,7 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"whole_run\":"), w_.boolean(t_.whole_run);
   w_.raw(",\"first_step\":"), w_.u64(t_.first_step.number);
   w_.raw(",\"last_step\":"), w_.u64(t_.last_step.number);
+  w_.raw(",\"join_wait_ms\":"), w_.fixed3(double(t_.join_wait_ns) / 1e6);
   w_.raw("},\n");
 }
 
