@@ -59,8 +59,7 @@ std::vector<std::pair<uint32_t, std::string>> thread_names(
 
 void absorb_device_batch(Session& s, DeviceBatch&& batch) {
   for (const ExternalLink& link : batch.links) s.links[link.correlation] = link.external_id;
-  batch.links.clear();
-  s.pending.append(std::move(batch));
+  s.pending.append(std::move(batch));  // its links stay too: they name every call's correlation
 }
 
 // The links the join can use: those of this window's device records (it looks up nothing
@@ -165,6 +164,7 @@ CutWindow* cut_part(Session& s, bool keep) {
   s.pending.dropped = 0;
   if (!keep) {
     s.pending.records.clear();
+    s.pending.links.clear();
     age_links(s);
     return nullptr;
   }
@@ -172,8 +172,10 @@ CutWindow* cut_part(Session& s, bool keep) {
   trace.process.thread_names = thread_names(threads);
   window->links = links_for(s, s.pending.records);
   age_links(s);
-  window->input = JoinInput{std::move(threads), {}, {}, converter, std::move(s.pending.records), nullptr};
+  window->input = JoinInput{std::move(threads), {}, {}, converter, std::move(s.pending.records), nullptr, {}};
+  window->input.call_links = std::move(s.pending.links);
   s.pending.records.clear();
+  s.pending.links.clear();
   return window.release();
 }
 
