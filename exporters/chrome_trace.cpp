@@ -453,7 +453,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
 }
 
 // Steps come as Step host records; when the collector only filled Trace::steps, they are
-// drawn on the main thread's row so HTA still finds ProfilerStep#N (§2.4).
+// drawn on the main thread's row so HTA still finds ProfilerStep#N (its iterations).
 void ChromeTraceWriter::step_events() {
   for (const HostRecord& h : t_.host) {
     if (h.kind == EventKind::Step) return;
