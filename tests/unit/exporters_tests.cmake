@@ -6,6 +6,7 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/json_writer_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/occupancy_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/output_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/step_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/tables_test.cpp)
 target_link_libraries(exporters_unit_tests PRIVATE
   profagent_exporters Catch2::Catch2 nlohmann_json::nlohmann_json)
