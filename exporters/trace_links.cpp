@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <string_view>
 #include <tuple>
-#include <unordered_map>
 
 namespace profagent::exporters {
 namespace {
@@ -36,15 +35,10 @@ TraceLinks::TraceLinks(const Trace& trace) : t_(trace) {
 }
 
 void TraceLinks::assign_call_correlations() {
-  for (const HostRecord& h : t_.host) {
-    if (h.correlation != 0) used_.push_back(h.correlation);
-  }
-  for (const DeviceRecord& d : t_.device) {
-    if (d.correlation != 0) used_.push_back(d.correlation);
-  }
-  std::sort(used_.begin(), used_.end());
-  used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
-  next_ = used_.empty() ? 1 : uint64_t(used_.back()) + 1;
+  uint32_t largest = 0;
+  for (const HostRecord& h : t_.host) largest = std::max(largest, h.correlation);
+  for (const DeviceRecord& d : t_.device) largest = std::max(largest, d.correlation);
+  next_ = uint64_t(largest) + 1;
   call_correlation_.assign(t_.host.size(), 0);
   for (std::size_t i = 0; i < t_.host.size(); ++i) {
     const HostRecord& h = t_.host[i];
@@ -54,14 +48,34 @@ void TraceLinks::assign_call_correlations() {
 }
 
 // Ids above the largest one in use first; past 2^32 - 1 (a process that made billions of
-// calls) the gaps below it, so an id never leaves 32 bits and never repeats one in use.
+// calls) the gaps below it, so an id never leaves 32 bits and never repeats one in use. The
+// sorted list of ids in use is only built for that rare case.
 uint32_t TraceLinks::next_free() {
+  if (!wrapped_ && next_ <= UINT32_MAX) return uint32_t(next_++);
+  if (!wrapped_) wrapped_ = true, index_used_ids();
   for (uint64_t tries = 0; tries <= UINT32_MAX; ++tries) {
     if (next_ > UINT32_MAX) next_ = 1;
     const auto candidate = uint32_t(next_++);
-    if (!std::binary_search(used_.begin(), used_.end(), candidate)) return candidate;
+    if (!std::binary_search(used_.begin(), used_.end(), candidate)) {
+      used_.insert(std::upper_bound(used_.begin(), used_.end(), candidate), candidate);
+      return candidate;
+    }
   }
   return 0;  // every 32-bit id is in use: cannot happen with fewer than 4 billion records
+}
+
+void TraceLinks::index_used_ids() {
+  for (const HostRecord& h : t_.host) {
+    if (h.correlation != 0) used_.push_back(h.correlation);
+  }
+  for (const DeviceRecord& d : t_.device) {
+    if (d.correlation != 0) used_.push_back(d.correlation);
+  }
+  for (uint32_t id : call_correlation_) {
+    if (id != 0) used_.push_back(id);
+  }
+  std::sort(used_.begin(), used_.end());
+  used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
 }
 
 void TraceLinks::index_event_records() {
@@ -112,28 +126,26 @@ EventWait TraceLinks::event_wait(const DeviceRecord& sync) const {
   return wait;
 }
 
+// One entry per (device record, enclosing scope), sorted so each scope's work on one row is a
+// run, runs merged: no hash map over a million device records.
 void TraceLinks::collect_device_spans() {
-  struct Key {
-    std::size_t scope;
-    uint32_t device, stream;
-    bool operator==(const Key& o) const { return scope == o.scope && device == o.device && stream == o.stream; }
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const { return k.scope * 1000003u ^ (uint64_t(k.device) << 32 | k.stream); }
-  };
-  std::unordered_map<Key, std::size_t, KeyHash> index;
+  std::vector<DeviceSpan> parts;
   for (const DeviceRecord& d : t_.device) {
     if (!is_device_work(d.kind) || d.host < 0) continue;
     for (int64_t s = d.host; s >= 0; s = t_.host[std::size_t(s)].parent) {
-      if (!is_scope(t_.host[std::size_t(s)].kind)) continue;
-      auto [it, inserted] = index.try_emplace(Key{std::size_t(s), d.device, d.stream}, spans_.size());
-      if (inserted) {
-        spans_.push_back({std::size_t(s), d.device, d.stream, d.start_ns, d.end_ns});
-      } else {
-        DeviceSpan& span = spans_[it->second];
-        span.start_ns = std::min(span.start_ns, d.start_ns);
-        span.end_ns = std::max(span.end_ns, d.end_ns);
-      }
+      if (is_scope(t_.host[std::size_t(s)].kind)) parts.push_back({std::size_t(s), d.device, d.stream, d.start_ns, d.end_ns});
+    }
+  }
+  auto row_and_scope = [](const DeviceSpan& a, const DeviceSpan& b) {
+    return std::tie(a.device, a.stream, a.scope) < std::tie(b.device, b.stream, b.scope);
+  };
+  std::sort(parts.begin(), parts.end(), row_and_scope);
+  for (const DeviceSpan& part : parts) {
+    if (!spans_.empty() && !row_and_scope(spans_.back(), part)) {
+      spans_.back().start_ns = std::min(spans_.back().start_ns, part.start_ns);
+      spans_.back().end_ns = std::max(spans_.back().end_ns, part.end_ns);
+    } else {
+      spans_.push_back(part);
     }
   }
   std::sort(spans_.begin(), spans_.end(), [](const DeviceSpan& a, const DeviceSpan& b) {

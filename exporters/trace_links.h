@@ -47,6 +47,7 @@ class TraceLinks {
  private:
   void assign_call_correlations();
   uint32_t next_free();
+  void index_used_ids();
   void index_event_records();
   void index_stream_ids();
   void collect_device_spans();
@@ -54,8 +55,9 @@ class TraceLinks {
 
   const Trace& t_;
   std::vector<uint32_t> call_correlation_;
-  std::vector<uint32_t> used_;  // sorted correlation ids of the trace
+  std::vector<uint32_t> used_;  // sorted ids in use, built only once fresh ids wrap around
   uint64_t next_ = 1;
+  bool wrapped_ = false;  // fresh ids now fill gaps below the largest id in use
   // cudaEventRecord calls by event handle: (start, host index), sorted.
   std::vector<std::pair<uint64_t, std::pair<uint64_t, std::size_t>>> records_;
   // Stream handle (with the thread for per-thread/legacy handles) -> CUPTI stream id.

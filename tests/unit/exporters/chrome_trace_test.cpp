@@ -492,3 +492,22 @@ TEST_CASE("kernels carry Kineto's queued and occupancy args", "[exporters][trace
                                          "registers per thread", "shared memory", "blocks per SM",
                                          "warps per SM", "grid", "block", "est. achieved occupancy %"});
 }
+
+TEST_CASE("fresh call correlations stay within 32 bits when CUPTI's ids reach the top",
+          "[exporters][trace][kineto]") {
+  Trace t = test::sample_trace();
+  t.device[0].correlation = t.host[1].correlation = 0xFFFFFFFFu;  // gemm and its launch
+  t.device[1].correlation = t.host[2].correlation = 1;            // the copy
+  const Json doc = Json::parse(trace_text(t));
+  std::set<uint64_t> seen;
+  for (const Json& e : events_of(doc, "X")) {
+    if (e["cat"] != "cuda_runtime" && e["cat"] != "cuda_driver") continue;
+    const uint64_t corr = e["args"]["correlation"].get<uint64_t>();
+    CHECK(corr >= 1);
+    CHECK(corr <= 0xFFFFFFFFu);
+    CHECK(seen.insert(corr).second);
+  }
+  // In use: 1, 3, 4, 5 and 2^32 - 1; the two calls without one get the gaps, in trace order.
+  CHECK(calls_by_name(doc).at("cudaDeviceSynchronize")["args"]["correlation"] == 2);
+  CHECK(calls_by_name(doc).at("cudaMalloc")["args"]["correlation"] == 6);
+}
