@@ -327,14 +327,14 @@ std::map<std::string, Json> calls_by_name(const Json& doc) {
 }
 
 // Main thread: kernel launch on stream handle 0x5000 (CUPTI stream 13), cudaEventRecord(E,
-// 0x5000), cudaStreamWaitEvent(0x6000, E), cudaEventRecord(E, 0x5000) again, then
+// 0x5000), cudaStreamWaitEvent(another stream, E), cudaEventRecord(E, 0x5000) again, then
 // cudaEventSynchronize(E). Sync records: Stream Wait Event on stream 14, Event Sync (no stream).
 Trace event_wait_trace() {
   using test::host;
   Trace t = test::sample_trace();
   t.host.clear();
   t.device.clear();
-  constexpr uint64_t kEvent = 0xE000, kRecordStream = 0x5000, kWaitStream = 0x6000;
+  constexpr uint64_t kEvent = 0xE000, kRecordStream = 0x5000;
   t.host.push_back(host(EventKind::Launch, "cudaLaunchKernel", 0, 5, 21));       // 0
   t.host[0].arg1 = kRecordStream, t.host[0].correlation = 30;
   t.host.push_back(host(EventKind::Runtime, "cudaEventRecord", 6, 7, 22));       // 1
