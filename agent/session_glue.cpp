@@ -102,6 +102,7 @@ DeviceInfo device_info(int id, AttributeFn* attribute) {
   d.shared_mem_per_block = uint64_t(get(cudaDevAttrMaxSharedMemoryPerBlock));
   d.shared_mem_per_multiprocessor = uint64_t(get(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
   d.shared_mem_per_block_optin = uint64_t(get(cudaDevAttrMaxSharedMemoryPerBlockOptin));
+  d.reserved_shared_mem_per_block = uint64_t(get(cudaDevAttrReservedSharedMemoryPerBlock));
   d.num_sms = get(cudaDevAttrMultiProcessorCount);
   return d;
 }

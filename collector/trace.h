@@ -84,6 +84,7 @@ struct DeviceInfo {
   uint64_t shared_mem_per_multiprocessor = 0;
   uint64_t shared_mem_per_block_optin = 0;
   int num_sms = 0;
+  uint64_t reserved_shared_mem_per_block = 0;  // held back by the driver in every block (sm_80+)
 };
 
 struct StepSpan {

@@ -231,6 +231,17 @@ uint64_t claim_device_records(Session& s, WindowClaim& claim) {
   return device_can_deliver(s) ? unexplained_missing(s, claim) : 0;
 }
 
+// Every link the pool holds, also of calls that queued no device work: the join gives each
+// recorded call its own CUPTI correlation id from them (links of other windows' calls match no
+// host event of this one and are ignored).
+std::vector<ExternalLink> call_links(Session& s) {
+  std::lock_guard lock(s.mutex);
+  std::vector<ExternalLink> links;
+  links.reserve(s.pool.links.size());
+  for (const auto& [correlation, link] : s.pool.links) links.push_back({correlation, link.external_id});
+  return links;
+}
+
 // The join: on the agent's exporter thread (or at exit), after any later cuts.
 Trace join_part(Session& s, CutWindow& window) {
   Trace& trace = window.trace;
@@ -239,6 +250,7 @@ Trace join_part(Session& s, CutWindow& window) {
   WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), trace.start_ns, trace.end_ns, window.cut);
   const uint64_t late = claim_device_records(s, claim);
   trace.join_wait_ns = elapsed_since(wait_start);
+  std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten
   uint64_t forgotten = 0;
   {
     std::lock_guard lock(s.mutex);
@@ -255,6 +267,7 @@ Trace join_part(Session& s, CutWindow& window) {
   trace.process.thread_names = std::move(thread_names);
   JoinInput input{std::move(window.threads), names_snapshot(), kernel_names_snapshot(), window.converter,
                   std::move(claim.records), &claim.links};
+  input.call_links = std::move(links);
   JoinCounts counts = join(std::move(input), trace);
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
