@@ -8,6 +8,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -407,6 +408,7 @@ void ChromeTraceWriter::host_event(std::size_t index) {
     step_name = "ProfilerStep#" + std::to_string(h.arg0);
     name = step_name;
   }
+  if (is_runtime_kind(h.kind)) name = api_name(name);
   begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
   host_args(h);
   end_event();
@@ -423,6 +425,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
   if (runtime) {
     a.key("cbid").u64(cbid_of(h));
     a.key("correlation").u64(links_.call_correlation(current_host_));
+    if (api_name(h.name) != h.name) a.key("entry point").string(h.name);
   }
   if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key("cuda_error").i64(h.result);
   if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) {
@@ -509,11 +512,12 @@ void ChromeTraceWriter::device_events() {
 void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
   const uint64_t pid = host_pid(d.pid), tid = host_tid(d.tid);
   host_rows_.add(pid, tid);
-  begin_x("cuda_driver", d.name, pid, tid, d.start_ns, d.end_ns);
+  begin_x("cuda_driver", api_name(d.name), pid, tid, d.start_ns, d.end_ns);
   Args a(w_);
   if (d.external_id != 0) a.key("External id").u64(d.external_id);
   if (d.cbid != 0) a.key("cbid").u64(d.cbid);
   a.key("correlation").u64(d.correlation);
+  if (api_name(d.name) != d.name) a.key("entry point").string(d.name);
   a.close();
   end_event();
 }

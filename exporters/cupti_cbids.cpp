@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <utility>
 
 namespace profagent::exporters {
 namespace {
@@ -41,5 +42,22 @@ uint32_t lookup(const CbidEntry (&table)[N], std::string_view name) noexcept {
 
 uint32_t runtime_cbid(std::string_view function) noexcept { return lookup(kRuntimeCbids, function); }
 uint32_t driver_cbid(std::string_view function) noexcept { return lookup(kDriverCbids, function); }
+
+std::string_view api_name(std::string_view entry) noexcept {
+  static constexpr std::pair<std::string_view, std::string_view> kPublic[] = {
+      {"__cudaLaunchKernel", "cudaLaunchKernel"},
+      {"__cudaLaunchKernel_ptsz", "cudaLaunchKernel"},
+      {"cudaLaunchKernel_ptsz", "cudaLaunchKernel"},
+      {"cudaLaunchKernelExC_ptsz", "cudaLaunchKernelExC"},
+      {"cudaMemcpyAsync_ptsz", "cudaMemcpyAsync"},
+      {"cudaMemsetAsync_ptsz", "cudaMemsetAsync"},
+      {"cuLaunchKernel_ptsz", "cuLaunchKernel"},
+      {"cuLaunchKernelEx_ptsz", "cuLaunchKernelEx"},
+  };
+  for (const auto& [from, to] : kPublic) {
+    if (entry == from) return to;
+  }
+  return entry;
+}
 
 }  // namespace profagent::exporters

@@ -51,12 +51,34 @@ def check_calls(calls):
         expect(isinstance(args.get("cbid"), int), f"{e['name']} has no cbid")
     checked = 0
     for e in calls:
-        if e["name"] in KNOWN_CBIDS:
-            wanted = header_cbid(*KNOWN_CBIDS[e["name"]])
+        entry = e["args"].get("entry point", e["name"])
+        if entry in KNOWN_CBIDS:
+            wanted = header_cbid(*KNOWN_CBIDS[entry])
             expect(e["args"]["cbid"] == wanted, f"{e['name']} has cbid {e['args']['cbid']}, the header says {wanted}")
             checked += 1
     expect(checked > 0, "no call with a known CUPTI cbid in the trace")
+    check_launch_names(calls)
     return len(seen), checked
+
+
+# The launch calls HolisticTraceAnalysis recognises (hta/common/trace_symbol_table.py,
+# get_runtime_launch_events_mask); anything else launching a kernel is invisible to its launch
+# statistics and critical path.
+HTA_LAUNCH_NAMES = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx",
+                    "cudaMemcpyAsync", "cudaMemsetAsync"}
+PRIVATE_LAUNCH_ENTRIES = {"__cudaLaunchKernel", "__cudaLaunchKernel_ptsz", "cudaLaunchKernel_ptsz",
+                          "cudaLaunchKernelExC_ptsz", "cuLaunchKernel_ptsz", "cuLaunchKernelEx_ptsz",
+                          "cudaMemcpyAsync_ptsz", "cudaMemsetAsync_ptsz"}
+
+
+def check_launch_names(calls):
+    """Launches through nvcc's private entry or a _ptsz twin carry the public name HTA keys on."""
+    for e in calls:
+        expect(e["name"] not in PRIVATE_LAUNCH_ENTRIES, f"a call is named by its entry point {e['name']}")
+        entry = e["args"].get("entry point")
+        if entry is not None:
+            expect(entry in PRIVATE_LAUNCH_ENTRIES and e["name"] in HTA_LAUNCH_NAMES,
+                   f"entry point {entry} is named {e['name']}")
 
 
 def check_event_waits(trace, calls):
