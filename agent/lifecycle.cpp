@@ -21,6 +21,7 @@
 #include "collector/session.h"
 #include "exporters/exporter.h"
 #include "hooks/call_as_caller.h"
+#include "hooks/device_queries.h"
 #include "hooks/diopi/install.h"
 #include "hooks/hook.h"
 
@@ -203,10 +204,40 @@ void export_trace(const Trace& trace) {
   print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
 }
 
+std::string error_name(int error) {
+  switch (error) {
+    case cudaErrorInsufficientDriver: return " (cudaErrorInsufficientDriver: no driver, or one older than the runtime)";
+    case cudaErrorNoDevice: return " (cudaErrorNoDevice)";
+    default: return "";
+  }
+}
+
+// A whole-run window with nothing in it although CUDA was used: the program's only CUDA calls
+// were ones the agent forwards without recording. When those were device queries that all
+// failed, there was no device to use (a machine without a GPU or driver, where cuda-samples
+// stop after cudaGetDeviceCount).
+std::string why_no_call_was_recorded() {
+  const hooks::DeviceQueryOutcome queries = hooks::device_query_outcome();
+  if (queries.failed != 0 && !queries.any_succeeded) {
+    const std::string calls = std::to_string(queries.failed) + (queries.failed == 1 ? " call" : " calls");
+    if (!queries.same_error) return "no CUDA device: every device query failed (" + calls + ")";
+    return "no CUDA device: every call returned error " + std::to_string(queries.first_error) +
+           error_name(queries.first_error) + ", " + calls;
+  }
+  return "no CUDA call that the agent records was made (device queries are forwarded without events)";
+}
+
+// Every process that used CUDA ends with a "wrote" line, also when there is nothing to write.
+// A forked child that made no CUDA call of its own (a DataLoader worker) stays silent: the
+// CUDA use it inherited was its parent's.
 void say_why_nothing_was_recorded() {
   if (!hooks::g_cuda_seen.load(std::memory_order_acquire)) return;
   const std::string why = why_nothing_recorded();
-  if (!why.empty()) print_line("wrote nothing: " + why);
+  if (!why.empty()) {
+    print_line("wrote nothing: " + why);
+  } else if (hooks::device_query_outcome().seen()) {
+    print_line("wrote nothing: " + why_no_call_was_recorded());
+  }
 }
 
 void freeze_and_export(const char* reason) noexcept {
