@@ -19,6 +19,7 @@
 #include "collector/api.h"
 #include "collector/log.h"
 #include "collector/session.h"
+#include "collector/shapes.h"
 #include "exporters/exporter.h"
 #include "hooks/call_as_caller.h"
 #include "hooks/device_queries.h"
@@ -272,10 +273,27 @@ void flush_all(const char* reason) noexcept {
   stop_agent_threads();  // nothing is left for them to do (agent/threads.h)
 }
 
+namespace {
+
+// Said once per process, at the first window written with such drops (each trace has the count
+// so far in profagent_drops.shape_records).
+void say_shape_drops_once(uint64_t dropped) noexcept {
+  static std::atomic<bool> said{false};
+  if (dropped == 0 || said.exchange(true, std::memory_order_relaxed)) return;
+  collector::log(collector::LogLevel::Warn,
+                 "%llu operators recorded without their input shapes: the %zu KiB shape store was full or "
+                 "a tensor had more than %d dimensions (raise PROFAGENT_BUFFER_MB: a quarter of it keeps shapes)",
+                 (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
+}
+
+}  // namespace
+
 void note_agent_drops(DropCounters& drops) noexcept {
   drops.log_lines = dropped_agent_lines();
   drops.stderr_replaced = !stderr_is_original();
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
+  drops.shape_records = collector::dropped_shape_records();
+  say_shape_drops_once(drops.shape_records);
 }
 
 }  // namespace profagent::agent

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "collector/session.h"
+#include "collector/shapes.h"
 #include "hooks/resolve.h"
 
 namespace profagent::agent {
@@ -143,7 +144,11 @@ collector::SessionOptions session_options(const Config& config) {
 
 bool start_collector(const Config& config) noexcept {
   try {
-    if (!collector::start(session_options(config))) return false;
+    const collector::SessionOptions options = session_options(config);
+    // Operator shapes are kept beside the host events, in a quarter of their budget (64 MiB
+    // for the default PROFAGENT_BUFFER_MB): a larger buffer makes room for both.
+    collector::configure_shape_store(options.buffer_bytes / 4);
+    if (!collector::start(options)) return false;
     // The schedule and the step markers decide what is recorded (agent/windows.h).
     return start_windows(config);
   } catch (...) {
