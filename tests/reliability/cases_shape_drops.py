@@ -4,6 +4,7 @@ profagent_drops.shape_records and said once on stderr. The store is a quarter of
 PROFAGENT_BUFFER_MB: with 1 MiB it holds 256 KiB, 2978 records of diopiFill on a rank-8 tensor
 (11 words each: count, tensor header and 8 dims, scalar header), and the program makes more.
 """
+import json
 import os
 import re
 
@@ -33,6 +34,12 @@ def case_shape_store_full(env):
     R.expect(with_shapes and without > 0, f"{len(with_shapes)} operators with shapes, {without} without")
     R.expect(drops["shape_records"] == without,
              f"profagent_drops.shape_records is {drops['shape_records']}, {without} operators have no shapes")
+    summaries = [os.path.join(out, n) for n in os.listdir(out) if n.endswith(".summary.ndjson")]
+    R.expect(len(summaries) == 1, f"expected one summary in {out}: {os.listdir(out)}")
+    with open(summaries[0]) as f:
+        summary_drops = [json.loads(line)["drops"] for line in f if '"drops"' in line]
+    R.expect(summary_drops and summary_drops[0]["shape_records"] == without,
+             f"the summary's drops disagree with the trace: {summary_drops}")
     said = [m for m in (SAID.match(line) for line in agent.agent_lines()) if m]
     R.expect(len(said) == 1 and int(said[0].group(1)) == without,
              f"expected one stderr line counting {without} operators without shapes: {agent.agent_lines()[:5]}")
