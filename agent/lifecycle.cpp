@@ -64,6 +64,7 @@ void report_unresolved_symbol(const char* symbol) noexcept {
     log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
                              "; the call returns cudaErrorSharedObjectInitFailed");
   } catch (...) {
+    count_dropped_agent_line();  // no memory for the line itself
   }
 }
 
@@ -74,6 +75,7 @@ void report_plain_dlopen(const char* object) noexcept {
                             ": no way to enter the loader as that caller here (no crti return in it, or a "
                             "shadow stack); such calls resolve $ORIGIN and RUNPATH as the agent's own");
   } catch (...) {
+    count_dropped_agent_line();  // no memory for the line itself
   }
 }
 
@@ -130,6 +132,8 @@ AgentState initialise() noexcept {
     hooks::diopi::start({.record_shapes = g_config->record_shapes, .report = report_diopi});
     return AgentState::Ready;
   } catch (...) {
+    static collector::SwallowedSite site{"the agent could not start: profiling is off for this process"};
+    collector::note_swallowed(site);
     return AgentState::Disabled;
   }
 }
@@ -286,6 +290,15 @@ void say_shape_drops_once(uint64_t dropped) noexcept {
                  (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
 }
 
+// Lines lost while stderr was still the process's own (the logger out of memory, a write
+// error) are said once here; with stderr replaced, only the trace can say it.
+void say_unprinted_lines_once(uint64_t dropped, bool stderr_replaced) noexcept {
+  static std::atomic<bool> said{false};
+  if (dropped == 0 || stderr_replaced || said.exchange(true, std::memory_order_relaxed)) return;
+  collector::log(collector::LogLevel::Warn, "%llu agent messages were not printed (no memory or a write error)",
+                 (unsigned long long)dropped);
+}
+
 }  // namespace
 
 void note_agent_drops(DropCounters& drops) noexcept {
@@ -294,6 +307,7 @@ void note_agent_drops(DropCounters& drops) noexcept {
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
   say_shape_drops_once(drops.shape_records);
+  say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);
 }
 
 }  // namespace profagent::agent

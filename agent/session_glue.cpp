@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstring>
 
+#include "collector/api.h"
 #include "collector/session.h"
 #include "collector/shapes.h"
 #include "hooks/resolve.h"
@@ -152,6 +153,8 @@ bool start_collector(const Config& config) noexcept {
     // The schedule and the step markers decide what is recorded (agent/windows.h).
     return start_windows(config);
   } catch (...) {
+    static collector::SwallowedSite site{"starting the collector failed"};
+    collector::note_swallowed(site);  // the caller then says that profiling is off
     return false;
   }
 }

@@ -134,6 +134,8 @@ ThreadBuffer* register_thread() noexcept {
   try {
     buffer = take_buffer(r);
   } catch (...) {
+    static SwallowedSite site{"a thread could not be given an event buffer: its events are dropped and counted"};
+    note_swallowed(site);
     return nullptr;
   }
   if (!buffer) return nullptr;
