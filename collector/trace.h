@@ -114,6 +114,9 @@ struct DropCounters {
   // dlopen calls the agent could not make as their caller (hooks/call_as_caller.h): for those,
   // $ORIGIN and RUNPATH were resolved as the agent's.
   uint64_t plain_dlopen_calls = 0;
+  // Operators recorded without their input shapes (PROFAGENT_RECORD_SHAPES): the shape store
+  // was full, or an argument did not fit a record (collector/shapes.h).
+  uint64_t shape_records = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),

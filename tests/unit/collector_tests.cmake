@@ -5,6 +5,8 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/buffers_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/clock_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/names_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/cupti_status_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/swallowed_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/join_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/session_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
