@@ -175,7 +175,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 21> kVariables = {{
+const std::array<Variable, 22> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -192,6 +192,9 @@ const std::array<Variable, 21> kVariables = {{
     PROFAGENT_COUNT_VARIABLE("REPEAT", repeat),
     {"STEP_ON", [](std::string_view t, Config& c) { return parse_text(t, c.step_on); },
      [](const Config& c) { return c.step_on.empty() ? std::string("(none)") : c.step_on; }},
+    {"WINDOW_WAIT_MS",
+     [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, 600'000); },
+     [](const Config& c) { return std::to_string(c.window_wait_ms); }},
     {"ACTIVITIES", parse_activities, activities_text},
     PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),
     PROFAGENT_BOOL_VARIABLE("PROFILE_MEMORY", profile_memory),

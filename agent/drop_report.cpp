@@ -18,4 +18,14 @@ std::string host_drops_line(const DropCounters& drops) {
          " of PROFAGENT_BUFFER_MB (raise the limit; a larger PROFAGENT_BUFFER_MB cannot help)";
 }
 
+std::string late_records_line(const Trace& trace) {
+  const uint64_t late = trace.drops.late_device_records;
+  if (late == 0) return {};
+  const uint64_t waited_ms = trace.join_wait_ns / 1'000'000;
+  return std::to_string(late) + (late == 1 ? " device record" : " device records") +
+         " of this window had not come after waiting " + std::to_string(waited_ms) +
+         " ms for the device (PROFAGENT_WINDOW_WAIT_MS): counted in profagent_drops.late_device_records, "
+         "dropped when they come";
+}
+
 }  // namespace profagent::agent

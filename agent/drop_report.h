@@ -12,4 +12,9 @@ namespace profagent::agent {
 // "" when no host event was dropped.
 std::string host_drops_line(const DropCounters& drops);
 
+// "" when the window's join had every device record it waited for; else how many had not
+// come within PROFAGENT_WINDOW_WAIT_MS (they are in profagent_drops.late_device_records and
+// are dropped when they come, never put into another window).
+std::string late_records_line(const Trace& trace);
+
 }  // namespace profagent::agent

@@ -21,7 +21,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdarg>
-#include <vector>
 
 #include "agent/lifecycle.h"
 #include "hooks/hook.h"  // PROFAGENT_EXPORT
@@ -54,11 +53,21 @@ Fn* next_definition(const char* name) noexcept {
   return reinterpret_cast<Fn*>(dlsym(RTLD_NEXT, name));
 }
 
-// The arguments of execl/execlp/execle, as the argv array execv* expects.
-std::vector<char*> collect_args(const char* first, va_list& list) {
-  std::vector<char*> argv{const_cast<char*>(first)};
-  while (argv.back() != nullptr) argv.push_back(va_arg(list, char*));
-  return argv;
+// execl/execlp/execle count their arguments first, then build the argv array execv* expects
+// on the stack, as glibc's own execl does: they may run in a vfork child, which shares the
+// parent's memory, so a malloc there could corrupt (or deadlock) the parent's heap.
+size_t count_args(const char* first, va_list list) noexcept {
+  va_list counting;
+  va_copy(counting, list);
+  size_t count = 1;  // `first`, and each argument up to and including the null pointer
+  for (const char* arg = first; arg != nullptr; arg = va_arg(counting, const char*)) ++count;
+  va_end(counting);
+  return count;
+}
+
+void fill_args(char** argv, size_t count, const char* first, va_list& list) noexcept {
+  argv[0] = const_cast<char*>(first);
+  for (size_t i = 1; i < count; ++i) argv[i] = argv[i - 1] == nullptr ? nullptr : va_arg(list, char*);
 }
 
 }  // namespace
@@ -129,29 +138,36 @@ PROFAGENT_EXPORT int execveat(int dirfd, const char* path, char* const argv[], c
   return real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
 }
 
+// The VLAs below are what glibc's execl allocates itself: the program's stack use is unchanged.
 PROFAGENT_EXPORT int execl(const char* path, const char* arg, ...) {
   va_list list;
   va_start(list, arg);
-  std::vector<char*> argv = profagent::agent::collect_args(arg, list);
+  const size_t count = profagent::agent::count_args(arg, list);
+  char* argv[count];
+  profagent::agent::fill_args(argv, count, arg, list);
   va_end(list);
-  return execv(path, argv.data());
+  return execv(path, argv);
 }
 
 PROFAGENT_EXPORT int execlp(const char* file, const char* arg, ...) {
   va_list list;
   va_start(list, arg);
-  std::vector<char*> argv = profagent::agent::collect_args(arg, list);
+  const size_t count = profagent::agent::count_args(arg, list);
+  char* argv[count];
+  profagent::agent::fill_args(argv, count, arg, list);
   va_end(list);
-  return execvp(file, argv.data());
+  return execvp(file, argv);
 }
 
 PROFAGENT_EXPORT int execle(const char* path, const char* arg, ...) {
   va_list list;
   va_start(list, arg);
-  std::vector<char*> argv = profagent::agent::collect_args(arg, list);
+  const size_t count = profagent::agent::count_args(arg, list);
+  char* argv[count];
+  profagent::agent::fill_args(argv, count, arg, list);
   char* const* envp = va_arg(list, char* const*);  // follows the terminating null pointer
   va_end(list);
-  return execve(path, argv.data(), envp);
+  return execve(path, argv, envp);
 }
 
 }  // extern "C"

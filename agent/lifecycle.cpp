@@ -19,8 +19,10 @@
 #include "collector/api.h"
 #include "collector/log.h"
 #include "collector/session.h"
+#include "collector/shapes.h"
 #include "exporters/exporter.h"
 #include "hooks/call_as_caller.h"
+#include "hooks/device_queries.h"
 #include "hooks/diopi/install.h"
 #include "hooks/hook.h"
 
@@ -62,6 +64,7 @@ void report_unresolved_symbol(const char* symbol) noexcept {
     log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
                              "; the call returns cudaErrorSharedObjectInitFailed");
   } catch (...) {
+    count_dropped_agent_line();  // no memory for the line itself
   }
 }
 
@@ -72,6 +75,7 @@ void report_plain_dlopen(const char* object) noexcept {
                             ": no way to enter the loader as that caller here (no crti return in it, or a "
                             "shadow stack); such calls resolve $ORIGIN and RUNPATH as the agent's own");
   } catch (...) {
+    count_dropped_agent_line();  // no memory for the line itself
   }
 }
 
@@ -128,6 +132,8 @@ AgentState initialise() noexcept {
     hooks::diopi::start({.record_shapes = g_config->record_shapes, .report = report_diopi});
     return AgentState::Ready;
   } catch (...) {
+    static collector::SwallowedSite site{"the agent could not start: profiling is off for this process"};
+    collector::note_swallowed(site);
     return AgentState::Disabled;
   }
 }
@@ -191,6 +197,8 @@ void report_drops(const Trace& trace) {
   if (drops.device_records != 0) {
     log(LogLevel::Warn, std::to_string(drops.device_records) + " device records dropped by CUPTI");
   }
+  const std::string late = late_records_line(trace);
+  if (!late.empty()) log(LogLevel::Warn, (trace.whole_run ? "" : "window " + std::to_string(trace.window) + ": ") + late);
 }
 
 void export_trace(const Trace& trace) {
@@ -203,10 +211,40 @@ void export_trace(const Trace& trace) {
   print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
 }
 
+std::string error_name(int error) {
+  switch (error) {
+    case cudaErrorInsufficientDriver: return " (cudaErrorInsufficientDriver: no driver, or one older than the runtime)";
+    case cudaErrorNoDevice: return " (cudaErrorNoDevice)";
+    default: return "";
+  }
+}
+
+// A whole-run window with nothing in it although CUDA was used: the program's only CUDA calls
+// were ones the agent forwards without recording. When those were device queries that all
+// failed, there was no device to use (a machine without a GPU or driver, where cuda-samples
+// stop after cudaGetDeviceCount).
+std::string why_no_call_was_recorded() {
+  const hooks::DeviceQueryOutcome queries = hooks::device_query_outcome();
+  if (queries.failed != 0 && !queries.any_succeeded) {
+    const std::string calls = std::to_string(queries.failed) + (queries.failed == 1 ? " call" : " calls");
+    if (!queries.same_error) return "no CUDA device: every device query failed (" + calls + ")";
+    return "no CUDA device: every call returned error " + std::to_string(queries.first_error) +
+           error_name(queries.first_error) + ", " + calls;
+  }
+  return "no CUDA call that the agent records was made (device queries are forwarded without events)";
+}
+
+// Every process that used CUDA ends with a "wrote" line, also when there is nothing to write.
+// A forked child that made no CUDA call of its own (a DataLoader worker) stays silent: the
+// CUDA use it inherited was its parent's.
 void say_why_nothing_was_recorded() {
   if (!hooks::g_cuda_seen.load(std::memory_order_acquire)) return;
   const std::string why = why_nothing_recorded();
-  if (!why.empty()) print_line("wrote nothing: " + why);
+  if (!why.empty()) {
+    print_line("wrote nothing: " + why);
+  } else if (hooks::device_query_outcome().seen()) {
+    print_line("wrote nothing: " + why_no_call_was_recorded());
+  }
 }
 
 void freeze_and_export(const char* reason) noexcept {
@@ -241,10 +279,37 @@ void flush_all(const char* reason) noexcept {
   stop_agent_threads();  // nothing is left for them to do (agent/threads.h)
 }
 
+namespace {
+
+// Said once per process, at the first window written with such drops (each trace has the count
+// so far in profagent_drops.shape_records).
+void say_shape_drops_once(uint64_t dropped) noexcept {
+  static std::atomic<bool> said{false};
+  if (dropped == 0 || said.exchange(true, std::memory_order_relaxed)) return;
+  collector::log(collector::LogLevel::Warn,
+                 "%llu operators recorded without their input shapes: the %zu KiB shape store was full or "
+                 "a tensor had more than %d dimensions (raise PROFAGENT_BUFFER_MB: a quarter of it keeps shapes)",
+                 (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
+}
+
+// Lines lost while stderr was still the process's own (the logger out of memory, a write
+// error) are said once here; with stderr replaced, only the trace can say it.
+void say_unprinted_lines_once(uint64_t dropped, bool stderr_replaced) noexcept {
+  static std::atomic<bool> said{false};
+  if (dropped == 0 || stderr_replaced || said.exchange(true, std::memory_order_relaxed)) return;
+  collector::log(collector::LogLevel::Warn, "%llu agent messages were not printed (no memory or a write error)",
+                 (unsigned long long)dropped);
+}
+
+}  // namespace
+
 void note_agent_drops(DropCounters& drops) noexcept {
   drops.log_lines = dropped_agent_lines();
   drops.stderr_replaced = !stderr_is_original();
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
+  drops.shape_records = collector::dropped_shape_records();
+  say_shape_drops_once(drops.shape_records);
+  say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);
 }
 
 }  // namespace profagent::agent

@@ -45,7 +45,8 @@ void start_logging(LogLevel level) noexcept {
     spdlog::logger* expected = nullptr;
     if (!g_logger.compare_exchange_strong(expected, logger)) delete logger;
   } catch (...) {
-    // No logger: the agent stays silent, which is the safe failure.
+    // No logger: later messages are dropped (counted by log()); this one line says why.
+    write_agent_line("no memory for the logger: the agent's messages are not printed");
   }
 }
 
@@ -54,11 +55,14 @@ bool log_enabled(LogLevel level) noexcept {
          g_logger.load(std::memory_order_acquire) != nullptr;
 }
 
+// The logger's own failures cannot be logged: the line is counted as dropped instead (the
+// trace's profagent_drops.log_lines, said once at the end by note_agent_drops).
 void log(LogLevel level, std::string_view message) noexcept {
   if (!log_enabled(level)) return;
   try {
     g_logger.load(std::memory_order_acquire)->log(to_spdlog(level), "{}", message);
   } catch (...) {
+    count_dropped_agent_line();
   }
 }
 
@@ -70,6 +74,7 @@ void log_capped(CappedSite& site, LogLevel level, std::string_view message) noex
     try {
       log(level, std::string(message) + " (further messages of this kind suppressed)");
     } catch (...) {
+      count_dropped_agent_line();
     }
   }
 }

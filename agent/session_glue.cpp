@@ -10,7 +10,9 @@
 #include <cstddef>
 #include <cstring>
 
+#include "collector/api.h"
 #include "collector/session.h"
+#include "collector/shapes.h"
 #include "hooks/resolve.h"
 
 namespace profagent::agent {
@@ -102,6 +104,7 @@ DeviceInfo device_info(int id, AttributeFn* attribute) {
   d.shared_mem_per_block = uint64_t(get(cudaDevAttrMaxSharedMemoryPerBlock));
   d.shared_mem_per_multiprocessor = uint64_t(get(cudaDevAttrMaxSharedMemoryPerMultiprocessor));
   d.shared_mem_per_block_optin = uint64_t(get(cudaDevAttrMaxSharedMemoryPerBlockOptin));
+  d.reserved_shared_mem_per_block = uint64_t(get(cudaDevAttrReservedSharedMemoryPerBlock));
   d.num_sms = get(cudaDevAttrMultiProcessorCount);
   return d;
 }
@@ -136,6 +139,7 @@ collector::SessionOptions session_options(const Config& config) {
   options.record_shapes = config.record_shapes;
   options.config = config.to_pairs();
   options.platform_info = platform_info;
+  options.window_wait_ms = config.window_wait_ms;
   return options;
 }
 
@@ -143,10 +147,16 @@ collector::SessionOptions session_options(const Config& config) {
 
 bool start_collector(const Config& config) noexcept {
   try {
-    if (!collector::start(session_options(config))) return false;
+    const collector::SessionOptions options = session_options(config);
+    // Operator shapes are kept beside the host events, in a quarter of their budget (64 MiB
+    // for the default PROFAGENT_BUFFER_MB): a larger buffer makes room for both.
+    collector::configure_shape_store(options.buffer_bytes / 4);
+    if (!collector::start(options)) return false;
     // The schedule and the step markers decide what is recorded (agent/windows.h).
     return start_windows(config);
   } catch (...) {
+    static collector::SwallowedSite site{"starting the collector failed"};
+    collector::note_swallowed(site);  // the caller then says that profiling is off
     return false;
   }
 }

@@ -124,4 +124,6 @@ bool write_agent_line(std::string_view message) noexcept {
 
 uint64_t dropped_agent_lines() noexcept { return g_dropped.load(std::memory_order_relaxed); }
 
+void count_dropped_agent_line() noexcept { dropped(); }
+
 }  // namespace profagent::agent

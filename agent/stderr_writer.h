@@ -30,7 +30,10 @@ bool write_agent_line(std::string_view message) noexcept;
 // Whether fd 2 is still the stderr the agent started with.
 bool stderr_is_original() noexcept;
 
-// Agent lines that never reached stderr (replaced, closed, broken pipe, write error).
+// Agent lines that never reached stderr (replaced, closed, broken pipe, write error, or no
+// memory to build the line: count_dropped_agent_line, for the logger's own failures, which
+// cannot be logged).
 uint64_t dropped_agent_lines() noexcept;
+void count_dropped_agent_line() noexcept;
 
 }  // namespace profagent::agent

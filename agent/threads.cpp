@@ -157,6 +157,8 @@ void* run_agent_thread(void* raw) {
     unregister_tid(tid);
     throw;
   } catch (...) {
+    static collector::SwallowedSite site{"an agent thread's work failed: the thread ended early"};
+    collector::note_swallowed(site);
   }
   unregister_tid(tid);
   return nullptr;  // if this was the process's last thread, glibc now calls exit(0)

@@ -41,7 +41,12 @@ struct Windows {
   bool scheduled = false;     // a schedule variable was given
   bool profiler_api = false;  // cudaProfilerStart/Stop delimit windows
   collector::StepSchedule schedule;
-  std::mutex mutex;           // guards everything below; never taken by hooks
+  // Guards everything below; never taken by hooks. Lock order: Windows::mutex ->
+  // ExportQueue::mutex -> the collector's locks (collector/session.h). It is never held across
+  // a CUDA or CUPTI call: under it a boundary only updates the step state, cuts (host buffers
+  // only), sets the record state and queues the cut; the device follows the record state and
+  // the exporter is started after it is released (BoundaryEffects).
+  std::mutex mutex;
   uint64_t step = 0;          // the step in progress
   uint64_t step_start = 0;
   std::vector<StepTicks> window_steps;  // recorded steps of the current window
@@ -97,6 +102,8 @@ void report_drops(const Trace& trace) {
     log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.device_records) +
                             " device records dropped by CUPTI");
   }
+  const std::string late = late_records_line(trace);
+  if (!late.empty()) log(LogLevel::Warn, window_title(trace) + ": " + late);
 }
 
 void export_one(const Trace& trace) noexcept {
@@ -110,6 +117,18 @@ void export_one(const Trace& trace) noexcept {
   }
 }
 
+// One line per catch site, the first time it catches: a failure must not pass unsaid, nor
+// repeat at every step.
+void say_once(CappedSite& site, const std::string& what) noexcept {
+  log_capped(site, LogLevel::Error, what);
+}
+CappedSite g_export_failed{1};
+CappedSite g_step_failed{1};
+CappedSite g_profiler_api_failed{1};
+CappedSite g_start_failed{1};
+CappedSite g_freeze_failed{1};
+CappedSite g_silence_failed{1};
+
 void finish_and_export(PendingWindow& pending) noexcept {
   try {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
@@ -117,6 +136,7 @@ void finish_and_export(PendingWindow& pending) noexcept {
     note_agent_drops(trace.drops);
     export_one(trace);
   } catch (...) {
+    say_once(g_export_failed, "a step window could not be joined or written (out of memory); it is lost");
   }
 }
 
@@ -144,30 +164,40 @@ void export_queued(void*) noexcept {
   }
 }
 
-// Called with g_queue->mutex held. Without an exporter thread (none could be created) the
-// window is joined and written here, on the program's thread, rather than lost.
-void queue_export_locked(PendingWindow&& pending, std::unique_lock<std::mutex>& lock) {
+// Queues a cut window; called with Windows::mutex held, so windows are queued (and joined)
+// in the order of their cuts.
+void queue_export(PendingWindow&& pending) {
+  std::lock_guard lock(g_queue->mutex);
+  g_queue->traces.push_back(std::move(pending));
+  g_queue->changed.notify_all();
+}
+
+// Without Windows::mutex: starts the exporter thread if none runs. If none can be created the
+// queued windows are joined and written here, on the program's thread, rather than lost (one
+// thread at a time, in order: `busy` is held by whoever is exporting).
+void serve_exports() {
+  std::unique_lock lock(g_queue->mutex);
   if (!g_queue->thread_started) {
     g_queue->thread_started = start_agent_thread("profagent-export", export_queued, nullptr);
   }
-  if (g_queue->thread_started) {
-    g_queue->traces.push_back(std::move(pending));
+  if (g_queue->thread_started) return;
+  while (!g_queue->traces.empty() && !g_queue->busy) {
+    PendingWindow pending = std::move(g_queue->traces.front());
+    g_queue->traces.pop_front();
+    g_queue->busy = true;
+    lock.unlock();
+    finish_and_export(pending);
+    lock.lock();
+    g_queue->busy = false;
     g_queue->changed.notify_all();
-    return;
   }
-  lock.unlock();
-  finish_and_export(pending);
-}
-
-void queue_export(PendingWindow&& pending) {
-  std::unique_lock lock(g_queue->mutex);
-  queue_export_locked(std::move(pending), lock);
 }
 
 void wait_for_exports() {
   std::unique_lock lock(g_queue->mutex);
-  if (!g_queue->thread_started) return;
-  g_queue->changed.wait(lock, [] { return g_queue->traces.empty() && !g_queue->busy; });
+  g_queue->changed.wait(lock, [] {
+    return (g_queue->traces.empty() || !g_queue->thread_started) && !g_queue->busy;
+  });
 }
 
 // A forked child has no exporter thread, and the parent's windows are not its own.
@@ -208,14 +238,31 @@ void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_
   trace.last_step = trace.steps.back();
 }
 
+// What a boundary does once Windows::mutex is released: CUDA and CUPTI calls.
+struct BoundaryEffects {
+  bool follow_device = false;  // the record state changed: device activity follows it
+  bool serve_exports = false;  // a window was queued
+};
+
+void set_record_state(RecordState state, BoundaryEffects& effects) {
+  collector::set_record_state(state);
+  effects.follow_device = true;
+}
+
+void apply(const BoundaryEffects& effects) {
+  if (effects.follow_device) collector::follow_device_state();
+  if (effects.serve_exports) serve_exports();
+}
+
 // Cuts the current window now (the hand-over) and queues its join and export.
-void save_window(Windows& w, RecordState next) {
+void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   timespec start{};
   clock_gettime(CLOCK_MONOTONIC, &start);
-  if (next == RecordState::Off) collector::set_state(next);  // nothing more in this window
+  if (next == RecordState::Off) set_record_state(next, effects);  // nothing more in this window
   collector::CutWindow* cut = collector::cut_window();
-  collector::set_state(next);
+  set_record_state(next, effects);
   queue_export({cut, std::move(w.window_steps)});
+  effects.serve_exports = true;
   w.window_steps.clear();
   const uint64_t held = elapsed_ns(start);
   w.hand_over.windows++;
@@ -224,11 +271,11 @@ void save_window(Windows& w, RecordState next) {
   log(LogLevel::Debug, "window cut and handed over in " + std::to_string(held / 1000) + " us");
 }
 
-void scheduled_boundary(Windows& w, uint64_t ended) {
+void scheduled_boundary(Windows& w, uint64_t ended, BoundaryEffects& effects) {
   const StepAction was = collector::action(w.schedule, ended);
   const StepAction next = collector::action(w.schedule, ended + 1);
   if (was == StepAction::RecordAndSave) {
-    save_window(w, state_for(next));
+    save_window(w, state_for(next), effects);
     return;
   }
   // Entering recording (from idle or warmup): what came before is not part of the window.
@@ -236,7 +283,19 @@ void scheduled_boundary(Windows& w, uint64_t ended) {
     collector::discard_window();
     w.window_steps.clear();
   }
-  collector::set_state(state_for(next));
+  if (state_for(next) != collector::state()) set_record_state(state_for(next), effects);
+}
+
+void step_boundary(Windows& w, BoundaryEffects& effects) {
+  std::lock_guard lock(w.mutex);
+  if (w.finished) return;
+  const uint64_t now = collector::now();
+  const uint64_t ended = w.step++;
+  const bool recorded = w.scheduled ? records(collector::action(w.schedule, ended))
+                                    : !w.profiler_api || w.profiler_window_open;
+  if (recorded) w.window_steps.push_back({ended, w.step_start, now});
+  w.step_start = now;
+  if (w.scheduled && !w.profiler_api) scheduled_boundary(w, ended, effects);
 }
 
 void on_step() noexcept {
@@ -244,38 +303,40 @@ void on_step() noexcept {
   if (w == nullptr) return;
   collector::AgentBusy busy;  // the freeze's own calls are not the program's
   try {
-    std::lock_guard lock(w->mutex);
-    if (w->finished) return;
-    const uint64_t now = collector::now();
-    const uint64_t ended = w->step++;
-    const bool recorded = w->scheduled ? records(collector::action(w->schedule, ended))
-                                       : !w->profiler_api || w->profiler_window_open;
-    if (recorded) w->window_steps.push_back({ended, w->step_start, now});
-    w->step_start = now;
-    if (w->scheduled && !w->profiler_api) scheduled_boundary(*w, ended);
+    BoundaryEffects effects;
+    step_boundary(*w, effects);
+    apply(effects);
   } catch (...) {
+    say_once(g_step_failed, "a step boundary failed (out of memory); its window may be incomplete");
   }
 }
 
 // profiler-api: each cudaProfilerStart..Stop is one window holding one step, numbered from 0
 // in the order of the windows (steps counted by other markers are not used for naming).
+void profiler_api_boundary(Windows& w, bool start, BoundaryEffects& effects) {
+  std::lock_guard lock(w.mutex);
+  if (w.finished || start == w.profiler_window_open) return;  // unbalanced: ignored
+  w.profiler_window_open = start;
+  if (start) {
+    collector::discard_window();
+    w.step_start = collector::now();
+    set_record_state(RecordState::Record, effects);
+    return;
+  }
+  w.window_steps.assign({{w.profiler_windows++, w.step_start, collector::now()}});
+  save_window(w, RecordState::Off, effects);
+}
+
 void on_profiler_api(bool start) noexcept {
   Windows* w = g_windows;
   if (w == nullptr) return;
   collector::AgentBusy busy;
   try {
-    std::lock_guard lock(w->mutex);
-    if (w->finished || start == w->profiler_window_open) return;  // unbalanced: ignored
-    w->profiler_window_open = start;
-    if (start) {
-      collector::discard_window();
-      w->step_start = collector::now();
-      collector::set_state(RecordState::Record);
-      return;
-    }
-    w->window_steps.assign({{w->profiler_windows++, w->step_start, collector::now()}});
-    save_window(*w, RecordState::Off);
+    BoundaryEffects effects;
+    profiler_api_boundary(*w, start, effects);
+    apply(effects);
   } catch (...) {
+    say_once(g_profiler_api_failed, "a cudaProfilerStart/Stop boundary failed (out of memory); its window may be incomplete");
   }
 }
 
@@ -366,11 +427,37 @@ bool start_windows(const Config& config) noexcept {
     }
     return true;
   } catch (...) {
+    say_once(g_start_failed, "step windows could not be set up (out of memory); nothing is recorded");
     return false;
   }
 }
 
 void step_ended() noexcept { on_step(); }
+
+namespace {
+
+// The exit's boundary, under Windows::mutex: no more boundaries, recording stops, and the
+// window being recorded is cut (nullptr when idle or in warmup: nothing to write).
+collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps, BoundaryEffects& effects) {
+  std::lock_guard lock(w.mutex);
+  w.finished = true;
+  const bool recording = collector::state() == RecordState::Record;
+  set_record_state(RecordState::Off, effects);  // hooks forward, record nothing more
+  if (!recording) {
+    collector::discard_window();  // idle or warmup at exit: nothing to write
+    return nullptr;
+  }
+  if (!(!w.scheduled && !w.profiler_api)) {
+    const uint64_t number = w.profiler_api ? w.profiler_windows : w.step;
+    w.window_steps.push_back({number, w.step_start, collector::now()});  // the step in progress
+  }
+  collector::CutWindow* cut = collector::cut_window();
+  steps = std::move(w.window_steps);
+  w.window_steps.clear();
+  return cut;
+}
+
+}  // namespace
 
 bool freeze_last_window(Trace& trace) noexcept {
   Windows* w = g_windows;
@@ -381,25 +468,18 @@ bool freeze_last_window(Trace& trace) noexcept {
       return true;
     }
     wait_for_exports();
-    std::lock_guard lock(w->mutex);
-    w->finished = true;
-    const bool recording = collector::state() == RecordState::Record;
-    collector::set_state(RecordState::Off);  // hooks forward, record nothing more
-    if (!recording) {
-      collector::discard_window();  // idle or warmup at exit: nothing to write
-      return true;
-    }
-    const bool whole_run = !w->scheduled && !w->profiler_api;
-    const uint64_t now = collector::now();
-    if (!whole_run) {
-      const uint64_t number = w->profiler_api ? w->profiler_windows : w->step;
-      w->window_steps.push_back({number, w->step_start, now});  // the step in progress
-    }
-    trace = collector::freeze_window();
-    attach_steps(w->window_steps, trace, whole_run);
-    w->window_steps.clear();
+    std::vector<StepTicks> steps;
+    BoundaryEffects effects;
+    collector::CutWindow* cut = cut_last_window(*w, steps, effects);
+    apply(effects);
+    // A boundary may have queued a window after the first wait: joins go in the order of cuts.
+    wait_for_exports();
+    if (cut == nullptr) return true;
+    trace = collector::finish_window(cut);  // waits for the window's device work (bounded)
+    attach_steps(steps, trace, !w->scheduled && !w->profiler_api);
     return true;
   } catch (...) {
+    say_once(g_freeze_failed, "the last window could not be frozen (out of memory)");
     return false;
   }
 }
@@ -412,6 +492,7 @@ std::string why_nothing_recorded() noexcept {
     if (w->hand_over.windows != 0) return {};  // windows were written (and said so)
     return w->profiler_api ? profiler_api_silence(*w) : schedule_silence(*w);
   } catch (...) {
+    say_once(g_silence_failed, "could not say why nothing was recorded (out of memory)");
     return {};
   }
 }

@@ -12,6 +12,8 @@
 // per step counted. With profiler-api, cudaProfilerStart/Stop open and close the windows.
 // At exit, a window being recorded is written with the steps seen so far (as torch.profiler
 // does when it stops); warmup data is not.
+// A window holds the device work launched in it, also when the device runs it after the cut:
+// the join waits for it, bounded by PROFAGENT_WINDOW_WAIT_MS (docs/windows.md).
 #pragma once
 
 #include <cstdint>

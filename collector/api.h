@@ -239,6 +239,20 @@ struct ShapeArg {
 // returns a handle for HostEvent::arg0 of the Operator event, or 0 if not stored.
 uint64_t record_shapes(const ShapeArg* args, uint32_t count) noexcept;
 
+// ---- work given up ---------------------------------------------------------------------
+// A catch-all that keeps an exception (out of memory, mostly) from reaching the program: the
+// agent gives up that one piece of work. Each such place has one site, so what was lost is said
+// once (a warning with the exception's what()) and never floods stderr:
+//   static SwallowedSite site{"interning a name failed: the event has no name"};
+//   try { ... } catch (...) { note_swallowed(site); }
+// Only inside a catch block (the current exception is inspected), and not in the logger itself
+// or where logging may not allocate (those count into the agent's dropped lines instead).
+struct SwallowedSite {
+  const char* consequence;  // what was lost, for the one log line
+  std::atomic<bool> said{false};
+};
+void note_swallowed(SwallowedSite& site) noexcept;
+
 // ---- facts hooks learn ----------------------------------------------------------------
 // __cudaRegisterFunction: the host stub (or kernel handle) and its mangled device name, so
 // kernels have names even when no device records come.

@@ -69,6 +69,8 @@ bool CuptiApi::load(const std::string& explicit_path, std::string* why) {
   return true;
 }
 
+// cuptiGetResultString is the one CUPTI call not checked through CUPTI_CALL
+// (collector/cupti_status.h): it is what that check uses to name a failure.
 std::string CuptiApi::error_name(CUptiResult result) const {
   const char* text = nullptr;
   if (get_result_string && get_result_string(result, &text) == CUPTI_SUCCESS && text) {

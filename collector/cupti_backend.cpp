@@ -9,6 +9,7 @@
 #include "collector/clock.h"
 #include "collector/cupti_callbacks.h"
 #include "collector/cupti_records.h"
+#include "collector/cupti_status.h"
 #include "collector/log.h"
 
 namespace profagent::collector {
@@ -70,9 +71,10 @@ bool CuptiBackend::fail(const std::string& why, LogLevel level) noexcept {
   return false;
 }
 
-bool CuptiBackend::check(CUptiResult result, const char* what) noexcept {
-  if (result == CUPTI_SUCCESS) return true;
-  return fail(std::string("CUPTI refused: ") + what + " returned " + api_.error_name(result));
+// Start-up calls are checked quietly: their failure is said here, in the one "device tracing
+// off" line, with the call and CUPTI's result string.
+bool CuptiBackend::refused(const CuptiOutcome& outcome) noexcept {
+  return fail(std::string("CUPTI refused: ") + outcome.call + " returned " + api_.error_name(outcome.result));
 }
 
 bool CuptiBackend::start() noexcept {
@@ -87,17 +89,17 @@ bool CuptiBackend::start() noexcept {
     if (!buffers_.reserve(options_.buffer_count)) return fail("no memory for activity buffers");
     AgentBusy busy;
     uint32_t version = 0;
-    if (!check(api_.get_version(&version), "cuptiGetVersion")) return false;
+    if (const CuptiOutcome got = CUPTI_CALL_QUIET(api_, get_version, &version); !got) return refused(got);
     version_ = std::to_string(version);
     g_active.store(this, std::memory_order_release);
-    if (!check(api_.register_callbacks(&buffer_requested, &buffer_completed),
-               "cuptiActivityRegisterCallbacks")) {
-      return false;
+    if (const CuptiOutcome registered = CUPTI_CALL_QUIET(api_, register_callbacks, &buffer_requested, &buffer_completed);
+        !registered) {
+      return refused(registered);
     }
     align_clock();
     // DRIVER records then carry OS thread ids (gettid), as our host records do; the default
     // is pthread_self(). Without it, driver calls still find their scope by external id.
-    if (api_.set_thread_id_type) api_.set_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (api_.set_thread_id_type) CUPTI_CALL_QUIET(api_, set_thread_id_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (!enable_kinds()) return false;
     subscribe_callbacks();
     usable_.store(true);
@@ -123,8 +125,8 @@ void CuptiBackend::subscribe_callbacks() noexcept {
 }
 
 void CuptiBackend::align_clock() noexcept {
-  if (api_.register_timestamp_callback &&
-      api_.register_timestamp_callback(&agent_timestamp) == CUPTI_SUCCESS) {
+  // Optional (older CUPTI lacks it): without it the clocks are aligned by measurement.
+  if (api_.register_timestamp_callback && CUPTI_CALL_QUIET(api_, register_timestamp_callback, &agent_timestamp)) {
     offset_ns_ = 0;
     return;
   }
@@ -133,7 +135,7 @@ void CuptiBackend::align_clock() noexcept {
   for (int attempt = 0; attempt < 5; ++attempt) {
     uint64_t before = clock::monotonic_ns();
     uint64_t cupti = 0;
-    if (api_.get_timestamp(&cupti) != CUPTI_SUCCESS) return;
+    if (!CUPTI_CALL(api_, get_timestamp, &cupti)) return;
     uint64_t after = clock::monotonic_ns();
     if (after - before < best_width) {
       best_width = after - before;
@@ -144,16 +146,15 @@ void CuptiBackend::align_clock() noexcept {
 
 bool CuptiBackend::enable_kinds() noexcept {
   for (CUpti_ActivityKind kind : kRequiredKinds) {
-    CUptiResult result = api_.enable(kind);
-    if (result != CUPTI_SUCCESS) {
-      for (CUpti_ActivityKind enabled : enabled_) api_.disable(enabled);
+    if (const CuptiOutcome enabled = CUPTI_CALL_QUIET(api_, enable, kind); !enabled) {
+      for (CUpti_ActivityKind done : enabled_) CUPTI_CALL(api_, disable, done);
       enabled_.clear();
-      return check(result, "cuptiActivityEnable");
+      return refused(enabled);
     }
     enabled_.push_back(kind);
   }
   for (CUpti_ActivityKind kind : kOptionalKinds) {
-    if (api_.enable(kind) == CUPTI_SUCCESS) {
+    if (CUPTI_CALL_QUIET(api_, enable, kind)) {
       enabled_.push_back(kind);
     } else {
       log(LogLevel::Info, "CUPTI activity kind %d unavailable", int(kind));
@@ -165,14 +166,14 @@ bool CuptiBackend::enable_kinds() noexcept {
 void CuptiBackend::push_external_id(uint64_t id) noexcept {
   if (!usable_.load(std::memory_order_relaxed)) return;
   AgentBusy busy;
-  api_.push_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
+  CUPTI_CALL(api_, push_external, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, id);
 }
 
 void CuptiBackend::pop_external_id() noexcept {
   if (!usable_.load(std::memory_order_relaxed)) return;
   AgentBusy busy;
   uint64_t last = 0;
-  api_.pop_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+  CUPTI_CALL(api_, pop_external, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
 }
 
 // Every kind enabled at start is switched together. The first enable happened at the first
@@ -188,11 +189,12 @@ void CuptiBackend::set_active(bool active) noexcept {
     callbacks_on_ = callbacks_wanted;
   }
   for (CUpti_ActivityKind kind : enabled_) {
-    const CUptiResult result = active ? api_.enable(kind) : api_.disable(kind);
-    if (result != CUPTI_SUCCESS && active && !resume_failed_reported_) {
+    if (!active) {
+      CUPTI_CALL(api_, disable, kind);
+    } else if (const CuptiOutcome resumed = CUPTI_CALL_QUIET(api_, enable, kind); !resumed && !resume_failed_reported_) {
       resume_failed_reported_ = true;
-      log(LogLevel::Warn, "CUPTI refused to resume activity kind %d (%s): its records are missing",
-          int(kind), api_.error_name(result).c_str());
+      log(LogLevel::Warn, "CUPTI refused to resume activity kind %d (%s returned %s): its records are missing",
+          int(kind), resumed.call, api_.error_name(resumed.result).c_str());
     }
   }
 }
@@ -202,7 +204,7 @@ void CuptiBackend::flush() noexcept {
   AgentBusy busy;
   // Runs the completed callback (which takes buffers_'s lock) synchronously: no collector
   // lock may be held here.
-  api_.flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  CUPTI_CALL(api_, flush_all, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 }
 
 DeviceBatch CuptiBackend::drain() noexcept {
@@ -238,7 +240,7 @@ void CuptiBackend::on_buffer_requested(uint8_t** buffer, size_t* size,
 void CuptiBackend::on_buffer_completed(CUcontext context, uint32_t stream, uint8_t* buffer,
                                        size_t size, size_t valid) noexcept {
   size_t dropped = 0;
-  if (api_.get_num_dropped(context, stream, &dropped) == CUPTI_SUCCESS && dropped > 0) {
+  if (CUPTI_CALL(api_, get_num_dropped, context, stream, &dropped) && dropped > 0) {
     dropped_.fetch_add(dropped, std::memory_order_relaxed);
   }
   buffers_.complete(buffer, valid);

@@ -14,6 +14,7 @@
 #include "collector/activity_buffers.h"
 #include "collector/cupti_api.h"
 #include "collector/cupti_options.h"
+#include "collector/cupti_status.h"
 #include "collector/device_backend.h"
 #include "collector/log.h"
 
@@ -41,7 +42,7 @@ class CuptiBackend final : public DeviceBackend {
  private:
   // Host-only from now on; logs one line (Info when the user asked for it, else Warn).
   bool fail(const std::string& why, LogLevel level = LogLevel::Warn) noexcept;
-  bool check(CUptiResult result, const char* what) noexcept;
+  bool refused(const CuptiOutcome& outcome) noexcept;
   bool enable_kinds() noexcept;
   void subscribe_callbacks() noexcept;
   void align_clock() noexcept;

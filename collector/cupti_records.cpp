@@ -1,5 +1,6 @@
 #include "collector/cupti_records.h"
 
+#include "collector/cupti_status.h"
 #include "collector/device_names.h"
 
 namespace profagent::collector {
@@ -28,7 +29,8 @@ DeviceRecord& CuptiRecordParser::add_device_op(DeviceKind kind, const Record& op
 
 void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& out) {
   CUpti_Activity* record = nullptr;
-  while (api_.get_next_record(buffer, valid_bytes, &record) == CUPTI_SUCCESS && record) {
+  // The end of the buffer is CUPTI_ERROR_MAX_LIMIT_REACHED: expected, so checked quietly.
+  while (CUPTI_CALL_QUIET(api_, get_next_record, buffer, valid_bytes, &record) && record) {
     switch (record->kind) {
       case CUPTI_ACTIVITY_KIND_KERNEL:
       case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
@@ -111,8 +113,9 @@ const std::string& CuptiRecordParser::driver_function_name(uint32_t cbid) {
   auto [it, inserted] = driver_names_.try_emplace(cbid);
   if (!inserted) return it->second;
   const char* name = nullptr;
-  if (api_.get_callback_name &&
-      api_.get_callback_name(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name) {
+  // Optional, and unknown ids are expected (a driver newer than this CUPTI): quiet.
+  if (api_.get_callback_name && CUPTI_CALL_QUIET(api_, get_callback_name, CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) &&
+      name) {
     it->second = name;
   } else {
     it->second = "cuDriverApi#" + std::to_string(cbid);

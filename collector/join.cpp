@@ -60,6 +60,7 @@ class Joiner {
     sort_and_nest();
     index_host_records();
     link_device_records();
+    assign_call_correlations();
     sort_device_records();
     return counts_;
   }
@@ -361,6 +362,23 @@ class Joiner {
     }
     name_record(d);
     return true;
+  }
+
+  // Calls without device work learn their correlation from the links of the window.
+  void assign_call_correlations() {
+    if (in_.call_links.empty()) return;
+    std::unordered_map<uint64_t, uint32_t> first_by_id;
+    first_by_id.reserve(in_.call_links.size());
+    for (const ExternalLink& link : in_.call_links) {
+      auto [it, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
+      if (!inserted) it->second = std::min(it->second, link.correlation);
+    }
+    in_.call_links = {};
+    for (HostRecord& r : trace_.host) {
+      if (r.correlation != 0 || is_scope(r.kind) || r.id == 0) continue;
+      auto found = first_by_id.find(r.id);
+      if (found != first_by_id.end()) r.correlation = found->second;
+    }
   }
 
   const std::unordered_map<uint32_t, uint64_t>& links() const {

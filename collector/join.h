@@ -33,6 +33,9 @@ struct JoinInput {
   // correlation -> external id; kept by the session across windows (links may arrive in an
   // earlier drain than their device records).
   const std::unordered_map<uint32_t, uint64_t>* links = nullptr;
+  // Every link received since the last cut, also of calls without device work: they give each
+  // recorded call its own CUPTI correlation id (trace `correlation` on every runtime event).
+  std::vector<ExternalLink> call_links;
 };
 
 struct JoinCounts {
@@ -40,7 +43,10 @@ struct JoinCounts {
   uint64_t late = 0;       // linked to a host event that is not in this window: dropped
 };
 
-// Fills trace.host (sorted by tid, start) and trace.device (sorted by start).
+// Fills trace.host (sorted by tid, start) and trace.device (sorted by start). A runtime call's
+// correlation is the one its device records carry, else the smallest CUPTI correlation id
+// linked to its id (the call itself: CUPTI numbers calls in entry order, and calls made inside
+// it come later), else 0.
 JoinCounts join(JoinInput&& input, Trace& trace);
 
 }  // namespace profagent::collector

@@ -6,6 +6,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <exception>
+
+#include "collector/api.h"
 
 namespace profagent::collector {
 namespace {
@@ -28,6 +31,26 @@ std::atomic<LogSink> g_sink{&default_sink};
 
 void set_log_sink(LogSink sink) noexcept {
   g_sink.store(sink ? sink : &default_sink, std::memory_order_release);
+}
+
+namespace {
+
+// The current exception's what(); rethrowing an exception in flight allocates nothing.
+const char* current_exception_text() noexcept {
+  try {
+    throw;
+  } catch (const std::exception& error) {
+    return error.what();
+  } catch (...) {
+    return "an exception that is not a std::exception";  // the text names the case: nothing to add
+  }
+}
+
+}  // namespace
+
+void note_swallowed(SwallowedSite& site) noexcept {
+  if (site.said.exchange(true, std::memory_order_relaxed)) return;
+  log(LogLevel::Warn, "%s (%s; said once)", site.consequence, current_exception_text());
 }
 
 void log(LogLevel level, const char* format, ...) noexcept {

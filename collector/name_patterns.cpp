@@ -4,6 +4,9 @@
 
 #include <cstdio>
 
+#include "collector/api.h"
+#include "collector/log.h"
+
 namespace profagent::collector {
 namespace {
 
@@ -67,7 +70,14 @@ bool NamePatterns::compile(const std::vector<std::string>& patterns, const std::
 bool NamePatterns::search(std::string_view text) const noexcept {
   if (text.size() > kMatchedNameBytes) text = text.substr(0, kMatchedNameBytes);
   for (const void* pattern : compiled_) {
-    if (search_(pattern, text.data(), text.size()) != 0) return true;
+    const int found = search_(pattern, text.data(), text.size());
+    if (found > 0) return true;
+    if (found < 0) {
+      static std::atomic<bool> said{false};
+      if (!said.exchange(true, std::memory_order_relaxed)) {
+        log(LogLevel::Warn, "a step-marker pattern search failed (out of memory): taken as no match (said once)");
+      }
+    }
   }
   return false;
 }
@@ -112,6 +122,9 @@ void VerdictCache::remember(uintptr_t key, bool yes) noexcept {
     overflow_[key] = yes;
     overflowed_.store(true, std::memory_order_release);
   } catch (...) {
+    static SwallowedSite site{"a name's match against a step-marker pattern was not remembered: it is "
+                              "decided again at its next use"};
+    note_swallowed(site);
   }
 }
 

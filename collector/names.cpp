@@ -46,6 +46,8 @@ NameId intern(std::string_view name) noexcept {
     if (inserted) t.names.emplace_back(name);
     return it->second;
   } catch (...) {
+    static SwallowedSite site{"interning a name failed: events of that name show none"};
+    note_swallowed(site);
     return kNoName;
   }
 }
@@ -57,6 +59,8 @@ void note_kernel_name(const void* host_function, const char* device_name) noexce
     std::lock_guard lock(t.mutex);
     t.kernels[host_function] = device_name;
   } catch (...) {
+    static SwallowedSite site{"remembering a kernel's name failed: its launches may show no kernel name"};
+    note_swallowed(site);
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sched.h>
+#include <time.h>
 
 #include <map>
 #include <mutex>
@@ -52,27 +53,61 @@ void session_fork_child() noexcept {
   Session& s = session();
   new (&s.freeze_mutex) std::mutex;
   new (&s.mutex) std::mutex;
-  new (&s.activity_mutex) std::mutex;
-  new (&s.pending) DeviceBatch;
-  new (&s.links) std::unordered_map<uint32_t, uint64_t>;
-  new (&s.older_links) std::unordered_map<uint32_t, uint64_t>;
+  new (&s.pool) DevicePool;
   new (&s.carried) std::vector<ThreadEvents>;
+  s.drains_in_flight.store(0);
+  s.device_applying.store(false);
+  s.device_applied.store(s.device_requests.load());
   s.forked_child.store(true);
   g_device_tracing.store(false);
   if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();
 }
 
+uint64_t monotonic_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1'000'000;
+}
+
+// Applies the record state to the device while this thread holds `device_applying`.
+void apply_device_state(Session& s, DeviceBackend& backend) noexcept {
+  const uint64_t serving = s.device_requests.load();
+  const bool wanted = recording();  // read after the ticket: a later request is served again
+  if (wanted != s.device_active) {
+    AgentBusy busy;
+    backend.set_active(wanted);  // CUPTI: no lock of ours is held here
+    s.device_active = wanted;
+  }
+  s.device_applied.store(serving);
+}
+
 // Device activity on while recording (warmup or record), off while idle. Called after every
 // state change and once the backend started (CUDA may be used first during an idle step).
+// Step boundaries on different threads may race; the device must end in the state of the
+// last one, and a boundary returns only once its state was applied (the program's next launch
+// is then traced or not as that state says), or after kDeviceFollowLimitMs if CUPTI is stuck.
+constexpr uint64_t kDeviceFollowLimitMs = 2000;
+
 void follow_state_with_device(Session& s) noexcept {
-  std::lock_guard lock(s.activity_mutex);
   DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire);
   if (backend == nullptr || !s.backend_ready.load(std::memory_order_acquire)) return;
-  const bool wanted = recording();
-  if (wanted == s.device_active) return;
-  AgentBusy busy;
-  backend->set_active(wanted);
-  s.device_active = wanted;
+  const uint64_t ticket = s.device_requests.fetch_add(1) + 1;
+  uint64_t give_up_ms = 0;
+  for (unsigned spins = 0; s.device_applied.load() < ticket; ++spins) {
+    if (!s.device_applying.exchange(true)) {
+      apply_device_state(s, *backend);
+      s.device_applying.store(false);
+      continue;
+    }
+    if (spins < 64) {
+      sched_yield();
+      continue;
+    }
+    if (give_up_ms == 0) give_up_ms = monotonic_ms() + kDeviceFollowLimitMs;
+    if (monotonic_ms() > give_up_ms) return;  // the other thread will still apply the latest state
+    const timespec pause{0, 50'000};
+    nanosleep(&pause, nullptr);
+  }
 }
 
 void start_backend(Session& s) noexcept {
@@ -130,6 +165,7 @@ bool start(const SessionOptions& options) noexcept {
     try {
       s.options = options;
     } catch (...) {
+      log(LogLevel::Error, "out of memory while starting the session; nothing is recorded");
       return false;
     }
     configure_buffers(options.buffer_bytes);
@@ -144,14 +180,20 @@ bool start(const SessionOptions& options) noexcept {
 
 bool started() noexcept { return session().started.load(); }
 
-void set_state(RecordState state) noexcept {
+void set_record_state(RecordState state) noexcept {
   g_record_state.store(uint8_t(state), std::memory_order_relaxed);
   if (state == RecordState::Off) {
     g_hook_work.fetch_and(uint8_t(~kHookRecording), std::memory_order_relaxed);
   } else {
     g_hook_work.fetch_or(kHookRecording, std::memory_order_relaxed);
   }
-  follow_state_with_device(session());
+}
+
+void follow_device_state() noexcept { follow_state_with_device(session()); }
+
+void set_state(RecordState state) noexcept {
+  set_record_state(state);
+  follow_device_state();
 }
 
 RecordState state() noexcept {

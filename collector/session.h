@@ -10,16 +10,20 @@
 // Windows: a window is the set of host events committed between two cuts, filtered by time.
 // freeze_window() makes a cut now: host events that ended at or before the cut and started at
 // or after the previous cut form the window; events still running at the cut are carried to
-// the next window. Device records go to the window holding the host call that issued them;
-// those whose host call belongs to no window (an earlier, already written one; a warmup step)
-// are dropped and counted as late. The agent's step windows (agent/windows.h) end windows at
-// step boundaries with cut_window() (joined later by finish_window() on its exporter thread)
-// and throw warmup steps away with discard_window().
+// the next window. Device records go to the window holding the host call that issued them
+// (collector/device_pool.h), also when they arrive after later cuts: the join of a window
+// waits, bounded by SessionOptions::window_wait_ms, until every launch, copy and set of the
+// window has its record, forcing the device backend to flush as it polls. What is still
+// missing then is counted in the window's late_device_records, and dropped when it comes.
+// The agent's step windows (agent/windows.h) end windows at step boundaries with cut_window()
+// (joined later by finish_window() on its exporter thread) and throw warmup steps away with
+// discard_window().
 //
-// Lock order (outermost first): freeze mutex (only freeze/discard take it, so it may be held
-// across the device flush: CUPTI's callbacks never take it) -> session mutex -> leaf locks
-// (thread registry, names, activity buffers). The session mutex is never held across a CUPTI
-// or CUDA call.
+// Lock order (outermost first): freeze mutex (cuts: host buffers drained, events split) ->
+// session mutex -> leaf locks (thread registry, names, activity buffers). No collector lock is
+// held across a CUPTI or CUDA call: flushes and drains run unlocked (drains_in_flight tells a
+// join that a drained batch is still on its way into the pool), and device activity follows
+// the record state through tickets, not a lock (session_state.h).
 #pragma once
 
 #include <cstddef>
@@ -53,6 +57,9 @@ struct SessionOptions {
   bool record_shapes = false;   // PROFAGENT_RECORD_SHAPES (shape records: a later issue)
   std::vector<std::pair<std::string, std::string>> config;  // copied into Trace::config
   PlatformInfoFn platform_info = nullptr;
+  // How long a window's join may wait for the device work its window issued
+  // (PROFAGENT_WINDOW_WAIT_MS); 0: take what has arrived, wait for nothing.
+  uint32_t window_wait_ms = 3000;
   // Tests: use this backend instead of CUPTI (not owned; must live for the whole process).
   DeviceBackend* device_backend = nullptr;
 };
@@ -62,17 +69,24 @@ struct SessionOptions {
 bool start(const SessionOptions& options) noexcept;
 bool started() noexcept;
 
+// The record state, with device activity following it (on while recording).
 void set_state(RecordState state) noexcept;
 RecordState state() noexcept;
+// set_state() in two halves, so a caller holding its own lock changes the state under it and
+// lets the device follow (a CUPTI call) after releasing it. Racing callers are applied in
+// order: the device ends in the state of the last set_record_state().
+void set_record_state(RecordState state) noexcept;
+void follow_device_state() noexcept;
 
 // Ends the current window now and returns it (never throws; on failure an empty Trace whose
-// device_backend says why). Flushes the device backend without holding collector locks.
+// device_backend says why). Waits (bounded) for the window's device work as said above.
 Trace freeze_window() noexcept;
 
 // The same in two halves, so a program is held at a step boundary only for the cut: the
-// cut (host buffers drained, device records taken, events split at the cut) and the join,
-// which may run later on another thread (the agent's exporter). Every cut must be finished
-// exactly once; finish_window(nullptr) (a failed cut) gives the empty Trace saying why.
+// cut (host buffers drained, events split at the cut; no CUDA or CUPTI call) and the join,
+// which waits for the device and may run later on another thread (the agent's exporter).
+// Every cut must be finished exactly once, in the order of the cuts; finish_window(nullptr)
+// (a failed cut) gives the empty Trace saying why.
 struct CutWindow;
 CutWindow* cut_window() noexcept;
 Trace finish_window(CutWindow* cut) noexcept;

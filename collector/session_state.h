@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collector/device_backend.h"
+#include "collector/device_pool.h"
 #include "collector/session.h"
 #include "collector/thread_buffer.h"
 
@@ -22,22 +23,25 @@ struct Session {
   // do not exist here, so the child's freeze asks the runtime nothing (no platform facts).
   std::atomic<bool> forked_child{false};
   std::mutex freeze_mutex;  // see the lock order in session.h
-  std::mutex mutex;         // guards everything below
+  std::mutex mutex;         // guards everything below up to the device activity fields
   DeviceBackend* backend = nullptr;  // leaked (hooks may be inside it)
-  DeviceBatch pending;               // parsed device records not yet in a window
-  // CUPTI correlation -> external id, in two generations: received since the last cut, and
-  // between the two cuts before. Older links are dropped at each cut: a device record arriving
-  // two cuts after its call's link would be late anyway (its window is written), and CUPTI
-  // sends a link for every recorded CUDA call, most of which never get device work.
-  std::unordered_map<uint32_t, uint64_t> links;
-  std::unordered_map<uint32_t, uint64_t> older_links;
+  DevicePool pool;                   // device records and links waiting for their window
+  uint32_t cuts = 0;                 // cuts made so far (kept and discarded windows)
   std::vector<ThreadEvents> carried;  // host events still running at the last cut
   uint64_t window_start_ticks = 0;
   uint32_t window = 0;
-  // Device activity follows the record state (DeviceBackend::set_active). A leaf lock held
-  // across the backend's enable/disable calls, never together with the locks above.
-  std::mutex activity_mutex;
-  bool device_active = true;  // a started backend starts with its activities on
+  PlatformInfo platform;              // asked once, at the first join that needs it
+  bool platform_known = false;
+  // Drains taken from the backend but not yet in the pool: a join finishing meanwhile would
+  // miss their records, so it waits for this to be 0 (no lock is held across the drain).
+  std::atomic<uint32_t> drains_in_flight{0};
+  // Device activity follows the record state (DeviceBackend::set_active) without a lock held
+  // across CUPTI: a boundary asks by taking a ticket; whoever holds `device_applying` applies
+  // the latest state until every ticket taken is served (session.cpp follow_state_with_device).
+  std::atomic<uint64_t> device_requests{0};
+  std::atomic<uint64_t> device_applied{0};
+  std::atomic<bool> device_applying{false};
+  bool device_active = true;  // written only while holding device_applying
 };
 
 

@@ -11,6 +11,7 @@
 // [(type NameId << 32) | rank] followed by `rank` dims; rank kNotTensor marks a non-tensor.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -24,6 +25,13 @@ inline constexpr uint32_t kNotTensorRank = 0xFF;
 void read_shapes(uint64_t handle, const std::vector<std::string>& names,
                  std::vector<std::vector<int64_t>>& dims, std::vector<std::string>& types);
 
+// Operators whose shapes were not stored: the store was full, or an argument did not fit a
+// record (more than kMaxShapeRank dimensions). Their events carry no shapes.
 uint64_t dropped_shape_records() noexcept;
+
+// The store's size (default 64 MiB of address space). Only before the first record: the store
+// is reserved once, at the first operator with shapes.
+void configure_shape_store(size_t bytes) noexcept;
+size_t shape_store_bytes() noexcept;
 
 }  // namespace profagent::collector

@@ -5,6 +5,7 @@
 #include <new>
 #include <string_view>
 
+#include "collector/api.h"
 #include "collector/name_patterns.h"
 #include "collector/names.h"
 
@@ -34,6 +35,9 @@ bool kernel_name_matches(const NamePatterns& patterns, const void* kernel) {
     if (name.size() > kMatchedNameBytes) return patterns.search(name);
     return patterns.search(demangle(name));
   } catch (...) {
+    static SwallowedSite site{"a kernel's name could not be matched against PROFAGENT_STEP_ON: that "
+                              "launch ends no step"};
+    note_swallowed(site);
     return false;
   }
 }

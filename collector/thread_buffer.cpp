@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "collector/api.h"
+#include "collector/log.h"
 
 namespace profagent::collector {
 namespace {
@@ -34,6 +35,17 @@ struct Registry {
 
 std::atomic<Registry*> g_registry{nullptr};
 std::atomic<size_t> g_configured_bytes{kDefaultBufferBytes};
+
+// Events recorded before any thread could be registered: no memory for the registry (it is
+// tried again at the next event). Counted with the host drops and said once.
+std::atomic<uint64_t> g_registryless_drops{0};
+void count_registryless_drop() noexcept {
+  g_registryless_drops.fetch_add(1, std::memory_order_relaxed);
+  static std::atomic<bool> said{false};
+  if (!said.exchange(true, std::memory_order_relaxed)) {
+    log(LogLevel::Warn, "no memory for the event buffers' registry: events are dropped (and counted) until there is");
+  }
+}
 
 void on_thread_exit(void* value) {
   auto* buffer = static_cast<ThreadBuffer*>(value);
@@ -134,6 +146,8 @@ ThreadBuffer* register_thread() noexcept {
   try {
     buffer = take_buffer(r);
   } catch (...) {
+    static SwallowedSite site{"a thread could not be given an event buffer: its events are dropped and counted"};
+    note_swallowed(site);
     return nullptr;
   }
   if (!buffer) return nullptr;
@@ -251,7 +265,7 @@ DrainResult drain_all() {
     }
     recycle_if_retired(r, buffer);
   }
-  result.dropped += r->unbuffered_drops.exchange(0);
+  result.dropped += r->unbuffered_drops.exchange(0) + g_registryless_drops.exchange(0);
   return result;
 }
 
@@ -315,6 +329,8 @@ HostEvent* begin_record_slow() noexcept {
     if (buffer == nullptr) {
       if (Registry* r = g_registry.load(std::memory_order_relaxed)) {
         r->unbuffered_drops.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        count_registryless_drop();
       }
       return nullptr;
     }

@@ -84,6 +84,7 @@ struct DeviceInfo {
   uint64_t shared_mem_per_multiprocessor = 0;
   uint64_t shared_mem_per_block_optin = 0;
   int num_sms = 0;
+  uint64_t reserved_shared_mem_per_block = 0;  // held back by the driver in every block (sm_80+)
 };
 
 struct StepSpan {
@@ -95,7 +96,9 @@ struct StepSpan {
 struct DropCounters {
   uint64_t host_events = 0;     // events dropped because a thread buffer was full
   uint64_t device_records = 0;  // CUPTI reported dropped records / no buffer available
-  uint64_t late_device_records = 0;  // arrived after their window was written
+  // Device work the window issued whose record had not come when its join stopped waiting
+  // (PROFAGENT_WINDOW_WAIT_MS): counted here, and dropped when it comes.
+  uint64_t late_device_records = 0;
   uint64_t unmatched_device_records = 0;  // no host event found for their correlation
   // Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved. Less reserved means an
   // address-space limit (RLIMIT_AS) is why host events were dropped, not the buffer size.
@@ -111,6 +114,9 @@ struct DropCounters {
   // dlopen calls the agent could not make as their caller (hooks/call_as_caller.h): for those,
   // $ORIGIN and RUNPATH were resolved as the agent's.
   uint64_t plain_dlopen_calls = 0;
+  // Operators recorded without their input shapes (PROFAGENT_RECORD_SHAPES): the shape store
+  // was full, or an argument did not fit a record (collector/shapes.h).
+  uint64_t shape_records = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),
@@ -137,6 +143,7 @@ struct Trace {
   bool whole_run = true;        // no schedule: the whole run is this window
   uint64_t start_ns = 0;        // window start/end on the agent clock
   uint64_t end_ns = 0;
+  uint64_t join_wait_ns = 0;    // how long the join waited for the window's device work
   int64_t unix_offset_ns = 0;   // add to an agent-clock ns value to get Unix epoch ns
   ProcessInfo process;
   std::vector<DeviceInfo> devices;

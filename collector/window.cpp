@@ -1,10 +1,16 @@
 // Freezing a window: cut, flush the device backend, join, and build the Trace (session.h).
+#include <sched.h>
+#include <time.h>
+
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "collector/clock.h"
+#include "collector/device_pool.h"
 #include "collector/join.h"
 #include "collector/log.h"
 #include "collector/names.h"
@@ -13,6 +19,17 @@
 
 namespace profagent::collector {
 namespace {
+
+// One line per call site, the first time it fails (a failure that repeats at every window
+// must not flood the program's stderr, nor pass unsaid).
+void log_once(std::atomic<bool>& said, const char* message) noexcept {
+  if (!said.exchange(true)) log(LogLevel::Warn, "%s", message);
+}
+
+std::atomic<bool> g_platform_failure_said{false};
+std::atomic<bool> g_discard_failure_said{false};
+std::atomic<bool> g_poll_failure_said{false};
+
 
 // Events that ended by the cut belong to this window; those still running at the cut (they
 // are committed when they end, so only a concurrent thread can show one) wait for the next.
@@ -32,22 +49,41 @@ void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
   }
 }
 
-// Called without any collector lock: the flush runs CUPTI's completed callback.
-DeviceBatch collect_device_records() {
+// Flushes (unless `flush` is false) and drains the device backend without any collector lock
+// (the flush runs CUPTI's completed callback; parsing calls CUPTI), then puts the records into
+// the pool.
+void collect_device_records(Session& s, bool flush) {
   DeviceBackend* backend = g_active_device_backend.load();
-  if (!backend) return {};
-  if (g_device_tracing.load()) backend->flush();
-  return backend->drain();
+  if (!backend) return;
+  s.drains_in_flight.fetch_add(1);
+  if (flush && g_device_tracing.load()) backend->flush();
+  DeviceBatch batch = backend->drain();
+  {
+    std::lock_guard lock(s.mutex);
+    s.pool.absorb(std::move(batch), s.cuts, clock::monotonic_ns());
+  }
+  s.drains_in_flight.fetch_sub(1);
 }
 
-PlatformInfo query_platform(const Session& s) {
-  if (!s.options.platform_info || !cuda_used() || s.forked_child.load()) return {};
-  AgentBusy busy;  // the agent's own CUDA calls are not the program's
-  try {
-    return s.options.platform_info();
-  } catch (...) {
-    return {};
+// Asked once (devices do not change) and outside every lock: these are CUDA calls.
+const PlatformInfo& platform(Session& s) {
+  {
+    std::lock_guard lock(s.mutex);
+    if (s.platform_known) return s.platform;
   }
+  if (!s.options.platform_info || !cuda_used() || s.forked_child.load()) return s.platform;
+  PlatformInfo info;
+  {
+    AgentBusy busy;  // the agent's own CUDA calls are not the program's
+    try {
+      info = s.options.platform_info();
+    } catch (...) {
+      log_once(g_platform_failure_said, "the CUDA platform query failed; devices are missing from the trace");
+    }
+  }
+  std::lock_guard lock(s.mutex);
+  if (!s.platform_known) s.platform = std::move(info), s.platform_known = true;
+  return s.platform;
 }
 
 std::vector<std::pair<uint32_t, std::string>> thread_names(
@@ -55,46 +91,6 @@ std::vector<std::pair<uint32_t, std::string>> thread_names(
   std::map<uint32_t, std::string> names;
   for (const ThreadEvents& thread : threads) names[thread.tid] = thread.name;
   return {names.begin(), names.end()};
-}
-
-void absorb_device_batch(Session& s, DeviceBatch&& batch) {
-  for (const ExternalLink& link : batch.links) s.links[link.correlation] = link.external_id;
-  batch.links.clear();
-  s.pending.append(std::move(batch));
-}
-
-// The links the join can use: those of this window's device records (it looks up nothing
-// else). Copying the session's whole map would cost one node per CUDA call ever made that got
-// no device work, which is most of them.
-std::unordered_map<uint32_t, uint64_t> links_for(const Session& s,
-                                                 const std::vector<DeviceRecord>& records) {
-  std::unordered_map<uint32_t, uint64_t> links;
-  links.reserve(records.size());
-  for (const DeviceRecord& record : records) {
-    for (const auto* generation : {&s.links, &s.older_links}) {
-      auto link = generation->find(record.correlation);
-      if (link == generation->end()) continue;
-      links.emplace(link->first, link->second);
-      break;
-    }
-  }
-  return links;
-}
-
-// At each cut the links received since the last one become the older generation and the
-// older ones are dropped (session_state.h says why).
-void age_links(Session& s) {
-  s.older_links = std::move(s.links);
-  s.links = {};
-}
-
-// Links whose device records were joined are done; the others may still get records.
-void prune_links(Session& s, const Trace& trace) {
-  for (const DeviceRecord& record : trace.device) {
-    if (record.host < 0) continue;
-    s.links.erase(record.correlation);
-    s.older_links.erase(record.correlation);
-  }
 }
 
 void fill_metadata(const Session& s, const PlatformInfo& platform, Trace& trace) {
@@ -122,28 +118,26 @@ void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
 
 }  // namespace
 
-// A window cut but not joined yet: what the join needs, owned (its links copied, so a later
-// cut or join may change the session's map meanwhile).
+// A window cut but not joined yet: its host events (still raw) and where it lies in time.
 struct CutWindow {
   Trace trace;
-  JoinInput input;
-  std::unordered_map<uint32_t, uint64_t> links;
+  std::vector<ThreadEvents> threads;
+  clock::TickConverter converter;
+  uint32_t cut = 0;  // Session::cuts after this cut
 };
 
 namespace {
 
-// The cut itself: everything that must happen at the boundary (host buffers drained, device
-// records taken, events split at the cut). Returns nullptr for a discarded window.
+// The cut itself: everything that must happen at the boundary (host buffers drained, events
+// split at the cut). No CUDA or CUPTI call: device records are claimed by the join. Returns
+// nullptr for a discarded window.
 CutWindow* cut_part(Session& s, bool keep) {
   std::lock_guard freeze_lock(s.freeze_mutex);
   uint64_t cut = now();
   clock::add_anchor();
-  DeviceBatch device = collect_device_records();
-  PlatformInfo platform = keep ? query_platform(s) : PlatformInfo{};
   DrainResult host = drain_all();
 
   std::lock_guard lock(s.mutex);
-  absorb_device_batch(s, std::move(device));
   std::vector<ThreadEvents> threads = std::move(s.carried);
   s.carried.clear();
   threads.insert(threads.end(), std::make_move_iterator(host.threads.begin()),
@@ -152,44 +146,131 @@ CutWindow* cut_part(Session& s, bool keep) {
 
   auto window = std::make_unique<CutWindow>();
   Trace& trace = window->trace;
-  clock::TickConverter converter = clock::converter();
+  window->converter = clock::converter();
+  window->cut = ++s.cuts;
   trace.window = keep ? ++s.window : s.window;  // discarded (warmup) cuts are no window
-  trace.start_ns = converter.to_ns(s.window_start_ticks);
-  trace.end_ns = converter.to_ns(cut);
+  trace.start_ns = window->converter.to_ns(s.window_start_ticks);
+  trace.end_ns = window->converter.to_ns(cut);
   s.window_start_ticks = cut;
   trace.drops.host_events = host.dropped;
   const BufferReservation reservation = buffer_reservation();
   trace.drops.host_buffer_requested_bytes = reservation.requested;
   trace.drops.host_buffer_reserved_bytes = reservation.reserved;
-  trace.drops.device_records = s.pending.dropped;
-  s.pending.dropped = 0;
-  if (!keep) {
-    s.pending.records.clear();
-    age_links(s);
-    return nullptr;
-  }
-  fill_metadata(s, platform, trace);
+  if (!keep) return nullptr;
   trace.process.thread_names = thread_names(threads);
-  window->links = links_for(s, s.pending.records);
-  age_links(s);
-  window->input = JoinInput{std::move(threads), {}, {}, converter, std::move(s.pending.records), nullptr};
-  s.pending.records.clear();
+  window->threads = std::move(threads);
   return window.release();
 }
 
-// The join: may run on any thread, after later cuts.
+// The window's host events that device records may link to, and those that expect one.
+struct WindowIds {
+  std::unordered_map<uint64_t, EventKind> kinds;
+  std::unordered_set<uint64_t> expected;
+};
+
+WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
+  WindowIds ids;
+  for (const ThreadEvents& thread : threads) {
+    for (const HostEvent& event : thread.events) {
+      const EventKind kind = EventKind(event.kind);
+      if (kind == EventKind::Runtime || kind == EventKind::Alloc || kind == EventKind::Free) continue;
+      ids.kinds.emplace(event.id, kind);
+      if (expects_device_work(event)) ids.expected.insert(event.id);
+    }
+  }
+  return ids;
+}
+
+uint64_t elapsed_since(uint64_t start_ns) { return clock::monotonic_ns() - start_ns; }
+
+// Waits with a short back-off (0.1 ms doubling to 20 ms, never past the deadline).
+void back_off(uint64_t& pause_ns, uint64_t deadline_ns) {
+  const uint64_t now_ns = clock::monotonic_ns();
+  if (now_ns >= deadline_ns) return;
+  const uint64_t sleep_ns = std::min(pause_ns, deadline_ns - now_ns);
+  const timespec pause{time_t(sleep_ns / 1'000'000'000), long(sleep_ns % 1'000'000'000)};
+  nanosleep(&pause, nullptr);
+  pause_ns = std::min<uint64_t>(pause_ns * 2, 20'000'000);
+}
+
+bool device_can_deliver(const Session& s) {
+  return g_device_tracing.load() && g_active_device_backend.load() != nullptr && !s.forked_child.load();
+}
+
+// Device work of the window not in its records, less what the device library said it dropped
+// (those are counted as dropped already, and will never come). Under the session mutex.
+uint64_t unexplained_missing(const Session& s, const WindowClaim& claim) {
+  const uint64_t missing = claim.missing();
+  return missing > s.pool.dropped ? missing - s.pool.dropped : 0;
+}
+
+// Claims the window's device records until none of its device work is missing or the wait
+// bound passed: each poll forces the backend to flush what completed. Returns the records
+// still missing (and not explained by the device library's drops).
+uint64_t claim_device_records(Session& s, WindowClaim& claim) {
+  const uint64_t start_ns = clock::monotonic_ns();
+  const uint64_t deadline_ns = start_ns + uint64_t(s.options.window_wait_ms) * 1'000'000;
+  const bool can_wait = device_can_deliver(s) && s.options.window_wait_ms > 0;
+  uint64_t pause_ns = 100'000;
+  for (;;) {
+    collect_device_records(s, true);
+    uint64_t missing = 0;
+    {
+      std::lock_guard lock(s.mutex);
+      claim.claim(s.pool);
+      missing = unexplained_missing(s, claim);
+    }
+    if (missing == 0 || !can_wait || clock::monotonic_ns() >= deadline_ns) break;
+    back_off(pause_ns, deadline_ns);
+  }
+  // A drain another thread took (the periodic poll) may still hold records of this window.
+  const uint64_t drains_deadline_ns = deadline_ns + 100'000'000;
+  while (s.drains_in_flight.load() != 0 && clock::monotonic_ns() < drains_deadline_ns) sched_yield();
+  std::lock_guard lock(s.mutex);
+  claim.claim(s.pool);
+  return device_can_deliver(s) ? unexplained_missing(s, claim) : 0;
+}
+
+// Every link the pool holds, also of calls that queued no device work: the join gives each
+// recorded call its own CUPTI correlation id from them (links of other windows' calls match no
+// host event of this one and are ignored).
+std::vector<ExternalLink> call_links(Session& s) {
+  std::lock_guard lock(s.mutex);
+  std::vector<ExternalLink> links;
+  links.reserve(s.pool.links.size());
+  for (const auto& [correlation, link] : s.pool.links) links.push_back({correlation, link.external_id});
+  return links;
+}
+
+// The join: on the agent's exporter thread (or at exit), after any later cuts.
 Trace join_part(Session& s, CutWindow& window) {
   Trace& trace = window.trace;
-  window.input.names = names_snapshot();  // names only grow: a later snapshot is a superset
-  window.input.kernel_names = kernel_names_snapshot();
-  window.input.links = &window.links;
-  JoinCounts counts = join(std::move(window.input), trace);
-  trace.drops.unmatched_device_records = counts.unmatched;
-  trace.drops.late_device_records = counts.late;
+  const uint64_t wait_start = clock::monotonic_ns();
+  WindowIds ids = window_ids(window.threads);
+  WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), trace.start_ns, trace.end_ns, window.cut);
+  const uint64_t late = claim_device_records(s, claim);
+  trace.join_wait_ns = elapsed_since(wait_start);
+  std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten
+  uint64_t forgotten = 0;
   {
     std::lock_guard lock(s.mutex);
-    prune_links(s, trace);
+    trace.drops.device_records = s.pool.dropped;
+    s.pool.dropped = 0;
+    // Twice the wait bound: a call held up that long inside the agent is not expected.
+    forgotten = s.pool.forget_before(window.cut, clock::monotonic_ns(), 2 * uint64_t(s.options.window_wait_ms) * 1'000'000);
   }
+  log(LogLevel::Debug, "window %u: join waited %.3f ms for device work (%llu missing); %llu earlier records dropped",
+      trace.window, double(trace.join_wait_ns) / 1e6, (unsigned long long)late,
+      (unsigned long long)(forgotten + claim.dropped_earlier));
+  std::vector<std::pair<uint32_t, std::string>> thread_names = std::move(trace.process.thread_names);
+  fill_metadata(s, platform(s), trace);
+  trace.process.thread_names = std::move(thread_names);
+  JoinInput input{std::move(window.threads), names_snapshot(), kernel_names_snapshot(), window.converter,
+                  std::move(claim.records), &claim.links};
+  input.call_links = std::move(links);
+  JoinCounts counts = join(std::move(input), trace);
+  trace.drops.unmatched_device_records = counts.unmatched;
+  trace.drops.late_device_records = late + counts.late;
   if (!s.options.activity_cpu) drop_host_side(trace);
   return std::move(trace);
 }
@@ -225,20 +306,15 @@ void discard_window() noexcept {
   try {
     cut_part(session(), false);
   } catch (...) {
+    log_once(g_discard_failure_said, "out of memory while discarding warmup data; it stays in the next window");
   }
 }
 
 void poll_device() noexcept {
-  Session& s = session();
-  DeviceBackend* backend = g_active_device_backend.load();
-  if (!backend) return;
   try {
-    // The freeze mutex keeps a concurrent freeze from joining before this batch is absorbed.
-    std::lock_guard freeze_lock(s.freeze_mutex);
-    DeviceBatch batch = backend->drain();
-    std::lock_guard lock(s.mutex);
-    absorb_device_batch(s, std::move(batch));
+    collect_device_records(session(), false);
   } catch (...) {
+    log_once(g_poll_failure_said, "out of memory while reading device records; some are lost");
   }
 }
 

@@ -1,9 +1,14 @@
 #include "exporters/chrome_trace.h"
 
+#include "exporters/cupti_cbids.h"
+#include "exporters/occupancy.h"
+#include "exporters/trace_links.h"
+
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -14,12 +19,22 @@ bool is_runtime_kind(EventKind k) {
   return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
 }
 
+// Driver API functions are cu*, runtime ones cuda* (and nvcc's __cuda* launch entries).
+bool is_driver_function(std::string_view name) {
+  return name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda";
+}
+
 // Driver calls no hook saw reach the trace as host records flagged kFlagDriverApi (the
-// collector's join); they are Kineto's `cuda_driver` events.
+// collector's join), or named by their driver function (CUPTI callbacks); they are Kineto's
+// `cuda_driver` events.
 std::string_view host_category(const HostRecord& h) {
   if (h.kind == EventKind::Operator) return "cpu_op";
   if (h.kind == EventKind::Range || h.kind == EventKind::Step) return "user_annotation";
-  return h.flags & kFlagDriverApi ? "cuda_driver" : "cuda_runtime";
+  return h.flags & kFlagDriverApi || is_driver_function(h.name) ? "cuda_driver" : "cuda_runtime";
+}
+
+uint32_t cbid_of(const HostRecord& h) {
+  return h.flags & kFlagDriverApi || is_driver_function(h.name) ? driver_cbid(h.name) : runtime_cbid(h.name);
 }
 
 std::string_view device_category(DeviceKind k) {
@@ -44,11 +59,31 @@ std::string_view sync_name(uint32_t type) {
   }
 }
 
+constexpr uint32_t kSyncTypeEventSynchronize = 1;  // CUpti_ActivitySynchronizationType
+constexpr uint32_t kSyncTypeStreamWaitEvent = 2;
+constexpr uint32_t kSyncTypeStreamSynchronize = 3;
+
+bool has_stream(const DeviceRecord& d) { return d.stream != kNoStream; }
+
+bool is_event_wait(const DeviceRecord& d) {
+  return d.kind == DeviceKind::Sync &&
+         (d.sync_type == kSyncTypeEventSynchronize || d.sync_type == kSyncTypeStreamWaitEvent);
+}
+
 uint64_t stream_tid(uint32_t stream) { return stream == 0 ? kStreamZeroTid : stream; }
 
+// As Kineto lays rows out: stream syncs on their stream's "(sync)" row, a sync without a stream
+// (event, context synchronisation) on the device-wide row, everything else on its stream's row.
 uint64_t device_tid(const DeviceRecord& d) {
-  return d.kind == DeviceKind::Sync ? d.stream + kSyncStreamTidOffset : stream_tid(d.stream);
+  if (d.kind == DeviceKind::Sync && !has_stream(d)) return kDeviceRowTid;
+  if (d.kind == DeviceKind::Sync && d.sync_type == kSyncTypeStreamSynchronize) {
+    return d.stream + kSyncStreamTidOffset;
+  }
+  return stream_tid(d.stream);
 }
+
+// "stream" as Kineto writes it: -1 when CUPTI says no stream applies.
+int64_t stream_arg(const DeviceRecord& d) { return has_stream(d) ? int64_t(d.stream) : -1; }
 
 // Which call a device record is drawn from, and the flow id of that arrow.
 struct FlowStart {
@@ -131,7 +166,7 @@ class Args {
 
 class ChromeTraceWriter {
  public:
-  ChromeTraceWriter(const Trace& t, JsonWriter& w) : t_(t), w_(w), base_(base_time_ns(t)) {}
+  ChromeTraceWriter(const Trace& t, JsonWriter& w) : t_(t), w_(w), base_(base_time_ns(t)), links_(t) {}
   void write(std::string_view trace_name);
   uint64_t events() const { return events_; }
 
@@ -151,16 +186,20 @@ class ChromeTraceWriter {
   void host_event(std::size_t index);
   void host_args(const HostRecord& h);
   void step_events();
+  void gpu_annotations();
   void device_events();
   void device_event(const DeviceRecord& d);
   void gpu_args(const DeviceRecord& d, Args& a);
+  void kernel_args(const DeviceRecord& d, Args& a);
+  void sync_args(const DeviceRecord& d, Args& a);
+  const DeviceInfo* device_info(uint32_t id) const;
   void driver_event(const DeviceRecord& d);
   void flow_starts(bool from_driver, std::size_t index, uint64_t pid, uint64_t tid, uint64_t ts);
   void flow_start(uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
   void flow_end(const DeviceRecord& d);
   void row_metadata();
   void metadata_event(std::string_view what, uint64_t pid, uint64_t tid, std::string_view key,
-                      std::string_view text, uint64_t number);
+                      std::string_view text, int64_t number);
   void window_end();
   void begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
                uint64_t start, uint64_t end);
@@ -172,7 +211,9 @@ class ChromeTraceWriter {
   const Trace& t_;
   JsonWriter& w_;
   uint64_t base_;
+  TraceLinks links_;
   uint64_t events_ = 0;
+  std::unordered_map<uint64_t, uint64_t> fallback_flow_;  // flow ids of launchers without one
   std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;
   std::vector<uint64_t> host_flow_;    // flow id started by each host record, 0 if none
   std::vector<uint64_t> driver_flow_;  // the same per device record (driver records only)
@@ -181,6 +222,7 @@ class ChromeTraceWriter {
   RowSet device_rows_;  // (device, tid)
   RowText row_text_;
   uint64_t last_ns_ = 0;
+  std::size_t current_host_ = 0;  // the host record host_args() writes
 };
 
 uint64_t ChromeTraceWriter::rel(uint64_t ns) const {
@@ -194,6 +236,7 @@ void ChromeTraceWriter::write(std::string_view trace_name) {
   w_.raw("  \"traceEvents\": [\n");
   host_events();
   step_events();
+  gpu_annotations();
   device_events();
   host_rows_.add(t_.process.pid, t_.process.pid);  // the row of "Record Window End"
   row_metadata();
@@ -267,10 +310,12 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"log_lines\":"), w_.u64(t_.drops.log_lines);
   w_.raw(",\"stderr_replaced\":"), w_.boolean(t_.drops.stderr_replaced);
   w_.raw(",\"plain_dlopen_calls\":"), w_.u64(t_.drops.plain_dlopen_calls);
+  w_.raw(",\"shape_records\":"), w_.u64(t_.drops.shape_records);
   w_.raw("},\n  \"profagent_window\": {\"window\":"), w_.u64(t_.window);
   w_.raw(",\"whole_run\":"), w_.boolean(t_.whole_run);
   w_.raw(",\"first_step\":"), w_.u64(t_.first_step.number);
   w_.raw(",\"last_step\":"), w_.u64(t_.last_step.number);
+  w_.raw(",\"join_wait_ms\":"), w_.fixed3(double(t_.join_wait_ns) / 1e6);
   w_.raw("},\n");
 }
 
@@ -292,9 +337,15 @@ bool ChromeTraceWriter::launcher_of(const DeviceRecord& d, FlowStart* from) cons
   return true;
 }
 
+uint64_t fallback_key(const FlowStart& from) { return uint64_t{from.from_driver} << 63 | from.index; }
+
+// The device record's correlation, else its launching call's; else (work linked only to an
+// operator) an id of the launcher's own, fresh so it stays within 32 bits and unique.
 uint64_t ChromeTraceWriter::flow_id(const DeviceRecord& d, const FlowStart& from) const {
   if (d.correlation != 0) return d.correlation;
-  return (uint64_t{from.from_driver ? 2u : 1u} << 32) + from.index;
+  if (!from.from_driver && links_.call_correlation(from.index) != 0) return links_.call_correlation(from.index);
+  const auto it = fallback_flow_.find(fallback_key(from));
+  return it == fallback_flow_.end() ? 0 : it->second;
 }
 
 // Flow ids per launching call, by index: no sort of a million-entry list. A call with more
@@ -313,6 +364,11 @@ void ChromeTraceWriter::plan_flows() {
   for (const DeviceRecord& d : t_.device) {
     FlowStart from;
     if (!launcher_of(d, &from)) continue;
+    if (from.id == 0) {
+      auto [it, inserted] = fallback_flow_.try_emplace(fallback_key(from), 0);
+      if (inserted) it->second = links_.fresh_id();
+      from.id = it->second;
+    }
     uint64_t& slot = (from.from_driver ? driver_flow_ : host_flow_)[from.index];
     if (slot == 0) {
       slot = from.id;
@@ -343,6 +399,7 @@ void ChromeTraceWriter::host_events() {
 }
 
 void ChromeTraceWriter::host_event(std::size_t index) {
+  current_host_ = index;
   const HostRecord& h = t_.host[index];
   const uint64_t pid = host_pid(h.pid), tid = host_tid(h.tid);
   host_rows_.add(pid, tid);
@@ -352,19 +409,25 @@ void ChromeTraceWriter::host_event(std::size_t index) {
     step_name = "ProfilerStep#" + std::to_string(h.arg0);
     name = step_name;
   }
+  if (is_runtime_kind(h.kind)) name = api_name(name);
   begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
   host_args(h);
   end_event();
   flow_starts(false, index, pid, tid, h.start_ns);
 }
 
-// cuda_runtime: External id (of the enclosing op, or the call's own id), correlation, and
-// what the call did; never `stream` (HTA classes events with a stream arg as GPU, §2.3).
+// cuda_runtime / cuda_driver: External id (of the enclosing op, or the call's own id), cbid,
+// a correlation unique to the call, and what the call did; never `stream` (HTA classes events
+// with a stream arg as GPU events).
 void ChromeTraceWriter::host_args(const HostRecord& h) {
   Args a(w_);
   const bool runtime = is_runtime_kind(h.kind);
   a.key("External id").u64(runtime ? h.external_id : h.id);
-  if (runtime && h.correlation != 0) a.key("correlation").u64(h.correlation);
+  if (runtime) {
+    a.key("cbid").u64(cbid_of(h));
+    a.key("correlation").u64(links_.call_correlation(current_host_));
+    if (api_name(h.name) != h.name) a.key("entry point").string(h.name);
+  }
   if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key("cuda_error").i64(h.result);
   if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) {
     a.key("bytes").u64(h.arg0);
@@ -395,7 +458,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
 }
 
 // Steps come as Step host records; when the collector only filled Trace::steps, they are
-// drawn on the main thread's row so HTA still finds ProfilerStep#N (§2.4).
+// drawn on the main thread's row so HTA still finds ProfilerStep#N (its iterations).
 void ChromeTraceWriter::step_events() {
   for (const HostRecord& h : t_.host) {
     if (h.kind == EventKind::Step) return;
@@ -450,11 +513,12 @@ void ChromeTraceWriter::device_events() {
 void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
   const uint64_t pid = host_pid(d.pid), tid = host_tid(d.tid);
   host_rows_.add(pid, tid);
-  begin_x("cuda_driver", d.name, pid, tid, d.start_ns, d.end_ns);
+  begin_x("cuda_driver", api_name(d.name), pid, tid, d.start_ns, d.end_ns);
   Args a(w_);
   if (d.external_id != 0) a.key("External id").u64(d.external_id);
   if (d.cbid != 0) a.key("cbid").u64(d.cbid);
   a.key("correlation").u64(d.correlation);
+  if (api_name(d.name) != d.name) a.key("entry point").string(d.name);
   a.close();
   end_event();
 }
@@ -473,30 +537,89 @@ void ChromeTraceWriter::device_event(const DeviceRecord& d) {
   flow_end(d);
 }
 
-// GPU args in Kineto's order (§1.6); stream and correlation always, so HTA sees a GPU event.
+// GPU args in Kineto's order; stream and correlation always, so HTA sees a GPU event.
 void ChromeTraceWriter::gpu_args(const DeviceRecord& d, Args& a) {
-  if (d.kind == DeviceKind::Kernel && d.queued_ns != 0) a.key("queued").us3(rel(d.queued_ns));
-  if (d.kind == DeviceKind::Sync) a.key("cuda_sync_kind").string(sync_name(d.sync_type));
+  if (d.kind == DeviceKind::Kernel) return kernel_args(d, a);
+  if (d.kind == DeviceKind::Sync) return sync_args(d, a);
   a.key("device").u64(d.device);
   a.key("context").u64(d.context);
-  a.key("stream").u64(d.stream);
+  a.key("stream").i64(stream_arg(d));
   a.key("correlation").u64(d.correlation);
-  if (d.kind == DeviceKind::Kernel) {
-    a.key("registers per thread").u64(d.registers_per_thread);
-    a.key("shared memory").u64(d.shared_memory);
-    a.key("grid").raw("["), w_.i64(d.grid[0]), w_.raw(","), w_.i64(d.grid[1]), w_.raw(",");
-    w_.i64(d.grid[2]), w_.raw("]");
-    a.key("block").raw("["), w_.i64(d.block[0]), w_.raw(","), w_.i64(d.block[1]), w_.raw(",");
-    w_.i64(d.block[2]), w_.raw("]");
-    if (d.graph_id != 0) a.key("graph id").u64(d.graph_id);
-    if (d.graph_node_id != 0) a.key("graph node id").u64(d.graph_node_id);
-  } else if (d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset) {
+  if (d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset) {
     a.key("bytes").u64(d.bytes);
     const uint64_t dur = d.end_ns > d.start_ns ? d.end_ns - d.start_ns : 0;
     // bytes per ns is GB/s.
     a.key("memory bandwidth (GB/s)").fixed3(dur ? static_cast<double>(d.bytes) / dur : 0.0);
-  } else if (d.kind == DeviceKind::Sync && d.event_id != 0) {
-    a.key("event").u64(d.event_id);
+  }
+}
+
+const DeviceInfo* ChromeTraceWriter::device_info(uint32_t id) const {
+  for (const DeviceInfo& info : t_.devices) {
+    if (info.id == id) return &info;
+  }
+  return nullptr;
+}
+
+// `queued` is Kineto's raw CUPTI timestamp (Unix ns here), 0 when CUPTI did not give one. The
+// occupancy figures need the device's properties; without them they are left out.
+void ChromeTraceWriter::kernel_args(const DeviceRecord& d, Args& a) {
+  const int64_t queued = d.queued_ns ? int64_t(d.queued_ns) + t_.unix_offset_ns : 0;
+  a.key("queued").u64(queued > 0 ? uint64_t(queued) : 0);
+  a.key("device").u64(d.device);
+  a.key("context").u64(d.context);
+  a.key("stream").i64(stream_arg(d));
+  a.key("correlation").u64(d.correlation);
+  a.key("registers per thread").u64(d.registers_per_thread);
+  a.key("shared memory").u64(d.shared_memory);
+  const DeviceInfo* info = device_info(d.device);
+  const Occupancy occupancy = info ? kernel_occupancy(*info, d) : Occupancy{};
+  if (info && info->num_sms > 0) {
+    a.key("blocks per SM").real(occupancy.blocks_per_sm);
+    a.key("warps per SM").real(occupancy.warps_per_sm);
+  }
+  a.key("grid").raw("["), w_.i64(d.grid[0]), w_.raw(","), w_.i64(d.grid[1]), w_.raw(",");
+  w_.i64(d.grid[2]), w_.raw("]");
+  a.key("block").raw("["), w_.i64(d.block[0]), w_.raw(","), w_.i64(d.block[1]), w_.raw(",");
+  w_.i64(d.block[2]), w_.raw("]");
+  if (info) a.key("est. achieved occupancy %").i64(occupancy.achieved_percent());
+  if (d.graph_id != 0) a.key("graph id").u64(d.graph_id);
+  if (d.graph_node_id != 0) a.key("graph node id").u64(d.graph_node_id);
+}
+
+// Event waits name what they wait for as Kineto does (-1 when unknown), which HTA's critical
+// path joins to the cudaEventRecord call by correlation.
+void ChromeTraceWriter::sync_args(const DeviceRecord& d, Args& a) {
+  a.key("cuda_sync_kind").string(sync_name(d.sync_type));
+  if (is_event_wait(d)) {
+    const EventWait wait = links_.event_wait(d);
+    a.key("wait_on_stream").i64(wait.stream);
+    a.key("wait_on_cuda_event_record_corr_id").i64(wait.record_correlation);
+    a.key("wait_on_cuda_event_id").u64(d.event_id);
+  }
+  a.key("stream").i64(stream_arg(d));
+  a.key("correlation").u64(d.correlation);
+  a.key("device").u64(d.device);
+  a.key("context").u64(d.context);
+}
+
+// Kineto's gpu_user_annotation: each operator, range and step that issued device work, drawn on
+// every stream row it used, from its first device start to its last device end.
+void ChromeTraceWriter::gpu_annotations() {
+  std::string step_name;
+  for (const DeviceSpan& span : links_.device_spans()) {
+    const HostRecord& scope = t_.host[span.scope];
+    std::string_view name = scope.name;
+    if (scope.kind == EventKind::Step && name.empty()) {
+      step_name = "ProfilerStep#" + std::to_string(scope.arg0);
+      name = step_name;
+    }
+    const uint64_t tid = stream_tid(span.stream);
+    device_rows_.add(span.device, tid);
+    begin_x("gpu_user_annotation", name, span.device, tid, span.start_ns, span.end_ns);
+    Args a(w_);
+    a.key("External id").u64(scope.id);
+    a.close();
+    end_event();
   }
 }
 
@@ -512,7 +635,7 @@ void ChromeTraceWriter::flow_end(const DeviceRecord& d) {
 
 void ChromeTraceWriter::metadata_event(std::string_view what, uint64_t pid, uint64_t tid,
                                        std::string_view key, std::string_view text,
-                                       uint64_t number) {
+                                       int64_t number) {
   w_.raw("{\"ph\":\"M\",\"name\":\"");
   w_.raw(what);
   w_.raw("\",\"pid\":"), w_.u64(pid);
@@ -521,7 +644,7 @@ void ChromeTraceWriter::metadata_event(std::string_view what, uint64_t pid, uint
   w_.raw(key);
   w_.raw("\":");
   if (key == "sort_index") {
-    w_.u64(number);
+    w_.i64(number);
   } else {
     w_.string(text);
   }
@@ -537,14 +660,14 @@ void ChromeTraceWriter::row_metadata() {
       last_pid = pid;
       metadata_event("process_name", pid, 0, "name", t_.process.exe_name, 0);
       metadata_event("process_labels", pid, 0, "labels", "CPU", 0);
-      metadata_event("process_sort_index", pid, 0, "sort_index", {}, pid);
+      metadata_event("process_sort_index", pid, 0, "sort_index", {}, int64_t(pid));
     }
     std::string name = "thread " + std::to_string(tid);
     for (const auto& [known, native] : t_.process.thread_names) {
       if (known == tid && !native.empty()) name += " (" + native + ")";
     }
     metadata_event("thread_name", pid, tid, "name", name, 0);
-    metadata_event("thread_sort_index", pid, tid, "sort_index", {}, tid);
+    metadata_event("thread_sort_index", pid, tid, "sort_index", {}, int64_t(tid));
   }
   last_pid = ~uint64_t{0};
   for (const auto& [device, tid] : device_rows_.sorted()) {
@@ -553,13 +676,18 @@ void ChromeTraceWriter::row_metadata() {
       const std::string gpu = "GPU " + std::to_string(device);
       metadata_event("process_name", device, 0, "name", gpu, 0);
       metadata_event("process_labels", device, 0, "labels", gpu, 0);
-      metadata_event("process_sort_index", device, 0, "sort_index", {}, device + kGpuSortIndexOffset);
+      metadata_event("process_sort_index", device, 0, "sort_index", {}, int64_t(device + kGpuSortIndexOffset));
+    }
+    if (tid == kDeviceRowTid) {  // Kineto's device-wide row (its resource id -1)
+      metadata_event("thread_name", device, tid, "name", "Device " + std::to_string(device), 0);
+      metadata_event("thread_sort_index", device, tid, "sort_index", {}, -1);
+      continue;
     }
     const bool sync = tid >= kSyncStreamTidOffset && tid < kStreamZeroTid;
     const uint64_t stream = tid == kStreamZeroTid ? 0 : sync ? tid - kSyncStreamTidOffset : tid;
     const std::string name = "stream " + std::to_string(stream) + (sync ? " (sync)" : "");
     metadata_event("thread_name", device, tid, "name", name, 0);
-    metadata_event("thread_sort_index", device, tid, "sort_index", {}, tid == kStreamZeroTid ? 0 : tid);
+    metadata_event("thread_sort_index", device, tid, "sort_index", {}, int64_t(stream));
   }
 }
 

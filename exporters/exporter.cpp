@@ -76,11 +76,13 @@ ExportResult export_window(const Trace& trace, const ExportOptions& options, Out
     });
   }
   const Table table = build_table(trace, options.table);
-  result.table = render_table(table, options.table) + render_step_summary(trace);
+  const std::string rows = render_table(table, options.table);
+  const std::string table_name = stem + ".table.txt";
+  // The file has every step; stderr a summary of at most ~20 step lines.
+  result.table = rows + render_step_summary_brief(trace, table_name);
   if (options.write_table) {
-    write_file(sink, stem + ".table.txt", result, [&](OutputStream& s) {
-      return s.write(result.table.data(), result.table.size());
-    });
+    const std::string text = rows + render_step_summary(trace);
+    write_file(sink, table_name, result, [&](OutputStream& s) { return s.write(text.data(), text.size()); });
   }
   if (options.write_summary) {
     write_file(sink, stem + ".summary.ndjson", result, [&](OutputStream& s) {

@@ -5,7 +5,7 @@
 //   <stem>.table.txt       the key_averages()-style table (tables.h)
 //   <stem>.summary.ndjson  the same rows and totals, machine-readable (summary_json.h); one
 //                          JSON object on one line. Not ".json": HTA loads every *.json in a
-//                          trace directory as a trace (notes/trace-format.md §2.1).
+//                          trace directory as a trace.
 // Nothing throws; every failure becomes one line in ExportResult::errors and the other
 // formats are still written.
 #pragma once
@@ -29,7 +29,8 @@ struct ExportOptions {
 
 struct ExportResult {
   std::vector<std::string> paths;   // every file written, as OutputSink::location() gives it
-  std::string table;                // the text table ("" when there are no rows)
+  std::string table;                // the text table for stderr: per-step part summarised
+                                    // ("" when there are no rows); the file has every step
   std::vector<std::string> errors;  // one line each
   uint64_t trace_events = 0;
   uint64_t trace_bytes = 0;

@@ -1,5 +1,6 @@
 #include "exporters/json_writer.h"
 
+#include <charconv>
 #include <cmath>
 
 namespace profagent::exporters {
@@ -228,6 +229,12 @@ void JsonWriter::fixed3(double v) {
   if (!(v > 0) || !std::isfinite(v) || v > 1e15) v = 0;  // keep the output finite JSON
   const auto thousandths = static_cast<uint64_t>(std::llround(v * 1000.0));
   us3(thousandths);
+}
+
+void JsonWriter::real(float v) {
+  if (!std::isfinite(v)) v = 0;
+  reserve(32);
+  pos_ = std::to_chars(pos_, pos_ + 32, v).ptr;
 }
 
 // Long strings are escaped in slices so the buffer never has to hold 6x a 64 KiB name. A

@@ -46,6 +46,9 @@ class JsonWriter {
   void us3(uint64_t ns) { reserve(28); pos_ = write_us3(pos_, ns); }
   // Value with three decimals (bandwidths); negative and non-finite values become 0.
   void fixed3(double v);
+  // Shortest text that reads back as the same float (Kineto's float args, e.g. "blocks per SM");
+  // non-finite values become 0.
+  void real(float v);
   void string(std::string_view text);
   void boolean(bool v) { raw(v ? "true" : "false"); }
 

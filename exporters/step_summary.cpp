@@ -56,22 +56,53 @@ std::vector<StepFigures> step_figures(const Trace& trace) {
   return figures;
 }
 
-std::string render_step_summary(const Trace& trace) {
-  const std::vector<StepFigures> figures = step_figures(trace);
-  if (figures.empty()) return {};
+namespace {
+
+std::string header(const std::vector<StepFigures>& figures) {
   uint64_t total = 0, shortest = UINT64_MAX, longest = 0;
   for (const StepFigures& f : figures) {
     total += f.length_ns, shortest = std::min(shortest, f.length_ns), longest = std::max(longest, f.length_ns);
   }
-  std::string out = "\nSteps: " + std::to_string(figures.size()) + "  step time avg " +
-                    us(total / figures.size()) + "  min " + us(shortest) + "  max " + us(longest) + "\n";
-  out += "  Step          Step time   Device busy\n";
-  for (const StepFigures& f : figures) {
-    char line[96];
-    std::snprintf(line, sizeof(line), "  ProfilerStep#%-6llu %12s %12s\n", (unsigned long long)f.number,
-                  us(f.length_ns).c_str(), percent(f.device_busy_ns, f.length_ns).c_str());
-    out += line;
-  }
+  return "\nSteps: " + std::to_string(figures.size()) + "  step time avg " + us(total / figures.size()) +
+         "  min " + us(shortest) + "  max " + us(longest) + "  total " + us(total) + "\n" +
+         "  Step          Step time   Device busy\n";
+}
+
+std::string step_line(const StepFigures& f) {
+  char line[96];
+  std::snprintf(line, sizeof(line), "  ProfilerStep#%-6llu %12s %12s\n", (unsigned long long)f.number,
+                us(f.length_ns).c_str(), percent(f.device_busy_ns, f.length_ns).c_str());
+  return line;
+}
+
+}  // namespace
+
+std::string render_step_summary(const Trace& trace) {
+  const std::vector<StepFigures> figures = step_figures(trace);
+  if (figures.empty()) return {};
+  std::string out = header(figures);
+  for (const StepFigures& f : figures) out += step_line(f);
+  return out;
+}
+
+// A few first steps (warm-up shows there) and the slowest few, in step order, then how many
+// were left out and where they all are.
+std::string render_step_summary_brief(const Trace& trace, std::string_view full_file) {
+  const std::vector<StepFigures> figures = step_figures(trace);
+  if (figures.empty()) return {};
+  if (figures.size() <= kBriefFirstSteps + kBriefSlowestSteps) return render_step_summary(trace);
+  std::vector<std::size_t> slowest(figures.size() - kBriefFirstSteps);
+  for (std::size_t i = 0; i < slowest.size(); ++i) slowest[i] = kBriefFirstSteps + i;
+  std::partial_sort(slowest.begin(), slowest.begin() + kBriefSlowestSteps, slowest.end(),
+                    [&](std::size_t a, std::size_t b) { return figures[a].length_ns > figures[b].length_ns; });
+  slowest.resize(kBriefSlowestSteps);
+  std::sort(slowest.begin(), slowest.end());
+  std::string out = header(figures);
+  for (std::size_t i = 0; i < kBriefFirstSteps; ++i) out += step_line(figures[i]);
+  out += "  ... slowest of the others:\n";
+  for (std::size_t i : slowest) out += step_line(figures[i]);
+  out += "  (" + std::to_string(figures.size() - kBriefFirstSteps - kBriefSlowestSteps) +
+         " more steps; every step is in " + std::string(full_file) + ")\n";
   return out;
 }
 

@@ -5,6 +5,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "collector/trace.h"
 
@@ -18,7 +20,14 @@ struct StepFigures {
 
 std::vector<StepFigures> step_figures(const Trace& trace);
 
-// "" when the window has no steps.
+// "" when the window has no steps. Every step, one line each (the table file).
 std::string render_step_summary(const Trace& trace);
+
+// At most 20 lines whatever the number of steps (what stderr gets): the summary line (count,
+// avg, min, max, total), the first kBriefFirstSteps steps, the kBriefSlowestSteps slowest of the
+// others, and a line naming `full_file`, where every step is.
+inline constexpr std::size_t kBriefFirstSteps = 5;
+inline constexpr std::size_t kBriefSlowestSteps = 10;
+std::string render_step_summary_brief(const Trace& trace, std::string_view full_file);
 
 }  // namespace profagent::exporters

@@ -33,6 +33,7 @@ void header(const Trace& t, JsonWriter& w) {
   w.raw(",\"log_lines\":"), w.u64(t.drops.log_lines);
   w.raw(",\"stderr_replaced\":"), w.boolean(t.drops.stderr_replaced);
   w.raw(",\"plain_dlopen_calls\":"), w.u64(t.drops.plain_dlopen_calls);
+  w.raw(",\"shape_records\":"), w.u64(t.drops.shape_records);
   w.raw("}");
 }
 

@@ -1,5 +1,7 @@
 #include "exporters/tables.h"
 
+#include "exporters/cupti_cbids.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <deque>
@@ -146,7 +148,7 @@ void add_host_rows(const Trace& t, RowBuilder& rows) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
-    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : h.name;
+    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : api_name(h.name);
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
@@ -171,7 +173,7 @@ void add_device_rows(const Trace& t, RowBuilder& rows) {
   for (const DeviceRecord& d : t.device) {
     const uint64_t dur = span(d.start_ns, d.end_ns);
     if (d.kind == DeviceKind::DriverApi) {
-      TableRow& r = rows.row(d.name, no_shapes, RowKind::Driver);
+      TableRow& r = rows.row(api_name(d.name), no_shapes, RowKind::Driver);
       r.count += 1;
       r.cpu_total_ns += dur;
       r.self_cpu_ns += dur;

@@ -57,6 +57,9 @@ void remember_stub(const void* stub, const char* device_name) noexcept {
     std::lock_guard lock(table.mutex);
     table.names[stub] = device_name;  // the module's own string: lives as long as the module
   } catch (...) {
+    static profagent::collector::SwallowedSite site{"remembering a registered kernel's name failed: its launches "
+                                                    "may show no kernel name"};
+    profagent::collector::note_swallowed(site);
   }
 }
 

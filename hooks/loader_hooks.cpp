@@ -12,6 +12,7 @@
 // interposed (it depends on its caller and every tool that wraps it breaks RTLD_NEXT).
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "hooks/call_as_caller.h"
@@ -23,15 +24,24 @@ namespace {
 using profagent::hooks::DlopenFn;
 using DlcloseFn = int (*)(void*);
 
-DlopenFn real_dlopen() noexcept {
-  static DlopenFn real = reinterpret_cast<DlopenFn>(dlsym(RTLD_NEXT, "dlopen"));
-  return real;
+// Looked up without function-local statics: a static's initialisation guard is a lock, and
+// holding it across dlsym (which takes the loader's lock) while a library constructor, under
+// the loader's lock, calls dlopen on another thread would leave both waiting. Racing first
+// calls look up the same address.
+template <typename Fn>
+Fn next_function(std::atomic<Fn>& cache, const char* name) noexcept {
+  Fn known = cache.load(std::memory_order_acquire);
+  if (known != nullptr) return known;
+  known = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, name));
+  cache.store(known, std::memory_order_release);
+  return known;
 }
 
-DlcloseFn real_dlclose() noexcept {
-  static DlcloseFn real = reinterpret_cast<DlcloseFn>(dlsym(RTLD_NEXT, "dlclose"));
-  return real;
-}
+std::atomic<DlopenFn> g_real_dlopen{nullptr};
+std::atomic<DlcloseFn> g_real_dlclose{nullptr};
+
+DlopenFn real_dlopen() noexcept { return next_function(g_real_dlopen, "dlopen"); }
+DlcloseFn real_dlclose() noexcept { return next_function(g_real_dlclose, "dlclose"); }
 
 }  // namespace
 

@@ -14,7 +14,7 @@ struct CountOption {
 constexpr CountOption kCounts[] = {
     {"--skip-first", "PROFAGENT_SKIP_FIRST", 0}, {"--wait", "PROFAGENT_WAIT", 0},
     {"--warmup", "PROFAGENT_WARMUP", 0},         {"--active", "PROFAGENT_ACTIVE", 1},
-    {"--repeat", "PROFAGENT_REPEAT", 0},
+    {"--repeat", "PROFAGENT_REPEAT", 0},         {"--window-wait-ms", "PROFAGENT_WINDOW_WAIT_MS", 0},
 };
 
 bool whole_number(const std::string& text, uint64_t minimum) {
@@ -137,6 +137,9 @@ Which steps are recorded, as torch.profiler.schedule (steps count from 0):
                    written after the last of them                 (PROFAGENT_ACTIVE)
   --repeat N       at most N cycles (0: for the whole run)        (PROFAGENT_REPEAT)
 Without any of these the whole run is one window, written at exit.
+  --window-wait-ms N  how long a window waits, after its last step, for the device
+                   work issued in it (default 3000); what has not come by then is
+                   counted as late, never put into another window (PROFAGENT_WINDOW_WAIT_MS)
 
 What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_ON):
   api:NAME         each call of the CUDA runtime or driver function NAME, e.g.

@@ -43,8 +43,8 @@ extern "C" __attribute__((visibility("default"))) void* profagent_re2_compile(
 extern "C" __attribute__((visibility("default"))) int profagent_re2_search(
     const void* pattern, const char* text, size_t length) noexcept {
   try {
-    return RE2::PartialMatch(re2::StringPiece(text, length), *static_cast<const RE2*>(pattern));
+    return RE2::PartialMatch(re2::StringPiece(text, length), *static_cast<const RE2*>(pattern)) ? 1 : 0;
   } catch (...) {
-    return 0;
+    return -1;  // this library has no logger: the caller says it (NamePatterns::search)
   }
 }

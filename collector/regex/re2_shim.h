@@ -17,7 +17,8 @@ extern "C" {
 // with a short reason in `error` (always NUL-terminated, never longer than error_size).
 using profagent_re2_compile_fn = void* (*)(const char* pattern, size_t length, char* error,
                                            size_t error_size);
-// 1 when `pattern` matches anywhere in text[0, length) (an unanchored search), else 0.
+// 1 when `pattern` matches anywhere in text[0, length) (an unanchored search), else 0; -1 if
+// the search failed (RE2 ran out of memory).
 using profagent_re2_search_fn = int (*)(const void* pattern, const char* text, size_t length);
 
 }  // extern "C"

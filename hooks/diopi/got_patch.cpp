@@ -6,8 +6,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <string>
+#include <vector>
 
 #include "collector/api.h"
 
@@ -17,9 +21,10 @@ namespace {
 // One loaded object as dl_iterate_phdr described it.
 struct LoadedObject {
   ElfW(Addr) base = 0;
-  const char* name = nullptr;  // "" for the main program
+  std::string name;  // "" for the main program; copied: the loader frees its own at unload
   const ElfW(Phdr)* phdr = nullptr;
   ElfW(Half) phnum = 0;
+  unsigned long long unloads = 0;  // the loader's count of unloads when it was listed
 };
 
 // What the dynamic section says about its relocations.
@@ -34,21 +39,40 @@ struct DynamicView {
 
 constexpr size_t kMaxObjects = 4096;
 
-struct ObjectList {
-  LoadedObject objects[kMaxObjects];
-  size_t count = 0;
+using ObjectList = std::vector<LoadedObject>;
+
+// Lock order: loader's lock (dl_iterate_phdr's) -> g_scanned_mutex | g_relro_mutex. Ours are
+// leaves, never held together, and NEITHER is held across a call into the loader
+// (dl_iterate_phdr, dlopen, dlsym, dladdr, dlinfo). A library constructor runs under the
+// loader's lock and may call dlopen, whose hook rescans: had a scan held our lock while asking
+// the loader for its lock, the two threads would wait for each other forever. So the record of
+// scanned objects is read and updated in short critical sections, and two threads may patch
+// the same new object at once: patching a slot is idempotent (an already wrapped slot is left
+// alone, copy_for() agrees on the copy), and the RELRO write is serialised so one thread's
+// mprotect(PROT_READ) cannot land between another's mprotect(PROT_WRITE) and its store.
+// An object scanned, and how many unloads the loader had made when it was listed: an object
+// unloaded and another (or the same) loaded at the same address has the same identity, and a
+// scan may list it before the dlclose hook of the unloading thread has forgotten the old one.
+// A record is only trusted while the unload count is still the one it was taken at.
+struct Scanned {
+  uintptr_t id;
+  unsigned long long unloads;
 };
-
-std::mutex g_scan_mutex;              // serialises scans; a leaf lock
-uintptr_t g_scanned[kMaxObjects];     // identities of objects already scanned (under the mutex)
+std::mutex g_scanned_mutex;
+Scanned g_scanned[kMaxObjects];  // objects already scanned (under g_scanned_mutex)
 size_t g_scanned_count = 0;
+std::mutex g_relro_mutex;  // one RELRO page made writable, written and sealed at a time
 
+// Computed without a function-local static: its guard would be a lock held across dladdr.
+// Racing first calls compute the same value.
 const void* own_base() noexcept {
-  static const void* base = [] {
-    Dl_info info{};
-    return dladdr(reinterpret_cast<const void*>(&own_base), &info) != 0 ? info.dli_fbase : nullptr;
-  }();
-  return base;
+  static std::atomic<const void*> base{nullptr};
+  const void* known = base.load(std::memory_order_acquire);
+  if (known != nullptr) return known;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<const void*>(&own_base), &info) == 0) return nullptr;
+  base.store(info.dli_fbase, std::memory_order_release);
+  return info.dli_fbase;
 }
 
 bool is_ours(const void* address) noexcept {
@@ -56,11 +80,27 @@ bool is_ours(const void* address) noexcept {
   return address != nullptr && dladdr(address, &info) != 0 && info.dli_fbase == own_base();
 }
 
-int list_object(dl_phdr_info* info, size_t, void* data) {
+int list_object(dl_phdr_info* info, size_t, void* data) noexcept {
   auto& list = *static_cast<ObjectList*>(data);
-  if (list.count == kMaxObjects) return 1;
-  list.objects[list.count++] = {info->dlpi_addr, info->dlpi_name, info->dlpi_phdr, info->dlpi_phnum};
+  if (list.size() == kMaxObjects) return 1;
+  try {
+    list.push_back({info->dlpi_addr, info->dlpi_name, info->dlpi_phdr, info->dlpi_phnum, info->dlpi_subs});
+  } catch (const std::bad_alloc&) {
+    return 1;  // out of memory: the objects listed so far are scanned, the rest at the next load
+  }
   return 0;
+}
+
+// The loaded objects, listed with no lock of ours held (dl_iterate_phdr takes the loader's).
+ObjectList loaded_objects() noexcept {
+  ObjectList list;
+  try {
+    list.reserve(256);
+  } catch (const std::bad_alloc&) {
+    return list;
+  }
+  dl_iterate_phdr(list_object, &list);
+  return list;
 }
 
 // glibc relocates most d_ptr entries in place; the vDSO's (and some ports') are offsets.
@@ -113,18 +153,55 @@ bool inside(const LoadedObject& object, const void* address) noexcept {
   return false;
 }
 
+// Our own object's PT_LOAD ranges, found once outside the loader's lock (dladdr takes it):
+// inside a dl_iterate_phdr callback, "is this address ours" must not ask the loader.
+struct OwnRanges {
+  ElfW(Addr) begin[8] = {};
+  ElfW(Addr) end[8] = {};
+  ElfW(Addr) base = 0;
+  int count = 0;
+};
+std::atomic<const OwnRanges*> g_own_ranges{nullptr};
+
+int find_own_ranges(dl_phdr_info* info, size_t, void* data) noexcept {
+  auto& ranges = *static_cast<OwnRanges*>(data);
+  if (reinterpret_cast<const void*>(info->dlpi_addr) != own_base()) return 0;
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum && ranges.count < 8; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    if (ph.p_type != PT_LOAD) continue;
+    ranges.begin[ranges.count] = info->dlpi_addr + ph.p_vaddr;
+    ranges.end[ranges.count++] = info->dlpi_addr + ph.p_vaddr + ph.p_memsz;
+  }
+  ranges.base = info->dlpi_addr;
+  return 1;
+}
+
+// Called with no lock held; racing first calls build equal copies (one is leaked).
+const OwnRanges* own_ranges() noexcept {
+  if (const OwnRanges* known = g_own_ranges.load(std::memory_order_acquire)) return known;
+  auto* ranges = new (std::nothrow) OwnRanges;
+  if (ranges == nullptr || own_base() == nullptr) return nullptr;
+  dl_iterate_phdr(find_own_ranges, ranges);
+  const OwnRanges* expected = nullptr;
+  if (!g_own_ranges.compare_exchange_strong(expected, ranges, std::memory_order_acq_rel)) return expected;
+  return ranges;
+}
+
+bool in_own_ranges(const OwnRanges& ranges, const void* address) noexcept {
+  const auto at = reinterpret_cast<ElfW(Addr)>(address);
+  for (int i = 0; i < ranges.count; ++i) {
+    if (at >= ranges.begin[i] && at < ranges.end[i]) return true;
+  }
+  return false;
+}
+
 // dlsym in the object's own lookup scope (itself, then its dependencies).
-void* lookup_from(const char* object_name, const char* symbol) noexcept {
-  void* handle = dlopen(object_name[0] == '\0' ? nullptr : object_name, RTLD_NOLOAD | RTLD_LAZY);
+void* lookup_from(const std::string& object_name, const char* symbol) noexcept {
+  void* handle = dlopen(object_name.empty() ? nullptr : object_name.c_str(), RTLD_NOLOAD | RTLD_LAZY);
   if (handle == nullptr) return nullptr;
   void* address = dlsym(handle, symbol);
   dlclose(handle);  // drops only the reference RTLD_NOLOAD took
   return is_ours(address) ? nullptr : address;
-}
-
-void* real_target_of(const LoadedObject& object, const char* symbol, void* value) noexcept {
-  if (!inside(object, value)) return is_ours(value) ? nullptr : value;
-  return lookup_from(object.name, symbol);  // a lazy PLT stub, or the object's own definition
 }
 
 bool store_slot(const DynamicView& view, void** slot, void* wrapper) noexcept {
@@ -135,6 +212,7 @@ bool store_slot(const DynamicView& view, void** slot, void* wrapper) noexcept {
   }
   const long page_size = sysconf(_SC_PAGESIZE);
   void* page = reinterpret_cast<void*>(at & ~ElfW(Addr)(page_size - 1));
+  std::lock_guard<std::mutex> lock(g_relro_mutex);  // no loader call below
   if (mprotect(page, size_t(page_size), PROT_READ | PROT_WRITE) != 0) return false;
   __atomic_store_n(slot, wrapper, __ATOMIC_RELEASE);
   mprotect(page, size_t(page_size), PROT_READ);  // RELRO is read-only after relocation
@@ -152,34 +230,71 @@ void* copy_for(const PatchTarget& target, void* real) noexcept {
   return nullptr;
 }
 
-void patch_slot(const LoadedObject& object, const DynamicView& view, const ElfW(Rela)& rela,
-                const char* symbol, const PatchTarget& target, PatchStats& stats) noexcept {
-  auto** slot = reinterpret_cast<void**>(object.base + rela.r_offset);
-  void* value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  for (size_t i = 0; i < target.copies; ++i) {
-    if (value == target.wrappers[i]) return;  // patched before (JUMP_SLOT and GLOB_DAT share names)
-  }
-  void* real = value == nullptr ? nullptr : real_target_of(object, symbol, value);
-  if (real == nullptr) {
-    ++stats.slots_null;
-    return;
-  }
+uintptr_t identity(const LoadedObject& object) noexcept {
+  return uintptr_t(object.base) ^ (uintptr_t(object.phdr) << 1);
+}
+
+// A slot still bound lazily (to its own object's PLT stub, or to the object's own
+// definition): its real target is found by name after the loader's lock is released.
+struct LazySlot {
+  std::string object_name;
+  ElfW(Addr) base;
+  std::string symbol;
+  void** slot;
+  ElfW(Addr) relro_begin;
+  ElfW(Addr) relro_end;
+  PatchTarget target;
+};
+
+// One scan: what the dl_iterate_phdr callback found and did.
+struct ScanPass {
+  TargetLookup lookup;
+  const OwnRanges* own;
+  PatchStats stats;
+  std::vector<LazySlot> lazy;
+  std::vector<Scanned> scanned;
+};
+
+void store_wrapper(void** slot, ElfW(Addr) relro_begin, ElfW(Addr) relro_end, const PatchTarget& target,
+                   void* real, PatchStats& stats) noexcept {
   void* wrapper = copy_for(target, real);
   if (wrapper == nullptr) {
     ++stats.slots_conflict;  // more distinct definitions than copies: leave it unwrapped
     return;
   }
-  if (store_slot(view, slot, wrapper)) {
+  DynamicView relro;
+  relro.relro_begin = relro_begin;
+  relro.relro_end = relro_end;
+  if (store_slot(relro, slot, wrapper)) {
     ++stats.slots_patched;
   } else {
     ++stats.slots_failed;
   }
 }
 
-void patch_object(const LoadedObject& object, TargetLookup lookup, PatchStats& stats) noexcept {
+// Runs inside the dl_iterate_phdr callback: asks the loader nothing.
+void patch_slot(const LoadedObject& object, const DynamicView& view, const ElfW(Rela)& rela,
+                const char* symbol, const PatchTarget& target, ScanPass& pass) {
+  auto** slot = reinterpret_cast<void**>(object.base + rela.r_offset);
+  void* value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+  for (size_t i = 0; i < target.copies; ++i) {
+    if (value == target.wrappers[i]) return;  // patched before (JUMP_SLOT and GLOB_DAT share names)
+  }
+  if (value == nullptr || in_own_ranges(*pass.own, value)) {
+    ++pass.stats.slots_null;
+    return;
+  }
+  if (inside(object, value)) {
+    pass.lazy.push_back({object.name, object.base, symbol, slot, view.relro_begin, view.relro_end, target});
+    return;
+  }
+  store_wrapper(slot, view.relro_begin, view.relro_end, target, value, pass.stats);
+}
+
+void patch_object(const LoadedObject& object, ScanPass& pass) {
   DynamicView view;
   if (!read_dynamic(object, view)) return;
-  ++stats.objects_scanned;
+  ++pass.stats.objects_scanned;
   for (int t = 0; t < 2; ++t) {
     const size_t count = view.tables[t] == nullptr ? 0 : view.sizes[t] / sizeof(ElfW(Rela));
     for (size_t i = 0; i < count; ++i) {
@@ -188,57 +303,90 @@ void patch_object(const LoadedObject& object, TargetLookup lookup, PatchStats& s
       if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
       const char* symbol = view.strtab + view.symtab[ELF64_R_SYM(rela.r_info)].st_name;
       if (std::strncmp(symbol, "diopi", 5) != 0) continue;
-      const PatchTarget target = lookup(symbol);
-      if (target.wrappers != nullptr) patch_slot(object, view, rela, symbol, target, stats);
+      const PatchTarget target = pass.lookup(symbol);
+      if (target.wrappers != nullptr) patch_slot(object, view, rela, symbol, target, pass);
     }
   }
 }
 
-uintptr_t identity(const LoadedObject& object) noexcept {
-  return uintptr_t(object.base) ^ (uintptr_t(object.phdr) << 1);
-}
-
-bool first_visit(const LoadedObject& object) noexcept {
+bool scanned_before(const LoadedObject& object) noexcept {
   const uintptr_t id = identity(object);
+  std::lock_guard<std::mutex> lock(g_scanned_mutex);
   for (size_t i = 0; i < g_scanned_count; ++i) {
-    if (g_scanned[i] == id) return false;
+    if (g_scanned[i].id == id) return g_scanned[i].unloads == object.unloads;
   }
-  if (g_scanned_count < kMaxObjects) g_scanned[g_scanned_count++] = id;
-  return true;
+  return false;
 }
 
-ObjectList& object_list() noexcept {
-  static ObjectList* list = new ObjectList;  // leaked; used under g_scan_mutex only
-  return *list;
+void remember_scanned(const Scanned& scanned) noexcept {
+  std::lock_guard<std::mutex> lock(g_scanned_mutex);
+  for (size_t i = 0; i < g_scanned_count; ++i) {
+    if (g_scanned[i].id != scanned.id) continue;
+    if (g_scanned[i].unloads < scanned.unloads) g_scanned[i] = scanned;  // never back to an older listing
+    return;
+  }
+  if (g_scanned_count < kMaxObjects) g_scanned[g_scanned_count++] = scanned;
+}
+
+
+// The loader keeps every object it lists here mapped until the callback returns (an unload
+// takes the same lock before unmapping), so objects are read and their bound slots patched
+// right here; another thread's dlclose cannot pull an object away mid-scan.
+int scan_object(dl_phdr_info* info, size_t, void* data) noexcept {
+  auto& pass = *static_cast<ScanPass*>(data);
+  if (info->dlpi_addr == pass.own->base) return 0;  // never patch libprofagent itself
+  try {
+    const LoadedObject object{info->dlpi_addr, info->dlpi_name, info->dlpi_phdr, info->dlpi_phnum, info->dlpi_subs};
+    if (scanned_before(object)) return 0;
+    patch_object(object, pass);
+    pass.scanned.push_back({identity(object), object.unloads});
+  } catch (const std::bad_alloc&) {
+    return 1;  // out of memory: what is not recorded as scanned is scanned at the next load
+  }
+  return 0;
+}
+
+// A lazily bound slot: its object is kept loaded by the RTLD_NOLOAD reference while the
+// definition is looked up in its scope and the slot written; skipped if the name now denotes
+// another object (the one listed was unloaded: the thread that loads the new one scans it).
+void patch_lazy_slot(const LazySlot& lazy, const OwnRanges& own, PatchStats& stats) noexcept {
+  void* handle = dlopen(lazy.object_name.empty() ? nullptr : lazy.object_name.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+  if (handle == nullptr) return;
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_addr == lazy.base) {
+    void* real = dlsym(handle, lazy.symbol.c_str());
+    if (real == nullptr || in_own_ranges(own, real)) {
+      ++stats.slots_null;  // a weak reference nothing defines
+    } else {
+      store_wrapper(lazy.slot, lazy.relro_begin, lazy.relro_end, lazy.target, real, stats);
+    }
+  }
+  dlclose(handle);  // drops only the reference RTLD_NOLOAD took
 }
 
 }  // namespace
 
+// An object is recorded as scanned only once its slots are patched, so a thread whose dlopen
+// loaded it never returns before they are (at worst it patches them alongside another scan).
 PatchStats patch_new_objects(TargetLookup lookup) noexcept {
-  PatchStats stats;
   collector::AgentBusy busy;
-  std::lock_guard<std::mutex> lock(g_scan_mutex);
-  ObjectList& list = object_list();
-  list.count = 0;
-  dl_iterate_phdr(list_object, &list);
-  for (size_t i = 0; i < list.count; ++i) {
-    const LoadedObject& object = list.objects[i];
-    if (is_ours(object.phdr)) continue;  // never patch libprofagent itself
-    if (first_visit(object)) patch_object(object, lookup, stats);
-  }
-  return stats;
+  const OwnRanges* own = own_ranges();
+  if (own == nullptr) return {};
+  ScanPass pass{lookup, own, {}, {}, {}};
+  dl_iterate_phdr(scan_object, &pass);
+  for (const LazySlot& lazy : pass.lazy) patch_lazy_slot(lazy, *own, pass.stats);
+  for (const Scanned& scanned : pass.scanned) remember_scanned(scanned);
+  return pass.stats;
 }
 
 void forget_unloaded_objects() noexcept {
   collector::AgentBusy busy;
-  std::lock_guard<std::mutex> lock(g_scan_mutex);
-  ObjectList& list = object_list();
-  list.count = 0;
-  dl_iterate_phdr(list_object, &list);
+  const ObjectList list = loaded_objects();
+  std::lock_guard<std::mutex> lock(g_scanned_mutex);  // no loader call below
   size_t kept = 0;
   for (size_t i = 0; i < g_scanned_count; ++i) {
-    for (size_t j = 0; j < list.count; ++j) {
-      if (identity(list.objects[j]) == g_scanned[i]) {
+    for (const LoadedObject& object : list) {
+      if (identity(object) == g_scanned[i].id) {
         g_scanned[kept++] = g_scanned[i];
         break;
       }
@@ -249,13 +397,9 @@ void forget_unloaded_objects() noexcept {
 
 void* find_definition(const char* symbol) noexcept {
   collector::AgentBusy busy;
-  std::lock_guard<std::mutex> lock(g_scan_mutex);
-  ObjectList& list = object_list();
-  list.count = 0;
-  dl_iterate_phdr(list_object, &list);
-  for (size_t i = 0; i < list.count; ++i) {
-    if (is_ours(list.objects[i].phdr)) continue;
-    if (void* address = lookup_from(list.objects[i].name, symbol)) return address;
+  for (const LoadedObject& object : loaded_objects()) {
+    if (is_ours(object.phdr)) continue;
+    if (void* address = lookup_from(object.name, symbol)) return address;
   }
   return nullptr;
 }

@@ -73,11 +73,18 @@ void start(const InstallOptions& options) noexcept {
   scan();
 }
 
+// The generation is published only once the scan that listed it is done: a thread whose
+// dlopen loaded an object returns early only when every object of its generation is patched,
+// never while another thread is still patching them (it scans alongside instead).
 void rescan() noexcept {
   if (!g_started.load(std::memory_order_acquire) || collector::tls_agent_busy != 0) return;
   const uint64_t generation = loader_generation();
-  if (g_scanned_generation.exchange(generation, std::memory_order_acq_rel) == generation) return;
+  if (g_scanned_generation.load(std::memory_order_acquire) == generation) return;
   scan();
+  uint64_t published = g_scanned_generation.load(std::memory_order_relaxed);
+  while (published < generation &&
+         !g_scanned_generation.compare_exchange_weak(published, generation, std::memory_order_acq_rel)) {
+  }
 }
 
 void forget_unloaded() noexcept {

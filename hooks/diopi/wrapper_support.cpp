@@ -1,5 +1,8 @@
 #include "hooks/diopi/wrapper_support.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace profagent::hooks::diopi {
 
 std::atomic<GetTensorShapeFn> g_get_tensor_shape{nullptr};
@@ -35,8 +38,10 @@ void ShapeWriter::tensor(const void* handle) noexcept {
   if (handle == nullptr || get_shape == nullptr) return;  // an absent tensor: []
   collector::AgentBusy busy;  // the framework's runtime functions are its code, not the app's
   SizeView size{nullptr, 0};
-  if (get_shape(handle, &size) != 0 || size.len < 0 || size.len > collector::kMaxShapeRank) return;
-  arg->rank = int32_t(size.len);
+  if (get_shape(handle, &size) != 0 || size.len < 0) return;
+  // A rank beyond kMaxShapeRank is passed on as it is: record_shapes refuses the operator's
+  // shapes and counts it (a wrong [] would pass for a real shape).
+  arg->rank = int32_t(std::min<int64_t>(size.len, INT32_MAX));
   arg->dims = size.data;
   int dtype = -1;
   if (get_dtype != nullptr && get_dtype(handle, &dtype) == 0) arg->type = dtype_name(dtype);

@@ -274,9 +274,11 @@ def check_devsim_run(context):
     check_driver_threads(trace)
     check_external_ids(trace, wanted)
     check_syncs(trace)
+    import kineto_checks  # noqa: E402 (it uses this module's helpers)
+    kineto = kineto_checks.check_kineto_fields(trace)
     rows = check_table(trace, summary_rows(context.out_dir))
     context.summary = (f"{len(trace.device)} device records, {len(trace.runtime)} runtime calls, "
-                       f"{rows} table rows recomputed")
+                       f"{rows} table rows recomputed; {kineto}")
 
 
 # ---- the real libcudart.so.13, no driver -----------------------------------------------------

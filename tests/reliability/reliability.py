@@ -105,7 +105,9 @@ def load(path):
 
 
 def events(document, name=None):
-    found = [e for e in document["traceEvents"] if e.get("ph") == "X"]
+    """Complete events, without the gpu_user_annotation slices that mirror an operator's or a
+    range's device work on the device lanes (they carry its name, but are not calls)."""
+    found = [e for e in document["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "gpu_user_annotation"]
     return [e for e in found if e.get("name") == name] if name else found
 
 

@@ -119,12 +119,26 @@ TEST_CASE("a warning names the default it falls back to and never echoes the val
   CHECK(warnings[0] == "PROFAGENT_ROW_LIMIT has an invalid value; using the default (100)");
 }
 
+TEST_CASE("PROFAGENT_WINDOW_WAIT_MS: milliseconds from 0 to 600000, else one line and the default") {
+  std::vector<std::string> warnings;
+  CHECK(parse({}, warnings).window_wait_ms == 3000);
+  CHECK(parse({{"PROFAGENT_WINDOW_WAIT_MS", "0"}}, warnings).window_wait_ms == 0);
+  CHECK(parse({{"PROFAGENT_WINDOW_WAIT_MS", "250"}}, warnings).window_wait_ms == 250);
+  CHECK(warnings.empty());
+  for (const char* bad : {"-1", "600001", "1.5", "3s", ""}) {
+    warnings.clear();
+    CHECK(parse({{"PROFAGENT_WINDOW_WAIT_MS", bad}}, warnings).window_wait_ms == 3000);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] == "PROFAGENT_WINDOW_WAIT_MS has an invalid value; using the default (3000)");
+  }
+}
+
 TEST_CASE("to_pairs lists every variable with its effective value") {
   std::vector<std::string> warnings;
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 20);
+  CHECK(pairs.size() == 21);
   CHECK(pairs["PROFAGENT_HANDLE_SIGNALS"] == "false");
   CHECK(pairs["PROFAGENT_CHILD"] == "light");
   CHECK(pairs["PROFAGENT_WAIT"] == "1");

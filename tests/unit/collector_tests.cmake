@@ -5,10 +5,21 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/buffers_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/clock_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/names_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/cupti_status_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/swallowed_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/join_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/session_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp)
-  target_link_libraries(collector_tests PRIVATE profagent_collector Catch2::Catch2)
+  target_link_libraries(collector_tests PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
+  # window_race_test.cpp: a library whose constructor calls back into the test program (found
+  # by dlsym, hence the exported symbols) while step boundaries run.
+  add_library(window_race_plugin MODULE ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_plugin.cpp)
+  target_link_libraries(window_race_plugin PRIVATE ${CMAKE_DL_LIBS})
+  add_dependencies(collector_tests window_race_plugin)
+  set_target_properties(collector_tests PROPERTIES ENABLE_EXPORTS ON)
+  target_compile_definitions(collector_tests PRIVATE WINDOW_RACE_PLUGIN="$<TARGET_FILE:window_race_plugin>")
   target_include_directories(collector_tests PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   add_test(NAME collector COMMAND collector_tests)
   set_tests_properties(collector PROPERTIES LABELS unit)

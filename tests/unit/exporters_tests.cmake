@@ -4,9 +4,13 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/chrome_trace_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/json_writer_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/occupancy_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/output_file_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/step_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/tables_test.cpp)
 target_link_libraries(exporters_unit_tests PRIVATE
   profagent_exporters Catch2::Catch2 nlohmann_json::nlohmann_json)
+# The occupancy test checks against the toolkit's header-only occupancy calculator.
+target_include_directories(exporters_unit_tests SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_test(NAME exporters COMMAND exporters_unit_tests)
 set_tests_properties(exporters PROPERTIES LABELS unit)

@@ -3,6 +3,7 @@
 // thread's stack is linked to it, and records only come out after flush().
 #pragma once
 
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -24,13 +25,25 @@ class FakeBackend final : public DeviceBackend {
   }
   void flush() noexcept override {
     std::lock_guard lock(mutex_);
+    ++flushes;
+    for (auto it = deferred_.begin(); it != deferred_.end();) {
+      if (it->first > flushes) {
+        ++it;
+        continue;
+      }
+      in_flight_.records.push_back(std::move(it->second));
+      it = deferred_.erase(it);
+    }
     completed_.append(std::move(in_flight_));
     in_flight_ = DeviceBatch();
-    ++flushes;
   }
   DeviceBatch drain() noexcept override {
     std::lock_guard lock(mutex_);
     return std::exchange(completed_, DeviceBatch());
+  }
+  void set_active(bool on) noexcept override {
+    ++active_switches;
+    active.store(on);
   }
   std::string status() const override { return status_; }
   std::string version() const override { return "fake-1"; }
@@ -70,9 +83,25 @@ class FakeBackend final : public DeviceBackend {
     record.stream = 7;
   }
 
+  // The same, but the record comes out only with the `flushes_from_now`-th flush from now:
+  // a kernel still running while its window is joined.
+  void complete_kernel_at_flush(uint32_t correlation, uint64_t start_ns, int flushes_from_now) {
+    std::lock_guard lock(mutex_);
+    DeviceRecord record;
+    record.kind = DeviceKind::Kernel;
+    record.correlation = correlation;
+    record.start_ns = start_ns;
+    record.end_ns = start_ns + 10;
+    record.name = "_Z6queuedv";
+    record.stream = 7;
+    deferred_.emplace_back(flushes + flushes_from_now, std::move(record));
+  }
+
   bool start_result = true;
   bool started = false;
-  int flushes = 0;
+  std::atomic<bool> active{true};          // as the session last switched device activity
+  std::atomic<int> active_switches{0};
+  std::atomic<int> flushes{0};
 
  private:
   static std::vector<uint64_t>& stack() {
@@ -83,6 +112,7 @@ class FakeBackend final : public DeviceBackend {
   std::mutex mutex_;
   DeviceBatch in_flight_;
   DeviceBatch completed_;
+  std::vector<std::pair<int, DeviceRecord>> deferred_;  // (flush that delivers it, record)
   uint32_t next_correlation_ = 1;
   std::string status_ = "fake";
 };

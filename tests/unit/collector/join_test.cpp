@@ -212,3 +212,27 @@ TEST_CASE("join: out-of-order records are sorted in place, ties in arrival order
   CHECK(order == std::vector<uint32_t>{2, 4, 6, 3, 1, 5});
   for (const DeviceRecord& d : trace.device) CHECK(d.host == index_of(trace, 100 + d.correlation));
 }
+
+TEST_CASE("join: calls without device work get their own CUPTI correlation from the window's links",
+          "[join]") {
+  JoinInput input;
+  input.names = {"", "op", "cudaEventRecord", "cudaLaunchKernel", "cudaFree"};
+  input.threads.push_back(thread(100, {
+      event(10, EventKind::Runtime, 100, 110, 2),   // cudaEventRecord: no device work
+      event(20, EventKind::Launch, 200, 210, 3),    // its kernel carries correlation 8
+      event(30, EventKind::Free, 300, 310, 4),      // no link at all (e.g. CUPTI lost it)
+      event(40, EventKind::Operator, 0, 400, 1),    // scopes keep none
+  }));
+  std::unordered_map<uint32_t, uint64_t> links = {{8, 20}};
+  input.links = &links;
+  // CUPTI links every API call made while an id is pushed: the call itself first, then calls
+  // it makes (a later, larger correlation); the operator's own id links its inner driver call.
+  input.call_links = {{5, 10}, {6, 10}, {7, 40}, {8, 20}, {9, 20}};
+  input.device = {device(DeviceKind::Kernel, 8, 220, "k")};
+  Trace trace;
+  join(std::move(input), trace);
+  CHECK(by_id(trace, 10).correlation == 5);
+  CHECK(by_id(trace, 20).correlation == 8);  // the device record's, not the smaller/larger link
+  CHECK(by_id(trace, 30).correlation == 0);  // the exporter gives it a fresh one
+  CHECK(by_id(trace, 40).correlation == 0);
+}

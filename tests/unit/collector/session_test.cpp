@@ -10,6 +10,7 @@
 #include "collector/clock.h"
 #include "collector/session.h"
 #include "fake_backend.h"
+#include "session_fixture.h"
 #include "operator_scope.h"
 #include "test_util.h"
 
@@ -17,52 +18,6 @@ using namespace profagent;
 using namespace profagent::collector;
 using namespace profagent::collector::testing;
 
-namespace {
-
-FakeBackend& fake() {
-  static auto* backend = new FakeBackend;
-  return *backend;
-}
-
-PlatformInfo fake_platform() {
-  PlatformInfo info;
-  info.devices.push_back(DeviceInfo{});
-  info.devices.back().name = "Fake GPU";
-  info.cuda_runtime_version = 13000;
-  return info;
-}
-
-// What hooks/hook.h does around a runtime launch.
-uint64_t hooked_launch(const char* kernel) {
-  RuntimeGuard guard;
-  cuda_in_use();
-  if (!guard.should_record()) return 0;
-  HostEvent event{};
-  event.id = new_event_id();
-  event.start = now();
-  push_external_id(event.id);
-  fake().enqueue_kernel(kernel, clock::monotonic_ns(), 1000);
-  pop_external_id();
-  event.end = now();
-  event.kind = uint8_t(EventKind::Launch);
-  event.name = intern("cudaLaunchKernel");
-  record(event);
-  return event.id;
-}
-
-void start_session_once() {
-  static bool done = [] {
-    drain_all();  // other tests' events are not this session's
-    SessionOptions options;
-    options.device_backend = &fake();
-    options.platform_info = &fake_platform;
-    options.config = {{"PROFAGENT_CUPTI", "auto"}};
-    return start(options);
-  }();
-  REQUIRE(done);
-}
-
-}  // namespace
 
 TEST_CASE("session: a window joins hooked calls, operators and device records", "[session]") {
   start_session_once();
@@ -114,61 +69,81 @@ TEST_CASE("session: a window joins hooked calls, operators and device records", 
   CHECK(std::any_of(names.begin(), names.end(), [](auto& p) { return p.first == this_tid(); }));
 }
 
-TEST_CASE("session: records of an earlier window are late; running events carry over",
+// A launch whose kernel has not run yet: its link goes out with the next flush, its record
+// only when the test says.
+std::pair<uint64_t, uint32_t> launch_with_queued_work() {
+  RuntimeGuard guard;
+  HostEvent event = make_event(EventKind::Launch, now(), 0);
+  push_external_id(event.id);
+  const uint32_t correlation = fake().link_only();
+  pop_external_id();
+  event.end = now();
+  record(event);
+  return {event.id, correlation};
+}
+
+TEST_CASE("session: a window waits for the device work it issued", "[session]") {
+  start_session_once();
+  set_state(RecordState::Record);
+  const auto [launch, correlation] = launch_with_queued_work();
+  fake().complete_kernel_at_flush(correlation, clock::monotonic_ns(), 3);
+  const int flushes_before = fake().flushes;
+  Trace trace = freeze_window();
+  CHECK(fake().flushes - flushes_before >= 3);
+  REQUIRE(trace.device.size() == 1);
+  REQUIRE(trace.device[0].host >= 0);
+  CHECK(trace.host[trace.device[0].host].id == launch);
+  CHECK(trace.drops.late_device_records == 0);
+  CHECK(trace.drops.unmatched_device_records == 0);
+  CHECK(trace.join_wait_ns < uint64_t(kUnitWaitMs) * 1'000'000);
+}
+
+TEST_CASE("session: work still missing after the wait is late in its own window only; running events carry over",
           "[session]") {
   start_session_once();
   set_state(RecordState::Record);
-  uint64_t launch = hooked_launch("_Z1kv");
-  freeze_window();  // the launch's window, whose device record we now "lose" ...
-  {
-    // ... and deliver after the window was written: its host call is in no window.
-    RuntimeGuard guard;
-    push_external_id(launch);
-    fake().enqueue_kernel("_Z1kv", clock::monotonic_ns(), 10);
-    pop_external_id();
-  }
+  const auto [launch, correlation] = launch_with_queued_work();
+  Trace first = freeze_window();
+  CHECK(first.drops.late_device_records == 1);
+  CHECK(first.device.empty());
+  CHECK(find_host(first, launch) != nullptr);
+  CHECK(first.join_wait_ns >= uint64_t(kUnitWaitMs) * 1'000'000);
+  // It comes now, during the next window: it is dropped, never put into that window.
+  fake().complete_kernel(correlation, clock::monotonic_ns());
+  const uint64_t next_launch = hooked_launch("_Z4nextv");
   // An event still running at the next cut (it ends in the future) waits for the window after.
   HostEvent running = make_event(EventKind::Runtime, now(), now() + 20'000'000);
   record(running);
   Trace second = freeze_window();
-  CHECK(second.drops.late_device_records == 1);
-  CHECK(second.device.empty());
+  CHECK(second.drops.late_device_records == 0);
+  CHECK(second.drops.unmatched_device_records == 0);
+  REQUIRE(second.device.size() == 1);
+  CHECK(second.host[second.device[0].host].id == next_launch);
   CHECK(find_host(second, running.id) == nullptr);
   while (now() <= running.end) {
   }
   Trace third = freeze_window();
   CHECK(find_host(third, running.id) != nullptr);
   CHECK(third.window == second.window + 1);
+  CHECK(third.device.empty());
 }
 
-TEST_CASE("session: a link serves one more window, then it is dropped", "[session]") {
+TEST_CASE("session: a record arriving after a later cut goes to its own window", "[session]") {
   start_session_once();
   set_state(RecordState::Record);
-  auto call_with_late_work = [] {
-    RuntimeGuard guard;
-    HostEvent event = make_event(EventKind::Launch, now(), 0);
-    push_external_id(event.id);
-    const uint32_t correlation = fake().link_only();
-    pop_external_id();
-    event.end = now();
-    record(event);
-    return correlation;
-  };
-  // One cut after its link came, the record still finds its (written) call: late.
-  const uint32_t first = call_with_late_work();
-  freeze_window();
-  fake().complete_kernel(first, clock::monotonic_ns());
-  Trace next = freeze_window();
-  CHECK(next.drops.late_device_records == 1);
-  CHECK(next.drops.unmatched_device_records == 0);
-  // Two cuts later the link is gone (CUPTI sends one per call: keeping all would grow forever).
-  const uint32_t second = call_with_late_work();
-  freeze_window();
-  freeze_window();
-  fake().complete_kernel(second, clock::monotonic_ns());
-  Trace last = freeze_window();
-  CHECK(last.drops.late_device_records == 0);
-  CHECK(last.drops.unmatched_device_records == 1);
+  const auto [first_launch, correlation] = launch_with_queued_work();
+  CutWindow* first_cut = cut_window();
+  const uint64_t second_launch = hooked_launch("_Z6secondv");  // its record is out at once
+  CutWindow* second_cut = cut_window();
+  fake().complete_kernel_at_flush(correlation, clock::monotonic_ns(), 1);
+  Trace first = finish_window(first_cut);
+  Trace second = finish_window(second_cut);
+  REQUIRE(first.device.size() == 1);
+  CHECK(first.host[first.device[0].host].id == first_launch);
+  REQUIRE(second.device.size() == 1);
+  CHECK(second.host[second.device[0].host].id == second_launch);
+  CHECK(first.drops.late_device_records + second.drops.late_device_records == 0);
+  CHECK(first.drops.unmatched_device_records + second.drops.unmatched_device_records == 0);
 }
 
 TEST_CASE("session: nothing is recorded while the state is Off", "[session]") {

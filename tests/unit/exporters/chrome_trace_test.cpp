@@ -1,5 +1,7 @@
-// trace.json as Perfetto and HTA read it (notes/trace-format.md §4.1 checklist).
+// trace.json as Perfetto and HTA read it: well-formed JSON, Kineto's fields and links.
 #include <catch2/catch.hpp>
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 
 #include <map>
 #include <nlohmann/json.hpp>
@@ -8,6 +10,7 @@
 #include <string>
 
 #include "exporters/chrome_trace.h"
+#include "exporters/cupti_cbids.h"
 #include "exporters/exporter.h"
 #include "exporters/tables.h"
 #include "synthetic_trace.h"
@@ -309,4 +312,202 @@ TEST_CASE("a CUPTI driver record left in Trace::device starts the arrow to its k
     if (r.name == "aten::relu") CHECK(r.self_cpu_ns == 35'000);  // minus the driver call
     if (r.name == "cuLaunchKernel") CHECK(r.cuda_total_ns == 20'000);
   }
+}
+
+// ---- what Kineto's readers key on: cbid, call correlations, event waits, annotations -------
+
+namespace {
+
+std::map<std::string, Json> calls_by_name(const Json& doc) {
+  std::map<std::string, Json> calls;
+  for (const Json& e : events_of(doc, "X")) {
+    if (e["cat"] == "cuda_runtime" || e["cat"] == "cuda_driver") calls[e["name"]] = e;
+  }
+  return calls;
+}
+
+// Main thread: kernel launch on stream handle 0x5000 (CUPTI stream 13), cudaEventRecord(E,
+// 0x5000), cudaStreamWaitEvent(another stream, E), cudaEventRecord(E, 0x5000) again, then
+// cudaEventSynchronize(E). Sync records: Stream Wait Event on stream 14, Event Sync (no stream).
+Trace event_wait_trace() {
+  using test::host;
+  Trace t = test::sample_trace();
+  t.host.clear();
+  t.device.clear();
+  constexpr uint64_t kEvent = 0xE000, kRecordStream = 0x5000;
+  t.host.push_back(host(EventKind::Launch, "cudaLaunchKernel", 0, 5, 21));       // 0
+  t.host[0].arg1 = kRecordStream, t.host[0].correlation = 30;
+  t.host.push_back(host(EventKind::Runtime, "cudaEventRecord", 6, 7, 22));       // 1
+  t.host[1].arg0 = kEvent, t.host[1].arg1 = kRecordStream, t.host[1].correlation = 31;
+  t.host.push_back(host(EventKind::Sync, "cudaStreamWaitEvent", 8, 9, 23));      // 2
+  t.host[2].arg0 = 0, t.host[2].arg1 = kEvent;
+  t.host.push_back(host(EventKind::Runtime, "cudaEventRecord", 10, 11, 24));     // 3
+  t.host[3].arg0 = kEvent, t.host[3].arg1 = kRecordStream;  // no CUPTI correlation known
+  t.host.push_back(host(EventKind::Sync, "cudaEventSynchronize", 12, 60, 25));   // 4
+  t.host[4].arg1 = kEvent;
+  t.device.push_back(test::device(DeviceKind::Kernel, "k", 20, 50, 13, 30, 0));
+  DeviceRecord wait = test::device(DeviceKind::Sync, "", 8, 9, 14, 32, 2);
+  wait.sync_type = 2, wait.event_id = 1;
+  DeviceRecord event_sync = test::device(DeviceKind::Sync, "", 12, 60, kNoStream, 33, 4);
+  event_sync.sync_type = 1, event_sync.event_id = 1;
+  t.device.push_back(wait);
+  t.device.push_back(event_sync);
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("every runtime and driver call has the header's cbid and a correlation of its own",
+          "[exporters][trace][kineto]") {
+  const Json doc = Json::parse(trace_text(test::sample_trace()));
+  std::set<uint64_t> seen;
+  std::set<uint64_t> device_correlations;
+  for (const Json& e : events_of(doc, "X")) {
+    if (is_gpu_category(e["cat"])) device_correlations.insert(e["args"]["correlation"].get<uint64_t>());
+  }
+  int calls = 0;
+  for (const Json& e : events_of(doc, "X")) {
+    if (e["cat"] != "cuda_runtime" && e["cat"] != "cuda_driver") continue;
+    ++calls;
+    REQUIRE(e["args"].contains("cbid"));
+    const uint64_t corr = e["args"]["correlation"].get<uint64_t>();
+    CHECK(corr > 0);
+    CHECK(corr < (uint64_t{1} << 32));
+    CHECK(seen.insert(corr).second);
+  }
+  CHECK(calls == 6);
+  const auto by_name = calls_by_name(doc);
+  CHECK(by_name.at("cudaLaunchKernel")["args"]["cbid"] == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  CHECK(by_name.at("cudaMemcpyAsync")["args"]["cbid"] == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020);
+  CHECK(by_name.at("cudaMalloc")["args"]["cbid"] == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
+  CHECK(by_name.at("cuLaunchKernel")["args"]["cbid"] == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel);
+  // Calls without device work (cudaMalloc) or with only a sync record still differ from
+  // every device-linked id: the fresh ones lie above all ids in the trace.
+  const uint64_t malloc_corr = by_name.at("cudaMalloc")["args"]["correlation"];
+  CHECK(malloc_corr > *device_correlations.rbegin());
+}
+
+TEST_CASE("cbid lookup: newest form of a runtime function, stream variants, driver names",
+          "[exporters][kineto]") {
+  CHECK(runtime_cbid("cudaGetDeviceProperties") == CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000);
+  CHECK(runtime_cbid("cudaLaunchKernel_ptsz") == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000);
+  CHECK(runtime_cbid("cudaMemcpy_ptds") == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000);
+  CHECK(runtime_cbid("cudaMalloc_ptsz") == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);  // no own id
+  CHECK(driver_cbid("cuMemAlloc_v2") == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
+  CHECK(driver_cbid("cuMemAlloc") == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc);
+  CHECK(runtime_cbid("notACudaFunction") == 0);
+  CHECK(driver_cbid("cudaLaunchKernel") == 0);
+}
+
+TEST_CASE("event waits name the cudaEventRecord they wait for and its stream",
+          "[exporters][trace][kineto]") {
+  const Json doc = Json::parse(trace_text(event_wait_trace()));
+  const Json* wait = find_x(doc, "Stream Wait Event");
+  const Json* event_sync = find_x(doc, "Event Sync");
+  REQUIRE(wait);
+  REQUIRE(event_sync);
+  const auto calls = calls_by_name(doc);
+  // The wait came after the first record (correlation 31) and before the second.
+  CHECK((*wait)["args"]["wait_on_cuda_event_record_corr_id"] == 31);
+  CHECK((*wait)["args"]["wait_on_stream"] == 13);
+  CHECK((*wait)["args"]["stream"] == 14);
+  CHECK((*wait)["tid"] == 14);  // Kineto keeps stream waits on their stream's row
+  // The event sync waits for the second record, whose correlation was made up: it must be
+  // the one written on that cudaEventRecord event.
+  uint64_t second_record = 0;
+  for (const Json& e : events_of(doc, "X")) {
+    if (e["name"] == "cudaEventRecord" && e["args"]["correlation"] != 31) second_record = e["args"]["correlation"];
+  }
+  CHECK(second_record > 33);
+  CHECK((*event_sync)["args"]["wait_on_cuda_event_record_corr_id"] == second_record);
+  CHECK((*event_sync)["args"]["wait_on_stream"] == 13);
+  CHECK((*event_sync)["args"]["stream"] == -1);
+  CHECK((*event_sync)["tid"] == kDeviceRowTid);
+  std::map<std::pair<int64_t, int64_t>, std::string> rows;
+  for (const Json& m : events_of(doc, "M")) {
+    if (m["name"] == "thread_name") rows[{m["pid"], m["tid"]}] = m["args"]["name"];
+  }
+  CHECK(rows[{0, int64_t(kDeviceRowTid)}] == "Device 0");
+}
+
+TEST_CASE("a wait whose record is unknown says -1, as Kineto does", "[exporters][trace][kineto]") {
+  Trace t = event_wait_trace();
+  t.host[1].arg0 = t.host[3].arg0 = 0xF000;  // records of another event
+  const Json doc = Json::parse(trace_text(t));
+  const Json* wait = find_x(doc, "Stream Wait Event");
+  REQUIRE(wait);
+  CHECK((*wait)["args"]["wait_on_cuda_event_record_corr_id"] == -1);
+  CHECK((*wait)["args"]["wait_on_stream"] == -1);
+}
+
+TEST_CASE("gpu_user_annotation: each scope with device work spans it on every stream row",
+          "[exporters][trace][kineto]") {
+  const Json doc = Json::parse(trace_text(test::sample_trace()));
+  std::map<std::string, Json> annotations;
+  for (const Json& e : events_of(doc, "X")) {
+    if (e["cat"] == "gpu_user_annotation") annotations[e["name"]] = e;
+  }
+  REQUIRE(annotations.size() == 2);  // the worker's launch has no scope
+  const Json& mm = annotations.at("aten::mm");  // gemm [25,125] and its copy [130,140] on stream 7
+  CHECK(mm["pid"] == 0);
+  CHECK(mm["tid"] == 7);
+  CHECK(mm["args"]["External id"] == 10);
+  const Json* gemm = find_x(doc, "gemm");
+  const Json* copy = find_x(doc, "Memcpy HtoD (Pageable -> Device)");
+  CHECK(mm["ts"] == (*gemm)["ts"]);
+  CHECK(mm["ts"].get<double>() + mm["dur"].get<double>() ==
+        Approx((*copy)["ts"].get<double>() + (*copy)["dur"].get<double>()));
+  const Json& relu = annotations.at("aten::relu");  // through its driver launch
+  CHECK(relu["ts"] == (*find_x(doc, "relu_kernel"))["ts"]);
+  CHECK(relu["dur"] == (*find_x(doc, "relu_kernel"))["dur"]);
+}
+
+TEST_CASE("every pid, tid and flow id fits in 32 bits, also without a stream or correlation",
+          "[exporters][trace][kineto]") {
+  Trace t = test::sample_trace();
+  t.device[3].stream = kNoStream;    // the sync record: a context synchronisation
+  t.device[3].sync_type = 4;
+  t.device[4].correlation = 0;       // a device record CUPTI gave no correlation
+  const Json doc = Json::parse(trace_text(t));
+  for (const Json& e : doc["traceEvents"]) {
+    CHECK(e["pid"].get<uint64_t>() < (uint64_t{1} << 32));
+    CHECK(e["tid"].get<uint64_t>() < (uint64_t{1} << 32));
+    if (e["ph"] == "s" || e["ph"] == "f") CHECK(e["id"].get<uint64_t>() < (uint64_t{1} << 32));
+  }
+  CHECK((*find_x(doc, "Context Sync"))["tid"] == kDeviceRowTid);
+}
+
+TEST_CASE("kernels carry Kineto's queued and occupancy args", "[exporters][trace][kineto]") {
+  const Json doc = Json::parse(trace_text(test::sample_trace()));
+  const Json& args = (*find_x(doc, "gemm"))["args"];
+  CHECK(args["queued"] == 0);  // CUPTI gave none
+  // 128 blocks of 256 threads, 32 registers, on 40 SMs of 1024 threads (compute 7.5): four
+  // blocks fit an SM, the grid gives 3.2, so 3.2 x 256 / 1024 = 80 %.
+  CHECK(args["blocks per SM"].get<double>() == Approx(3.2));
+  CHECK(args["warps per SM"].get<double>() == Approx(25.6));
+  CHECK(args["est. achieved occupancy %"] == 80);
+  std::vector<std::string> keys;
+  for (auto it = args.begin(); it != args.end(); ++it) keys.push_back(it.key());
+  CHECK(keys == std::vector<std::string>{"External id", "queued", "device", "context", "stream", "correlation",
+                                         "registers per thread", "shared memory", "blocks per SM",
+                                         "warps per SM", "grid", "block", "est. achieved occupancy %"});
+}
+
+TEST_CASE("fresh call correlations stay within 32 bits when CUPTI's ids reach the top",
+          "[exporters][trace][kineto]") {
+  Trace t = test::sample_trace();
+  t.device[0].correlation = t.host[1].correlation = 0xFFFFFFFFu;  // gemm and its launch
+  t.device[1].correlation = t.host[2].correlation = 1;            // the copy
+  const Json doc = Json::parse(trace_text(t));
+  std::set<uint64_t> seen;
+  for (const Json& e : events_of(doc, "X")) {
+    if (e["cat"] != "cuda_runtime" && e["cat"] != "cuda_driver") continue;
+    const uint64_t corr = e["args"]["correlation"].get<uint64_t>();
+    CHECK(corr >= 1);
+    CHECK(corr <= 0xFFFFFFFFu);
+    CHECK(seen.insert(corr).second);
+  }
+  // In use: 1, 3, 4, 5 and 2^32 - 1; the two calls without one get the gaps, in trace order.
+  CHECK(calls_by_name(doc).at("cudaDeviceSynchronize")["args"]["correlation"] == 2);
+  CHECK(calls_by_name(doc).at("cudaMalloc")["args"]["correlation"] == 6);
 }

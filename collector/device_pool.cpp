@@ -1,0 +1,121 @@
+#include "collector/device_pool.h"
+
+#include <string_view>
+#include <utility>
+
+namespace profagent::collector {
+namespace {
+
+bool is_scope(EventKind kind) {
+  return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
+}
+
+bool is_work(DeviceKind kind) { return kind != DeviceKind::Sync && kind != DeviceKind::DriverApi; }
+
+// A driver call that queues device work (its record carries the call's own correlation id).
+bool queues_work(const DeviceRecord& call) {
+  const std::string_view name = call.name;
+  return name.rfind("cuLaunch", 0) == 0 || name.rfind("cuMemcpy", 0) == 0 || name.rfind("cuMemset", 0) == 0;
+}
+
+}  // namespace
+
+bool expects_device_work(const HostEvent& event) {
+  if (event.flags & (kFlagFailed | kFlagCaptured)) return false;
+  switch (EventKind(event.kind)) {
+    case EventKind::Launch:
+    case EventKind::GraphLaunch: return true;
+    case EventKind::Memcpy:
+    case EventKind::Memset: return event.arg0 != 0;
+    default: return false;
+  }
+}
+
+void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
+  for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
+  records.reserve(records.size() + batch.records.size());
+  for (DeviceRecord& record : batch.records) records.push_back({std::move(record), cuts, now_ns});
+  dropped += batch.dropped;
+}
+
+uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_age_ns) {
+  if (cut <= kForgetCuts) return 0;
+  const uint32_t oldest_kept = cut - kForgetCuts;
+  auto old = [&](uint32_t after_cut, uint64_t arrived_ns) {
+    return after_cut < oldest_kept && now_ns - arrived_ns >= min_age_ns;
+  };
+  uint64_t forgotten = 0;
+  size_t kept = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    if (old(records[i].arrived_after_cut, records[i].arrived_ns)) {
+      ++forgotten;
+      continue;
+    }
+    if (kept != i) records[kept] = std::move(records[i]);
+    ++kept;
+  }
+  records.resize(kept);
+  for (auto link = links.begin(); link != links.end();) {
+    link = old(link->second.arrived_after_cut, link->second.arrived_ns) ? links.erase(link) : std::next(link);
+  }
+  return forgotten;
+}
+
+WindowClaim::WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
+                         uint64_t start_ns, uint64_t end_ns, uint32_t cut)
+    : kinds_(std::move(kinds)), start_ns_(start_ns), end_ns_(end_ns), cut_(cut), waiting_hosts_(std::move(expected)) {}
+
+WindowClaim::Owner WindowClaim::owner_of(const DevicePool::Pooled& pooled, const DevicePool& pool) {
+  const DeviceRecord& r = pooled.record;
+  auto link = pool.links.find(r.correlation);
+  if (link != pool.links.end()) return kinds_.count(link->second.external_id) ? Owner::Mine : Owner::Later;
+  if (r.kind != DeviceKind::DriverApi && driver_calls_.count(r.correlation)) return Owner::Mine;
+  // Unlinked: by time. A driver call's start is host time; other work's is device time, which
+  // is after its launch, so work started before this window was launched before it too.
+  if (r.start_ns < start_ns_) return Owner::Earlier;
+  if (r.start_ns <= end_ns_) return Owner::Mine;
+  const bool launched_before_cut = r.kind != DeviceKind::DriverApi && pooled.arrived_after_cut < cut_;
+  return launched_before_cut ? Owner::Mine : Owner::Later;
+}
+
+void WindowClaim::take(DeviceRecord&& record) {
+  if (record.kind == DeviceKind::DriverApi) {
+    driver_calls_.insert(record.correlation);
+    auto link = links.find(record.correlation);
+    auto kind = link == links.end() ? kinds_.end() : kinds_.find(link->second);
+    const bool in_scope = kind != kinds_.end() && is_scope(kind->second);
+    if (in_scope && queues_work(record) && !work_seen_.count(record.correlation)) {
+      waiting_driver_calls_.insert(record.correlation);
+    }
+  } else if (is_work(record.kind)) {
+    work_seen_.insert(record.correlation);
+    waiting_driver_calls_.erase(record.correlation);
+    auto link = links.find(record.correlation);
+    if (link != links.end()) waiting_hosts_.erase(link->second);
+  }
+  records.push_back(std::move(record));
+}
+
+void WindowClaim::claim(DevicePool& pool) {
+  // Driver calls first: the unlinked work they issued follows them.
+  for (const bool drivers : {true, false}) {
+    size_t kept = 0;
+    for (size_t i = 0; i < pool.records.size(); ++i) {
+      DevicePool::Pooled& pooled = pool.records[i];
+      const bool driver = pooled.record.kind == DeviceKind::DriverApi;
+      const Owner owner = driver == drivers ? owner_of(pooled, pool) : Owner::Later;
+      if (owner == Owner::Mine) {
+        auto link = pool.links.find(pooled.record.correlation);
+        if (link != pool.links.end()) links.emplace(link->first, link->second.external_id);
+        take(std::move(pooled.record));
+      }
+      if (owner == Owner::Earlier) ++dropped_earlier;
+      if (owner != Owner::Later) continue;  // claimed, or from before this window: dropped
+      if (kept != i) pool.records[kept] = std::move(pooled);
+      ++kept;
+    }
+    pool.records.resize(kept);
+  }
+}
+
+}  // namespace profagent::collector

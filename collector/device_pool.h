@@ -1,0 +1,91 @@
+// Device records waiting for the window that issued them (internal to the collector).
+//
+// A window is cut at a step boundary, but the device may still be running what the window
+// queued: its records come from CUPTI later, possibly after the next window was cut. So records
+// are not handed to whichever window is cut next. They wait in this pool, and each window's
+// join claims exactly the records whose launch it holds:
+//   - linked records (CUPTI correlation -> the external id a hook or a range pushed) go to the
+//     window holding that host event, and to no other window;
+//   - unlinked DRIVER records (a library's cuLaunchKernel outside any range) go to the window
+//     whose time span holds the call, and their work follows them by correlation id;
+//   - other unlinked work goes to the first window joined after it started on the device.
+// Every record and link carries the number of cuts made when it arrived, and when. Joins run in
+// cut order, and a call usually belongs to the window after the last cut before it returned,
+// so what arrived several cuts before the window being joined is normally unclaimable: a warmup
+// step's work, or work whose window already counted it as late. It is dropped once it is both
+// kForgetCuts cuts and min_age_ns old: a thread held up inside one launch call (preempted while
+// boundaries go by on other threads) commits its call into a later window than its record's
+// arrival suggests, and the age bound keeps its record for it.
+#pragma once
+
+#include <cstdint>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "collector/device_backend.h"
+#include "collector/event.h"
+
+namespace profagent::collector {
+
+struct DevicePool {
+  struct Pooled {
+    DeviceRecord record;
+    uint32_t arrived_after_cut = 0;
+    uint64_t arrived_ns = 0;
+  };
+  struct Link {
+    uint64_t external_id = 0;
+    uint32_t arrived_after_cut = 0;
+    uint64_t arrived_ns = 0;
+  };
+  static constexpr uint32_t kForgetCuts = 4;
+  std::vector<Pooled> records;
+  std::unordered_map<uint32_t, Link> links;  // CUPTI correlation -> external id
+  uint64_t dropped = 0;                      // the device library's drops, for the next window
+
+  void absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns);
+  // After the join of cut `cut` (see above). Returns how many records were dropped.
+  uint64_t forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_age_ns);
+};
+
+// What one window's join claims from the pool, poll after poll.
+class WindowClaim {
+ public:
+  // `kinds`: the window's host events that device work may link to (id -> kind); `expected`:
+  // those of them that queued device work (expects_device_work); [start_ns, end_ns]: the
+  // window on the agent clock; `cut`: the number of the cut that ended it.
+  WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
+              uint64_t start_ns, uint64_t end_ns, uint32_t cut);
+
+  // Moves the window's records out of `pool` (called under the session mutex).
+  void claim(DevicePool& pool);
+
+  // Device-work calls of the window (launches, copies, sets) still without a record.
+  uint64_t missing() const { return waiting_hosts_.size() + waiting_driver_calls_.size(); }
+
+  std::vector<DeviceRecord> records;
+  std::unordered_map<uint32_t, uint64_t> links;  // of the claimed records
+  uint64_t dropped_earlier = 0;  // unlinked records from before the window (warmup, idle)
+
+ private:
+  enum class Owner : uint8_t { Mine, Later, Earlier };
+  Owner owner_of(const DevicePool::Pooled& pooled, const DevicePool& pool);
+  void take(DeviceRecord&& record);
+
+  std::unordered_map<uint64_t, EventKind> kinds_;
+  uint64_t start_ns_;
+  uint64_t end_ns_;
+  uint32_t cut_;
+  std::unordered_set<uint64_t> waiting_hosts_;          // host ids expecting device work
+  std::unordered_set<uint32_t> waiting_driver_calls_;   // correlations of driver launches
+  std::unordered_set<uint32_t> driver_calls_;           // claimed driver calls (by correlation)
+  std::unordered_set<uint32_t> work_seen_;              // correlations with claimed work
+};
+
+// Whether a host event is a call that queues device work CUPTI reports (so its window waits
+// for that record): a launch, graph launch, copy or set that succeeded, was not captured into a
+// graph, and (copies, sets) moves at least one byte.
+bool expects_device_work(const HostEvent& event);
+
+}  // namespace profagent::collector

@@ -1,0 +1,157 @@
+#include "exporters/trace_links.h"
+
+#include <algorithm>
+#include <string_view>
+#include <tuple>
+
+namespace profagent::exporters {
+namespace {
+
+bool is_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step; }
+
+bool issues_work(EventKind k) { return k == EventKind::Launch || k == EventKind::Memcpy || k == EventKind::Memset; }
+
+bool is_device_work(DeviceKind k) { return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset; }
+
+bool is_event_record(const HostRecord& h) {
+  return h.kind == EventKind::Runtime && std::string_view(h.name).substr(0, 15) == "cudaEventRecord";
+}
+
+// The runtime's special stream handles (0 default, cudaStreamLegacy, cudaStreamPerThread) name
+// a different stream per thread under per-thread default streams: keyed with the thread.
+constexpr uint64_t kLastSpecialStreamHandle = 2;
+
+std::pair<uint64_t, uint32_t> stream_key(uint64_t handle, uint32_t tid) {
+  return {handle, handle <= kLastSpecialStreamHandle ? tid : 0};
+}
+
+}  // namespace
+
+TraceLinks::TraceLinks(const Trace& trace) : t_(trace) {
+  assign_call_correlations();
+  index_event_records();
+  index_stream_ids();
+  collect_device_spans();
+}
+
+void TraceLinks::assign_call_correlations() {
+  uint32_t largest = 0;
+  for (const HostRecord& h : t_.host) largest = std::max(largest, h.correlation);
+  for (const DeviceRecord& d : t_.device) largest = std::max(largest, d.correlation);
+  next_ = uint64_t(largest) + 1;
+  call_correlation_.assign(t_.host.size(), 0);
+  for (std::size_t i = 0; i < t_.host.size(); ++i) {
+    const HostRecord& h = t_.host[i];
+    if (is_scope(h.kind)) continue;
+    call_correlation_[i] = h.correlation != 0 ? h.correlation : next_free();
+  }
+}
+
+// Ids above the largest one in use first; past 2^32 - 1 (a process that made billions of
+// calls) the gaps below it, so an id never leaves 32 bits and never repeats one in use. The
+// sorted list of ids in use is only built for that rare case.
+uint32_t TraceLinks::next_free() {
+  if (!wrapped_ && next_ <= UINT32_MAX) return uint32_t(next_++);
+  if (!wrapped_) wrapped_ = true, index_used_ids();
+  for (uint64_t tries = 0; tries <= UINT32_MAX; ++tries) {
+    if (next_ > UINT32_MAX) next_ = 1;
+    const auto candidate = uint32_t(next_++);
+    if (!std::binary_search(used_.begin(), used_.end(), candidate)) {
+      used_.insert(std::upper_bound(used_.begin(), used_.end(), candidate), candidate);
+      return candidate;
+    }
+  }
+  return 0;  // every 32-bit id is in use: cannot happen with fewer than 4 billion records
+}
+
+void TraceLinks::index_used_ids() {
+  for (const HostRecord& h : t_.host) {
+    if (h.correlation != 0) used_.push_back(h.correlation);
+  }
+  for (const DeviceRecord& d : t_.device) {
+    if (d.correlation != 0) used_.push_back(d.correlation);
+  }
+  for (uint32_t id : call_correlation_) {
+    if (id != 0) used_.push_back(id);
+  }
+  std::sort(used_.begin(), used_.end());
+  used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
+}
+
+void TraceLinks::index_event_records() {
+  for (std::size_t i = 0; i < t_.host.size(); ++i) {
+    const HostRecord& h = t_.host[i];
+    if (is_event_record(h)) records_.push_back({h.arg0, {h.start_ns, i}});
+  }
+  std::sort(records_.begin(), records_.end());
+}
+
+void TraceLinks::index_stream_ids() {
+  for (const DeviceRecord& d : t_.device) {
+    if (!is_device_work(d.kind) || d.host < 0) continue;
+    const HostRecord& h = t_.host[std::size_t(d.host)];
+    if (issues_work(h.kind) && !(h.flags & kFlagDriverApi)) streams_.push_back({stream_key(h.arg1, h.tid), d.stream});
+  }
+  std::sort(streams_.begin(), streams_.end());
+  streams_.erase(std::unique(streams_.begin(), streams_.end(),
+                             [](const auto& a, const auto& b) { return a.first == b.first; }),
+                 streams_.end());
+}
+
+int64_t TraceLinks::stream_id_of(uint64_t handle, uint32_t tid) const {
+  const auto key = stream_key(handle, tid);
+  auto it = std::lower_bound(streams_.begin(), streams_.end(), key,
+                             [](const auto& e, const auto& k) { return e.first < k; });
+  if (it != streams_.end() && it->first == key) return it->second;
+  // The legacy default stream is one stream for every thread: any thread's use tells its id.
+  it = std::lower_bound(streams_.begin(), streams_.end(), std::pair(handle, uint32_t{0}),
+                        [](const auto& e, const auto& k) { return e.first < k; });
+  if (handle <= kLastSpecialStreamHandle && it != streams_.end() && it->first.first == handle) return it->second;
+  return kUnknown;
+}
+
+EventWait TraceLinks::event_wait(const DeviceRecord& sync) const {
+  EventWait wait;
+  if (sync.host < 0) return wait;
+  const HostRecord& caller = t_.host[std::size_t(sync.host)];
+  if (caller.kind != EventKind::Sync) return wait;
+  const uint64_t event = caller.arg1;
+  // The last record of the event that started before the wait did.
+  auto it = std::upper_bound(records_.begin(), records_.end(),
+                             std::pair(event, std::pair(caller.start_ns, SIZE_MAX)));
+  if (it == records_.begin() || std::prev(it)->first != event) return wait;
+  const std::size_t record = std::prev(it)->second.second;
+  wait.record_correlation = call_correlation_[record];
+  wait.stream = stream_id_of(t_.host[record].arg1, t_.host[record].tid);
+  return wait;
+}
+
+// One entry per (device record, enclosing scope), sorted so each scope's work on one row is a
+// run, runs merged: no hash map over a million device records.
+void TraceLinks::collect_device_spans() {
+  std::vector<DeviceSpan> parts;
+  for (const DeviceRecord& d : t_.device) {
+    if (!is_device_work(d.kind) || d.host < 0) continue;
+    for (int64_t s = d.host; s >= 0; s = t_.host[std::size_t(s)].parent) {
+      if (is_scope(t_.host[std::size_t(s)].kind)) parts.push_back({std::size_t(s), d.device, d.stream, d.start_ns, d.end_ns});
+    }
+  }
+  auto row_and_scope = [](const DeviceSpan& a, const DeviceSpan& b) {
+    return std::tie(a.device, a.stream, a.scope) < std::tie(b.device, b.stream, b.scope);
+  };
+  std::sort(parts.begin(), parts.end(), row_and_scope);
+  for (const DeviceSpan& part : parts) {
+    if (!spans_.empty() && !row_and_scope(spans_.back(), part)) {
+      spans_.back().start_ns = std::min(spans_.back().start_ns, part.start_ns);
+      spans_.back().end_ns = std::max(spans_.back().end_ns, part.end_ns);
+    } else {
+      spans_.push_back(part);
+    }
+  }
+  std::sort(spans_.begin(), spans_.end(), [](const DeviceSpan& a, const DeviceSpan& b) {
+    return std::tuple(a.device, a.stream, a.start_ns, UINT64_MAX - a.end_ns, a.scope) <
+           std::tuple(b.device, b.stream, b.start_ns, UINT64_MAX - b.end_ns, b.scope);
+  });
+}
+
+}  // namespace profagent::exporters

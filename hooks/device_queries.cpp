@@ -1,0 +1,81 @@
+// The watched device queries (hooks/device_queries.h): forwarded like every hook, with the
+// first-use steps, then their result counted. Nothing is recorded, so no event, no id, no
+// timestamp: a success costs one relaxed load once the first success was seen.
+#include "hooks/device_queries.h"
+
+#include <pthread.h>
+
+#include <atomic>
+
+#include "hooks/hook.h"
+
+namespace profagent::hooks {
+namespace {
+
+std::atomic<uint64_t> g_failed{0};
+std::atomic<int> g_first_error{0};
+std::atomic<bool> g_mixed_errors{false};
+std::atomic<bool> g_any_succeeded{false};
+
+void count_result(cudaError_t result) noexcept {
+  if (collector::tls_agent_busy != 0) return;  // CUPTI or the agent asking, not the program
+  if (result == cudaSuccess) {
+    if (!g_any_succeeded.load(std::memory_order_relaxed)) g_any_succeeded.store(true, std::memory_order_relaxed);
+    return;
+  }
+  int expected = 0;
+  if (!g_first_error.compare_exchange_strong(expected, int(result), std::memory_order_relaxed) &&
+      expected != int(result)) {
+    g_mixed_errors.store(true, std::memory_order_relaxed);
+  }
+  g_failed.fetch_add(1, std::memory_order_relaxed);
+}
+
+void forget_parent_queries() noexcept {
+  g_failed.store(0, std::memory_order_relaxed);
+  g_first_error.store(0, std::memory_order_relaxed);
+  g_mixed_errors.store(false, std::memory_order_relaxed);
+  g_any_succeeded.store(false, std::memory_order_relaxed);
+}
+
+__attribute__((constructor)) void reset_in_forked_children() {
+  pthread_atfork(nullptr, nullptr, forget_parent_queries);
+}
+
+// Not noexcept: the real call may be a cancellation point's caller (see hooks/hook.h).
+template <typename Fn, typename... Args>
+cudaError_t watch(Site& site, Args... args) {
+  auto* real = reinterpret_cast<Fn*>(resolve(site.real));
+  if (real == nullptr) {
+    report_unresolved(site);
+    return unresolved_result<cudaError_t>();
+  }
+  note_cuda_use();
+  const cudaError_t result = real(args...);
+  count_result(result);
+  return result;
+}
+
+}  // namespace
+
+DeviceQueryOutcome device_query_outcome() noexcept {
+  return {g_failed.load(std::memory_order_relaxed), g_first_error.load(std::memory_order_relaxed),
+          !g_mixed_errors.load(std::memory_order_relaxed), g_any_succeeded.load(std::memory_order_relaxed)};
+}
+
+}  // namespace profagent::hooks
+
+// One watched query, once per runtime major (as PROFAGENT_HOOK, hooks/hook.h).
+#define PROFAGENT_WATCH_VERSION(name, major, params, args)                                       \
+  PROFAGENT_DECLARE_SITE(name, major)                                                            \
+  PROFAGENT_HOOK_SYMVER(name, major) cudaError_t pahook##major##_##name params {                 \
+    return ::profagent::hooks::watch<decltype(name)>(site_##name##_##major PROFAGENT_TRAILING_ARGS args); \
+  }
+#define PROFAGENT_WATCH(name, params, args)       \
+  PROFAGENT_WATCH_VERSION(name, 13, params, args) \
+  PROFAGENT_WATCH_VERSION(name, 12, params, args)
+
+PROFAGENT_WATCH(cudaGetDeviceCount, (int* n), (n))
+PROFAGENT_WATCH(cudaSetDevice, (int d), (d))
+PROFAGENT_WATCH(cudaGetDeviceProperties, (cudaDeviceProp* p, int d), (p, d))
+PROFAGENT_WATCH(cudaInitDevice, (int d, unsigned int df, unsigned int f), (d, df, f))

@@ -1,0 +1,59 @@
+// The one session of the collector's unit-test process (a session starts once per process),
+// over the fake device backend, shared by every test that freezes windows.
+#pragma once
+
+#include <catch2/catch.hpp>
+
+#include "collector/clock.h"
+#include "collector/session.h"
+#include "fake_backend.h"
+
+namespace profagent::collector::testing {
+
+inline constexpr uint32_t kUnitWaitMs = 300;  // the join's wait bound in these tests
+
+inline FakeBackend& fake() {
+  static auto* backend = new FakeBackend;
+  return *backend;
+}
+
+inline PlatformInfo fake_platform() {
+  PlatformInfo info;
+  info.devices.push_back(DeviceInfo{});
+  info.devices.back().name = "Fake GPU";
+  info.cuda_runtime_version = 13000;
+  return info;
+}
+
+// What hooks/hook.h does around a runtime launch; 0 when nothing was recorded.
+inline uint64_t hooked_launch(const char* kernel) {
+  RuntimeGuard guard;
+  cuda_in_use();
+  if (!guard.should_record()) return 0;
+  HostEvent event{};
+  event.id = new_event_id();
+  event.start = now();
+  push_external_id(event.id);
+  fake().enqueue_kernel(kernel, clock::monotonic_ns(), 1000);
+  pop_external_id();
+  event.end = now();
+  event.kind = uint8_t(EventKind::Launch);
+  event.name = intern("cudaLaunchKernel");
+  record(event);
+  return event.id;
+}
+
+inline void start_session_once() {
+  static bool done = [] {
+    drain_all();  // other tests' events are not this session's
+    SessionOptions options;
+    options.device_backend = &fake();
+    options.platform_info = &fake_platform;
+    options.config = {{"PROFAGENT_CUPTI", "auto"}};
+    options.window_wait_ms = kUnitWaitMs;
+    return start(options);
+  }();
+  REQUIRE(done);
+}
+
+}  // namespace profagent::collector::testing
