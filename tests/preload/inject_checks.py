@@ -80,6 +80,9 @@ def check_complete(trace, wanted, driver_calls):
             host = trace.launcher(e)
             expect(host["args"].get("bytes") == e["args"]["bytes"],
                    f"{host['name']} says {host['args'].get('bytes')} bytes, its {e['cat']} moved {e['args']['bytes']}")
+    drops = trace.document.get("profagent_drops", {})
+    expect(drops.get("late_device_records", 0) == 0 and drops.get("unmatched_device_records", 0) == 0,
+           f"device records counted late or unmatched: {drops}")
     counts = call_counts(trace)
     for name, count in wanted["calls"].items():
         expect(counts[api(name)] == count, f"{name}: {counts[api(name)]} calls in the trace, {count} made")
