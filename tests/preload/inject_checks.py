@@ -162,6 +162,24 @@ def case_interposed_no_duplicates():
     expect(max(seen.values()) == 1, "a call recorded twice")
 
 
+def case_ctypes_unversioned():
+    """A runtime function looked up by its unversioned name (ctypes) reaches the runtime past
+    the hooks; the callback records it, once, with its device work linked."""
+    script = ("import ctypes\n"
+              "rt = ctypes.CDLL('libcudart.so.13')\n"
+              "p = ctypes.c_void_p()\n"
+              "print(rt.cudaMalloc(ctypes.byref(p), 4096), rt.cudaMemset(p, 0, 4096), rt.cudaDeviceSynchronize())\n")
+    done, out = run("ctypes", ["/usr/bin/python3", "-c", script])
+    expect(done.stdout.split() == ["0", "0", "0"], f"the calls failed: {done.stdout!r}")
+    trace = only_trace(out)
+    counts = call_counts(trace)
+    for name in ("cudaMalloc", "cudaMemset", "cudaDeviceSynchronize"):
+        expect(counts[name] == 1, f"{name}: {counts[name]} rows, 1 call made ({dict(counts)})")
+    sets = [e for e in trace.device if e["cat"] == "gpu_memset"]
+    expect(len(sets) == 1 and trace.launcher(sets[0])["name"] == "cudaMemset", "the set is not linked to cudaMemset")
+    expect(trace.launcher(sets[0])["args"].get("bytes") == 4096, "cudaMemset's bytes")
+
+
 def printenv_under_agent(name, env=None):
     done, _ = run(name, ["/usr/bin/env"], env=env)
     values = [line.split("=", 1)[1] for line in done.stdout.splitlines() if line.startswith("CUDA_INJECTION64_PATH=")]

@@ -68,7 +68,7 @@ set(INJECT_CHECKER ${PRELOAD_PYTHON} ${CMAKE_CURRENT_SOURCE_DIR}/inject_checks.p
   --shared-program $<TARGET_FILE:inject_runtime_shared>
   --static-program $<TARGET_FILE:inject_runtime_static>)
 foreach(case driver_cubin driver_ptx driver_fatbin driver_injection_only driver_api_marker
-        static_runtime static_injection_only interposed_no_duplicates variable_claimed foreign_injection_kept launcher
+        static_runtime static_injection_only interposed_no_duplicates ctypes_unversioned variable_claimed foreign_injection_kept launcher
         callbacks_refused)
   add_test(NAME preload.inject_${case}
     COMMAND ${INJECT_CHECKER} --out ${CMAKE_CURRENT_BINARY_DIR}/out/inject_${case} --case ${case})
