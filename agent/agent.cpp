@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "agent/injection.h"
 #include "agent/lifecycle.h"
 #include "agent/profagent.h"
 #include "agent/session_glue.h"
@@ -14,7 +15,11 @@ namespace {
 
 // Runs after the libraries we depend on, before main. Never touches CUDA (pitfalls §12d):
 // the device backend starts at the first CUDA call.
-__attribute__((constructor)) void profagent_start() { profagent::agent::ensure_init(); }
+// Also names the agent in CUDA_INJECTION64_PATH here, while the process has one thread.
+__attribute__((constructor)) void profagent_start() {
+  profagent::agent::ensure_init();
+  profagent::agent::claim_cuda_injection();
+}
 
 // Fallback for exits that skip atexit handlers registered by us but still run ELF
 // destructors (dlclose of a process-wide handle, odd runtimes). flush_all is idempotent.

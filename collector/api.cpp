@@ -11,8 +11,11 @@ std::atomic<uint8_t> g_record_state{uint8_t(RecordState::Off)};
 std::atomic<bool> g_device_tracing{false};
 std::atomic<uint8_t> g_hook_work{kHookFirstUse};  // constant-initialised: hooks may run first
 
+// Laid out as declared in api.h (see the note there on the TLS budget).
 __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec"))) = 0;
-__thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint8_t tls_callback_depth __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint8_t tls_hook_forwarding __attribute__((tls_model("initial-exec"))) = 0;
+__thread uint16_t tls_runtime_depth __attribute__((tls_model("initial-exec"))) = 0;
 __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec"))) = 0;
 __thread uintptr_t tls_hook_entry __attribute__((tls_model("initial-exec"))) = 0;
 

@@ -52,7 +52,8 @@ inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_
 // Per-thread words in initial-exec TLS (no thread_local objects, pitfalls §10).
 // - tls_agent_busy: the agent itself (its threads, CUPTI callbacks, its own CUDA/DIOPI calls)
 //   is running on this thread: every hook passes straight through.
-// - tls_runtime_depth: CUDA runtime hooks active on this thread. Only the outermost runtime
+// - tls_runtime_depth: CUDA runtime hooks active on this thread (16 bits: see the layout note
+//   below). Only the outermost runtime
 //   call is recorded, so one runtime function reaching another is one event.
 // Operators and ranges nest freely (a DIOPI operator calling another is two events), and a
 // runtime call inside an operator is recorded: that is how kernels get their operator.
@@ -70,10 +71,29 @@ inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_
 // a call from at least as high up heals the guard). A call from a signal handler on an
 // alternate stack mapped above the thread's stack would be taken for outermost (then the
 // interrupted call's own end leaves a depth that the thread's next call heals the same way).
+// The order of these declarations, reversed, is the layout GCC gives the words: the 1- and
+// 2-byte words share one 8-byte slot with tls_agent_busy, so the agent's static TLS block
+// stays under its 64-byte budget (it may be dlopen'ed as an injection library into a process
+// whose static TLS surplus is small; tests/preload/check_exports.py checks the size).
 extern __thread uint32_t tls_agent_busy __attribute__((tls_model("initial-exec")));
-extern __thread uint32_t tls_runtime_depth __attribute__((tls_model("initial-exec")));
+// 1 while the CUPTI callback records a call on this thread (collector/cupti_callbacks.cpp):
+// calls reported inside it are part of it and are never recorded themselves, so it never nests.
+extern __thread uint8_t tls_callback_depth __attribute__((tls_model("initial-exec")));
+// A hook is inside its real function on this thread without a RuntimeGuard (first calls,
+// step markers while not recording): the CUPTI callback must not record that call again.
+// Hooks nest only when a runtime reaches another hooked export, a few levels at most.
+extern __thread uint8_t tls_hook_forwarding __attribute__((tls_model("initial-exec")));
+extern __thread uint16_t tls_runtime_depth __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec")));
 extern __thread uintptr_t tls_hook_entry __attribute__((tls_model("initial-exec")));
+
+class HookForwarding {  // what hooks hold around a real call they forward on their slow path
+ public:
+  HookForwarding() noexcept { ++tls_hook_forwarding; }
+  ~HookForwarding() { --tls_hook_forwarding; }
+  HookForwarding(const HookForwarding&) = delete;
+  HookForwarding& operator=(const HookForwarding&) = delete;
+};
 
 // Called by the hook (inlined into the exported function) with __builtin_dwarf_cfa(): the
 // program's stack pointer at the call. Taken by the next RuntimeGuard of the thread.

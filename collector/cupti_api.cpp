@@ -59,6 +59,9 @@ bool CuptiApi::load(const std::string& explicit_path, std::string* why) {
   resolve(handle, "cuptiActivityRegisterTimestampCallback", register_timestamp_callback, &optional);
   resolve(handle, "cuptiGetCallbackName", get_callback_name, &optional);
   resolve(handle, "cuptiSetThreadIdType", set_thread_id_type, &optional);
+  resolve(handle, "cuptiSubscribe", subscribe, &optional);
+  resolve(handle, "cuptiUnsubscribe", unsubscribe, &optional);
+  resolve(handle, "cuptiEnableDomain", enable_domain, &optional);
   if (!missing.empty()) {
     *why = path + " lacks " + missing;
     return false;  // the handle stays open: unloading CUPTI is never safe

@@ -23,6 +23,10 @@ struct CuptiApi {
   decltype(&cuptiActivityPopExternalCorrelationId) pop_external = nullptr;
   decltype(&cuptiGetCallbackName) get_callback_name = nullptr;  // optional
   decltype(&cuptiSetThreadIdType) set_thread_id_type = nullptr;  // optional
+  // The callback API (optional: without it calls no hook sees are not recorded).
+  decltype(&cuptiSubscribe) subscribe = nullptr;
+  decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
+  decltype(&cuptiEnableDomain) enable_domain = nullptr;
 
   std::string path;  // what was loaded
 

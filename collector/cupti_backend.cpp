@@ -1,9 +1,13 @@
 #include "collector/cupti_backend.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+
 #include <cstdlib>
 
 #include "collector/api.h"
 #include "collector/clock.h"
+#include "collector/cupti_callbacks.h"
 #include "collector/cupti_records.h"
 #include "collector/cupti_status.h"
 #include "collector/log.h"
@@ -42,6 +46,19 @@ constexpr CUpti_ActivityKind kRequiredKinds[] = {
 constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                                  CUPTI_ACTIVITY_KIND_DRIVER};
 
+// CUDA_INJECTION64_PATH names this library: the agent set it for its own process (so that
+// calls no hook sees reach it through CUPTI's callbacks), or the agent is the injected tool.
+// Anything else is another tool, which owns CUPTI.
+bool injection_is_ours(const char* injection) noexcept {
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&subscribe_api_callbacks), &info) == 0 || info.dli_fname == nullptr) {
+    return false;
+  }
+  char ours[PATH_MAX], theirs[PATH_MAX];
+  if (realpath(info.dli_fname, ours) == nullptr || realpath(injection, theirs) == nullptr) return false;
+  return std::string_view(ours) == theirs;
+}
+
 }  // namespace
 
 CuptiBackend::CuptiBackend(CuptiOptions options) : options_(std::move(options)) {}
@@ -64,7 +81,7 @@ bool CuptiBackend::start() noexcept {
   try {
     if (options_.mode == CuptiMode::Off) return fail("PROFAGENT_CUPTI=off", LogLevel::Info);
     const char* injection = std::getenv("CUDA_INJECTION64_PATH");
-    if (options_.mode == CuptiMode::Auto && injection && *injection) {
+    if (options_.mode == CuptiMode::Auto && injection && *injection && !injection_is_ours(injection)) {
       return fail("another tool is injected through CUDA_INJECTION64_PATH");
     }
     std::string why;
@@ -84,6 +101,7 @@ bool CuptiBackend::start() noexcept {
     // is pthread_self(). Without it, driver calls still find their scope by external id.
     if (api_.set_thread_id_type) CUPTI_CALL_QUIET(api_, set_thread_id_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (!enable_kinds()) return false;
+    subscribe_callbacks();
     usable_.store(true);
     status_ = "cupti";
     g_device_tracing.store(true);
@@ -91,6 +109,19 @@ bool CuptiBackend::start() noexcept {
   } catch (...) {
     return fail("unexpected error while starting CUPTI");
   }
+}
+
+// Without the callbacks the hooks still see every interposed call; only calls they cannot
+// interpose (driver API, static runtime) are missing, which is said once.
+void CuptiBackend::subscribe_callbacks() noexcept {
+  std::string why;
+  if (subscribe_api_callbacks(api_, &subscriber_, &why)) {
+    callbacks_on_ = true;
+    return;
+  }
+  subscriber_ = nullptr;
+  log(LogLevel::Warn, "CUPTI API callbacks off (%s): only interposed CUDA runtime calls are recorded, "
+      "driver API and statically linked runtime calls are not", why.c_str());
 }
 
 void CuptiBackend::align_clock() noexcept {
@@ -151,6 +182,12 @@ void CuptiBackend::pop_external_id() noexcept {
 void CuptiBackend::set_active(bool active) noexcept {
   if (!usable_.load()) return;
   AgentBusy busy;
+  // The API callbacks also serve step markers, which must see calls while nothing records.
+  const bool callbacks_wanted = active || step_markers_armed();
+  if (subscriber_ != nullptr && callbacks_wanted != callbacks_on_ &&
+      enable_api_callbacks(api_, subscriber_, callbacks_wanted)) {
+    callbacks_on_ = callbacks_wanted;
+  }
   for (CUpti_ActivityKind kind : enabled_) {
     if (!active) {
       CUPTI_CALL(api_, disable, kind);

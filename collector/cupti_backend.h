@@ -44,6 +44,7 @@ class CuptiBackend final : public DeviceBackend {
   bool fail(const std::string& why, LogLevel level = LogLevel::Warn) noexcept;
   bool refused(const CuptiOutcome& outcome) noexcept;
   bool enable_kinds() noexcept;
+  void subscribe_callbacks() noexcept;
   void align_clock() noexcept;
 
   CuptiOptions options_;
@@ -51,6 +52,8 @@ class CuptiBackend final : public DeviceBackend {
   ActivityBuffers buffers_;
   std::vector<CUpti_ActivityKind> enabled_;
   std::atomic<bool> usable_{false};  // false: never call CUPTI again
+  CUpti_SubscriberHandle subscriber_ = nullptr;  // API callbacks, when CUPTI gave them
+  bool callbacks_on_ = false;  // their domains are enabled (set_active's caller serialises it)
   bool resume_failed_reported_ = false;
   std::atomic<uint64_t> dropped_{0};
   int64_t offset_ns_ = 0;            // CUPTI time - agent time, when no timestamp callback

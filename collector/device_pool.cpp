@@ -26,7 +26,8 @@ bool expects_device_work(const HostEvent& event) {
     case EventKind::Launch:
     case EventKind::GraphLaunch: return true;
     case EventKind::Memcpy:
-    case EventKind::Memset: return event.arg0 != 0;
+    case EventKind::Memset:  // the byte count (event.h: where a callback-recorded call keeps it)
+      return (event.flags & kFlagCallback ? event.arg1 : event.arg0) != 0;
     default: return false;
   }
 }

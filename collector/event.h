@@ -33,9 +33,15 @@ enum EventFlags : uint8_t {
   kFlagAsync = 0x08,       // the call only enqueued work (…Async forms, launches)
   kFlagCaptured = 0x10,    // issued while its stream was being captured into a graph
   kFlagFailed = 0x20,      // the real call returned an error (result holds it)
-  // Trace only: a driver API call (cuLaunchKernel, cuMemcpy...) that no hook saw, taken from
-  // the device backend's DRIVER records (a library bypassing the runtime). Never recorded by hooks.
+  // A driver API call (cuLaunchKernel, cuMemcpy...) that no hook saw: recorded by the CUPTI
+  // callback (with kFlagCallback), or added at the join from the device backend's DRIVER
+  // records (a library bypassing the runtime). Never set by hooks.
   kFlagDriverApi = 0x40,
+  // Recorded by the CUPTI callback (collector/cupti_callbacks.h), not by a hook: a call the
+  // hooks cannot interpose (driver API, a statically linked runtime). arg0 holds CUPTI's
+  // correlation id of the call, which the device records it enqueued carry; arg1 the byte
+  // count of a copy, set or allocation (the join moves it to arg0, where hooks put it).
+  kFlagCallback = 0x80,
 };
 
 struct HostEvent {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_set>
 
 #include "collector/names.h"
 #include "collector/shapes.h"
@@ -95,6 +96,12 @@ class Joiner {
     if (event.name < in_.names.size()) r.name = in_.names[event.name];
     r.arg0 = event.arg0;
     r.arg1 = event.arg1;
+    if (event.flags & kFlagCallback) {  // recorded from CUPTI's callback (event.h: kFlagCallback)
+      r.correlation = uint32_t(event.arg0);
+      r.arg0 = event.arg1;
+      r.arg1 = 0;
+      return;
+    }
     if (r.kind == EventKind::Launch) r.kernel_name = kernel_name_of(event.arg0);
     if (r.kind == EventKind::Operator && event.arg0 != 0) {
       read_shapes(event.arg0, in_.names, r.input_dims, r.input_types);
@@ -159,8 +166,12 @@ class Joiner {
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       if (is_scope(trace_.host[i].kind)) scope_by_id.emplace(trace_.host[i].id, i);
     }
+    std::unordered_set<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
+    for (const HostRecord& r : trace_.host) {
+      if (r.flags & kFlagCallback) recorded.insert(r.correlation);
+    }
     for (const DeviceRecord& call : in_.device) {
-      if (call.kind != DeviceKind::DriverApi) continue;
+      if (call.kind != DeviceKind::DriverApi || recorded.count(call.correlation)) continue;
       auto work = work_by_correlation.find(call.correlation);
       if (work == work_by_correlation.end() || inside_recorded_runtime_call(call)) continue;
       HostRecord r;
@@ -281,7 +292,7 @@ class Joiner {
     }
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       const HostRecord& r = trace_.host[i];
-      if (r.flags & kFlagDriverApi) {
+      if (r.flags & (kFlagDriverApi | kFlagCallback)) {  // known by their own correlation id
         driver_by_correlation_[r.correlation] = int64_t(i);
       } else if (r.id != 0) {
         auto wanted = index_by_id_.find(r.id);

@@ -4,7 +4,8 @@
 // (hooked_call_ended, range_pushed) only while g_step_markers is non-zero, so a run without
 // markers pays one relaxed load per hooked call. A marker fires AFTER the marking call
 // returned: the call belongs to the step it ends.
-//   api:NAME     each call of the hooked symbol NAME (its _ptsz/_ptds variants too)
+//   api:NAME     each call of the hooked symbol NAME (its _ptsz/_ptds variants too), or of the
+//                runtime/driver function NAME seen by the CUPTI callback (collector/cupti_callbacks.h)
 //   kernel:REGEX each launch of a kernel whose demangled name matches (RE2 syntax, an
 //                unanchored search: collector/name_patterns.h); decided at its first launch
 //                and cached per kernel handle, so later launches cost a table lookup

@@ -181,6 +181,21 @@ WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
   return ids;
 }
 
+// A call recorded by the CUPTI callback carries its own CUPTI correlation id (event.h:
+// kFlagCallback), where a hooked call pushed its id for CUPTI to link. Its link is made here,
+// before the claim, so its device work is claimed, waited for and joined as a hooked call's is
+// (and its DRIVER record is known as that call's, never a second row).
+void link_callback_calls(Session& s, const CutWindow& window) {
+  std::lock_guard lock(s.mutex);
+  const uint64_t now_ns = clock::monotonic_ns();
+  for (const ThreadEvents& thread : window.threads) {
+    for (const HostEvent& event : thread.events) {
+      if (!(event.flags & kFlagCallback)) continue;
+      s.pool.links.insert_or_assign(uint32_t(event.arg0), DevicePool::Link{event.id, window.cut, now_ns});
+    }
+  }
+}
+
 uint64_t elapsed_since(uint64_t start_ns) { return clock::monotonic_ns() - start_ns; }
 
 // Waits with a short back-off (0.1 ms doubling to 20 ms, never past the deadline).
@@ -246,6 +261,7 @@ std::vector<ExternalLink> call_links(Session& s) {
 Trace join_part(Session& s, CutWindow& window) {
   Trace& trace = window.trace;
   const uint64_t wait_start = clock::monotonic_ns();
+  link_callback_calls(s, window);
   WindowIds ids = window_ids(window.threads);
   WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), trace.start_ns, trace.end_ns, window.cut);
   const uint64_t late = claim_device_records(s, claim);

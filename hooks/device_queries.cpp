@@ -50,6 +50,9 @@ cudaError_t watch(Site& site, Args... args) {
     report_unresolved(site);
     return unresolved_result<cudaError_t>();
   }
+  // The query is the hook's, recorded or not: the CUPTI callback, which sees it too, must not
+  // record it either.
+  collector::HookForwarding forwarding;
   note_cuda_use();
   const cudaError_t result = real(args...);
   count_result(result);

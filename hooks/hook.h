@@ -198,6 +198,8 @@ __attribute__((noinline)) auto intercept_slow(Site& site, Describe& describe,
     report_unresolved(site);
     return unresolved_result<R>();
   }
+  // This call is the hook's: the CUPTI callback, which sees it too, must leave it alone.
+  collector::HookForwarding forwarding;
   note_cuda_use();
   if (collector::step_markers_armed()) return record_then_mark<Fn>(site, real, describe, args...);
   return record_or_forward<Fn>(site, real, describe, args...);

@@ -40,6 +40,10 @@ std::string find_agent(const std::string& bin) {
 void set_environment(const Options& options, const std::string& agent, const std::string& bin) {
   for (const auto& [name, value] : options.variables) setenv(name.c_str(), value.c_str(), 1);
   setenv("LD_PRELOAD", profagent::launcher::prepend_path(agent, std::getenv("LD_PRELOAD")).c_str(), 1);
+  // CUDA's tool injection: the driver loads the agent at cuInit even where the preload does not
+  // reach, and hands it the calls no hook sees (agent/injection.h). Another tool's value stays.
+  char injection[PATH_MAX];
+  if (realpath(agent.c_str(), injection) != nullptr) setenv("CUDA_INJECTION64_PATH", injection, 0);
   if (options.python_hook) {
     const std::string hook = bin + "/../lib/profagent_python";
     setenv("PYTHONPATH", profagent::launcher::prepend_path(hook, std::getenv("PYTHONPATH")).c_str(), 1);

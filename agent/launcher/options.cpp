@@ -122,7 +122,9 @@ const char* const kHelp = R"(profagent: profile a CUDA program without changing 
 usage: profagent run [options] [--] CMD [ARGS...]
        profagent --help
 
-Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one). CMD's
+Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one) and
+named in CUDA_INJECTION64_PATH unless another tool set it (then device tracing is off), so
+driver-API-only and statically linked CUDA programs are traced too. CMD's
 exit code is returned (128+N if a signal N killed it). When CMD ends, the files written are
 listed: per window <host>.<pid>.w<N>[.steps<a>-<b>].trace.json (open in ui.perfetto.dev or
 chrome://tracing), .table.txt (torch.profiler-style table) and .summary.ndjson.
@@ -140,7 +142,8 @@ Without any of these the whole run is one window, written at exit.
                    counted as late, never put into another window (PROFAGENT_WINDOW_WAIT_MS)
 
 What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_ON):
-  api:NAME         each call of the CUDA runtime function NAME, e.g. api:cudaDeviceSynchronize
+  api:NAME         each call of the CUDA runtime or driver function NAME, e.g.
+                   api:cudaDeviceSynchronize, api:cuLaunchKernel
   kernel:REGEX     each launch of a kernel whose demangled name matches REGEX
   range:REGEX      each profagent_range_push whose name matches REGEX
                    (REGEX: RE2 syntax, searched anywhere in the first 16 KiB of the name)

@@ -27,8 +27,10 @@ REQUIRED = [
 RUNTIMES = ("libcudart.so.12", "libcudart.so.13")
 # dlopen, dlclose: hooks/loader_hooks.cpp (DIOPI importers loaded later, unloaded runtimes).
 # _exit, _Exit, quick_exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
+# InitializeInjection: what CUDA's driver calls in the library named by CUDA_INJECTION64_PATH
+# (agent/injection.h).
 UNVERSIONED = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
-               "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat"}
+               "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat", "InitializeInjection"}
 
 
 def exported_symbols(library):

@@ -10,6 +10,7 @@
 
 #include "config.h"
 #include "device.h"
+#include "injection.h"
 
 namespace devsim {
 namespace {
@@ -95,6 +96,9 @@ void spend_host_time(HostCost cost) {
 
 ApiScope::ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost cost,
                    const char* symbol_name, const void* params) {
+  // The runtime's first call initialises CUDA, and with it the tool injection (the real
+  // runtime reaches it through cuInit); the driver does it in cuInit (driver/driver_api.cpp).
+  if (domain == ApiDomain::Runtime && t_depth == 0) run_tool_injection_once();
   reported_ = t_depth++ == 0;
   if (!reported_) {
     call_.correlation_id = t_correlation;

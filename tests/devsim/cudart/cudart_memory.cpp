@@ -88,7 +88,8 @@ cudaError_t free_async_impl(ApiScope& scope, void* ptr, cudaStream_t stream, boo
 extern "C" {
 
 cudaError_t cudaMalloc(void** ptr, size_t size) {
-  DEVSIM_RT_CALL(cudaMalloc, v3020, Alloc);
+  cudaMalloc_v3020_params params{ptr, size};
+  DEVSIM_RT_CALL_P(cudaMalloc, v3020, Alloc, nullptr, &params);
   return alloc_impl(scope_, MemKind::Device, ptr, size);
 }
 
@@ -98,7 +99,8 @@ cudaError_t cudaMallocManaged(void** ptr, size_t size, unsigned int) {
 }
 
 cudaError_t cudaMallocHost(void** ptr, size_t size) {
-  DEVSIM_RT_CALL(cudaMallocHost, v3020, Alloc);
+  cudaMallocHost_v3020_params params{ptr, size};
+  DEVSIM_RT_CALL_P(cudaMallocHost, v3020, Alloc, nullptr, &params);
   return alloc_impl(scope_, MemKind::Pinned, ptr, size);
 }
 
@@ -292,7 +294,8 @@ cudaError_t cudaGetSymbolSize(size_t* size, const void* symbol) {
 }
 
 cudaError_t cudaMemset(void* dst, int value, size_t count) {
-  DEVSIM_RT_CALL(cudaMemset, v3020, MemcpyAsync);
+  cudaMemset_v3020_params params{dst, value, count};
+  DEVSIM_RT_CALL_P(cudaMemset, v3020, MemcpyAsync, nullptr, &params);
   return set_impl(scope_, nullptr, false, dst, count, value, count, 1, false);
 }
 
@@ -302,7 +305,8 @@ cudaError_t cudaMemset_ptds(void* dst, int value, size_t count) {
 }
 
 cudaError_t cudaMemsetAsync(void* dst, int value, size_t count, cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaMemsetAsync, v3020, MemcpyAsync);
+  cudaMemsetAsync_v3020_params params{dst, value, count, stream};
+  DEVSIM_RT_CALL_P(cudaMemsetAsync, v3020, MemcpyAsync, nullptr, &params);
   return set_impl(scope_, stream, false, dst, count, value, count, 1, true);
 }
 

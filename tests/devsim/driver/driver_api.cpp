@@ -7,6 +7,8 @@
 
 #include <cstring>
 
+#include "driver_common.h"
+#include "injection.h"
 #include "api_scope.h"
 #include "config.h"
 #include "device.h"
@@ -16,27 +18,9 @@
 #include "timeline.h"
 
 using namespace devsim;
+using namespace devsim::drv;
 
 namespace {
-
-CUresult to_cu(Status s) {
-  switch (s) {
-    case Status::Ok: return CUDA_SUCCESS;
-    case Status::NotReady: return CUDA_ERROR_NOT_READY;
-    case Status::InvalidValue: return CUDA_ERROR_INVALID_VALUE;
-    case Status::InvalidDevice: return CUDA_ERROR_INVALID_DEVICE;
-    case Status::InvalidHandle: return CUDA_ERROR_INVALID_HANDLE;
-    case Status::InvalidDevicePointer: return CUDA_ERROR_INVALID_VALUE;
-    case Status::InvalidConfiguration: return CUDA_ERROR_INVALID_VALUE;
-    case Status::InvalidDeviceFunction: return CUDA_ERROR_INVALID_HANDLE;
-    case Status::InvalidMemcpyDirection: return CUDA_ERROR_INVALID_VALUE;
-    case Status::OutOfMemory: return CUDA_ERROR_OUT_OF_MEMORY;
-    case Status::StreamCaptureUnsupported: return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-    case Status::StreamCaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
-    case Status::IllegalState: return CUDA_ERROR_ILLEGAL_STATE;
-  }
-  return CUDA_ERROR_UNKNOWN;
-}
 
 // One primary context per device; CUcontext points at its slot.
 struct Context {
@@ -62,20 +46,8 @@ struct LaunchKernelParams {
   void** extra;
 };
 
-CUresult finish(ApiScope& scope, CUresult r) {
-  scope.finish(r);
-  return r;
-}
-CUresult finish(ApiScope& scope, Status s) { return finish(scope, to_cu(s)); }
-
 }  // namespace
 
-#define DEVSIM_CU_CALL(name, cost, symbol) DEVSIM_CU_CALL_P(name, cost, symbol, nullptr)
-#define DEVSIM_CU_CALL_P(name, cost, symbol, params)                                         \
-  ApiScope scope_(ApiDomain::Driver, CUPTI_DRIVER_TRACE_CBID_##name, #name, HostCost::cost,   \
-                  (symbol), (params));                                                        \
-  if (int injected_ = scope_.injected_error()) return finish(scope_, static_cast<CUresult>(injected_))
-#define DEVSIM_CU_RETURN(value) return finish(scope_, (value))
 
 namespace {
 
@@ -133,6 +105,7 @@ CUresult CUDAAPI cuLaunchKernelEx_ptsz(const CUlaunchConfig*, CUfunction, void**
 CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream);
 
 CUresult CUDAAPI cuInit(unsigned int flags) {
+  run_tool_injection_once();  // before the call is reported: the tool may subscribe to it
   DEVSIM_CU_CALL(cuInit, Other, nullptr);
   DEVSIM_CU_RETURN(flags == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
 }
@@ -239,12 +212,20 @@ CUresult CUDAAPI cuCtxSynchronize() {
   DEVSIM_CU_RETURN(CUDA_SUCCESS);
 }
 
-// Module handles are not modelled: any module finds any kernel registered in the process by
-// its mangled name (what a library that embeds its kernels would find in its own module).
-CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule, const char* name) {
+// A module loaded with cuModuleLoad* finds the kernels of its image (driver_module.cpp). Any
+// other handle finds any kernel registered in the process by its mangled name (what a library
+// that embeds its kernels, registered by the runtime, would find in its own module).
+CUresult CUDAAPI cuModuleGetFunction(CUfunction* f, CUmodule module, const char* name) {
   DEVSIM_CU_CALL(cuModuleGetFunction, Light, name);
   if (!f || !name) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
-  KernelInfo* k = find_kernel_by_name(name);
+  KernelInfo* k = nullptr;
+  if (is_loaded_module(module)) {
+    k = kernel_in_module(module, name);
+  } else if (is_unloaded_module(module)) {
+    DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_HANDLE);
+  } else {
+    k = find_kernel_by_name(name);
+  }
   if (!k) DEVSIM_CU_RETURN(CUDA_ERROR_NOT_FOUND);
   *f = reinterpret_cast<CUfunction>(k);
   DEVSIM_CU_RETURN(CUDA_SUCCESS);

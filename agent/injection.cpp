@@ -1,0 +1,58 @@
+#include "agent/injection.h"
+
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cstdlib>
+
+#include "agent/config.h"
+#include "agent/lifecycle.h"
+#include "agent/log.h"
+#include "agent/profagent.h"
+#include "collector/api.h"
+#include "hooks/hook.h"
+
+extern "C" PROFAGENT_API int InitializeInjection(void);
+
+namespace profagent::agent {
+namespace {
+
+constexpr const char* kInjectionVariable = "CUDA_INJECTION64_PATH";
+
+bool device_tracing_wanted(const Config& config) noexcept {
+  return config.activity_cuda && config.cupti != CuptiMode::Off;
+}
+
+}  // namespace
+
+void claim_cuda_injection() noexcept {
+  if (state() != AgentState::Ready || !device_tracing_wanted(config())) return;
+  if (const char* set = std::getenv(kInjectionVariable); set != nullptr && *set != '\0') return;
+  Dl_info info{};
+  char path[PATH_MAX];
+  if (dladdr(reinterpret_cast<void*>(&InitializeInjection), &info) == 0 || info.dli_fname == nullptr ||
+      realpath(info.dli_fname, path) == nullptr) {
+    log(LogLevel::Info, "cannot name this library in CUDA_INJECTION64_PATH: only interposed calls are recorded");
+    return;
+  }
+  setenv(kInjectionVariable, path, 0);
+}
+
+}  // namespace profagent::agent
+
+// Called by the driver inside cuInit, under its locks: no CUDA call may be made from here (the
+// device backend only calls CUPTI, which injected tools may; the device facts the trace needs
+// are read at the first freeze, from an agent thread or the exit path). When the agent was
+// loaded by the driver alone (no LD_PRELOAD), its constructor already ran at dlopen; this is
+// then its first sight of CUDA, as a hook's first call is otherwise.
+extern "C" PROFAGENT_API int InitializeInjection(void) {
+  try {
+    if (!profagent::agent::ensure_init()) return 1;  // disabled: let the program run untouched
+    profagent::collector::AgentBusy busy;  // CUPTI calling CUDA while the backend starts is ours
+    profagent::hooks::first_cuda_use();    // exit handler, device poller (as at a hook's first call)
+    profagent::collector::cuda_in_use();   // CUPTI activities and API callbacks
+  } catch (...) {
+  }
+  return 1;  // what the driver expects of a tool that initialised (its value is not checked)
+}

@@ -1,0 +1,1 @@
+#include "inject_kernels.cuh"
