@@ -13,7 +13,10 @@ namespace {
 
 std::string errno_text(int err) { return std::strerror(err); }
 
-// The file under construction: a temporary in the directory, renamed on commit.
+// The file under construction: an unnamed file of the directory (O_TMPFILE), linked under its
+// name on commit, so a process killed while writing (a pool worker terminated by SIGTERM as it
+// exits) leaves nothing behind; where the file system has no unnamed files, a hidden named
+// temporary, renamed on commit (removed on failure, but left if the process is killed).
 class AtomicFile final : public OutputStream {
  public:
   AtomicFile(int dir_fd, int fd, std::string tmp, std::string final_name, std::string shown)
@@ -28,6 +31,7 @@ class AtomicFile final : public OutputStream {
  private:
   void discard();
   int publish();
+  bool place(const std::string& target);  // false with errno set
 
   int dir_fd_;
   int fd_;
@@ -55,9 +59,14 @@ bool AtomicFile::write(const char* data, std::size_t size) {
 
 std::string AtomicFile::commit() {
   if (committed_) return {};
-  if (error_ == 0 && ::close(fd_) != 0 && errno != EINTR) error_ = errno;
+  if (tmp_.empty()) {  // unnamed: linked through its descriptor, which must stay open until then
+    if (error_ == 0) error_ = publish();
+    if (::close(fd_) != 0 && errno != EINTR && error_ == 0) error_ = errno;
+  } else {
+    if (error_ == 0 && ::close(fd_) != 0 && errno != EINTR) error_ = errno;
+    if (error_ == 0) error_ = publish();
+  }
   fd_ = -1;
-  if (error_ == 0) error_ = publish();
   if (error_ != 0) {
     discard();
     return "cannot write " + shown_ + ": " + errno_text(error_);
@@ -80,16 +89,27 @@ std::string numbered_name(const std::string& name, int number) {
 // Never replaces an existing file (a previous image of this pid after exec, a file planted or
 // left there): renameat2(RENAME_NOREPLACE) refuses, and the next free number is taken. A
 // planted symlink is an existing name too, so it is never followed nor replaced.
+// linkat never replaces an existing name either.
+bool AtomicFile::place(const std::string& target) {
+  if (tmp_.empty()) {
+    // thread-self: once the main thread has called pthread_exit, /proc/self (the thread group
+    // leader) no longer shows the process's descriptors.
+    const std::string self = "/proc/thread-self/fd/" + std::to_string(fd_);
+    return ::linkat(AT_FDCWD, self.c_str(), dir_fd_, target.c_str(), AT_SYMLINK_FOLLOW) == 0;
+  }
+  bool done = ::renameat2(dir_fd_, tmp_.c_str(), dir_fd_, target.c_str(), RENAME_NOREPLACE) == 0;
+  if (!done && (errno == EINVAL || errno == ENOSYS)) {  // a file system without RENAME_NOREPLACE
+    done = ::linkat(dir_fd_, tmp_.c_str(), dir_fd_, target.c_str(), 0) == 0;
+    if (done) ::unlinkat(dir_fd_, tmp_.c_str(), 0);
+  }
+  return done;
+}
+
 int AtomicFile::publish() {
   constexpr int kNumbers = 100;
   for (int number = 1; number <= kNumbers; ++number) {
     const std::string target = number == 1 ? final_ : numbered_name(final_, number);
-    bool done = ::renameat2(dir_fd_, tmp_.c_str(), dir_fd_, target.c_str(), RENAME_NOREPLACE) == 0;
-    if (!done && (errno == EINVAL || errno == ENOSYS)) {  // a file system without RENAME_NOREPLACE
-      done = ::linkat(dir_fd_, tmp_.c_str(), dir_fd_, target.c_str(), 0) == 0;
-      if (done) ::unlinkat(dir_fd_, tmp_.c_str(), 0);
-    }
-    if (done) {
+    if (place(target)) {
       if (number > 1) published_ = target;
       return 0;
     }
@@ -157,6 +177,12 @@ std::unique_ptr<OutputStream> OutputDir::open(const std::string& name, std::stri
   if (!plain_file_name(name)) {
     *error = "refusing output file name '" + name + "': not a plain file name";
     return nullptr;
+  }
+  // Unnamed files are linked through /proc/thread-self/fd (linkat with AT_EMPTY_PATH would need
+  // CAP_DAC_READ_SEARCH): without it, the named temporary.
+  if (::access("/proc/thread-self/fd", X_OK) == 0) {
+    const int fd = ::openat(fd_, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0644);
+    if (fd >= 0) return std::make_unique<AtomicFile>(fd_, fd, std::string(), name, location(name));
   }
   static std::atomic<unsigned> counter{0};
   constexpr int kAttempts = 16;  // a planted name only costs one attempt each

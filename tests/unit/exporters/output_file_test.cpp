@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -91,7 +92,7 @@ TEST_CASE("an existing file is never replaced: the next free number is taken; no
   auto stream = dir->open("h.1.w1.trace.json", &error);
   REQUIRE(stream);
   stream->write("new", 3);
-  CHECK(entries(tmp.path()).size() == 2);  // the old file and a hidden temporary
+  CHECK(entries(tmp.path()) == std::set<std::string>{"h.1.w1.trace.json"});  // the new one is unnamed
   CHECK(stream->commit().empty());
   CHECK(stream->published_name() == "h.1.w1-2.trace.json");
   CHECK(read(tmp.path() + "/h.1.w1.trace.json") == "old contents");
@@ -114,6 +115,25 @@ TEST_CASE("a stream dropped without commit leaves nothing", "[exporters][output]
     REQUIRE(stream);
     stream->write("partial", 7);
   }
+  CHECK(entries(tmp.path()).empty());
+}
+
+TEST_CASE("a process killed while writing leaves nothing in the directory", "[exporters][output]") {
+  TempDir tmp;
+  std::string error;
+  auto dir = OutputDir::create(tmp.path(), &error);
+  REQUIRE(dir);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {  // as a pool worker terminated by SIGTERM while it writes its trace at exit
+    auto stream = dir->open("killed.json", &error);
+    if (stream) stream->write("partial", 7);
+    ::kill(::getpid(), SIGKILL);
+    ::_exit(1);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFSIGNALED(status));
   CHECK(entries(tmp.path()).empty());
 }
 
