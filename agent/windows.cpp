@@ -140,6 +140,18 @@ void finish_and_export(PendingWindow& pending) noexcept {
   }
 }
 
+// Joins and writes the oldest queued window; `lock` holds g_queue->mutex, released meanwhile.
+void export_front(std::unique_lock<std::mutex>& lock) {
+  PendingWindow pending = std::move(g_queue->traces.front());
+  g_queue->traces.pop_front();
+  g_queue->busy = true;
+  lock.unlock();
+  finish_and_export(pending);
+  lock.lock();
+  g_queue->busy = false;
+  g_queue->changed.notify_all();
+}
+
 // Serves the queue until it is empty and agent threads are told to stop (agent/threads.h);
 // thread_started then goes back to false, so a later window starts a new exporter.
 void export_queued(void*) noexcept {
@@ -153,14 +165,7 @@ void export_queued(void*) noexcept {
       g_queue->changed.notify_all();  // wait_for_exports: nothing is queued
       return;
     }
-    PendingWindow pending = std::move(g_queue->traces.front());
-    g_queue->traces.pop_front();
-    g_queue->busy = true;
-    lock.unlock();
-    finish_and_export(pending);
-    lock.lock();
-    g_queue->busy = false;
-    g_queue->changed.notify_all();
+    export_front(lock);
   }
 }
 
@@ -182,14 +187,7 @@ void serve_exports() {
   }
   if (g_queue->thread_started) return;
   while (!g_queue->traces.empty() && !g_queue->busy) {
-    PendingWindow pending = std::move(g_queue->traces.front());
-    g_queue->traces.pop_front();
-    g_queue->busy = true;
-    lock.unlock();
-    finish_and_export(pending);
-    lock.lock();
-    g_queue->busy = false;
-    g_queue->changed.notify_all();
+    export_front(lock);
   }
 }
 
