@@ -117,18 +117,6 @@ void export_one(const Trace& trace) noexcept {
   }
 }
 
-// One line per catch site, the first time it catches: a failure must not pass unsaid, nor
-// repeat at every step.
-void say_once(CappedSite& site, const std::string& what) noexcept {
-  log_capped(site, LogLevel::Error, what);
-}
-CappedSite g_export_failed{1};
-CappedSite g_step_failed{1};
-CappedSite g_profiler_api_failed{1};
-CappedSite g_start_failed{1};
-CappedSite g_freeze_failed{1};
-CappedSite g_silence_failed{1};
-
 void finish_and_export(PendingWindow& pending) noexcept {
   try {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
@@ -136,7 +124,8 @@ void finish_and_export(PendingWindow& pending) noexcept {
     note_agent_drops(trace.drops);
     export_one(trace);
   } catch (...) {
-    say_once(g_export_failed, "a step window could not be joined or written (out of memory); it is lost");
+    static collector::SwallowedSite site{"a step window could not be joined or written (out of memory); it is lost"};
+    collector::note_swallowed(site);
   }
 }
 
@@ -305,7 +294,8 @@ void on_step() noexcept {
     step_boundary(*w, effects);
     apply(effects);
   } catch (...) {
-    say_once(g_step_failed, "a step boundary failed (out of memory); its window may be incomplete");
+    static collector::SwallowedSite site{"a step boundary failed (out of memory); its window may be incomplete"};
+    collector::note_swallowed(site);
   }
 }
 
@@ -334,7 +324,8 @@ void on_profiler_api(bool start) noexcept {
     profiler_api_boundary(*w, start, effects);
     apply(effects);
   } catch (...) {
-    say_once(g_profiler_api_failed, "a cudaProfilerStart/Stop boundary failed (out of memory); its window may be incomplete");
+    static collector::SwallowedSite site{"a cudaProfilerStart/Stop boundary failed (out of memory); its window may be incomplete"};
+    collector::note_swallowed(site);
   }
 }
 
@@ -425,7 +416,8 @@ bool start_windows(const Config& config) noexcept {
     }
     return true;
   } catch (...) {
-    say_once(g_start_failed, "step windows could not be set up (out of memory); nothing is recorded");
+    static collector::SwallowedSite site{"step windows could not be set up (out of memory); nothing is recorded"};
+    collector::note_swallowed(site);
     return false;
   }
 }
@@ -477,7 +469,8 @@ bool freeze_last_window(Trace& trace) noexcept {
     attach_steps(steps, trace, !w->scheduled && !w->profiler_api);
     return true;
   } catch (...) {
-    say_once(g_freeze_failed, "the last window could not be frozen (out of memory)");
+    static collector::SwallowedSite site{"the last window could not be frozen (out of memory)"};
+    collector::note_swallowed(site);
     return false;
   }
 }
@@ -490,7 +483,8 @@ std::string why_nothing_recorded() noexcept {
     if (w->hand_over.windows != 0) return {};  // windows were written (and said so)
     return w->profiler_api ? profiler_api_silence(*w) : schedule_silence(*w);
   } catch (...) {
-    say_once(g_silence_failed, "could not say why nothing was recorded (out of memory)");
+    static collector::SwallowedSite site{"could not say why nothing was recorded (out of memory)"};
+    collector::note_swallowed(site);
     return {};
   }
 }

@@ -20,17 +20,6 @@
 namespace profagent::collector {
 namespace {
 
-// One line per call site, the first time it fails (a failure that repeats at every window
-// must not flood the program's stderr, nor pass unsaid).
-void log_once(std::atomic<bool>& said, const char* message) noexcept {
-  if (!said.exchange(true)) log(LogLevel::Warn, "%s", message);
-}
-
-std::atomic<bool> g_platform_failure_said{false};
-std::atomic<bool> g_discard_failure_said{false};
-std::atomic<bool> g_poll_failure_said{false};
-
-
 // Events that ended by the cut belong to this window; those still running at the cut (they
 // are committed when they end, so only a concurrent thread can show one) wait for the next.
 void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
@@ -78,7 +67,8 @@ const PlatformInfo& platform(Session& s) {
     try {
       info = s.options.platform_info();
     } catch (...) {
-      log_once(g_platform_failure_said, "the CUDA platform query failed; devices are missing from the trace");
+      static SwallowedSite site{"the CUDA platform query failed; devices are missing from the trace"};
+      note_swallowed(site);
     }
   }
   std::lock_guard lock(s.mutex);
@@ -282,8 +272,7 @@ Trace join_part(Session& s, CutWindow& window) {
   fill_metadata(s, platform(s), trace);
   trace.process.thread_names = std::move(thread_names);
   JoinInput input{std::move(window.threads), names_snapshot(), kernel_names_snapshot(), window.converter,
-                  std::move(claim.records), &claim.links};
-  input.call_links = std::move(links);
+                  std::move(claim.records), &claim.links, std::move(links)};
   JoinCounts counts = join(std::move(input), trace);
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
@@ -322,7 +311,8 @@ void discard_window() noexcept {
   try {
     cut_part(session(), false);
   } catch (...) {
-    log_once(g_discard_failure_said, "out of memory while discarding warmup data; it stays in the next window");
+    static SwallowedSite site{"out of memory while discarding warmup data; it stays in the next window"};
+    note_swallowed(site);
   }
 }
 
@@ -330,7 +320,8 @@ void poll_device() noexcept {
   try {
     collect_device_records(session(), false);
   } catch (...) {
-    log_once(g_poll_failure_said, "out of memory while reading device records; some are lost");
+    static SwallowedSite site{"out of memory while reading device records; some are lost"};
+    note_swallowed(site);
   }
 }
 
