@@ -1,5 +1,7 @@
 #include "collector/cupti_param_bytes.h"
 
+#include "collector/names.h"
+
 // The generated parameter structs name cuda.h's legacy v1 types, which it declares only for
 // CUDA's own implementation. Nothing here calls CUDA.
 #define __CUDA_API_VERSION_INTERNAL 1
@@ -58,13 +60,6 @@ constexpr Entry kEntries[] = {
     PROFAGENT_BYTES(cuMemAllocManaged, cuMemAllocManaged_params, bytesize),
     PROFAGENT_BYTES(cuMemAllocAsync, cuMemAllocAsync_params, bytesize),
 };
-
-std::string_view without_stream_suffix(std::string_view name) {
-  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
-    if (name.size() > suffix.size() && name.ends_with(suffix)) return name.substr(0, name.size() - suffix.size());
-  }
-  return name;
-}
 
 }  // namespace
 

@@ -79,10 +79,7 @@ std::string describe_rejected(bool loaded, size_t rejected, size_t total, const 
 }  // namespace
 
 bool api_name_matches(const std::vector<std::string>& apis, const char* symbol) noexcept {
-  std::string_view name(symbol);
-  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
-    if (name.size() > suffix.size() && name.ends_with(suffix)) name.remove_suffix(suffix.size());
-  }
+  const std::string_view name = without_stream_suffix(symbol);
   for (const std::string& api : apis) {
     if (name == api) return true;
   }

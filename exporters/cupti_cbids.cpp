@@ -4,6 +4,8 @@
 #include <iterator>
 #include <utility>
 
+#include "collector/names.h"
+
 namespace profagent::exporters {
 namespace {
 
@@ -21,20 +23,11 @@ uint32_t find(const CbidEntry (&table)[N], std::string_view name) noexcept {
   return it != std::end(table) && it->name == name ? it->cbid : 0;
 }
 
-std::string_view without_stream_suffix(std::string_view name) noexcept {
-  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
-    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
-      return name.substr(0, name.size() - suffix.size());
-    }
-  }
-  return name;
-}
-
 template <std::size_t N>
 uint32_t lookup(const CbidEntry (&table)[N], std::string_view name) noexcept {
   const uint32_t exact = find(table, name);
   if (exact != 0) return exact;
-  const std::string_view base = without_stream_suffix(name);
+  const std::string_view base = collector::without_stream_suffix(name);
   return base.size() == name.size() ? 0 : find(table, base);
 }
 
