@@ -1,5 +1,7 @@
 #include "agent/drop_report.h"
 
+#include "agent/log.h"
+
 namespace profagent::agent {
 namespace {
 
@@ -26,6 +28,16 @@ std::string late_records_line(const Trace& trace) {
          " of this window had not come after waiting " + std::to_string(waited_ms) +
          " ms for the device (PROFAGENT_WINDOW_WAIT_MS): counted in profagent_drops.late_device_records, "
          "dropped when they come";
+}
+
+void report_drops(const Trace& trace, const std::string& prefix) {
+  const DropCounters& drops = trace.drops;
+  if (drops.host_events != 0) log(LogLevel::Warn, prefix + host_drops_line(drops));
+  if (drops.device_records != 0) {
+    log(LogLevel::Warn, prefix + std::to_string(drops.device_records) + " device records dropped by CUPTI");
+  }
+  const std::string late = late_records_line(trace);
+  if (!late.empty()) log(LogLevel::Warn, prefix + late);
 }
 
 }  // namespace profagent::agent

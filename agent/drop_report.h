@@ -17,4 +17,8 @@ std::string host_drops_line(const DropCounters& drops);
 // are dropped when they come, never put into another window).
 std::string late_records_line(const Trace& trace);
 
+// Says on stderr (one warning each) the host events, device records and late device records
+// the window lost; `prefix` names the window ("" for the whole run).
+void report_drops(const Trace& trace, const std::string& prefix);
+
 }  // namespace profagent::agent

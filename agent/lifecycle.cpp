@@ -166,8 +166,6 @@ void silence_forked_child() noexcept {
 
 const Config& config() noexcept { return *g_config; }
 
-namespace {
-
 exporters::ExportOptions export_options(const Config& config) {
   exporters::ExportOptions options;
   options.output_dir = config.output_dir;
@@ -176,6 +174,8 @@ exporters::ExportOptions export_options(const Config& config) {
   options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);  // exporter: <= 0 is all
   return options;
 }
+
+namespace {
 
 // Every line carries the "[profagent]" prefix, so the application's own stderr can always be
 // told apart from ours (and compared with a run without the agent).
@@ -191,18 +191,8 @@ void print_table(const std::string& table) noexcept {
 
 // Lost events are said once per written window, with the setting that bounds them, so a
 // trace that is short of events never looks complete (its profagent_drops has the numbers).
-void report_drops(const Trace& trace) {
-  const DropCounters& drops = trace.drops;
-  if (drops.host_events != 0) log(LogLevel::Warn, host_drops_line(drops));
-  if (drops.device_records != 0) {
-    log(LogLevel::Warn, std::to_string(drops.device_records) + " device records dropped by CUPTI");
-  }
-  const std::string late = late_records_line(trace);
-  if (!late.empty()) log(LogLevel::Warn, (trace.whole_run ? "" : "window " + std::to_string(trace.window) + ": ") + late);
-}
-
 void export_trace(const Trace& trace) {
-  report_drops(trace);
+  report_drops(trace, trace.whole_run ? "" : "window " + std::to_string(trace.window) + ": ");
   const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
   // With no file written, the first error is the reason and goes into the last line.
   const bool nothing_written = result.paths.empty() && !result.errors.empty();

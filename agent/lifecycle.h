@@ -14,6 +14,7 @@
 
 #include "agent/config.h"
 #include "collector/trace.h"
+#include "exporters/exporter.h"
 
 namespace profagent::agent {
 
@@ -32,6 +33,9 @@ void flush_all(const char* reason) noexcept;
 // What the agent itself lost so far (stderr lines, agent/stderr_writer.h; dlopen calls made
 // plainly, hooks/call_as_caller.h), into the counters written with a window.
 void note_agent_drops(DropCounters& drops) noexcept;
+
+// Where and how windows are written, from the configuration (the exit window and step windows).
+exporters::ExportOptions export_options(const Config& config);
 
 // PROFAGENT_CHILD=off, from the fork child handler: stop recording and never write.
 void silence_forked_child() noexcept;

@@ -76,15 +76,6 @@ struct ExportQueue {
 };
 ExportQueue* g_queue = new ExportQueue;  // leaked: exports may run while the process exits
 
-exporters::ExportOptions export_options(const Config& config) {  // as lifecycle.cpp's
-  exporters::ExportOptions options;
-  options.output_dir = config.output_dir;
-  options.table.sort_by = config.sort_by;
-  options.table.group_by_input_shape = config.group_by_input_shape;
-  options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);
-  return options;
-}
-
 std::string window_title(const Trace& trace) {
   std::string title = "window " + std::to_string(trace.window);
   if (!trace.whole_run) {
@@ -94,21 +85,9 @@ std::string window_title(const Trace& trace) {
   return title;
 }
 
-// Lost events are said with the window they are missing from (as lifecycle.cpp does for the
-// window written at exit).
-void report_drops(const Trace& trace) {
-  if (trace.drops.host_events != 0) log(LogLevel::Warn, window_title(trace) + ": " + host_drops_line(trace.drops));
-  if (trace.drops.device_records != 0) {
-    log(LogLevel::Warn, window_title(trace) + ": " + std::to_string(trace.drops.device_records) +
-                            " device records dropped by CUPTI");
-  }
-  const std::string late = late_records_line(trace);
-  if (!late.empty()) log(LogLevel::Warn, window_title(trace) + ": " + late);
-}
-
 void export_one(const Trace& trace) noexcept {
   try {
-    report_drops(trace);
+    report_drops(trace, window_title(trace) + ": ");
     const auto result = exporters::export_window(trace, export_options(*g_windows->config));
     for (const std::string& error : result.errors) log(LogLevel::Error, error);
     print_line(window_title(trace) + ": " + result.written_line());
