@@ -1,16 +1,16 @@
 #include "agent/injection.h"
 
-#include <dlfcn.h>
-#include <limits.h>
 #include <stdlib.h>
 
 #include <cstdlib>
+#include <string>
 
 #include "agent/config.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/profagent.h"
 #include "collector/api.h"
+#include "collector/process_info.h"
 #include "hooks/hook.h"
 
 extern "C" PROFAGENT_API int InitializeInjection(void);
@@ -29,14 +29,12 @@ bool device_tracing_wanted(const Config& config) noexcept {
 void claim_cuda_injection() noexcept {
   if (state() != AgentState::Ready || !device_tracing_wanted(config())) return;
   if (const char* set = std::getenv(kInjectionVariable); set != nullptr && *set != '\0') return;
-  Dl_info info{};
-  char path[PATH_MAX];
-  if (dladdr(reinterpret_cast<void*>(&InitializeInjection), &info) == 0 || info.dli_fname == nullptr ||
-      realpath(info.dli_fname, path) == nullptr) {
+  const std::string path = collector::own_library_path();
+  if (path.empty()) {
     log(LogLevel::Info, "cannot name this library in CUDA_INJECTION64_PATH: only interposed calls are recorded");
     return;
   }
-  setenv(kInjectionVariable, path, 0);
+  setenv(kInjectionVariable, path.c_str(), 0);
 }
 
 }  // namespace profagent::agent
@@ -53,6 +51,8 @@ extern "C" PROFAGENT_API int InitializeInjection(void) {
     profagent::hooks::first_cuda_use();    // exit handler, device poller (as at a hook's first call)
     profagent::collector::cuda_in_use();   // CUPTI activities and API callbacks
   } catch (...) {
+    static profagent::collector::SwallowedSite site{"starting from CUDA's tool injection failed: calls no hook sees are not recorded"};
+    profagent::collector::note_swallowed(site);
   }
   return 1;  // what the driver expects of a tool that initialised (its value is not checked)
 }

@@ -1,7 +1,7 @@
 #include "collector/cupti_backend.h"
 
-#include <dlfcn.h>
 #include <limits.h>
+#include <stdlib.h>
 
 #include <cstdlib>
 
@@ -11,6 +11,7 @@
 #include "collector/cupti_records.h"
 #include "collector/cupti_status.h"
 #include "collector/log.h"
+#include "collector/process_info.h"
 
 namespace profagent::collector {
 namespace {
@@ -50,13 +51,9 @@ constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZA
 // calls no hook sees reach it through CUPTI's callbacks), or the agent is the injected tool.
 // Anything else is another tool, which owns CUPTI.
 bool injection_is_ours(const char* injection) noexcept {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&subscribe_api_callbacks), &info) == 0 || info.dli_fname == nullptr) {
-    return false;
-  }
-  char ours[PATH_MAX], theirs[PATH_MAX];
-  if (realpath(info.dli_fname, ours) == nullptr || realpath(injection, theirs) == nullptr) return false;
-  return std::string_view(ours) == theirs;
+  const std::string ours = own_library_path();
+  char theirs[PATH_MAX];
+  return !ours.empty() && realpath(injection, theirs) != nullptr && ours == theirs;
 }
 
 }  // namespace

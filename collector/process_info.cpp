@@ -1,5 +1,8 @@
 #include "collector/process_info.h"
 
+#include <dlfcn.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -67,6 +70,16 @@ ProcessInfo read_process_info() {
   info.command_line = read_command_line();
   read_rank(&info.rank, &info.world_size);
   return info;
+}
+
+std::string own_library_path() noexcept {
+  Dl_info info{};
+  char path[PATH_MAX];
+  if (dladdr(reinterpret_cast<void*>(&own_library_path), &info) == 0 || info.dli_fname == nullptr ||
+      realpath(info.dli_fname, path) == nullptr) {
+    return {};
+  }
+  return path;
 }
 
 }  // namespace profagent::collector

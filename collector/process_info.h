@@ -11,4 +11,8 @@ void read_rank(int* rank, int* world_size);
 
 ProcessInfo read_process_info();  // thread_names left empty
 
+// The real path of the library this code is in (libprofagent.so), "" if it cannot be named:
+// what the agent writes into CUDA_INJECTION64_PATH, and how it knows that value as its own.
+std::string own_library_path() noexcept;
+
 }  // namespace profagent::collector
