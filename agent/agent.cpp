@@ -13,7 +13,8 @@
 
 namespace {
 
-// Runs after the libraries we depend on, before main. Never touches CUDA (pitfalls §12d):
+// Runs after the libraries we depend on, before main. Never touches CUDA (processes that never
+// use it, such as launchers and DataLoader workers, must not pay CUDA or CUPTI start-up):
 // the device backend starts at the first CUDA call.
 // Also names the agent in CUDA_INJECTION64_PATH here, while the process has one thread.
 __attribute__((constructor)) void profagent_start() {
@@ -26,7 +27,8 @@ __attribute__((constructor)) void profagent_start() {
 __attribute__((destructor)) void profagent_stop() { profagent::agent::flush_all("destructor"); }
 
 // ---- user ranges ------------------------------------------------------------------------
-// A per-thread stack of open ranges. The TLS word is only a pointer (pitfalls §10); the stack
+// A per-thread stack of open ranges. The TLS word is only a pointer (initial-exec TLS holds a
+// few trivial words, never thread_local objects with late-running destructors); the stack
 // itself is heap memory freed by a pthread key destructor — a convenience: nothing depends
 // on it running.
 struct OpenRange {

@@ -233,7 +233,7 @@ Config parse_config(const EnvLookup& lookup, std::vector<std::string>& warnings)
     if (variable.parse(value, attempt)) {
       config = std::move(attempt);
     } else {
-      // Never echo the value itself (pitfalls §15: no environment values in logs).
+      // Never echo the value itself (environment values may be secrets; logs never carry them).
       warnings.push_back(name + " has an invalid value; using the default (" + variable.shown(config) + ")");
     }
   }

@@ -1,8 +1,7 @@
-// Config: every PROFAGENT_* variable of DESIGN.md, read once at start-up into one immutable
-// struct (STYLE.md habit 8). Defaults are the member initializers; parsing is forgiving
-// (1/true/yes/on, 0/false/no/off, any case) and a bad value gives ONE warning naming the
-// variable and the default that is used instead. The effective values go into the trace
-// metadata through to_pairs(), so a trace always says how it was taken.
+// Config: every PROFAGENT_* variable, read once at start-up into one immutable struct. Defaults are
+// the member initializers; parsing is forgiving (1/true/yes/on, 0/false/no/off, any case) and a bad
+// value gives ONE warning naming the variable and the default that is used instead. The effective
+// values go into the trace metadata through to_pairs(), so a trace always says how it was taken.
 #pragma once
 
 #include <cstdint>
@@ -52,8 +51,8 @@ struct Config {
   std::string cupti_lib;        // explicit libcupti path; empty: search
   uint32_t buffer_mb = 256;     // host event arena per process (collector default)
   ChildPolicy child = ChildPolicy::Light;  // PROFAGENT_CHILD=light|off
-  // Opt-in (pitfalls §8 rule 1: no signal is touched by default): on SIGTERM/SIGINT the trace
-  // is written, then the previous action runs (agent/signals.h).
+  // Opt-in (by default the agent touches no signal; they belong to the program): on
+  // SIGTERM/SIGINT the trace is written, then the previous action runs (agent/signals.h).
   bool handle_signals = false;
 
   // The effective configuration as (PROFAGENT_ variable, value) pairs.

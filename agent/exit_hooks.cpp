@@ -1,4 +1,5 @@
-// Exit paths that skip atexit handlers and ELF destructors (pitfalls §§ 6, 7, 9):
+// Exit paths that skip atexit handlers and ELF destructors, so the one flush must be reached
+// from here too:
 // `_exit`/`_Exit` (Python's os._exit, multiprocessing and DataLoader workers), `quick_exit`
 // (it runs at_quick_exit handlers, then glibc's internal _exit, which no interposition sees)
 // and the exec family (execveat included) (the process image is replaced; the new image starts a fresh agent from LD_PRELOAD).

@@ -90,7 +90,7 @@ void report_diopi(hooks::diopi::ReportLevel level, const char* message) noexcept
 // libcudart) AFTER preloaded constructors ran. A handler registered in our constructor would
 // therefore run after those libraries were finalised. Registered at the first CUDA call
 // instead — in the program's static initialisers or main, after _dl_fini's registration —
-// it runs before them, while CUPTI can still be flushed (pitfalls §§ 6, 12c). The ELF
+// it runs before them, while CUPTI can still be flushed. The ELF
 // destructor stays as the fallback for CUDA used from another library's constructor.
 void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
@@ -128,7 +128,8 @@ AgentState initialise() noexcept {
     }
     hooks::set_first_cuda_use_callback(on_first_cuda_use);
     // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
-    // dlopen hook). Never exported (DESIGN.md decision 7).
+    // dlopen hook). Never exported: a defined diopi* symbol would make operators the vendor
+    // does not implement look implemented.
     hooks::diopi::start({.record_shapes = g_config->record_shapes, .report = report_diopi});
     return AgentState::Ready;
   } catch (...) {
@@ -151,7 +152,7 @@ bool ensure_init() noexcept {
   g_init_owner.store(current_tid(), std::memory_order_relaxed);
   collector::AgentBusy busy;  // CUDA or CUPTI calls made by init itself are not recorded
   // Secure execution (setuid/setgid/capabilities): read no environment, write no file, only
-  // forward (pitfalls §15).
+  // forward (the loader itself distrusts the environment of such a process).
   const AgentState result = getauxval(AT_SECURE) != 0 ? AgentState::Disabled : initialise();
   g_state.store(uint8_t(result), std::memory_order_release);
   return result == AgentState::Ready;

@@ -1,4 +1,5 @@
-// The agent's lifecycle (STYLE.md habit 9, pitfalls §§ 2, 6, 15).
+// The agent's lifecycle: explicit, and made to survive hostile processes (calls before our
+// constructor, statics destroyed before our flush, secure execution).
 //
 // Init is one atomic state machine, UNINIT -> INITING(owner tid) -> READY | DISABLED, entered
 // from the library constructor. Hooks never wait for it: until READY the collector's record

@@ -23,7 +23,7 @@ class AgentLineSink final : public spdlog::sinks::base_sink<spdlog::details::nul
   void flush_() override {}
 };
 
-// Leaked on purpose (pitfalls §6): the exit path logs after other statics are destroyed.
+// Leaked on purpose: the exit path logs after other statics are destroyed.
 std::atomic<spdlog::logger*> g_logger{nullptr};
 std::atomic<uint8_t> g_level{uint8_t(LogLevel::Warn)};
 

@@ -1,7 +1,7 @@
-// PROFAGENT_HANDLE_SIGNALS=1: the trace is written on SIGTERM/SIGINT, then the previous action
-// runs (pitfalls §8 rule 3; the design follows the lessons of rocprofiler-sdk and dd-trace-py
-// listed there: no interposed sigaction, a handler that only flags and wakes the flush thread,
-// the real work on another thread, a bounded wait, the default action by re-raising unblocked).
+// PROFAGENT_HANDLE_SIGNALS=1: the trace is written on SIGTERM/SIGINT, then the previous action runs
+// (the design follows the lessons of rocprofiler-sdk and dd-trace-py: no interposed sigaction, a
+// handler that only flags and wakes the flush thread, the real work on another thread, a bounded
+// wait, the default action by re-raising unblocked).
 //
 // Handler and flush thread talk through two futex words, never through a file descriptor: a
 // program may close every descriptor above 2 (closefrom) and open its own files, which then

@@ -1,4 +1,4 @@
-// Opt-in SIGTERM/SIGINT handling, PROFAGENT_HANDLE_SIGNALS=1 (issue #6, pitfalls §8).
+// Opt-in SIGTERM/SIGINT handling, PROFAGENT_HANDLE_SIGNALS=1.
 //
 // Off by default: the agent then touches no signal. When on, the first CUDA call installs one
 // handler for SIGTERM and SIGINT (never interposing sigaction/signal; a signal the process

@@ -1,5 +1,5 @@
-// Step windows (DESIGN.md decision 5, issue 4): the step schedule and the step markers turn
-// one run into recorded windows, each written by a background exporter thread.
+// Step windows (a pure function of the step, as torch.profiler.schedule): the step schedule and the
+// step markers turn one run into recorded windows, each written by a background exporter thread.
 //
 // At each step boundary (profagent_step() or a PROFAGENT_STEP_ON marker, AFTER the marking
 // call returned) the step that ended and the one starting are looked up in the schedule:

@@ -1,4 +1,4 @@
-// The preallocated pool of CUPTI activity buffers (pitfalls §12b).
+// The preallocated pool of CUPTI activity buffers: a request never blocks and never allocates.
 //
 // CUPTI asks for a buffer from whatever thread needs one; handing out a fresh allocation there
 // slows the launch that triggered it by orders of magnitude (kineto#1020), so buffers come from

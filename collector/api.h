@@ -1,4 +1,4 @@
-// The collector API: all that hooks/ may see (STYLE.md habit 2). Every function is noexcept
+// The collector API: all that hooks/ may see, kept narrow. Every function is noexcept
 // and safe to call from any thread, before or after the agent is initialised, and from a
 // forked child. Unit tests drive the collector through exactly this header.
 //
@@ -49,7 +49,8 @@ extern std::atomic<uint8_t> g_hook_work;
 inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_relaxed); }
 
 // ---- re-entrancy guard -----------------------------------------------------------------
-// Per-thread words in initial-exec TLS (no thread_local objects, pitfalls §10).
+// Per-thread words in initial-exec TLS (no thread_local objects: their destructors run late and
+// in surprising orders, and general-dynamic TLS may allocate on first touch).
 // - tls_agent_busy: the agent itself (its threads, CUPTI callbacks, its own CUDA/DIOPI calls)
 //   is running on this thread: every hook passes straight through.
 // - tls_runtime_depth: CUDA runtime hooks active on this thread (16 bits: see the layout note

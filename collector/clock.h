@@ -1,4 +1,4 @@
-// The agent clock (DESIGN.md decision 3).
+// The agent clock: one clock for every timestamp, host and device.
 //
 // The hot path reads raw ticks with now() (collector/api.h): the TSC where it is invariant
 // (constant rate, not stopped in deep C-states), else CLOCK_MONOTONIC nanoseconds. Ticks are

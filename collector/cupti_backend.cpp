@@ -174,7 +174,8 @@ void CuptiBackend::pop_external_id() noexcept {
 }
 
 // Every kind enabled at start is switched together. The first enable happened at the first
-// CUDA use, before module loading (pitfalls §12d): a resume at a warmup step may pay CUPTI's
+// CUDA use, before module loading (kernel tracing enabled late has stalled processes for seconds
+// while CUPTI instrumented the loaded modules): a resume at a warmup step may pay CUPTI's
 // instrumentation of modules loaded since, which is what the warmup steps absorb.
 void CuptiBackend::set_active(bool active) noexcept {
   if (!usable_.load()) return;

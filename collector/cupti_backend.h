@@ -1,9 +1,10 @@
-// The CUPTI device backend (pitfalls §12): activity tracing with external correlation.
+// The CUPTI device backend: activity tracing with external correlation.
 //
 // Started lazily at the first CUDA use (collector/api.h cuda_in_use()), never from a
 // constructor. Any failure — library missing, CUPTI refusing (another subscriber,
 // no driver, no privileges) — switches to host-only with one log line and a reason in
-// status(). cuptiFinalize is never called (pitfalls §12c).
+// status(). cuptiFinalize is never called (it races other threads' CUPTI calls and has crashed
+// processes at exit).
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,8 @@
-// The device side of the collector (DESIGN.md decisions 1-2): a source of device records
-// (kernels, copies, sets, synchronisations, driver-level launches) and of the links between
-// CUPTI correlation ids and our external ids. CUPTI implements it (collector/cupti_backend.h);
-// unit tests use a fake that feeds synthetic records (STYLE.md habit 11).
+// The device side of the collector (hooks give host timing, the device gives device truth, and
+// correlation ids link the two): a source of device records (kernels, copies, sets,
+// synchronisations, driver-level launches) and of the links between CUPTI correlation ids and our
+// external ids. CUPTI implements it (collector/cupti_backend.h); unit tests use a fake that feeds
+// synthetic records, so CUPTI logic is tested without a GPU.
 #pragma once
 
 #include <atomic>

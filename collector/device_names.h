@@ -1,4 +1,4 @@
-// Names of device records as Kineto writes them (trace-format.md §1.6), so tools written for
+// Names of device records as Kineto writes them (libkineto's output_json.cpp), so tools written for
 // PyTorch profiler traces (HTA's memcpy-kind regexes, for one) read ours unchanged.
 #pragma once
 

@@ -1,8 +1,8 @@
 // The host event: what every hook stores, by value, into its thread's buffer.
 //
 // Fixed size (48 bytes), trivially copyable, no pointers to owned memory: the hot path is a
-// store (DESIGN.md decision 4). Strings are interned NameIds; timestamps are raw agent clock
-// ticks, converted to nanoseconds only when a window is frozen.
+// store (no locks, no strings, no syscalls). Strings are interned NameIds; timestamps are raw
+// agent clock ticks, converted to nanoseconds only when a window is frozen.
 #pragma once
 
 #include <cstdint>

@@ -1,5 +1,6 @@
-// The correlation join (DESIGN.md decision 2, trace-format.md §1.6-1.7): host events and
-// device records of one window become the Trace's HostRecords and DeviceRecords.
+// The correlation join (as Kineto links them: an `External id` arg naming the enclosing operator,
+// and an `ac2g` flow from each launch to its kernel): host events and device records of one window
+// become the Trace's HostRecords and DeviceRecords.
 //
 // Host side: ticks -> ns, names resolved, parent = innermost enclosing host record on the same
 // thread by time containment (only Operator/Range/Step records enclose others), external_id =

@@ -1,5 +1,5 @@
-// Interned names and kernel names (STYLE.md habit 7: strings happen at freeze, not on the hot
-// path). intern() and note_kernel_name() are declared in collector/api.h.
+// Interned names and kernel names (strings happen at freeze, not on the hot path). intern() and
+// note_kernel_name() are declared in collector/api.h.
 //
 // Lock order: the names mutex is a leaf; it is never held across a CUPTI or CUDA call.
 #pragma once

@@ -1,6 +1,6 @@
 // The step schedule: which steps are recorded, exactly as torch.profiler.schedule decides.
 //
-// A pure function of the step number (DESIGN.md decision 5): step markers only count, and the
+// A pure function of the step number: step markers only count, and the
 // session asks action(step) at each boundary. Semantics (torch/profiler/profiler.py,
 // `schedule`): the first `skip_first` steps are idle; then cycles of `wait` idle steps,
 // `warmup` steps traced but discarded, `active` recorded steps, the last of which saves the

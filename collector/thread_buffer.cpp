@@ -18,9 +18,9 @@
 namespace profagent::collector {
 namespace {
 
-// This thread's buffer, through the cursor pointer of collector/api.h (one initial-exec word,
-// pitfalls §10). A stale pointer after fork is cleared by the child handler; after thread
-// exit by the pthread key destructor.
+// This thread's buffer, through the cursor pointer of collector/api.h (one initial-exec TLS
+// word, never a thread_local object). A stale pointer after fork is cleared by the child
+// handler; after thread exit by the pthread key destructor.
 ThreadBuffer* this_thread_buffer() noexcept { return static_cast<ThreadBuffer*>(tls_cursor); }
 
 struct Registry {

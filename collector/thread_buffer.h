@@ -1,4 +1,5 @@
-// Per-thread event buffers and the registry that owns them (pitfalls §11).
+// Per-thread event buffers and the leaked registry that owns them: a full buffer drops and
+// counts, the thread never blocks.
 //
 // Each thread that records gets one ThreadBuffer: a single-writer list of chunks from the
 // ChunkPool. The writer (the thread) appends and publishes with store-release; the reader

@@ -1,4 +1,4 @@
-// Trace: one frozen window, the only thing exporters read (STYLE.md habit 10).
+// Trace: one frozen window, the only thing exporters read.
 //
 // The collector builds it when a window ends (or at exit): host events converted to ns,
 // device records joined to the host events that issued them, names resolved, metadata and

@@ -1,6 +1,6 @@
 // What the agent calls at each window end and at exit: one finished Trace in, files out.
 //
-// Formats, one per file (STYLE.md habit 10), all named from one stem (file_names.h):
+// Formats, one per file, all named from one stem (file_names.h):
 //   <stem>.trace.json      Chrome/Perfetto trace, Kineto layout (chrome_trace.h)
 //   <stem>.table.txt       the key_averages()-style table (tables.h)
 //   <stem>.summary.ndjson  the same rows and totals, machine-readable (summary_json.h); one

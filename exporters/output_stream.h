@@ -1,4 +1,4 @@
-// The byte seam between exporters and where their bytes go (STYLE.md habit 10).
+// The byte seam between exporters and where their bytes go (disk, or memory for tests).
 //
 // A format writes one file through an OutputStream; an OutputSink hands out one stream per
 // file name. The directory sink (output_file.h) writes atomically to disk; the memory sink

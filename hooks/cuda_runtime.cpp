@@ -1,7 +1,8 @@
 // The interposed CUDA runtime (libcudart.so.13) symbols: one PROFAGENT_HOOK line each,
 // signatures from cuda_runtime_api.h. Per-thread-default-stream code binds the _ptsz (async)
-// and _ptds (synchronous) variants, so every variant is hooked by its own name (pitfalls §3;
-// the names are those `nm -D --defined-only libcudart.so.13` lists).
+// and _ptds (synchronous) variants, so every variant is hooked by its own name (code bound
+// to one variant is invisible to a hook on another; the names are those
+// `nm -D --defined-only libcudart.so.13` lists).
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 

@@ -1,10 +1,10 @@
-// The hook template (STYLE.md habit 1, after heaptrack's HOOK macro): every interposed CUDA
-// runtime symbol is one PROFAGENT_HOOK line in hooks/cuda_runtime.cpp, and all of them run
-// the same steps here:
+// The hook template (after heaptrack's HOOK macro: hooks stay mechanical and tiny): every
+// interposed CUDA runtime symbol is one PROFAGENT_HOOK line in hooks/cuda_runtime.cpp, and all
+// of them run the same steps here:
 //   guard → first CUDA use → not recording? call the real function and return →
 //   id, t0, push external correlation id → real call → pop → t1 → fill the HostEvent →
 //   record → return the real result unchanged.
-// Only collector/api.h is visible from here (DESIGN.md rooms).
+// Only collector/api.h is visible from here (hooks depend on nothing else).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -39,7 +39,7 @@ struct Site {
 NameId intern_site_name(Site& site) noexcept;  // first call of a site: interns its API name
 
 // What a hook returns when no real function exists: the app sees a runtime that failed to
-// initialise, never a crash (fail open, DESIGN.md decision 6).
+// initialise, never a crash (fail open: a failing part is switched off, the app is unchanged).
 template <typename R>
 R unresolved_result() noexcept {
   if constexpr (std::is_same_v<R, cudaError_t>) return cudaErrorSharedObjectInitFailed;
@@ -48,7 +48,7 @@ R unresolved_result() noexcept {
 void report_unresolved(Site& site) noexcept;
 
 // The agent installs how an unresolvable symbol is reported (hooks/ sees no logger; the agent
-// wires them, DESIGN.md). Called once per symbol.
+// wires the rooms together). Called once per symbol.
 using UnresolvedReporter = void (*)(const char* symbol) noexcept;
 void set_unresolved_reporter(UnresolvedReporter reporter) noexcept;
 

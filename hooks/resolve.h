@@ -1,9 +1,10 @@
 // Lazy resolution of the real CUDA runtime functions behind our interposed symbols
-// (pitfalls §§ 1, 3, 4). A RealSymbol is resolved at its first call, not in a constructor:
-// libcudart is often loaded later (dlopen by a framework, maybe RTLD_LOCAL). Results are
-// cached, misses included; a miss is retried only after the process loaded another object,
-// and every cached address is dropped when the process unloads an object (the runtime that
-// held it may be gone, its address range reused by the next library).
+// (dlsym may allocate and recurse, so each name is resolved once, by its own name). A
+// RealSymbol is resolved at its first call, not in a constructor: libcudart is often loaded
+// later (dlopen by a framework, maybe RTLD_LOCAL). Results are cached, misses included; a miss
+// is retried only after the process loaded another object, and every cached address is
+// dropped when the process unloads an object (the runtime that held it may be gone, its
+// address range reused by the next library).
 //
 // Each RealSymbol belongs to one runtime major: libprofagent.so exports every hook once per
 // symbol version it supports (`cudaMalloc@libcudart.so.12`, `cudaMalloc@libcudart.so.13`),

@@ -1,4 +1,4 @@
-// Which streams are being captured into a CUDA graph right now (pitfalls §12e): work issued
+// Which streams are being captured into a CUDA graph right now: work issued
 // to them is not executed but recorded into a graph, so their launches are tagged
 // kFlagCaptured. Captures are rare and short; a tiny fixed table with one relaxed load on the
 // fast path ("is anything captured at all?") keeps launches cheap.

@@ -6,9 +6,10 @@
 Every `DIOPI_API diopiError_t diopiX(diopiContextHandle_t ctx, ...);` declaration becomes one
 C++ wrapper with exactly the declared parameter types, so the compiler classifies every
 argument (by-value diopiSize_t, float/double mixed with integers, 25 parameters, stack-passed
-arguments) the way the real operator expects it (notes/diopi.md §6.1). The wrappers and a table
-(name, wrapper address, slot for the real target) are written to --output; hooks/diopi/ installs
-them by GOT patching.
+arguments) the way the real operator expects it, on x86-64 and AArch64 alike; a generic
+trampoline would have to save every argument register and could read only ctx. The wrappers
+and a table (name, wrapper address, slot for the real target) are written to --output;
+hooks/diopi/ installs them by GOT patching.
 
 Not wrapped: runtime helpers (diopiGet*, diopiRequire*, diopiRecord*, diopiGenerator*), info
 functions (no diopiError_t result or no context first). Declarations the parser cannot read

@@ -1,4 +1,5 @@
-// GOT patching (DESIGN.md decision 7, notes/diopi.md §3): redirect the imported-function slots
+// GOT patching (exported diopi* symbols would make unimplemented operators look implemented,
+// and RTLD_NEXT cannot see RTLD_LOCAL libraries): redirect the imported-function slots
 // of loaded objects to our wrappers without exporting any symbol.
 //
 // For every loaded object not scanned before (never the object holding this code), the

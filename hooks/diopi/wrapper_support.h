@@ -3,10 +3,10 @@
 //   OperatorCall (event id, push external correlation id) → shapes of the tensor arguments
 //   (PROFAGENT_RECORD_SHAPES) → t0 → real(args...) → return its result; the OperatorCall's
 //   destructor pops the id and records the Operator event, also when the real operator throws
-//   (DIOPI impls have no catch blocks, notes/diopi.md §2), so wrappers are unwind-transparent.
-// Only collector/api.h is visible from here (DESIGN.md rooms). DIOPI types are not: the
-// generated file includes the DIOPI headers, this one relies only on the ABI of diopiSize_t
-// ({const int64_t*, int64_t}) and of C enums (int), checked by static_asserts there.
+//   (DIOPI impls have no catch blocks), so wrappers are unwind-transparent.
+// Only collector/api.h is visible from here (hooks depend on nothing else). DIOPI types are
+// not: the generated file includes the DIOPI headers, this one relies only on the ABI of
+// diopiSize_t ({const int64_t*, int64_t}) and of C enums (int), checked by static_asserts there.
 #pragma once
 
 #include <atomic>

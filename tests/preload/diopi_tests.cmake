@@ -32,7 +32,7 @@ diopi_add_preload_test(diopi_no_runtime_functions CHECKER diopi_unchanged ENV PR
 diopi_add_preload_test(diopi_no_diopi CHECKER diopi_unchanged
   COMMAND /usr/bin/python3 -c "import ctypes, json; ctypes.CDLL('libm.so.6'); print(json.dumps({'ok': 1}))")
 # libprofagent.so defines no diopi* symbol: exporting one would make unimplemented operators
-# look implemented (DESIGN.md decision 7).
+# look implemented to a framework that checks its weak references for null.
 add_test(NAME preload.diopi_no_exports
   COMMAND sh -c "nm -D --defined-only \"$1\" | grep -i diopi && exit 1 || exit 0" sh $<TARGET_FILE:profagent>)
 set_tests_properties(preload.diopi_no_exports PROPERTIES LABELS preload)

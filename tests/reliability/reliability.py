@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Reliability cases (issue 6): every promise of preload-and-cupti-pitfalls.md as a test.
+"""Reliability cases: every promise the agent makes to the process it is loaded into, as a test.
 
     reliability.py --agent libprofagent.so --app reliability_app --devsim DIR --cudart DIR
                    --work DIR CASE
@@ -171,8 +171,9 @@ def signal_case(which, handler):
         expect_unchanged(agent, plain)
         sig = signal.SIGINT if which == "SIGINT" else signal.SIGTERM
         expect(agent.returncode == -sig, f"the process did not die of {which}: {agent.returncode}")
-        # Documented: no signal handling by default (pitfalls §8), so the trace of a process
-        # killed by a signal is deliberately absent — and nothing half-written is left.
+        # By design no signal handling by default (signals belong to the program), so the
+        # trace of a process killed by a signal is deliberately absent — and nothing
+        # half-written is left.
         expect(not traces(out) and not leftovers(out), f"unexpected files {os.listdir(out)}")
         return f"died of {which} as without the agent, no file"
     return case
@@ -300,7 +301,8 @@ def case_handled_second_signal(env):
 
 def case_handled_app_reraise(env):
     """The program's SIGTERM handler, installed before the agent's, restores SIG_DFL and
-    re-raises (the case that left rocprofiler's processes running, pitfalls §8): the agent
+    re-raises (the case that left rocprofiler's processes running,
+    https://github.com/ROCm/rocm-systems/pull/8756): the agent
     writes the trace, calls it, and the process still dies of SIGTERM."""
     out = env.out("handled_app_reraise")
     command = [env.app, "loop", "idle", "reraise"]

@@ -1,7 +1,7 @@
 // dlopen_local: loads a CUDA-using library the way frameworks load their CUDA parts late —
 // dlopen with RTLD_LOCAL, so libcudart.so.13 is invisible to dlsym(RTLD_NEXT) — and runs it.
 // The library's CUDA calls still bind to libprofagent.so's hooks (preloads come first in the
-// global scope); the hooks must find the real runtime through dl_iterate_phdr (pitfalls §4).
+// global scope); the hooks must find the real runtime through dl_iterate_phdr.
 //
 //   dlopen_local <library> [arguments of preload_workload_main...]
 // Without arguments it prints its usage and never touches CUDA.

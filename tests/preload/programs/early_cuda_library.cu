@@ -1,6 +1,6 @@
 // A library whose constructor uses CUDA before libprofagent.so may have initialised
-// (pitfalls §2): the hooks must forward these calls without recording or crashing, and the
-// agent must still write its files at exit.
+// (another library's constructor ran first): the hooks must forward these calls without
+// recording or crashing, and the agent must still write its files at exit.
 #include <cuda_runtime_api.h>
 
 #include <cstdio>

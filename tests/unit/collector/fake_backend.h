@@ -1,6 +1,6 @@
-// A device backend for unit tests (STYLE.md habit 11): behaves like CUPTI with external
-// correlation — every "API call" gets a correlation id, the pushed id on top of the calling
-// thread's stack is linked to it, and records only come out after flush().
+// A device backend for unit tests (CUPTI logic tested on synthetic records): behaves like
+// CUPTI with external correlation — every "API call" gets a correlation id, the pushed id on
+// top of the calling thread's stack is linked to it, and records only come out after flush().
 #pragma once
 
 #include <atomic>

@@ -1,7 +1,8 @@
-// The framework's choice between the vendor's operator and its own fallback, made ONCE while
-// the library loads (static initialisation), from the addresses of the weak diopi* references
-// — the way DIPU registers its DIOPI wrappers (notes/diopi.md §2). A profiler that exported
-// diopi* symbols would flip these choices; one that patches GOT slots must not.
+// The framework's choice between the vendor's operator and its own fallback, made ONCE while the
+// library loads (static initialisation), from the addresses of the weak diopi* references — the way
+// DIPU registers its DIOPI wrappers (only where the weak address is non-null, else a CPU fallback).
+// A profiler that exported diopi* symbols would flip these choices; one that patches GOT slots must
+// not.
 #pragma once
 
 #include <cstdint>
