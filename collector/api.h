@@ -41,7 +41,7 @@ inline bool recording() noexcept {
 }
 
 // Everything that makes a hook do more than forward its call, in one byte: the not-recording
-// path of every hook is this load, a test and a jump to the real function (issue 3: <= 3 ns).
+// path of every hook is this load, a test and a jump to the real function (at most 3 ns).
 // kHookFirstUse is set until the hooks have run their first-use steps (hooks/hook.h clears
 // it); the session keeps kHookRecording equal to recording(); step markers set kHookMarking.
 enum HookWorkBits : uint8_t { kHookRecording = 1, kHookMarking = 2, kHookFirstUse = 4 };

@@ -56,7 +56,7 @@ struct HostEvent {
   uint8_t flags;    // EventFlags
 };
 
-static_assert(sizeof(HostEvent) == 48, "host events must stay 48 bytes (issue 6 budget)");
+static_assert(sizeof(HostEvent) == 48, "host events must stay 48 bytes (the buffer budget per event)");
 static_assert(std::is_trivially_copyable_v<HostEvent>);
 
 }  // namespace profagent

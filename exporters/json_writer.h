@@ -1,6 +1,6 @@
 // A streaming JSON byte writer: a large buffer in front of an OutputStream, hand-written
 // number formatting and string escaping. No DOM, no printf per field, no iostream: the trace
-// writer must reach millions of events per second (issue 3, item 5).
+// writer must reach millions of events per second.
 //
 // The writer does not track JSON structure; callers emit punctuation themselves. That keeps
 // the hot path to a bounds check and a few stores.

@@ -1,4 +1,4 @@
-// The per-step summary under the table of a window that has steps (issue 4): how many steps,
+// The per-step summary under the table of a window that has steps: how many steps,
 // their length (avg/min/max) and, per step, how busy the device was — the union of the
 // device intervals (kernels, copies, sets) inside the step over the step's length, so
 // overlapping work on several streams is not counted twice.

@@ -1,4 +1,4 @@
-# Overhead against a peer (issue 6, "Performance"): bench_calls is the one program every
+# Overhead against a peer: bench_calls is the one program every
 # section runs; overhead_bench.py runs it in each agent mode, under callgrind and under
 # uftrace, and prints the tables. scripts/bench.sh is the full run (README, "Benchmarks");
 # the CTest below is only a smoke run with a tiny N (label bench: figures, never pass/fail

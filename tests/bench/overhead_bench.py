@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""profagent overhead benchmarks against a peer (issue 6, "Performance"). Prints four tables:
+"""profagent overhead benchmarks against a peer. Prints four tables:
 
   1. time added per intercepted call: agent absent / loaded and idle / recording host-only /
      recording with (devsim) CUPTI — CPU and wall ns per call (median of runs) and callgrind
@@ -275,7 +275,7 @@ def section_per_call(runner, args):
                  "Ir = instructions of the loop / calls, callgrind --toggle-collect=bench_loop; "
                  "agent Ir = of those, in libprofagent.so itself; CUPTI Ir = in devsim's "
                  "simulated libcupti, not representative of NVIDIA's).")
-    notes.append("targets (issue 6): recording host-only <= 20 ns added, idle <= 3 ns added.")
+    notes.append("targets: recording host-only <= 20 ns added, idle <= 3 ns added.")
     notes.append("modes: idle and host PROFAGENT_CUPTI=off; idle_cupti and cupti "
                  "PROFAGENT_CUPTI=on (devsim libcupti; paused while idle, as Kineto does); all with " + env_text(MICRO_ENV) +
                  f"; launches synchronise every {args.sync_every}.")
@@ -502,7 +502,7 @@ def section_trace_writing(runner, args):
                     else "; each run's outputs are deleted once read, so their pages are recycled."),
                  "buffer B/host ev = VmRSS growth during the loop / host events buffered "
                  "(HostEvent is 48 bytes; chunks are prefaulted as a whole).",
-                 "targets (issue 6): >= 3,000,000 events/s written, <= 48 bytes of buffer per "
+                 "targets: >= 3,000,000 events/s written, <= 48 bytes of buffer per "
                  "host event."])
     for row in rows:
         print(f"  end-to-end exit flush, {row[0]} {row[1]}: {row[4]} events in {row[6]} s CPU "

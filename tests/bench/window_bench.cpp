@@ -1,4 +1,4 @@
-// Step window costs (issue 4), run under LD_PRELOAD=libprofagent.so by window_bench.cmake:
+// Step window costs, run under LD_PRELOAD=libprofagent.so by window_bench.cmake:
 //   window_bench marker    ns per profagent_step() at idle steps (the step marker's own cost),
 //                          and per profagent_range_push/pop pair with a range:REGEX marker set
 //   window_bench handover  each step records EVENTS user ranges and ends a window

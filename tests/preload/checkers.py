@@ -1,4 +1,4 @@
-"""Checkers of the files libprofagent.so wrote (issue 3, "Done when"). Each check_<name>
+"""Checkers of the files libprofagent.so wrote. Each check_<name>
 receives a Context and raises CheckFailed with a sentence saying what is wrong.
 
 Times: the trace's ts/dur are microseconds with exactly 3 decimals, so ns = round(x * 1000)

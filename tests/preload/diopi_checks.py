@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Preload tests of the DIOPI wrappers (issue 5, "Done when"). Same command line as
+"""Preload tests of the DIOPI wrappers. Same command line as
 run_preload.py, with checkers of its own:
 
     diopi_checks.py --out DIR --checker NAME -- cmake -E env LD_PRELOAD=... PROG ARGS...

@@ -1,4 +1,4 @@
-# Step window tests (label preload, issue 4): for every step marker, exactly which steps'
+# Step window tests (label preload): for every step marker, exactly which steps'
 # events landed in which window's files, none from idle or warmup steps. Included by
 # tests/preload/CMakeLists.txt. Programs: programs/step_program.cu (step k launches step_kernel
 # with k+1 blocks and opens a range "work_<k>"), programs/train_steps.py (torch CPU loop).

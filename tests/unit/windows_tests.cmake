@@ -1,4 +1,4 @@
-# Unit tests of the step window pieces (issue 4), label unit: PROFAGENT_STEP_ON parsing, the
+# Unit tests of the step window pieces, label unit: PROFAGENT_STEP_ON parsing, the
 # launcher's command line, api:NAME matching and the per-step summary of the tables.
 if(TARGET profagent_collector AND TARGET profagent_exporters)
 add_executable(windows_unit_test

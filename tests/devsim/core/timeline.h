@@ -3,7 +3,7 @@
 // (moves the bytes) and reports it when its end time has passed, and host waits block on
 // completion.
 //
-// Scheduling rule (issue 2, item 4): start = max(enqueue + launch latency, end of the previous
+// Scheduling rule: start = max(enqueue + launch latency, end of the previous
 // op on the stream, ends of its event dependencies, a free kernel slot / copy engine). The
 // legacy default stream also depends on every blocking stream of its device, and every
 // blocking stream on the legacy stream. An op whose dependencies have no known end yet (a
