@@ -6,6 +6,7 @@
 #include <shared_mutex>
 
 #include "config.h"
+#include "managed.h"
 #include "memory_report.h"
 
 namespace devsim {
@@ -56,6 +57,7 @@ Status release_reported(void* ptr, MemKind expected_kind, uint32_t correlation_i
   auto a = lookup(ptr);
   Status st = release(ptr, expected_kind);
   if (st == Status::Ok && ptr != nullptr && a) {
+    if (a->kind == MemKind::Managed) forget_managed(ptr);
     report_memory(memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, a->kind, a->base, a->size,
                                 a->device < 0 ? 0 : a->device, correlation_id));
   }
