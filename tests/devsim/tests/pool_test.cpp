@@ -1,6 +1,7 @@
 // Stream-ordered pools, unified memory and frees of pinned memory, on the model linked
 // directly (DEVSIM_MEMORY_MB=256, DEVSIM_BW_HTOD_GBPS=1 in this test's environment).
 #include <catch2/catch.hpp>
+#include <cuda.h>
 
 #include <chrono>
 #include <thread>
@@ -231,4 +232,26 @@ TEST_CASE("managed memory: advice, prefetch timing and range attributes", "[devs
   cudaEventDestroy(e0), cudaEventDestroy(e1), cudaEventDestroy(e2);
   cudaStreamDestroy(s);
   cudaFree(managed);
+}
+
+TEST_CASE("driver-level stream-ordered allocation shares the runtime's pools", "[devsim][pool]") {
+  CUdeviceptr a = 0, b = 0;
+  REQUIRE(cuMemAllocAsync(&a, kMiB, nullptr) == CUDA_SUCCESS);
+  CHECK(attr(default_pool(), cudaMemPoolAttrUsedMemCurrent) == kMiB);
+  REQUIRE(cuMemFreeAsync(a, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocAsync(&b, kMiB, nullptr) == CUDA_SUCCESS);
+  CHECK(b == a);
+  REQUIRE(cuMemFree(b) == CUDA_SUCCESS);  // a pool block freed the synchronous way
+  CHECK(attr(default_pool(), cudaMemPoolAttrUsedMemCurrent) == 0);
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  CUmemoryPool pool = nullptr;
+  REQUIRE(cuMemPoolCreate(&pool, &props) == CUDA_SUCCESS);
+  REQUIRE(cuMemAllocFromPoolAsync(&a, 4096, pool, nullptr) == CUDA_SUCCESS);
+  CHECK(attr(reinterpret_cast<cudaMemPool_t>(pool), cudaMemPoolAttrUsedMemCurrent) == 4096);
+  REQUIRE(cuMemFreeAsync(a, nullptr) == CUDA_SUCCESS);
+  REQUIRE(cuMemPoolDestroy(pool) == CUDA_SUCCESS);
+  REQUIRE(cudaDeviceSynchronize() == cudaSuccess);
+  CHECK(attr(default_pool(), cudaMemPoolAttrReservedMemCurrent) == 0);
 }
