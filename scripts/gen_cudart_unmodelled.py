@@ -234,9 +234,10 @@ def main():
     text = HEADER + f"// {len(stubs)} of NVIDIA's {len(wanted)} names.\n\n"
     text += "\n\n".join(stub.render() for stub in stubs) + "\n"
     if not os.path.exists(options.output) or open(options.output).read() != text:
-        with open(options.output + ".tmp", "w") as f:
+        temporary = f"{options.output}.{os.getpid()}.tmp"
+        with open(temporary, "w") as f:
             f.write(text)
-        os.replace(options.output + ".tmp", options.output)
+        os.replace(temporary, options.output)
 
 
 if __name__ == "__main__":
