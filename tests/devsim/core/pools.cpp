@@ -315,6 +315,17 @@ void release_pools_over_threshold(int device) {
   }
 }
 
+void forget_device_pools(int device) {
+  Pools& ps = pools();
+  std::lock_guard lock(ps.mutex);
+  for (Pool* pool : ps.all) {
+    if (pool->device != device) continue;
+    for (const auto& [base, block] : pool->blocks) ps.owner.erase(base);
+    pool->blocks.clear();
+    pool->reserved = pool->used = 0;
+  }
+}
+
 Status pool_get_attribute(const Pool* pool, PoolAttr attr, uint64_t* value) {
   Pools& ps = pools();
   std::lock_guard lock(ps.mutex);

@@ -62,6 +62,10 @@ Status trim_pool(Pool* pool, size_t min_bytes_to_keep, uint32_t correlation_id);
 // blocks down to its release threshold, as the real runtime does.
 void release_pools_over_threshold(int device);
 
+// cudaDeviceReset: the device's memory goes (memory.h release_device), so its pools forget
+// their blocks; created pools stay usable, as their handles may still be held.
+void forget_device_pools(int device);
+
 Status pool_get_attribute(const Pool* pool, PoolAttr attr, uint64_t* value);
 // Counters are read-only, except that the high watermarks may be reset by writing 0.
 Status pool_set_attribute(Pool* pool, PoolAttr attr, uint64_t value);

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "cudart_common.h"
 #include "peer.h"
+#include "pools.h"
 #include "device_props.h"
 #include "memory.h"
 
@@ -135,6 +136,7 @@ cudaError_t cudaDeviceSynchronize() {
 cudaError_t cudaDeviceReset() {
   DEVSIM_RT_CALL_ANYWAY(cudaDeviceReset, v3020, Alloc);
   device_synchronize(current_device());
+  forget_device_pools(current_device());
   release_device(current_device());
   reset_peer_access(current_device());
   rt::clear_errors();
