@@ -93,6 +93,7 @@ void** __cudaRegisterFatBinary(void* fat_cubin) {
   // The handle only has to be unique and stable; the module's device code is never run.
   auto** handle = new void*[1];
   handle[0] = fat_cubin;
+  if (fat_cubin) register_module_image(handle, fat_cubin);  // registers, shared memory, ...
   return handle;
 }
 
@@ -107,11 +108,11 @@ void __cudaUnregisterFatBinary(void**) {
                  "__cudaUnregisterFatBinary", HostCost::None);
 }
 
-void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int,
+void __cudaRegisterFunction(void** module, const char* host_fun, char*, const char* device_name, int,
                             uint3*, uint3*, dim3*, dim3*, int*) {
   ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaRegisterFunction_v13000,
                  "__cudaRegisterFunction", HostCost::None, device_name);
-  register_kernel(host_fun, device_name);
+  register_module_kernel(module, host_fun, device_name);
 }
 
 void __cudaRegisterVar(void**, char* host_var, char*, const char* device_name, int, size_t size, int, int) {

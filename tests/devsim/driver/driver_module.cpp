@@ -61,7 +61,9 @@ CUresult load_image(CUmodule* out, const void* image) {
   for (const std::string& name : found.names) {
     m->names.push_back(name);
     m->stubs.push_back(0);
-    m->kernels[name] = register_kernel(&m->stubs.back(), m->names.back().c_str());
+    auto resources = found.resources.find(name);
+    m->kernels[name] = register_kernel(&m->stubs.back(), m->names.back().c_str(),
+                                       resources == found.resources.end() ? nullptr : &resources->second);
   }
   {
     std::lock_guard lock(g_modules_mutex);
