@@ -1,7 +1,7 @@
 // The real-time execution model: streams are FIFOs of operations, each op gets a modelled
 // start and end on the host's CLOCK_MONOTONIC, one devsim thread applies the op's effect
-// (moves the bytes) and reports it when its end time has passed, and host waits block on
-// completion.
+// (moves the bytes) at its start and reports it when its end time has passed, and host waits
+// block on completion.
 //
 // Scheduling rule: start = max(enqueue + launch latency, end of the previous
 // op on the stream, ends of its event dependencies, a free kernel slot / copy engine). The
