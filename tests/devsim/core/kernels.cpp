@@ -117,10 +117,13 @@ KernelInfo* register_module_kernel(const void* module, const void* host_stub, co
   return register_kernel(host_stub, device_name, found);
 }
 
-int register_limited_threads(int registers) {
+int registers_per_warp(int registers) {
   constexpr int kAllocationUnit = 256;  // registers are given to a warp in units of 256
-  const int per_warp = round_up(std::max(registers, 1) * Arch::warp_size, kAllocationUnit);
-  const int warps = Arch::regs_per_block / per_warp;
+  return round_up(std::max(registers, 1) * Arch::warp_size, kAllocationUnit);
+}
+
+int register_limited_threads(int registers) {
+  const int warps = Arch::regs_per_block / registers_per_warp(registers);
   return std::min(Arch::max_threads_per_block, warps * Arch::warp_size);
 }
 

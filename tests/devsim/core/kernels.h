@@ -49,8 +49,10 @@ KernelInfo* register_kernel(const void* host_stub, const char* device_name,
 // __cudaRegisterFunction names its kernels one by one under the same module handle.
 void register_module_image(const void* module, const void* image);
 KernelInfo* register_module_kernel(const void* module, const void* host_stub, const char* device_name);
+// Registers one warp holds: `registers` per thread for 32 threads, allocated in units of 256.
+int registers_per_warp(int registers);
 // Threads per block a kernel using `registers` per thread can launch with: the register file
-// of a block (65536) divided among warps, each allocated in units of 256 registers.
+// of a block (65536) divided among warps.
 int register_limited_threads(int registers);
 KernelInfo* find_kernel(const void* host_stub);
 KernelInfo* find_kernel_by_name(const char* mangled_name);

@@ -56,12 +56,13 @@ cudaError_t launch_ex_impl(ApiScope& scope, const cudaLaunchConfig_t* config, co
                      config->stream, ptsz, launch_type_of(config));
 }
 
-// Resident blocks per SM limited by threads, registers, shared memory and the block cap.
+// Resident blocks per SM limited by threads, registers, shared memory and the block cap; none
+// for a block the kernel cannot launch at all.
 int blocks_per_sm(const KernelInfo& k, int block_size, size_t dynamic_shared) {
-  if (block_size <= 0) return 0;
+  if (block_size <= 0 || block_size > k.max_threads) return 0;
   int warps = (block_size + Arch::warp_size - 1) / Arch::warp_size;
   int by_threads = Arch::max_threads_per_sm / (warps * Arch::warp_size);
-  int by_regs = Arch::regs_per_sm / std::max(1, k.registers * warps * Arch::warp_size);
+  int by_regs = Arch::regs_per_sm / (registers_per_warp(k.registers) * warps);
   size_t shared = size_t(k.static_shared) + dynamic_shared;
   int by_shared = shared ? int(Arch::shared_per_sm / shared) : Arch::max_blocks_per_sm;
   return std::max(0, std::min({Arch::max_blocks_per_sm, by_threads, by_regs, by_shared}));

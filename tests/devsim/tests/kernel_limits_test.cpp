@@ -49,6 +49,10 @@ TEST_CASE("registers beyond a block's register file fail the launch with 701", "
   int blocks = -1;
   REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_regs128, 512, 0) == cudaSuccess);
   CHECK(blocks == 1);
+  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_regs128, 1024, 0) == cudaSuccess);
+  CHECK(blocks == 0);  // such a block cannot launch at all
+  REQUIRE(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, k_plain, 256, 0) == cudaSuccess);
+  CHECK(blocks == 4);  // 32 registers: 8 warps x 1024 registers per block, thread-limited to 4
 
   cudaFunction_t f = nullptr;
   REQUIRE(cudaGetFuncBySymbol(&f, k_regs128) == cudaSuccess);
