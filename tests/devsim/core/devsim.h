@@ -31,6 +31,7 @@ enum class Status : uint8_t {
   StreamCaptureUnsupported,
   StreamCaptureInvalidated,
   IllegalState,
+  LaunchOutOfResources,  // a block needs more registers (or threads) than the kernel allows
 };
 
 enum class MemKind : uint8_t { Pageable, Pinned, Device, Managed };

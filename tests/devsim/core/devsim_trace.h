@@ -92,6 +92,9 @@ struct SyncRecord {
   uint32_t event_id;         // CUPTI_SYNCHRONIZATION_INVALID_VALUE when not applicable
   uint64_t start_ns;
   uint64_t end_ns;
+  // Which record of the event was waited for (cudaEventSyncId): unique per cudaEventRecord,
+  // as an event may be recorded many times. Not applicable without an event.
+  uint64_t event_sync_id = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 };
 
 // One allocation or release of device, pinned, managed or pool memory, reported on the
