@@ -1,3 +1,4 @@
+#include "agent/stacks_glue.h"
 #include "agent/lifecycle.h"
 
 #include <sys/auxv.h>
@@ -126,6 +127,7 @@ AgentState initialise() noexcept {
       log(LogLevel::Error, "the collector could not start; profiling is off for this process");
       return AgentState::Disabled;
     }
+    start_stacks(*g_config);  // before the first hooked call can record
     hooks::set_first_cuda_use_callback(on_first_cuda_use);
     // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
     // dlopen hook). Never exported: a defined diopi* symbol would make operators the vendor
@@ -172,6 +174,7 @@ exporters::ExportOptions export_options(const Config& config) {
   options.output_dir = config.output_dir;
   options.table.sort_by = config.sort_by;
   options.table.group_by_input_shape = config.group_by_input_shape;
+  options.table.group_by_stack_n = config.group_by_stack_n;
   options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);  // exporter: <= 0 is all
   return options;
 }

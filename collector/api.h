@@ -207,6 +207,21 @@ inline void record(const HostEvent& event) noexcept {
   }
 }
 
+// ---- call stacks (PROFAGENT_WITH_STACK; collector/stacks.h) -----------------------------------
+// While stacks are on, a recorded event is followed by a StackTag event naming its interned
+// stack (event.h). Off, this costs the hooks one relaxed load of a flag that never changes.
+extern std::atomic<bool> g_stacks_on;
+inline bool stacks_on() noexcept { return g_stacks_on.load(std::memory_order_relaxed); }
+// This thread's call stack here, the agent's own frames removed, interned; 0 when none could be
+// taken (counted). Return addresses only: symbols are looked up at export.
+uint32_t capture_stack() noexcept;
+// Records the StackTag of event `event_id` (time `at`, the event's end: it stays in the event's
+// window). Nothing for stack 0.
+void record_stack(uint64_t event_id, uint32_t stack, uint64_t at) noexcept;
+inline void record_call_stack(uint64_t event_id, uint64_t at) noexcept {
+  if (__builtin_expect(stacks_on(), 0)) record_stack(event_id, capture_stack(), at);
+}
+
 // Interns a name (not for the hot path: hooks intern their API name once).
 NameId intern(std::string_view name) noexcept;
 

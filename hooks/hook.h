@@ -104,6 +104,7 @@ __attribute__((always_inline)) inline void record_call(Site& site, uint64_t id, 
     if (result != cudaSuccess) event->flags |= kFlagFailed;
   }
   collector::commit_record();
+  collector::record_call_stack(id, end);  // still in the hook: the stack is the caller's
 }
 
 // Pushes the call's external correlation id for exactly the real call, also when the real
