@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/auxv.h>
 
 #include <algorithm>
 #include <atomic>
@@ -29,7 +30,10 @@ struct StackState {
   BacktraceFn backtrace = nullptr;
   uint32_t depth = kDefaultStackDepth;
   AddressRange own;   // the agent's module
-  AddressRange libc;  // where every thread's first frame is (start_thread, __libc_start_main)
+  // Where a whole stack ends: a thread's first frame is in libc (clone3 -> start_thread), the
+  // main thread's in the program's entry code (_start, at AT_ENTRY).
+  AddressRange libc;
+  AddressRange entry;
   PythonFrameSource python;
   StackTable table;
   std::atomic<uint64_t> captured{0}, truncated{0}, lost{0};
@@ -110,7 +114,8 @@ uint32_t capture_words(StackState& s, uint64_t* out, bool& complete) noexcept {
   uint32_t first = 0;
   while (first < uint32_t(got) && s.own.contains(uint64_t(native[first]))) ++first;
   const uint32_t count = uint32_t(got) - first;
-  complete = count > 0 && s.libc.contains(uint64_t(native[got - 1]));
+  const uint64_t outermost = uint64_t(native[got - 1]);
+  complete = count > 0 && (s.libc.contains(outermost) || s.entry.contains(outermost));
   if (count >= s.depth) complete = true;  // clipped at the depth asked for: not a failure
   if (s.python.capture != nullptr) return merge_python(s, native + first, count, out, s.depth);
   const uint32_t kept = std::min(count, s.depth);
@@ -170,6 +175,7 @@ bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
   s.depth = std::clamp<uint32_t>(options.depth, 1, kMaxStackDepth);
   if (options.strip_own_module) s.own = module_range(reinterpret_cast<void*>(&capture_stack));
   s.libc = module_range(reinterpret_cast<void*>(&dl_iterate_phdr));
+  if (const unsigned long entry = getauxval(AT_ENTRY)) s.entry = {entry, entry + 64};  // _start is short
   void* warm[4];
   backtrace(warm, 4);  // libunwind's first unwind allocates its caches: not inside a hook
   s.backtrace = backtrace;

@@ -325,6 +325,8 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"stderr_replaced\":"), w_.boolean(t_.drops.stderr_replaced);
   w_.raw(",\"plain_dlopen_calls\":"), w_.u64(t_.drops.plain_dlopen_calls);
   w_.raw(",\"shape_records\":"), w_.u64(t_.drops.shape_records);
+  w_.raw(",\"stacks_truncated\":"), w_.u64(t_.drops.stacks_truncated);
+  w_.raw(",\"stacks_lost\":"), w_.u64(t_.drops.stacks_lost);
   w_.raw("},\n  \"profagent_window\": {\"window\":"), w_.u64(t_.window);
   w_.raw(",\"whole_run\":"), w_.boolean(t_.whole_run);
   w_.raw(",\"first_step\":"), w_.u64(t_.first_step.number);

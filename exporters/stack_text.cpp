@@ -19,6 +19,7 @@ std::string frame_label(const StackFrame& frame) {
   if (!frame.function.empty()) return function + " (" + base_name(frame.module) + ")";
   char address[32];
   std::snprintf(address, sizeof address, "0x%llx", static_cast<unsigned long long>(frame.address));
+  if (frame.module.empty()) return address;  // code no module holds (JIT)
   return std::string(address) + " (" + base_name(frame.module) + ")";
 }
 
