@@ -31,6 +31,9 @@ enum class Status : uint8_t {
   StreamCaptureUnsupported,
   StreamCaptureInvalidated,
   IllegalState,
+  StreamCaptureIsolation,  // waiting on an event of another capture
+  OperatingSystem,         // a host call failed (cudaGraphDebugDotPrint's file)
+  GraphExecUpdateFailure,  // cudaGraphExecUpdate refused the new graph
 };
 
 enum class MemKind : uint8_t { Pageable, Pinned, Device, Managed };

@@ -58,6 +58,7 @@ class Session final : public devsim::Tracer {
   void on_api_exit(const devsim::ApiCall& call) override;
   void on_op_done(const devsim::OpRecord& op) override;
   void on_sync(const devsim::SyncRecord& sync) override;
+  void on_graph_event(const devsim::GraphEvent& event) override;
 
  private:
   // Installs this session as devsim's tracer; false if another tracer holds the device.
