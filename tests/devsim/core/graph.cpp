@@ -84,6 +84,8 @@ std::unique_ptr<GraphNode> clone_node_locked(const GraphNode& n, Graph* owner, s
 std::unique_ptr<Graph> clone_locked(const Graph& src, std::vector<GraphNotice>* notices) {
   auto g = std::make_unique<Graph>();
   g->id = g_next_graph_id.fetch_add(1);
+  g->user_objects = src.user_objects;  // a clone (and an exec) holds references of its own
+  for (const UserObjectRef& r : g->user_objects) r.retain(r.object, r.count);
   std::map<const GraphNode*, GraphNode*> map;
   for (const auto& n : src.nodes) {
     g->nodes.push_back(clone_node_locked(*n, g.get(), notices));
@@ -163,7 +165,40 @@ std::unique_ptr<Graph> clone_for_exec_locked(const Graph& src, std::vector<Graph
   return clone_locked(src, notices);
 }
 
-Graph::~Graph() = default;
+Graph::~Graph() {
+  for (const UserObjectRef& r : user_objects) r.release(r.object, r.count);
+}
+
+Status retain_user_object(Graph* g, const UserObjectRef& ref) {
+  std::lock_guard lock(sched_mutex());
+  if (!graph_handle_live_locked(g)) return Status::InvalidValue;
+  for (UserObjectRef& r : g->user_objects) {
+    if (r.object == ref.object) {
+      r.count += ref.count;
+      return Status::Ok;
+    }
+  }
+  g->user_objects.push_back(ref);
+  return Status::Ok;
+}
+
+// The references given back are released after the lock is let go (a destructor may run).
+Status release_user_object(Graph* g, void* object, unsigned count) {
+  UserObjectRef released;
+  {
+    std::lock_guard lock(sched_mutex());
+    if (!graph_handle_live_locked(g)) return Status::InvalidValue;
+    auto it = std::find_if(g->user_objects.begin(), g->user_objects.end(),
+                           [&](const UserObjectRef& r) { return r.object == object; });
+    if (it == g->user_objects.end() || it->count < count) return Status::InvalidValue;
+    released = *it;
+    released.count = count;
+    it->count -= count;
+    if (it->count == 0) g->user_objects.erase(it);
+  }
+  released.release(released.object, released.count);
+  return Status::Ok;
+}
 
 Graph* create_graph() {
   auto* g = new Graph;

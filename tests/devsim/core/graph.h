@@ -61,11 +61,22 @@ struct GraphNode {
   std::map<int, std::vector<uint8_t>> attributes;
 };
 
+// References a graph holds on a runtime user object (cudaGraphRetainUserObject). The runtime
+// owns user objects; the graph only calls back to retain (clones, instantiation) and release
+// (when it is destroyed, outside any devsim lock).
+struct UserObjectRef {
+  void* object = nullptr;
+  unsigned count = 0;
+  void (*retain)(void* object, unsigned count) = nullptr;
+  void (*release)(void* object, unsigned count) = nullptr;
+};
+
 struct Graph {
   uint32_t id = 0;
   std::vector<std::unique_ptr<GraphNode>> nodes;
   std::vector<Stream*> capturing;  // origin stream first
   GraphNode* parent = nullptr;     // the child-graph node that owns this graph, if any
+  std::vector<UserObjectRef> user_objects;
   ~Graph();
 };
 
@@ -117,6 +128,9 @@ std::vector<GraphNode*> root_nodes(Graph* g);
 std::vector<std::pair<GraphNode*, GraphNode*>> graph_edges(Graph* g);
 std::vector<GraphNode*> node_deps(GraphNode* n, bool dependents);
 Status write_dot(Graph* g, const char* path);
+// cudaGraphRetainUserObject / ReleaseUserObject: the graph's own count per object.
+Status retain_user_object(Graph* g, const UserObjectRef& ref);
+Status release_user_object(Graph* g, void* object, unsigned count);
 
 // Capture.
 Status begin_capture(Stream* s, int mode);
