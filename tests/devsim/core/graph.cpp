@@ -412,16 +412,47 @@ std::vector<GraphNode*> node_deps(GraphNode* n, bool dependents) {
 
 // ---- Capture ----------------------------------------------------------------------------
 
-Status begin_capture(Stream* s, int mode) {
-  if (s->legacy) return Status::StreamCaptureUnsupported;
-  Graph* g = create_graph();
-  std::lock_guard lock(sched_mutex());
+namespace {
+
+Status begin_capture_locked(Stream* s, Graph* g, const std::vector<GraphNode*>& deps, int mode) {
   if (s->capture) return Status::IllegalState;
   s->capture = g;
   s->capture_mode = mode;
   s->capture_id = g_next_capture_id.fetch_add(1);
-  s->capture_deps.clear();
+  s->capture_deps = deps;
   g->capturing.push_back(s);
+  return Status::Ok;
+}
+
+}  // namespace
+
+Status begin_capture(Stream* s, int mode) {
+  if (s->legacy) return Status::StreamCaptureUnsupported;
+  Graph* g = create_graph();
+  Status st;
+  {
+    std::lock_guard lock(sched_mutex());
+    st = begin_capture_locked(s, g, {}, mode);
+  }
+  if (st != Status::Ok) destroy_graph(g);
+  return st;
+}
+
+Status begin_capture_to(Stream* s, Graph* g, const std::vector<GraphNode*>& deps, int mode) {
+  if (s->legacy) return Status::StreamCaptureUnsupported;
+  std::lock_guard lock(sched_mutex());
+  if (!live().graphs.count(g) || !deps_belong_locked(g, deps) || !g->capturing.empty()) return Status::InvalidValue;
+  return begin_capture_locked(s, g, deps, mode);
+}
+
+Status update_capture_deps(Stream* s, const std::vector<GraphNode*>& deps, bool replace) {
+  std::lock_guard lock(sched_mutex());
+  if (s->capture == nullptr) return Status::IllegalState;
+  if (!deps_belong_locked(s->capture, deps)) return Status::InvalidValue;
+  if (replace) s->capture_deps.clear();
+  for (GraphNode* n : deps) {
+    if (!contains(s->capture_deps, n)) s->capture_deps.push_back(n);
+  }
   return Status::Ok;
 }
 

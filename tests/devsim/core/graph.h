@@ -134,6 +134,10 @@ Status release_user_object(Graph* g, void* object, unsigned count);
 
 // Capture.
 Status begin_capture(Stream* s, int mode);
+// cudaStreamBeginCaptureToGraph: capture into an existing graph, after `deps`.
+Status begin_capture_to(Stream* s, Graph* g, const std::vector<GraphNode*>& deps, int mode);
+// cudaStreamUpdateCaptureDependencies: replace (set) or extend the stream's capture position.
+Status update_capture_deps(Stream* s, const std::vector<GraphNode*>& deps, bool replace);
 // Ends the capture started on s (the origin stream) and returns the graph.
 Status end_capture(Stream* s, Graph** out);
 // 0: none, 1: active (cudaStreamCaptureStatus values); id: the capture's unique id; graph and

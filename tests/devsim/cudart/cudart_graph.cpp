@@ -18,6 +18,48 @@ cudaError_t begin_impl(ApiScope& scope, cudaStream_t stream, cudaStreamCaptureMo
   return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
 }
 
+bool default_edges(const cudaGraphEdgeData* edges, size_t count) {
+  for (size_t i = 0; edges && i < count; ++i) {
+    if (edges[i].from_port || edges[i].to_port || edges[i].type) return false;
+  }
+  return true;
+}
+
+bool nodes_of(const cudaGraphNode_t* handles, size_t count, std::vector<GraphNode*>* out) {
+  if (count > 0 && handles == nullptr) return false;
+  for (size_t i = 0; i < count; ++i) {
+    GraphNode* n = node_from_handle(handles[i]);
+    if (n == nullptr) return false;
+    out->push_back(n);
+  }
+  return true;
+}
+
+cudaError_t begin_to_graph_impl(ApiScope& scope, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                const cudaGraphEdgeData* edges, size_t count, cudaStreamCaptureMode mode, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  Graph* g = graph_from_handle(graph);
+  std::vector<GraphNode*> nodes;
+  if (!g || !nodes_of(deps, count, &nodes)) return rt::finish(scope, cudaErrorInvalidValue);
+  if (!default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
+  Status st = begin_capture_to(s, g, nodes, mode);
+  return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
+}
+
+cudaError_t update_deps_impl(ApiScope& scope, cudaStream_t stream, cudaGraphNode_t* deps, const cudaGraphEdgeData* edges,
+                             size_t count, unsigned flags, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  std::vector<GraphNode*> nodes;
+  if (flags > cudaStreamSetCaptureDependencies || !nodes_of(deps, count, &nodes)) {
+    return rt::finish(scope, cudaErrorInvalidValue);
+  }
+  if (!default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
+  Status st = update_capture_deps(s, nodes, flags == cudaStreamSetCaptureDependencies);
+  return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
+}
+
 cudaError_t end_impl(ApiScope& scope, cudaStream_t stream, cudaGraph_t* graph, bool ptsz) {
   Stream* s = rt::resolve_stream(stream, ptsz);
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
@@ -169,6 +211,51 @@ cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream, cudaStreamCapt
   DEVSIM_RT_CALL_NAMED(CUPTI_RUNTIME_TRACE_CBID_cudaStreamGetCaptureInfo_ptsz_v12030,
                        "cudaStreamGetCaptureInfo_v3_ptsz", Light);
   return capture_info_impl(scope_, stream, status, id, graph, deps, edges, num_deps, true);
+}
+#endif
+
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                          const cudaGraphEdgeData* edges, size_t count, cudaStreamCaptureMode mode) {
+  DEVSIM_RT_CALL(cudaStreamBeginCaptureToGraph, v12030, Other);
+  return begin_to_graph_impl(scope_, stream, graph, deps, edges, count, mode, false);
+}
+
+cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                               const cudaGraphEdgeData* edges, size_t count,
+                                               cudaStreamCaptureMode mode) {
+  DEVSIM_RT_CALL(cudaStreamBeginCaptureToGraph_ptsz, v12030, Other);
+  return begin_to_graph_impl(scope_, stream, graph, deps, edges, count, mode, true);
+}
+
+#if DEVSIM_CUDART_MAJOR != 12
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                const cudaGraphEdgeData* edges, size_t count, unsigned int flags) {
+  DEVSIM_RT_CALL(cudaStreamUpdateCaptureDependencies, v12030, Light);
+  return update_deps_impl(scope_, stream, deps, edges, count, flags, false);
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                     const cudaGraphEdgeData* edges, size_t count,
+                                                     unsigned int flags) {
+  DEVSIM_RT_CALL(cudaStreamUpdateCaptureDependencies_ptsz, v12030, Light);
+  return update_deps_impl(scope_, stream, deps, edges, count, flags, true);
+}
+#else
+// CUDA 12's unsuffixed form has no edge data: (stream, deps, count, flags). The CUDA 13 header
+// declares the name with edge data, so the definition keeps that prototype and reads the
+// registers a CUDA 12 caller filled (all integers or pointers); 12.3 added the _v2 form.
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                const cudaGraphEdgeData* count_arg, size_t flags_arg, unsigned int) {
+  DEVSIM_RT_CALL(cudaStreamUpdateCaptureDependencies, v11030, Light);
+  auto count = static_cast<size_t>(reinterpret_cast<uintptr_t>(count_arg));
+  return update_deps_impl(scope_, stream, deps, nullptr, count, static_cast<unsigned>(flags_arg), false);
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                   const cudaGraphEdgeData* edges, size_t count, unsigned int flags) {
+  DEVSIM_RT_CALL_NAMED(CUPTI_RUNTIME_TRACE_CBID_cudaStreamUpdateCaptureDependencies_v12030,
+                       "cudaStreamUpdateCaptureDependencies_v2", Light);
+  return update_deps_impl(scope_, stream, deps, edges, count, flags, false);
 }
 #endif
 

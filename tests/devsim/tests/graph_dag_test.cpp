@@ -437,3 +437,36 @@ TEST_CASE("child graphs expand in place; host and event nodes act on the host an
   cudaGraphExecDestroy(exec);
   cudaGraphDestroy(parent), cudaGraphDestroy(child);
 }
+
+TEST_CASE("capture into an existing graph continues after the given nodes; dependencies can be replaced",
+          "[devsim][graph][capture]") {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t g;
+  cudaGraphCreate(&g, 0);
+  cudaGraphNode_t first = add_kernel(g, k_left, {});
+  cudaGraphNode_t other = add_kernel(g, k_right, {});
+  REQUIRE(cudaStreamBeginCaptureToGraph(s, g, &first, nullptr, 1, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  REQUIRE(cudaLaunchKernel(k_join, 1, 32, nullptr, 0, s) == cudaSuccess);  // after `first`
+  REQUIRE(cudaStreamUpdateCaptureDependencies(s, &other, nullptr, 1, cudaStreamSetCaptureDependencies) ==
+          cudaSuccess);
+  REQUIRE(cudaLaunchKernel(k_join, 1, 32, nullptr, 0, s) == cudaSuccess);  // after `other` only
+  cudaGraph_t out = nullptr;
+  REQUIRE(cudaStreamEndCapture(s, &out) == cudaSuccess);
+  CHECK(out == g);
+  size_t count = 0;
+  REQUIRE(cudaGraphNodeGetDependentNodes(first, nullptr, nullptr, &count) == cudaSuccess);
+  CHECK(count == 1);
+  cudaGraphNode_t after_other = nullptr;
+  count = 1;
+  REQUIRE(cudaGraphNodeGetDependentNodes(other, &after_other, nullptr, &count) == cudaSuccess);
+  REQUIRE(count == 1);
+  size_t deps = 0;
+  REQUIRE(cudaGraphNodeGetDependencies(after_other, nullptr, nullptr, &deps) == cudaSuccess);
+  CHECK(deps == 1);  // the set replaced the first captured kernel as its dependency
+  size_t nodes = 0;
+  cudaGraphGetNodes(g, nullptr, &nodes);
+  CHECK(nodes == 4);
+  cudaGraphDestroy(g);
+  cudaStreamDestroy(s);
+}
