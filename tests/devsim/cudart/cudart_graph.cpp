@@ -4,8 +4,7 @@
 // graph updates in cudart_graph_exec.cpp; core/graph.h says what is modelled.
 #include <vector>
 
-#include "cudart_common.h"
-#include "graph.h"
+#include "cudart_graph_common.h"
 
 using namespace devsim;
 
@@ -18,31 +17,14 @@ cudaError_t begin_impl(ApiScope& scope, cudaStream_t stream, cudaStreamCaptureMo
   return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
 }
 
-bool default_edges(const cudaGraphEdgeData* edges, size_t count) {
-  for (size_t i = 0; edges && i < count; ++i) {
-    if (edges[i].from_port || edges[i].to_port || edges[i].type) return false;
-  }
-  return true;
-}
-
-bool nodes_of(const cudaGraphNode_t* handles, size_t count, std::vector<GraphNode*>* out) {
-  if (count > 0 && handles == nullptr) return false;
-  for (size_t i = 0; i < count; ++i) {
-    GraphNode* n = node_from_handle(handles[i]);
-    if (n == nullptr) return false;
-    out->push_back(n);
-  }
-  return true;
-}
-
 cudaError_t begin_to_graph_impl(ApiScope& scope, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
                                 const cudaGraphEdgeData* edges, size_t count, cudaStreamCaptureMode mode, bool ptsz) {
   Stream* s = rt::resolve_stream(stream, ptsz);
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
   Graph* g = graph_from_handle(graph);
   std::vector<GraphNode*> nodes;
-  if (!g || !nodes_of(deps, count, &nodes)) return rt::finish(scope, cudaErrorInvalidValue);
-  if (!default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
+  if (!g || !rt::nodes_of(deps, count, &nodes)) return rt::finish(scope, cudaErrorInvalidValue);
+  if (!rt::default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
   Status st = begin_capture_to(s, g, nodes, mode);
   return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
 }
@@ -52,10 +34,10 @@ cudaError_t update_deps_impl(ApiScope& scope, cudaStream_t stream, cudaGraphNode
   Stream* s = rt::resolve_stream(stream, ptsz);
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
   std::vector<GraphNode*> nodes;
-  if (flags > cudaStreamSetCaptureDependencies || !nodes_of(deps, count, &nodes)) {
+  if (flags > cudaStreamSetCaptureDependencies || !rt::nodes_of(deps, count, &nodes)) {
     return rt::finish(scope, cudaErrorInvalidValue);
   }
-  if (!default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
+  if (!rt::default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
   Status st = update_capture_deps(s, nodes, flags == cudaStreamSetCaptureDependencies);
   return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
 }

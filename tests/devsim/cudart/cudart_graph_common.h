@@ -19,6 +19,8 @@ inline cudaGraph_t handle_of(Graph* g) { return reinterpret_cast<cudaGraph_t>(g)
 
 // The caller's dependency array as live nodes; false if any is not one.
 bool nodes_of(const cudaGraphNode_t* handles, size_t count, std::vector<GraphNode*>* out);
+// Edge data of the default kind only (or none); programmatic ports are not modelled.
+bool default_edges(const cudaGraphEdgeData* edges, size_t count);
 
 template <typename T>
 void store_params(GraphNode& n, const T& params) {

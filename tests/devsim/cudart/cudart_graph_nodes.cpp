@@ -8,14 +8,6 @@ using namespace devsim::rt;
 
 namespace {
 
-// Plain dependencies only: edge data other than the default (programmatic ports) is not modelled.
-bool default_edges(const cudaGraphEdgeData* edges, size_t count) {
-  for (size_t i = 0; edges && i < count; ++i) {
-    if (edges[i].from_port || edges[i].to_port || edges[i].type) return false;
-  }
-  return true;
-}
-
 cudaError_t add_prototype(ApiScope& scope, cudaGraphNode_t* out, cudaGraph_t graph, const cudaGraphNode_t* deps,
                           size_t count, cudaError_t built, const GraphNode& proto) {
   if (built != cudaSuccess) return finish(scope, built);

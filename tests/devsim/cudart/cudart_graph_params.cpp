@@ -45,6 +45,14 @@ bool byte_fill(unsigned value, unsigned element_size) {
 
 }  // namespace
 
+// Plain dependencies only: edge data other than the default (programmatic ports) is not modelled.
+bool default_edges(const cudaGraphEdgeData* edges, size_t count) {
+  for (size_t i = 0; edges && i < count; ++i) {
+    if (edges[i].from_port || edges[i].to_port || edges[i].type) return false;
+  }
+  return true;
+}
+
 bool nodes_of(const cudaGraphNode_t* handles, size_t count, std::vector<GraphNode*>* out) {
   if (count > 0 && handles == nullptr) return false;
   for (size_t i = 0; i < count; ++i) {

@@ -8,13 +8,6 @@ using namespace devsim::rt;
 
 namespace {
 
-bool default_edges(const cudaGraphEdgeData* edges, size_t count) {
-  for (size_t i = 0; edges && i < count; ++i) {
-    if (edges[i].from_port || edges[i].to_port || edges[i].type) return false;
-  }
-  return true;
-}
-
 // The CUDA contract of the list getters: with a null array only the count is written;
 // otherwise up to *count entries are written (the rest of the caller's array zeroed) and
 // *count becomes the number of entries the graph has.
