@@ -31,6 +31,7 @@ enum class Status : uint8_t {
   StreamCaptureUnsupported,
   StreamCaptureInvalidated,
   IllegalState,
+  LaunchOutOfResources,  // a block needs more registers (or threads) than the kernel allows
   StreamCaptureIsolation,  // waiting on an event of another capture
   OperatingSystem,         // a host call failed (cudaGraphDebugDotPrint's file)
   GraphExecUpdateFailure,  // cudaGraphExecUpdate refused the new graph

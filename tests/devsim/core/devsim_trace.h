@@ -89,6 +89,9 @@ struct SyncRecord {
   uint32_t event_id;         // CUPTI_SYNCHRONIZATION_INVALID_VALUE when not applicable
   uint64_t start_ns;
   uint64_t end_ns;
+  // Which record of the event was waited for (cudaEventSyncId): unique per cudaEventRecord,
+  // as an event may be recorded many times. Not applicable without an event.
+  uint64_t event_sync_id = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 };
 
 // A graph, graph node or executable graph was created or cloned (CUPTI's resource callbacks

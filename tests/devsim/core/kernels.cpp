@@ -13,6 +13,7 @@
 #include "config.h"
 #include "device.h"
 #include "memory.h"
+#include "module_image.h"
 
 namespace devsim {
 namespace {
@@ -25,6 +26,7 @@ struct Variable {
 struct Registry {
   std::shared_mutex mutex;  // leaf lock
   std::unordered_map<const void*, KernelInfo*> kernels;
+  std::unordered_map<const void*, const ImageResources*> modules;  // leaked with the registry
   std::unordered_set<const void*> handles;  // every KernelInfo* handed out
   std::unordered_map<const void*, Variable> variables;
 };
@@ -42,21 +44,22 @@ std::string demangle(const char* name) {
   return result;
 }
 
-uint64_t fnv1a(const char* s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; ++s) h = (h ^ static_cast<unsigned char>(*s)) * 1099511628211ull;
-  return h;
+int round_up(int value, int unit) { return (value + unit - 1) / unit * unit; }
+
+void derive_limits(KernelInfo& k) {
+  const int bound = k.launch_bound > 0 ? std::min(k.launch_bound, Arch::max_threads_per_block)
+                                       : Arch::max_threads_per_block;
+  k.max_threads = std::min(bound, register_limited_threads(k.registers));
+  k.max_dynamic_shared = std::max(0, Arch::shared_per_block - k.static_shared);
 }
 
-// Plausible, stable attributes: 16..128 registers in steps of 8, a little static shared memory
-// for one kernel in four.
-void derive_attributes(KernelInfo& k) {
-  uint64_t h = fnv1a(k.name);
-  k.registers = 16 + static_cast<int>(h % 15) * 8;
-  k.static_shared = (h >> 8) % 4 == 0 ? static_cast<int>(((h >> 12) % 8 + 1) * 1024) : 0;
-  k.const_bytes = 0;
-  k.local_bytes = 0;
-  k.max_threads = k.registers > 64 ? 512 : 1024;
+void take_resources(KernelInfo& k, const KernelResources* r) {
+  if (r == nullptr) return;
+  if (r->registers > 0) k.registers = r->registers;
+  k.static_shared = r->static_shared;
+  k.local_bytes = r->local_bytes;
+  k.param_bytes = r->param_bytes;
+  k.launch_bound = r->max_threads;
 }
 
 const KernelOverride* first_match(const std::vector<KernelOverride>& overrides, const KernelInfo& k) {
@@ -70,13 +73,12 @@ void apply_overrides(KernelInfo& k) {
   if (const KernelOverride* o = first_match(config().kernel_ns, k)) k.override_ns = static_cast<int64_t>(o->ns);
   if (const KernelOverride* o = first_match(config().kernel_regs, k)) {
     k.registers = static_cast<int>(std::min<uint64_t>(o->ns, 255));
-    k.max_threads = k.registers > 64 ? 512 : 1024;
   }
 }
 
 }  // namespace
 
-KernelInfo* register_kernel(const void* host_stub, const char* device_name) {
+KernelInfo* register_kernel(const void* host_stub, const char* device_name, const KernelResources* resources) {
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   auto [it, inserted] = r.kernels.try_emplace(host_stub, nullptr);
@@ -85,11 +87,44 @@ KernelInfo* register_kernel(const void* host_stub, const char* device_name) {
   k->host_stub = host_stub;
   k->name = device_name;
   k->demangled = demangle(device_name);
-  derive_attributes(*k);
+  take_resources(*k, resources);
   apply_overrides(*k);
+  derive_limits(*k);
   it->second = k;
   r.handles.insert(k);
   return k;
+}
+
+// Parsed outside the lock: an image may be large.
+void register_module_image(const void* module, const void* image) {
+  auto* resources = new ImageResources(resources_in_image(image));
+  Registry& r = registry();
+  std::unique_lock lock(r.mutex);
+  if (!r.modules.try_emplace(module, resources).second) delete resources;
+}
+
+KernelInfo* register_module_kernel(const void* module, const void* host_stub, const char* device_name) {
+  const KernelResources* found = nullptr;
+  {
+    Registry& r = registry();
+    std::shared_lock lock(r.mutex);
+    auto it = r.modules.find(module);
+    if (it != r.modules.end() && device_name != nullptr) {
+      auto kernel = it->second->find(device_name);
+      if (kernel != it->second->end()) found = &kernel->second;
+    }
+  }
+  return register_kernel(host_stub, device_name, found);
+}
+
+int registers_per_warp(int registers) {
+  constexpr int kAllocationUnit = 256;  // registers are given to a warp in units of 256
+  return round_up(std::max(registers, 1) * Arch::warp_size, kAllocationUnit);
+}
+
+int register_limited_threads(int registers) {
+  const int warps = Arch::regs_per_block / registers_per_warp(registers);
+  return std::min(Arch::max_threads_per_block, warps * Arch::warp_size);
 }
 
 KernelInfo* find_kernel(const void* host_stub) {

@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string>
 
+#include "cubin_resources.h"
+
 namespace devsim {
 
 struct Dim3 {
@@ -19,19 +21,39 @@ struct KernelInfo {
   const void* host_stub = nullptr;
   const char* name = nullptr;          // mangled device name (static storage in the binary)
   std::string demangled;
-  // Attributes the real compiler would report; deterministic per name (hash-derived).
-  int registers = 32;
+  // What the compiler wrote into the kernel's cubin (cubin_resources.h), or the fallback
+  // figures when the image says nothing (kFallbackRegisters, no shared or local memory).
+  int registers = kFallbackRegisters;
   int static_shared = 0;
   int local_bytes = 0;
   int const_bytes = 0;
-  int max_threads = 1024;
+  int param_bytes = 0;
+  int launch_bound = 0;                // threads per block from __launch_bounds__; 0: none
+  int max_threads = 1024;              // beyond this a launch fails: registers, launch bound
   int64_t override_ns = -1;            // from DEVSIM_KERNEL_NS, -1: use the model
-  int max_dynamic_shared = 49152;      // cudaFuncAttributeMaxDynamicSharedMemorySize
+  // cudaFuncAttributeMaxDynamicSharedMemorySize: what is left of the 48 KiB default per block
+  // after static shared memory, until the program opts in to more.
+  int max_dynamic_shared = 49152;
+
+  // A kernel whose image carries no resources (PTX only, compressed entries, another
+  // architecture): 32 registers let every launch of up to 1024 threads succeed.
+  static constexpr int kFallbackRegisters = 32;
 
   static constexpr uint32_t kMagic = 0x6b65726eu;  // "kern"
 };
 
-KernelInfo* register_kernel(const void* host_stub, const char* device_name);
+// `resources`: what the kernel's image says about it, nullptr when nothing (fallback figures).
+KernelInfo* register_kernel(const void* host_stub, const char* device_name,
+                            const KernelResources* resources = nullptr);
+// nvcc's registration: __cudaRegisterFatBinary hands the image once per module, then
+// __cudaRegisterFunction names its kernels one by one under the same module handle.
+void register_module_image(const void* module, const void* image);
+KernelInfo* register_module_kernel(const void* module, const void* host_stub, const char* device_name);
+// Registers one warp holds: `registers` per thread for 32 threads, allocated in units of 256.
+int registers_per_warp(int registers);
+// Threads per block a kernel using `registers` per thread can launch with: the register file
+// of a block (65536) divided among warps.
+int register_limited_threads(int registers);
 KernelInfo* find_kernel(const void* host_stub);
 KernelInfo* find_kernel_by_name(const char* mangled_name);
 // Validates a handle that claims to be a KernelInfo* (cudaKernel_t, cudaFunction_t, CUfunction).

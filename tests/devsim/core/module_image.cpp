@@ -6,13 +6,16 @@
 #include <cstdint>
 #include <cstring>
 
+#include "device.h"
+
 namespace devsim {
 namespace {
 
 constexpr uint32_t kFatbinMagic = 0xBA55ED50u;
 constexpr uint32_t kFatbinWrapperMagic = 0x466243b1u;  // __fatBinC_Wrapper_t
 constexpr uint16_t kEntryPtx = 1, kEntryElf = 2;
-constexpr uint64_t kEntryCompressed = 0x2000;
+constexpr uint64_t kEntryCompressed = 0x2000 | 0x8000;
+constexpr uint32_t kDeviceSm = Arch::major * 10 + Arch::minor;
 constexpr size_t kUnboundedElf = size_t(1) << 30;  // an ELF whose size nobody told us
 
 template <typename T>
@@ -73,7 +76,21 @@ size_t elf_size(const unsigned char* elf) {  // the section header table ends th
   return size_t(header.e_shoff + uint64_t(header.e_shnum) * header.e_shentsize);
 }
 
-void fatbin_entries(const unsigned char* fatbin, size_t size, ImageKernels& out) {
+// The SASS a real sm_75 driver would load: its own architecture, else the newest older one of
+// the same major version; anything else would be JIT-compiled from PTX.
+struct ElfChoice {
+  const unsigned char* elf = nullptr;
+  size_t size = 0;
+  uint32_t sm = 0;
+
+  void offer(const unsigned char* payload, size_t payload_size, uint32_t entry_sm) {
+    if (entry_sm > kDeviceSm || entry_sm / 10 != kDeviceSm / 10 || entry_sm <= sm) return;
+    elf = payload, size = payload_size, sm = entry_sm;
+  }
+};
+
+void fatbin_entries(const unsigned char* fatbin, size_t size, bool with_names, ImageKernels& out) {
+  ElfChoice choice;
   const uint16_t header_size = read<uint16_t>(fatbin + 6);
   const uint64_t entries_size = read<uint64_t>(fatbin + 8);
   if (header_size < 16) return;
@@ -89,17 +106,17 @@ void fatbin_entries(const unsigned char* fatbin, size_t size, ImageKernels& out)
     if (flags & kEntryCompressed) {
       ++out.compressed_entries;
     } else if (kind == kEntryElf) {
-      elf_functions(payload, payload_size, out);
-    } else if (kind == kEntryPtx) {
+      if (with_names) elf_functions(payload, payload_size, out);
+      choice.offer(payload, payload_size, read<uint32_t>(entry + 0x1c));
+    } else if (kind == kEntryPtx && with_names) {
       ptx_entries(reinterpret_cast<const char*>(payload), strnlen(reinterpret_cast<const char*>(payload), payload_size), out);
     }
     at += entry_header + payload_size;
   }
+  if (choice.elf) out.resources = cubin_resources(choice.elf, choice.size);
 }
 
-}  // namespace
-
-ImageKernels kernels_in_image(const void* image, size_t size) {
+ImageKernels read_image(const void* image, size_t size, bool with_names) {
   ImageKernels out;
   auto bytes = static_cast<const unsigned char*>(image);
   if (bytes == nullptr) return out;
@@ -110,17 +127,24 @@ ImageKernels kernels_in_image(const void* image, size_t size) {
   }
   if (read<uint32_t>(bytes) == kFatbinMagic) {
     out.kind = ImageKind::Fatbin;
-    fatbin_entries(bytes, size != 0 ? size : 16 + read<uint64_t>(bytes + 8), out);
+    fatbin_entries(bytes, size != 0 ? size : 16 + read<uint64_t>(bytes + 8), with_names, out);
   } else if (std::memcmp(bytes, ELFMAG, SELFMAG) == 0) {
     out.kind = ImageKind::Cubin;
     const size_t known = size != 0 ? size : std::min(elf_size(bytes), kUnboundedElf);
-    elf_functions(bytes, known, out);
+    if (with_names) elf_functions(bytes, known, out);
+    out.resources = cubin_resources(bytes, known);
   } else {
     out.kind = ImageKind::Ptx;
     const char* text = reinterpret_cast<const char*>(bytes);
-    ptx_entries(text, size != 0 ? strnlen(text, size) : std::strlen(text), out);
+    if (with_names) ptx_entries(text, size != 0 ? strnlen(text, size) : std::strlen(text), out);
   }
   return out;
 }
+
+}  // namespace
+
+ImageKernels kernels_in_image(const void* image, size_t size) { return read_image(image, size, true); }
+
+ImageResources resources_in_image(const void* image) { return read_image(image, 0, false).resources; }
 
 }  // namespace devsim

@@ -69,14 +69,20 @@ Status submit(Stream* s, const OpRef& op, bool wait) {
 
 }  // namespace
 
+// The checks and codes of the real runtime: impossible geometry is a bad configuration (9);
+// a block the kernel cannot hold — more threads than its registers or __launch_bounds__
+// allow — is out of resources (701); dynamic shared memory beyond what the kernel was granted
+// (48 KiB minus its static shared memory until cudaFuncSetAttribute raises it) is an invalid
+// value (1), as the driver answers CUDA_ERROR_INVALID_VALUE.
 Status validate_launch(const LaunchParams& l) {
   if (l.kernel == nullptr) return Status::InvalidDeviceFunction;
   const Dim3 &g = l.grid, &b = l.block;
   if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0) return Status::InvalidConfiguration;
   if (g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535) return Status::InvalidConfiguration;
-  if (b.x > 1024 || b.y > 1024 || b.z > 64 || b.count() > uint64_t(l.kernel->max_threads)) {
+  if (b.x > 1024 || b.y > 1024 || b.z > 64 || b.count() > uint64_t(Arch::max_threads_per_block)) {
     return Status::InvalidConfiguration;
   }
+  if (b.count() > uint64_t(l.kernel->max_threads)) return Status::LaunchOutOfResources;
   if (l.dynamic_shared > size_t(l.kernel->max_dynamic_shared)) return Status::InvalidValue;
   return Status::Ok;
 }

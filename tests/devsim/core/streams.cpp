@@ -15,6 +15,7 @@ namespace {
 constexpr uint32_t kLegacyStreamId = 7;  // what CUPTI reports for the legacy default stream
 std::atomic<uint32_t> g_next_stream_id{13};
 std::atomic<uint32_t> g_next_event_id{1};
+std::atomic<uint64_t> g_next_event_record_id{1};
 __thread Stream* t_per_thread[kMaxDevices];
 
 struct Handles {  // guarded by sched_mutex
@@ -175,8 +176,16 @@ Status record_event(Event* e, Stream* s, uint32_t correlation_id) {
   e->captured_deps.clear();
   OpRef marker = make_op(OpType::Marker, s, correlation_id);
   Status st = enqueue_locked(s, marker, nullptr);
-  if (st == Status::Ok) e->marker = marker;
+  if (st == Status::Ok) {
+    e->marker = marker;
+    e->record_id = g_next_event_record_id.fetch_add(1);
+  }
   return st;
+}
+
+uint64_t event_record_id(Event* e) {
+  std::lock_guard lock(sched_mutex());
+  return handles().events.count(e) ? e->record_id : CUPTI_SYNCHRONIZATION_INVALID_VALUE;
 }
 
 Status query_event(Event* e) {

@@ -21,7 +21,11 @@
 namespace devsim {
 namespace {
 
-enum class Action : uint8_t { Complete, StartHostFn };
+// MoveBytes at a copy's or set's modelled start, Complete at its end: the bytes are in place
+// by the end whenever the host copies at least as fast as the modelled bandwidth, so waiters
+// wake at the modelled end. One thread runs both in time order, so an op's bytes move only
+// after every op it depends on has moved its own (a dependent starts at or after their ends).
+enum class Action : uint8_t { MoveBytes, Complete, StartHostFn };
 
 struct Entry {
   uint64_t time;
@@ -90,6 +94,7 @@ void schedule_locked(const OpRef& op, uint64_t deps_end, std::vector<OpRef>& new
   }
   p.rec.end_ns = start + p.duration_ns;
   if (slot) *slot = p.rec.end_ns;
+  if (p.type == OpType::Memcpy || p.type == OpType::Memset) push_locked(start, Action::MoveBytes, op);
   push_locked(p.rec.end_ns, Action::Complete, op);
   end_known_locked(op, newly_known);
 }
@@ -121,11 +126,16 @@ void set_rows(const OpPayload& p) {
 }
 
 void complete(const OpRef& op);
+void move_bytes(const OpPayload& p);
 
 void run_due(const std::vector<Entry>& due) {
   Timeline& t = tl();
   bool host_work = false;
   for (const Entry& e : due) {
+    if (e.action == Action::MoveBytes) {
+      move_bytes(e.op->p);
+      continue;
+    }
     if (e.action == Action::Complete) {
       complete(e.op);
       continue;
@@ -146,14 +156,20 @@ void mark_done(const OpRef& op) {
   }
 }
 
-// Runs on the timeline thread once the op's end time has passed: the bytes move now, the
-// tracer hears about it, and only then can waiters return.
-void complete(const OpRef& op) {
-  const OpPayload& p = op->p;
+void move_bytes(const OpPayload& p) {
   if (p.type == OpType::Memcpy) copy_rows(p);
   if (p.type == OpType::Memset) set_rows(p);
+}
+
+// Runs on the timeline thread once the op's end time has passed (its bytes moved at its
+// start): the tracer hears about it, and only then can waiters return.
+void complete(const OpRef& op) {
+  const OpPayload& p = op->p;
   bool traced = p.type == OpType::Kernel || p.type == OpType::Memcpy || p.type == OpType::Memset;
-  if (p.effect) p.effect(p.effect_state, p.effect_arg);
+  if (p.effect) {
+    p.effect(p.effect_state, p.effect_arg);
+    op->p.effect_state.reset();  // finished ops may be kept; what they acted on is not theirs
+  }
   if (traced) {
     if (Tracer* t = tracer()) t->on_op_done(p.rec);
   }

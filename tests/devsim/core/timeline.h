@@ -1,7 +1,7 @@
 // The real-time execution model: streams are FIFOs of operations, each op gets a modelled
 // start and end on the host's CLOCK_MONOTONIC, one devsim thread applies the op's effect
-// (moves the bytes) and reports it when its end time has passed, and host waits block on
-// completion.
+// (moves the bytes) at its start and reports it when its end time has passed, and host waits
+// block on completion.
 //
 // Scheduling rule: start = max(enqueue + launch latency, end of the previous
 // op on the stream, ends of its event dependencies, a free kernel slot / copy engine). The
@@ -89,6 +89,7 @@ struct Event {
   int device = 0;
   // Guarded by sched_mutex.
   OpRef marker;                      // the recorded position, or null before the first record
+  uint64_t record_id = CUPTI_SYNCHRONIZATION_INVALID_VALUE;  // of the latest record, unique
   Graph* captured_in = nullptr;      // recorded inside a capture (fork/join across streams)
   std::vector<GraphNode*> captured_deps;  // the capture position it recorded
   bool live = true;
@@ -122,6 +123,9 @@ bool event_live(const Event* e);
 Status record_event(Event* e, Stream* s, uint32_t correlation_id);
 Status query_event(Event* e);
 Status synchronize_event(Event* e);
+// The unique id of the event's latest record (CUPTI's cudaEventSyncId), or
+// CUPTI_SYNCHRONIZATION_INVALID_VALUE before the first record or for a dead event.
+uint64_t event_record_id(Event* e);
 Status elapsed_ms(Event* start, Event* end, float* ms);
 Status stream_wait_event(Stream* s, Event* e, uint32_t correlation_id);
 

@@ -79,6 +79,7 @@ cudaError_t to_cuda(Status s) {
     case Status::StreamCaptureUnsupported: return cudaErrorStreamCaptureUnsupported;
     case Status::StreamCaptureInvalidated: return cudaErrorStreamCaptureInvalidated;
     case Status::IllegalState: return cudaErrorIllegalState;
+    case Status::LaunchOutOfResources: return cudaErrorLaunchOutOfResources;
     case Status::StreamCaptureIsolation: return cudaErrorStreamCaptureIsolation;
     case Status::OperatingSystem: return cudaErrorOperatingSystem;
     case Status::GraphExecUpdateFailure: return cudaErrorGraphExecUpdateFailure;

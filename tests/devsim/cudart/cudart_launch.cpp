@@ -56,12 +56,13 @@ cudaError_t launch_ex_impl(ApiScope& scope, const cudaLaunchConfig_t* config, co
                      config->stream, ptsz, launch_type_of(config));
 }
 
-// Resident blocks per SM limited by threads, registers, shared memory and the block cap.
+// Resident blocks per SM limited by threads, registers, shared memory and the block cap; none
+// for a block the kernel cannot launch at all.
 int blocks_per_sm(const KernelInfo& k, int block_size, size_t dynamic_shared) {
-  if (block_size <= 0) return 0;
+  if (block_size <= 0 || block_size > k.max_threads) return 0;
   int warps = (block_size + Arch::warp_size - 1) / Arch::warp_size;
   int by_threads = Arch::max_threads_per_sm / (warps * Arch::warp_size);
-  int by_regs = Arch::regs_per_sm / std::max(1, k.registers * warps * Arch::warp_size);
+  int by_regs = Arch::regs_per_sm / (registers_per_warp(k.registers) * warps);
   size_t shared = size_t(k.static_shared) + dynamic_shared;
   int by_shared = shared ? int(Arch::shared_per_sm / shared) : Arch::max_blocks_per_sm;
   return std::max(0, std::min({Arch::max_blocks_per_sm, by_threads, by_regs, by_shared}));
@@ -93,6 +94,7 @@ void** __cudaRegisterFatBinary(void* fat_cubin) {
   // The handle only has to be unique and stable; the module's device code is never run.
   auto** handle = new void*[1];
   handle[0] = fat_cubin;
+  if (fat_cubin) register_module_image(handle, fat_cubin);  // registers, shared memory, ...
   return handle;
 }
 
@@ -107,11 +109,11 @@ void __cudaUnregisterFatBinary(void**) {
                  "__cudaUnregisterFatBinary", HostCost::None);
 }
 
-void __cudaRegisterFunction(void**, const char* host_fun, char*, const char* device_name, int,
+void __cudaRegisterFunction(void** module, const char* host_fun, char*, const char* device_name, int,
                             uint3*, uint3*, dim3*, dim3*, int*) {
   ApiScope scope(ApiDomain::Runtime, CUPTI_RUNTIME_TRACE_CBID___cudaRegisterFunction_v13000,
                  "__cudaRegisterFunction", HostCost::None, device_name);
-  register_kernel(host_fun, device_name);
+  register_module_kernel(module, host_fun, device_name);
 }
 
 void __cudaRegisterVar(void**, char* host_var, char*, const char* device_name, int, size_t size, int, int) {

@@ -18,14 +18,16 @@ cudaStream_t stream_handle(Stream* s) {
 
 namespace {
 
+// `record_id`: the event record waited for, read before the wait (another thread may record
+// the event again meanwhile).
 void report_sync(ApiScope& scope, CUpti_ActivitySynchronizationType type, Stream* s, Event* e,
-                 uint64_t start) {
+                 uint64_t start, uint64_t record_id = CUPTI_SYNCHRONIZATION_INVALID_VALUE) {
   Tracer* t = tracer();
   if (!t || !scope.reported()) return;
   uint32_t device = s ? s->device : e ? e->device : current_device();
   t->on_sync(SyncRecord{type, scope.correlation_id(), context_id(device),
                         s ? s->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE,
-                        e ? e->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE, start, now_ns()});
+                        e ? e->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE, start, now_ns(), record_id});
 }
 
 cudaError_t stream_sync_impl(ApiScope& scope, cudaStream_t stream, bool ptsz) {
@@ -54,8 +56,9 @@ cudaError_t wait_event_impl(ApiScope& scope, cudaStream_t stream, cudaEvent_t ev
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
   auto* e = reinterpret_cast<Event*>(event);
   uint64_t start = now_ns();
+  const uint64_t record_id = event_record_id(e);
   Status st = stream_wait_event(s, e, scope.correlation_id());
-  if (st == Status::Ok) report_sync(scope, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, s, e, start);
+  if (st == Status::Ok) report_sync(scope, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, s, e, start, record_id);
   return rt::finish(scope, st);
 }
 
@@ -254,8 +257,11 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event) {
   DEVSIM_RT_CALL(cudaEventSynchronize, v3020, Other);
   auto* e = reinterpret_cast<Event*>(event);
   uint64_t start = now_ns();
+  const uint64_t record_id = event_record_id(e);
   Status st = synchronize_event(e);
-  if (st == Status::Ok) report_sync(scope_, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, nullptr, e, start);
+  if (st == Status::Ok) {
+    report_sync(scope_, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, nullptr, e, start, record_id);
+  }
   DEVSIM_RT_RETURN(st);
 }
 

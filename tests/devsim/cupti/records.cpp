@@ -149,7 +149,7 @@ CUpti_ActivitySynchronization2 sync_record(const devsim::SyncRecord& sync, const
   r.contextId = sync.context_id;
   r.streamId = sync.stream_id;
   r.cudaEventId = sync.event_id;
-  r.cudaEventSyncId = sync.event_id;
+  r.cudaEventSyncId = sync.event_sync_id;
   r.returnValue = 0;
   return r;
 }

@@ -248,6 +248,10 @@ CUresult CUDAAPI cuFuncGetAttribute(int* value, CUfunction_attribute attr, CUfun
     case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: *value = k->static_shared; break;
     case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: *value = k->max_threads; break;
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES: *value = k->max_dynamic_shared; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: *value = k->local_bytes; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: *value = k->const_bytes; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: *value = Arch::major * 10 + Arch::minor; break;
     default: *value = 0; break;
   }
   DEVSIM_CU_RETURN(CUDA_SUCCESS);

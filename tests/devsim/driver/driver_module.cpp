@@ -61,7 +61,9 @@ CUresult load_image(CUmodule* out, const void* image) {
   for (const std::string& name : found.names) {
     m->names.push_back(name);
     m->stubs.push_back(0);
-    m->kernels[name] = register_kernel(&m->stubs.back(), m->names.back().c_str());
+    auto resources = found.resources.find(name);
+    m->kernels[name] = register_kernel(&m->stubs.back(), m->names.back().c_str(),
+                                       resources == found.resources.end() ? nullptr : &resources->second);
   }
   {
     std::lock_guard lock(g_modules_mutex);
@@ -240,11 +242,27 @@ CUresult CUDAAPI cuEventSynchronize(CUevent event) {
   DEVSIM_CU_CALL(cuEventSynchronize, Other, nullptr);
   auto* e = reinterpret_cast<Event*>(event);
   const uint64_t start = now_ns();
+  const uint64_t record_id = event_record_id(e);
   const Status st = synchronize_event(e);
   if (Tracer* t = tracer(); t && scope_.reported() && st == Status::Ok) {
     t->on_sync(SyncRecord{CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, scope_.correlation_id(),
-                          context_id(current_device()), CUPTI_SYNCHRONIZATION_INVALID_VALUE,
-                          CUPTI_SYNCHRONIZATION_INVALID_VALUE, start, now_ns()});
+                          context_id(e->device), CUPTI_SYNCHRONIZATION_INVALID_VALUE, e->id, start, now_ns(),
+                          record_id});
+  }
+  DEVSIM_CU_RETURN(st);
+}
+
+CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int) {
+  DEVSIM_CU_CALL(cuStreamWaitEvent, Other, nullptr);
+  Stream* s = stream_of(stream);
+  auto* e = reinterpret_cast<Event*>(event);
+  if (!s) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_HANDLE);
+  const uint64_t start = now_ns();
+  const uint64_t record_id = event_record_id(e);
+  const Status st = stream_wait_event(s, e, scope_.correlation_id());
+  if (Tracer* t = tracer(); t && scope_.reported() && st == Status::Ok) {
+    t->on_sync(SyncRecord{CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, scope_.correlation_id(),
+                          context_id(s->device), s->id, e->id, start, now_ns(), record_id});
   }
   DEVSIM_CU_RETURN(st);
 }
