@@ -150,6 +150,7 @@ Live& live() {
 // Memory an alloc node handed out and no free node took back belongs to the program now
 // (it frees it with cudaFree); otherwise the reservation ends with the last node using it.
 GraphMemory::~GraphMemory() {
+  if (reset_epoch != graph_memory_epoch(device)) return;  // freed by cudaDeviceReset
   reserve_graph_memory(*this, false);
   if (!in_use) release(ptr, MemKind::Device);
 }
@@ -282,6 +283,7 @@ Status add_mem_alloc_node(Graph* g, const std::vector<GraphNode*>& deps, int dev
   }
   memory->size = lookup(memory->ptr)->size;
   memory->device = device;
+  memory->reset_epoch = graph_memory_epoch(device);
   reserve_graph_memory(*memory, true);
   st = add_checked(g, deps, NodeKind::MemAlloc, out, [&](GraphNode* n) {
     if (n) n->memory = memory;

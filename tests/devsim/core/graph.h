@@ -37,6 +37,7 @@ struct GraphMemory {
   void* ptr = nullptr;
   size_t size = 0;
   int device = 0;
+  uint64_t reset_epoch = 0;      // the device's cudaDeviceReset count when it was taken
   std::atomic<bool> in_use{false};  // between an alloc node's execution and a free node's
   ~GraphMemory();                // returns the reservation
 };
@@ -171,6 +172,10 @@ struct GraphMemStats {
   uint64_t used = 0, used_high = 0, reserved = 0, reserved_high = 0;
 };
 GraphMemStats graph_mem_stats(int device);
+// cudaDeviceReset frees all of a device's memory, graph memory included: reservations taken
+// before it are not given back a second time (the address may belong to a newer allocation).
+void forget_graph_memory(int device);
+uint64_t graph_memory_epoch(int device);
 void reset_graph_mem_high(int device, bool used, bool reserved);
 
 // Used by the scheduler with sched_mutex held.

@@ -176,6 +176,7 @@ int update_body_locked(Graph& body, const Graph& g, UpdateResult* result) {
 struct MemStats {
   std::mutex mutex;  // leaf
   GraphMemStats device[kMaxDevices];
+  uint64_t reset_epoch[kMaxDevices] = {};
 };
 
 MemStats& mem_stats() {
@@ -333,6 +334,19 @@ void use_graph_memory(const GraphMemory& m, bool in_use) {
   std::lock_guard lock(s.mutex);
   GraphMemStats& d = s.device[m.device];
   adjust(d.used, d.used_high, m.size, in_use);
+}
+
+void forget_graph_memory(int device) {
+  MemStats& s = mem_stats();
+  std::lock_guard lock(s.mutex);
+  s.device[device] = GraphMemStats{};
+  ++s.reset_epoch[device];
+}
+
+uint64_t graph_memory_epoch(int device) {
+  MemStats& s = mem_stats();
+  std::lock_guard lock(s.mutex);
+  return s.reset_epoch[device];
 }
 
 GraphMemStats graph_mem_stats(int device) {

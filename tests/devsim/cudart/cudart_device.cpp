@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "cudart_common.h"
+#include "graph.h"
 #include "device_props.h"
 #include "memory.h"
 
@@ -134,6 +135,7 @@ cudaError_t cudaDeviceSynchronize() {
 cudaError_t cudaDeviceReset() {
   DEVSIM_RT_CALL_ANYWAY(cudaDeviceReset, v3020, Alloc);
   device_synchronize(current_device());
+  forget_graph_memory(current_device());
   release_device(current_device());
   rt::clear_errors();
   DEVSIM_RT_RETURN(cudaSuccess);
