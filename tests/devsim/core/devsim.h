@@ -35,6 +35,7 @@ enum class Status : uint8_t {
   StreamCaptureIsolation,  // waiting on an event of another capture
   OperatingSystem,         // a host call failed (cudaGraphDebugDotPrint's file)
   GraphExecUpdateFailure,  // cudaGraphExecUpdate refused the new graph
+  StreamCaptureUnjoined,   // a stream forked into a capture did not join back before its end
 };
 
 enum class MemKind : uint8_t { Pageable, Pinned, Device, Managed };

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdio>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "graph_internal.h"
@@ -434,6 +435,7 @@ Status begin_capture(Stream* s, int mode) {
   Status st;
   {
     std::lock_guard lock(sched_mutex());
+    g->made_by_capture = true;
     st = begin_capture_locked(s, g, {}, mode);
   }
   if (st != Status::Ok) destroy_graph(g);
@@ -458,16 +460,59 @@ Status update_capture_deps(Stream* s, const std::vector<GraphNode*>& deps, bool 
   return Status::Ok;
 }
 
+namespace {
+
+// n, or a node that depends on it, is among `targets` (iterative: captured chains are long).
+bool reaches_locked(const GraphNode* n, const std::vector<GraphNode*>& targets) {
+  std::set<const GraphNode*> seen{n};
+  std::vector<const GraphNode*> todo{n};
+  while (!todo.empty()) {
+    const GraphNode* at = todo.back();
+    todo.pop_back();
+    if (contains(targets, at)) return true;
+    for (const GraphNode* d : at->dependents) {
+      if (seen.insert(d).second) todo.push_back(d);
+    }
+  }
+  return false;
+}
+
+// Every stream forked into the capture must have joined back: the origin's position depends
+// on (or is) each forked stream's last captured work.
+bool all_joined_locked(const Graph& g) {
+  const std::vector<GraphNode*>& origin = g.capturing.front()->capture_deps;
+  for (size_t i = 1; i < g.capturing.size(); ++i) {
+    for (const GraphNode* n : g.capturing[i]->capture_deps) {
+      if (!reaches_locked(n, origin)) return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+// Capture ends for every member stream either way; an unjoined capture loses the graph it
+// made (a graph given to cudaStreamBeginCaptureToGraph stays the caller's).
 Status end_capture(Stream* s, Graph** out) {
   if (out == nullptr) return Status::InvalidValue;
-  std::lock_guard lock(sched_mutex());
-  Graph* g = s->capture;
-  if (g == nullptr || g->capturing.empty() || g->capturing.front() != s) return Status::IllegalState;
-  for (Stream* member : g->capturing) {
-    member->capture = nullptr;
-    member->capture_deps.clear();
+  Graph* g = nullptr;
+  bool joined = false, owned = false;
+  {
+    std::lock_guard lock(sched_mutex());
+    g = s->capture;
+    if (g == nullptr || g->capturing.empty() || g->capturing.front() != s) return Status::IllegalState;
+    joined = all_joined_locked(*g);
+    owned = g->made_by_capture;
+    for (Stream* member : g->capturing) {
+      member->capture = nullptr;
+      member->capture_deps.clear();
+    }
+    g->capturing.clear();
   }
-  g->capturing.clear();
+  if (!joined) {
+    if (owned) destroy_graph(g);
+    return Status::StreamCaptureUnjoined;
+  }
   *out = g;
   return Status::Ok;
 }

@@ -77,6 +77,7 @@ struct Graph {
   std::vector<std::unique_ptr<GraphNode>> nodes;
   std::vector<Stream*> capturing;  // origin stream first
   GraphNode* parent = nullptr;     // the child-graph node that owns this graph, if any
+  bool made_by_capture = false;    // created by cudaStreamBeginCapture, not given to it
   std::vector<UserObjectRef> user_objects;
   ~Graph();
 };

@@ -83,6 +83,7 @@ cudaError_t to_cuda(Status s) {
     case Status::StreamCaptureIsolation: return cudaErrorStreamCaptureIsolation;
     case Status::OperatingSystem: return cudaErrorOperatingSystem;
     case Status::GraphExecUpdateFailure: return cudaErrorGraphExecUpdateFailure;
+    case Status::StreamCaptureUnjoined: return cudaErrorStreamCaptureUnjoined;
   }
   return cudaErrorUnknown;
 }

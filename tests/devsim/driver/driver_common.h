@@ -28,6 +28,7 @@ inline CUresult to_cu(Status s) {
     case Status::StreamCaptureIsolation: return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
     case Status::OperatingSystem: return CUDA_ERROR_OPERATING_SYSTEM;
     case Status::GraphExecUpdateFailure: return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    case Status::StreamCaptureUnjoined: return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
   }
   return CUDA_ERROR_UNKNOWN;
 }

@@ -470,3 +470,24 @@ TEST_CASE("capture into an existing graph continues after the given nodes; depen
   cudaGraphDestroy(g);
   cudaStreamDestroy(s);
 }
+
+TEST_CASE("a capture whose forked stream never joins back fails to end, and both streams leave it",
+          "[devsim][graph][capture]") {
+  cudaStream_t a, b;
+  cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking);
+  cudaStreamCreateWithFlags(&b, cudaStreamNonBlocking);
+  cudaEvent_t fork;
+  cudaEventCreateWithFlags(&fork, cudaEventDisableTiming);
+  REQUIRE(cudaStreamBeginCapture(a, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  cudaEventRecord(fork, a);
+  REQUIRE(cudaStreamWaitEvent(b, fork, 0) == cudaSuccess);
+  cudaLaunchKernel(k_left, 1, 32, nullptr, 0, a);
+  cudaLaunchKernel(k_right, 1, 32, nullptr, 0, b);  // b's work is never waited for by a
+  cudaGraph_t g = nullptr;
+  CHECK(cudaStreamEndCapture(a, &g) == cudaErrorStreamCaptureUnjoined);
+  cudaGetLastError();
+  cudaStreamCaptureStatus status;
+  REQUIRE(cudaStreamIsCapturing(b, &status) == cudaSuccess);
+  CHECK(status == cudaStreamCaptureStatusNone);
+  cudaStreamDestroy(a), cudaStreamDestroy(b);
+}
