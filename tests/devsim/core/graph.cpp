@@ -539,6 +539,15 @@ void capture_append_locked(Stream* s, const OpPayload& payload) {
   if (t_pending_count < kMaxPendingNotices) t_pending[t_pending_count++] = created_notice(n);
 }
 
+// A graph launched into a capture becomes a child-graph node of the captured graph.
+void capture_graph_locked(Stream* s, const Graph& body) {
+  GraphNode* n = new_node_locked(s->capture, NodeKind::Child, s->capture_deps);
+  n->child = clone_locked(body, nullptr);
+  n->child->parent = n;
+  s->capture_deps.assign(1, n);
+  if (t_pending_count < kMaxPendingNotices) t_pending[t_pending_count++] = created_notice(n);
+}
+
 void capture_record_event_locked(Event* e, Stream* s) {
   e->captured_in = s->capture;
   e->captured_deps = s->capture_deps;

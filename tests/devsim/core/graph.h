@@ -181,6 +181,7 @@ void reset_graph_mem_high(int device, bool used, bool reserved);
 
 // Used by the scheduler with sched_mutex held.
 void capture_append_locked(Stream* s, const OpPayload& payload);
+void capture_graph_locked(Stream* s, const Graph& body);
 void capture_record_event_locked(Event* e, Stream* s);
 Status capture_wait_event_locked(Stream* s, Event* e);
 

@@ -189,6 +189,8 @@ void adjust(uint64_t& current, uint64_t& high, uint64_t size, bool add) {
   high = std::max(high, current);
 }
 
+Status launch_graph_locked(GraphExec* e, Stream* s, uint32_t correlation_id);
+
 }  // namespace
 
 void notify(const std::vector<GraphNotice>& notices) {
@@ -252,12 +254,25 @@ Status destroy_exec(GraphExec* e) {
 // A start marker orders the graph after the stream's earlier work; a join marker depending on
 // every sink becomes the stream's tail, so later work and synchronisation wait for all of it.
 Status launch_graph(GraphExec* e, Stream* s, uint32_t correlation_id) {
+  Status st = launch_graph_locked(e, s, correlation_id);
+  flush_capture_notices();  // a launch into a capture made a child-graph node
+  return st;
+}
+
+namespace {
+
+Status launch_graph_locked(GraphExec* e, Stream* s, uint32_t correlation_id) {
+  Status st = Status::Ok;
   std::lock_guard lock(sched_mutex());
   if (!live().execs.count(e)) return Status::InvalidHandle;
-  if (s->capture) return Status::StreamCaptureUnsupported;
+  if (!s->live) return Status::InvalidHandle;
+  if (s->capture) {
+    capture_graph_locked(s, *e->body);
+    return Status::Ok;
+  }
   LaunchContext ctx{s, correlation_id, e->graph_id};
   OpRef start = make_op(OpType::Marker, s, correlation_id);
-  Status st = enqueue_node_locked(s, start, {}, true);
+  st = enqueue_node_locked(s, start, {}, true);
   if (st != Status::Ok) return st;
   std::vector<OpRef> sinks;
   st = enqueue_graph_locked(*e->body, ctx, {start}, &sinks);
@@ -268,6 +283,8 @@ Status launch_graph(GraphExec* e, Stream* s, uint32_t correlation_id) {
   if (st == Status::Ok) s->tail = join;
   return st;
 }
+
+}  // namespace
 
 Status update_exec(GraphExec* e, Graph* g, UpdateResult* result) {
   std::lock_guard lock(sched_mutex());

@@ -491,3 +491,36 @@ TEST_CASE("a capture whose forked stream never joins back fails to end, and both
   CHECK(status == cudaStreamCaptureStatusNone);
   cudaStreamDestroy(a), cudaStreamDestroy(b);
 }
+
+TEST_CASE("a graph launched inside a capture becomes a child-graph node", "[devsim][graph][capture]") {
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t inner;
+  cudaGraphCreate(&inner, 0);
+  add_kernel(inner, k_left, {});
+  cudaGraphExec_t inner_exec;
+  REQUIRE(cudaGraphInstantiate(&inner_exec, inner, 0) == cudaSuccess);
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  REQUIRE(cudaGraphLaunch(inner_exec, s) == cudaSuccess);
+  REQUIRE(cudaLaunchKernel(k_join, 1, 32, nullptr, 0, s) == cudaSuccess);
+  cudaGraph_t outer;
+  REQUIRE(cudaStreamEndCapture(s, &outer) == cudaSuccess);
+  cudaGraphNode_t roots[2];
+  size_t count = 2;
+  REQUIRE(cudaGraphGetRootNodes(outer, roots, &count) == cudaSuccess);
+  REQUIRE(count == 1);
+  cudaGraphNodeType type;
+  REQUIRE(cudaGraphNodeGetType(roots[0], &type) == cudaSuccess);
+  CHECK(type == cudaGraphNodeTypeGraph);
+  cudaGraphExec_t outer_exec;
+  REQUIRE(cudaGraphInstantiate(&outer_exec, outer, 0) == cudaSuccess);
+  tracer().clear();
+  REQUIRE(cudaGraphLaunch(outer_exec, s) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  auto l = only(tracer().kernels("_Z10k_3ms_leftv"));
+  auto j = only(tracer().kernels("_Z10k_3ms_joinv"));
+  CHECK(j.start_ns >= l.end_ns);  // the captured kernel followed the child graph
+  cudaGraphExecDestroy(outer_exec), cudaGraphExecDestroy(inner_exec);
+  cudaGraphDestroy(outer), cudaGraphDestroy(inner);
+  cudaStreamDestroy(s);
+}
