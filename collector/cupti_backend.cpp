@@ -42,10 +42,12 @@ uint64_t CUPTIAPI agent_timestamp() { return clock::monotonic_ns(); }
 constexpr CUpti_ActivityKind kRequiredKinds[] = {
     CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
-// Useful but not essential: without them sync rows and driver-level launch rows are missing.
+// Useful but not essential: without them sync rows, driver-level launch rows and peer copies
+// are missing. CUPTI reports copies between two devices only under MEMCPY2, never MEMCPY.
 // RUNTIME is deliberately absent: our hooks time runtime calls.
 constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
-                                                 CUPTI_ACTIVITY_KIND_DRIVER};
+                                                 CUPTI_ACTIVITY_KIND_DRIVER,
+                                                 CUPTI_ACTIVITY_KIND_MEMCPY2};
 
 // CUDA_INJECTION64_PATH names this library: the agent set it for its own process (so that
 // calls no hook sees reach it through CUPTI's callbacks), or the agent is the injected tool.

@@ -39,6 +39,9 @@ void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& 
       case CUPTI_ACTIVITY_KIND_MEMCPY:
         add_memcpy(*reinterpret_cast<CUpti_ActivityMemcpy6*>(record), out);
         break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        add_peer_copy(*reinterpret_cast<CUpti_ActivityMemcpyPtoP4*>(record), out);
+        break;
       case CUPTI_ACTIVITY_KIND_MEMSET:
         add_memset(*reinterpret_cast<CUpti_ActivityMemset4*>(record), out);
         break;
@@ -73,6 +76,14 @@ void CuptiRecordParser::add_kernel(const CUpti_ActivityKernel10& kernel, DeviceB
 }
 
 void CuptiRecordParser::add_memcpy(const CUpti_ActivityMemcpy6& copy, DeviceBatch& out) {
+  DeviceRecord& r = add_device_op(DeviceKind::Memcpy, copy, out);
+  r.bytes = copy.bytes;
+  r.name = memcpy_name(copy.copyKind, copy.srcKind, copy.dstKind);
+}
+
+// A copy between two devices: drawn on the row of the device that ran it (deviceId), named
+// as Kineto names it ("Memcpy PtoP (Device -> Device)").
+void CuptiRecordParser::add_peer_copy(const CUpti_ActivityMemcpyPtoP4& copy, DeviceBatch& out) {
   DeviceRecord& r = add_device_op(DeviceKind::Memcpy, copy, out);
   r.bytes = copy.bytes;
   r.name = memcpy_name(copy.copyKind, copy.srcKind, copy.dstKind);

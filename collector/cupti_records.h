@@ -25,6 +25,7 @@ class CuptiRecordParser {
   DeviceRecord& add_device_op(DeviceKind kind, const Record& op, DeviceBatch& out);
   void add_kernel(const CUpti_ActivityKernel10& kernel, DeviceBatch& out);
   void add_memcpy(const CUpti_ActivityMemcpy6& copy, DeviceBatch& out);
+  void add_peer_copy(const CUpti_ActivityMemcpyPtoP4& copy, DeviceBatch& out);
   void add_memset(const CUpti_ActivityMemset4& set, DeviceBatch& out);
   void add_sync(const CUpti_ActivitySynchronization2& sync, DeviceBatch& out);
   void add_driver_call(const CUpti_ActivityAPI& call, DeviceBatch& out);

@@ -376,6 +376,21 @@ def without_numbers(text):
     return re.sub(r"[0-9]+(\.[0-9]+)?", "#", text)
 
 
+WORK_ISSUING_CALL = re.compile(r"^_*cuda(LaunchKernel|LaunchCooperativeKernel|Memcpy|Memset)")
+
+
+def check_calls_have_device_work(trace):
+    """Every successful launch, copy or set call has a device record carrying its correlation
+    (a kind of work the agent does not ask CUPTI for would be missing here)."""
+    done = {e["args"]["correlation"] for e in trace.device}
+    calls = [e for e in trace.runtime if WORK_ISSUING_CALL.match(e["name"])
+             and not e["args"].get("cuda_error")]
+    for call in calls:
+        expect(call["args"].get("correlation") in done,
+               f"{call['name']} at {call['ts']} (correlation {call['args'].get('correlation')}) has no device record")
+    return len(calls)
+
+
 def check_workload_unchanged(context):
     """The agent changes nothing the program does (exit status, stdout, its own stderr lines,
     numbers aside) and writes a consistent trace with Kineto's fields."""
@@ -389,8 +404,10 @@ def check_workload_unchanged(context):
     expect(program_stderr == without_numbers(alone.stderr.rstrip("\n")),
            f"the program's stderr differs under the agent:\n{program_stderr[-2000:]}\n--- without:\n{alone.stderr[-2000:]}")
     check_consistent_trace(context)
-    kineto = check_kineto_fields(Trace(only_file(context.out_dir, "*.trace.json")))
-    context.summary += f"; {kineto}; output unchanged"
+    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    issued = check_calls_have_device_work(trace)
+    kineto = check_kineto_fields(trace)
+    context.summary += f"; {issued} work-issuing calls each with their device record; {kineto}; output unchanged"
 
 
 # ---- an output directory that cannot be created ----------------------------------------------

@@ -51,6 +51,9 @@ inline void CUPTIAPI complete(CUcontext, uint32_t, uint8_t* buffer, size_t, size
       case CUPTI_ACTIVITY_KIND_RUNTIME:
       case CUPTI_ACTIVITY_KIND_DRIVER: size = sizeof(CUpti_ActivityAPI); break;
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: size = sizeof(CUpti_ActivityExternalCorrelation); break;
+      case CUPTI_ACTIVITY_KIND_MEMCPY2: size = sizeof(CUpti_ActivityMemcpyPtoP4); break;
+      case CUPTI_ACTIVITY_KIND_MEMORY2: size = sizeof(CUpti_ActivityMemory4); break;
+      case CUPTI_ACTIVITY_KIND_MEMORY_POOL: size = sizeof(CUpti_ActivityMemoryPool3); break;
       default: size = sizeof(CUpti_Activity); break;
     }
     g_collected.records.emplace_back(bytes, bytes + size);
