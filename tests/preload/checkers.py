@@ -425,3 +425,8 @@ def check_unwritable_output_dir(context):
            f"the last line does not say why nothing was written: {last!r}")
     expect(any("Self CPU time total" in line for line in profagent_lines(run.stderr)), "no table printed")
     context.summary = last
+
+
+# ---- checks kept in modules of their own, found here by name --------------------------------
+
+from graph_checks import check_graph_launches_linked  # noqa: E402,F401
