@@ -151,6 +151,7 @@ Live& live() {
 // Memory an alloc node handed out and no free node took back belongs to the program now
 // (it frees it with cudaFree); otherwise the reservation ends with the last node using it.
 GraphMemory::~GraphMemory() {
+  if (ptr) unindex_graph_memory(*this);
   if (reset_epoch != graph_memory_epoch(device)) return;  // freed by cudaDeviceReset
   reserve_graph_memory(*this, false);
   if (!in_use) release(ptr, MemKind::Device);
@@ -286,6 +287,7 @@ Status add_mem_alloc_node(Graph* g, const std::vector<GraphNode*>& deps, int dev
   memory->device = device;
   memory->reset_epoch = graph_memory_epoch(device);
   reserve_graph_memory(*memory, true);
+  index_graph_memory(memory);
   st = add_checked(g, deps, NodeKind::MemAlloc, out, [&](GraphNode* n) {
     if (n) n->memory = memory;
     return Status::Ok;
@@ -301,11 +303,13 @@ GraphNode* find_alloc_locked(const Graph* g, const void* ptr) {
 }
 
 Status add_mem_free_node(Graph* g, const std::vector<GraphNode*>& deps, void* ptr, GraphNode** out) {
+  // The memory may come from an alloc node of another graph: CUDA lets any graph free it.
   return add_checked(g, deps, NodeKind::MemFree, out, [&](GraphNode* n) {
     GraphNode* alloc = find_alloc_locked(g, ptr);
-    if (!n) return alloc ? Status::Ok : Status::InvalidValue;
+    std::shared_ptr<GraphMemory> memory = alloc ? alloc->memory : find_graph_memory(ptr);
+    if (!n) return memory ? Status::Ok : Status::InvalidValue;
     n->free_ptr = ptr;
-    n->memory = alloc->memory;
+    n->memory = memory;
     return Status::Ok;
   });
 }

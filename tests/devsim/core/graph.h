@@ -179,6 +179,13 @@ void forget_graph_memory(int device);
 uint64_t graph_memory_epoch(int device);
 void reset_graph_mem_high(int device, bool used, bool reserved);
 
+// Graph memory freed outside its graph (cudaFree, cudaFreeAsync), which CUDA allows: the
+// allocation stops being in use and stays reserved at its address for the graph's next
+// launch, whose alloc node takes it again. False when ptr is no alloc node's memory; else *st
+// is the result (InvalidValue for a synchronous free of memory no launch allocated, or freed).
+bool free_graph_memory_now(void* ptr, Status* st);
+bool free_graph_memory_async(void* ptr, Stream* s, uint32_t correlation_id, Status* st);
+
 // Used by the scheduler with sched_mutex held.
 void capture_append_locked(Stream* s, const OpPayload& payload);
 void capture_graph_locked(Stream* s, const Graph& body);

@@ -353,6 +353,63 @@ void use_graph_memory(const GraphMemory& m, bool in_use) {
   adjust(d.used, d.used_high, m.size, in_use);
 }
 
+// Alloc nodes' memory by address, for frees made outside the graph. Its own leaf lock.
+struct GraphMemoryIndex {
+  std::mutex mutex;
+  std::map<const void*, std::weak_ptr<GraphMemory>> by_ptr;
+};
+
+GraphMemoryIndex& graph_memory_index() {
+  static GraphMemoryIndex* index = new GraphMemoryIndex;
+  return *index;
+}
+
+void index_graph_memory(const std::shared_ptr<GraphMemory>& m) {
+  GraphMemoryIndex& index = graph_memory_index();
+  std::lock_guard lock(index.mutex);
+  index.by_ptr[m->ptr] = m;
+}
+
+void unindex_graph_memory(const GraphMemory& m) {
+  GraphMemoryIndex& index = graph_memory_index();
+  std::lock_guard lock(index.mutex);
+  auto it = index.by_ptr.find(m.ptr);
+  if (it != index.by_ptr.end() && it->second.expired()) index.by_ptr.erase(it);
+}
+
+std::shared_ptr<GraphMemory> find_graph_memory(const void* ptr) {
+  if (!ptr) return nullptr;
+  GraphMemoryIndex& index = graph_memory_index();
+  std::lock_guard lock(index.mutex);
+  auto it = index.by_ptr.find(ptr);
+  return it == index.by_ptr.end() ? nullptr : it->second.lock();
+}
+
+bool free_graph_memory_now(void* ptr, Status* st) {
+  std::shared_ptr<GraphMemory> m = find_graph_memory(ptr);
+  if (!m) return false;
+  if (!m->in_use.load()) {  // never allocated by a launch, or freed already
+    *st = Status::InvalidValue;
+    return true;
+  }
+  memory_effect(m, false);
+  *st = Status::Ok;
+  return true;
+}
+
+bool free_graph_memory_async(void* ptr, Stream* s, uint32_t correlation_id, Status* st) {
+  std::shared_ptr<GraphMemory> m = find_graph_memory(ptr);
+  if (!m) return false;
+  // In stream order the launch that allocates may still be queued, so in_use cannot be
+  // checked here: the free takes effect when the stream reaches it, like a free node.
+  OpRef free_point = make_op(OpType::Marker, s, correlation_id);
+  free_point->p.effect = memory_effect;
+  free_point->p.effect_state = m;
+  free_point->p.effect_arg = false;
+  *st = enqueue(s, free_point);
+  return true;
+}
+
 void forget_graph_memory(int device) {
   MemStats& s = mem_stats();
   std::lock_guard lock(s.mutex);

@@ -24,5 +24,9 @@ void forget_nodes_locked(const Graph& g);
 // destroyed, use when alloc and free nodes execute.
 void reserve_graph_memory(const GraphMemory& m, bool reserve);
 void use_graph_memory(const GraphMemory& m, bool in_use);
+// The address index behind free_graph_memory_now/async (graph.h).
+void index_graph_memory(const std::shared_ptr<GraphMemory>& m);
+void unindex_graph_memory(const GraphMemory& m);
+std::shared_ptr<GraphMemory> find_graph_memory(const void* ptr);
 
 }  // namespace devsim

@@ -284,6 +284,76 @@ TEST_CASE("memory nodes allocate at a fixed address, count as graph memory and f
   cudaFreeHost(host);
 }
 
+// Memory an alloc node hands out without a free node belongs to the program after the launch:
+// CUDA lets it free the memory with cudaFree, cudaFreeAsync or a free node of another graph,
+// and the next launch allocates it again at the same address.
+TEST_CASE("graph memory may be freed outside its graph and is allocated again by the next launch",
+          "[devsim][graph][memory]") {
+  constexpr size_t n = 8192;
+  cudaStream_t s;
+  cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+  cudaGraph_t g;
+  REQUIRE(cudaGraphCreate(&g, 0) == cudaSuccess);
+  cudaMemAllocNodeParams alloc{};
+  alloc.poolProps.allocType = cudaMemAllocationTypePinned;
+  alloc.poolProps.location = {cudaMemLocationTypeDevice, 0};
+  alloc.bytesize = n;
+  cudaGraphNode_t a, set;
+  REQUIRE(cudaGraphAddMemAllocNode(&a, g, nullptr, 0, &alloc) == cudaSuccess);
+  cudaMemsetParams mp{};
+  mp.dst = alloc.dptr, mp.value = 0x11, mp.elementSize = 1, mp.width = n, mp.height = 1;
+  REQUIRE(cudaGraphAddMemsetNode(&set, g, &a, 1, &mp) == cudaSuccess);
+  cudaGraphExec_t exec;
+  REQUIRE(cudaGraphInstantiate(&exec, g, 0) == cudaSuccess);
+  auto used_now = [] {
+    uint64_t used = 0;
+    cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrUsedMemCurrent, &used);
+    return used;
+  };
+  const uint64_t used_before = used_now();
+
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(used_now() == used_before + n);
+  REQUIRE(cudaFree(alloc.dptr) == cudaSuccess);
+  CHECK(used_now() == used_before);
+  CHECK(cudaFree(alloc.dptr) == cudaErrorInvalidValue);  // freed twice
+  cudaGetLastError();
+
+  // Launch and free in stream order, without a host wait between them.
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  REQUIRE(cudaFreeAsync(alloc.dptr, s) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(used_now() == used_before);
+
+  // A free node in another graph.
+  cudaGraph_t freer;
+  cudaGraphNode_t f;
+  REQUIRE(cudaGraphCreate(&freer, 0) == cudaSuccess);
+  REQUIRE(cudaGraphAddMemFreeNode(&f, freer, nullptr, 0, alloc.dptr) == cudaSuccess);
+  cudaGraphExec_t freer_exec;
+  REQUIRE(cudaGraphInstantiate(&freer_exec, freer, 0) == cudaSuccess);
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  CHECK(used_now() >= used_before);
+  REQUIRE(cudaGraphLaunch(freer_exec, s) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(used_now() == used_before);
+
+  // A pointer that is no graph memory is still refused by the free node.
+  int not_graph_memory = 0;
+  cudaGraphNode_t bad;
+  CHECK(cudaGraphAddMemFreeNode(&bad, freer, nullptr, 0, &not_graph_memory) == cudaErrorInvalidValue);
+  cudaGetLastError();
+  cudaGraphExecDestroy(freer_exec);
+  cudaGraphDestroy(freer);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(g);
+  uint64_t reserved = 0;
+  cudaDeviceGetGraphMemAttribute(0, cudaGraphMemAttrReservedMemCurrent, &reserved);
+  CHECK(reserved == 0);
+  cudaStreamDestroy(s);
+}
+
 TEST_CASE("clones get their own ids, and FindInClone maps nodes across", "[devsim][graph][clone]") {
   cudaGraph_t g, clone;
   REQUIRE(cudaGraphCreate(&g, 0) == cudaSuccess);
