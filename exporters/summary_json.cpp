@@ -46,6 +46,10 @@ void row(const TableRow& r, JsonWriter& w) {
   w.raw(",\"cpu_total_ns\":"), w.u64(r.cpu_total_ns);
   w.raw(",\"self_cuda_ns\":"), w.u64(r.self_cuda_ns);
   w.raw(",\"cuda_total_ns\":"), w.u64(r.cuda_total_ns);
+  w.raw(",\"cpu_memory_usage\":"), w.i64(r.cpu_memory);
+  w.raw(",\"self_cpu_memory_usage\":"), w.i64(r.self_cpu_memory);
+  w.raw(",\"cuda_memory_usage\":"), w.i64(r.cuda_memory);
+  w.raw(",\"self_cuda_memory_usage\":"), w.i64(r.self_cuda_memory);
   w.raw("}");
 }
 
