@@ -1,5 +1,7 @@
 #include "exporters/summary_json.h"
 
+#include "exporters/memory_summary.h"
+
 namespace profagent::exporters {
 namespace {
 
@@ -67,7 +69,9 @@ bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
     if (i) w.raw(",");
     row(table.rows[i], w);
   }
-  w.raw("]}\n");
+  w.raw("]");
+  write_memory_summary_json(t, summarize_memory(t), w);
+  w.raw("}\n");
   return w.flush();
 }
 
