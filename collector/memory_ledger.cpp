@@ -75,6 +75,9 @@ void keep_record(Ledger& l, MemoryRecord&& record) {
     ++l.dropped;
     return;
   }
+  if (l.records.size() == l.records.capacity()) {  // grow by doubling, never past the bound
+    l.records.reserve(std::min(std::max<size_t>(2 * l.records.capacity(), 1024), l.capacity));
+  }
   l.records.push_back(record);
 }
 

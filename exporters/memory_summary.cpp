@@ -181,10 +181,7 @@ std::string problem_lines(const Trace& t, const MemorySummary& m) {
   }
   if (t.memory.unknown_frees) out += "  " + std::to_string(t.memory.unknown_frees) + " frees of unknown or already freed pointers\n";
   if (t.memory.null_frees) out += "  " + std::to_string(t.memory.null_frees) + " frees of a null pointer\n";
-  if (t.memory.dropped_records) {
-    out += "  " + std::to_string(t.memory.dropped_records) + " allocation records dropped beyond " +
-           std::to_string(t.memory.record_capacity) + " (totals stay exact; raise PROFAGENT_BUFFER_MB)\n";
-  }
+  // Dropped records are said once, by the agent's drop report, not again in the table.
   if (!m.advice.empty()) out += "  advice: " + m.advice + "\n";
   return out;
 }
