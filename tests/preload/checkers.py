@@ -369,6 +369,30 @@ def check_consistent_trace(context):
                        f"{graph_launches} graph launches")
 
 
+# ---- a workload of the kind users write: unchanged by the agent, its trace valid ----------
+
+def without_numbers(text):
+    """Output with every number replaced: times and rates differ from run to run."""
+    return re.sub(r"[0-9]+(\.[0-9]+)?", "#", text)
+
+
+def check_workload_unchanged(context):
+    """The agent changes nothing the program does (exit status, stdout, its own stderr lines,
+    numbers aside) and writes a consistent trace with Kineto's fields."""
+    from kineto_checks import check_kineto_fields
+    alone = context.run_without_agent()
+    expect(context.run.returncode == alone.returncode,
+           f"exit status {context.run.returncode} under the agent, {alone.returncode} without")
+    expect(without_numbers(context.run.stdout) == without_numbers(alone.stdout),
+           f"stdout differs under the agent:\n{context.run.stdout[-2000:]}\n--- without:\n{alone.stdout[-2000:]}")
+    program_stderr = without_numbers("\n".join(other_lines(context.run.stderr)))
+    expect(program_stderr == without_numbers(alone.stderr.rstrip("\n")),
+           f"the program's stderr differs under the agent:\n{program_stderr[-2000:]}\n--- without:\n{alone.stderr[-2000:]}")
+    check_consistent_trace(context)
+    kineto = check_kineto_fields(Trace(only_file(context.out_dir, "*.trace.json")))
+    context.summary += f"; {kineto}; output unchanged"
+
+
 # ---- an output directory that cannot be created ----------------------------------------------
 
 def check_unwritable_output_dir(context):

@@ -91,6 +91,7 @@ Config load() {
   read_number("DEVSIM_BW_DTOH_GBPS", c.bw_dtoh_gbps, 0.001);
   read_number("DEVSIM_BW_DTOD_GBPS", c.bw_dtod_gbps, 0.001);
   read_number("DEVSIM_BW_PAGEABLE_FACTOR", c.pageable_factor, 0.001);
+  read_number("DEVSIM_BW_PEER_GBPS", c.bw_peer_gbps, 0.001);
   read_number("DEVSIM_MAX_CONCURRENT", c.max_concurrent, 1);
   read_number("DEVSIM_HOST_COST_SCALE", c.host_cost_scale, 0.0);
   read_kernel_overrides("DEVSIM_KERNEL_NS", c.kernel_ns);

@@ -31,6 +31,7 @@ struct Config {
   double bw_dtoh_gbps = 24.0;
   double bw_dtod_gbps = 600.0;
   double pageable_factor = 0.5;            // pageable bandwidth = pinned * factor
+  double bw_peer_gbps = 50.0;              // device -> other device with peer access enabled
   uint64_t memset_min_ns = 1000;
   uint64_t copy_min_ns = 1000;
   int max_concurrent = 32;                 // kernels running at once per device

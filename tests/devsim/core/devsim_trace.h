@@ -77,6 +77,9 @@ struct OpRecord {
   uint32_t memset_value;
   uint8_t memory_kind;       // memset target: CUpti_ActivityMemoryKind
   uint8_t is_async;          // flags: CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC / MEMSET_ASYNC
+  // Peer copies (copy_kind PTOP): the devices the bytes leave and reach.
+  uint32_t src_device_id;
+  uint32_t dst_device_id;
 };
 
 // One host synchronisation (stream, event, context sync, stream wait event), reported on the
@@ -91,6 +94,41 @@ struct SyncRecord {
   uint64_t end_ns;
 };
 
+// One allocation or release of device, pinned, managed or pool memory, reported on the
+// calling thread by the API call that did it (CUPTI_ACTIVITY_KIND_MEMORY2).
+struct MemoryRecord {
+  CUpti_ActivityMemoryOperationType operation;  // ALLOCATION or RELEASE
+  CUpti_ActivityMemoryKind memory_kind;
+  uint64_t address;
+  uint64_t bytes;
+  uint64_t timestamp_ns;
+  uint32_t correlation_id;   // of the API call
+  uint32_t device_id;
+  uint32_t context_id;
+  uint32_t stream_id;        // CUPTI_INVALID_STREAM_ID unless the call is stream-ordered
+  uint8_t is_async;          // 1 for cudaMallocAsync / cudaFreeAsync / cudaMallocFromPoolAsync
+  // Pool allocations only (pool_type INVALID otherwise); sizes after the operation.
+  CUpti_ActivityMemoryPoolType pool_type;
+  uint64_t pool_address;
+  uint64_t pool_release_threshold;
+  uint64_t pool_size;
+  uint64_t pool_utilized_size;
+};
+
+// Creation, destruction or trimming of a memory pool (CUPTI_ACTIVITY_KIND_MEMORY_POOL).
+struct MemoryPoolRecord {
+  CUpti_ActivityMemoryPoolOperationType operation;
+  CUpti_ActivityMemoryPoolType pool_type;
+  uint64_t address;
+  uint64_t release_threshold;
+  uint64_t size;             // reserved bytes after the operation
+  uint64_t utilized_size;
+  uint64_t min_bytes_to_keep;  // TRIMMED only
+  uint64_t timestamp_ns;
+  uint32_t correlation_id;
+  uint32_t device_id;
+};
+
 // Installed by libcupti.so.13. Callbacks may come from any thread and must not call back into
 // the runtime. on_api_enter runs before the call does any work, on the calling thread, so a
 // tracer can read per-thread state such as the external correlation stack.
@@ -100,6 +138,9 @@ class Tracer {
   virtual void on_api_exit(const ApiCall& call) = 0;
   virtual void on_op_done(const OpRecord& op) = 0;
   virtual void on_sync(const SyncRecord& sync) = 0;
+  // Called on the allocating/freeing thread, after the model's locks are released.
+  virtual void on_memory(const MemoryRecord&) {}
+  virtual void on_memory_pool(const MemoryPoolRecord&) {}
 
  protected:
   ~Tracer() = default;

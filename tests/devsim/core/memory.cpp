@@ -6,6 +6,8 @@
 #include <shared_mutex>
 
 #include "config.h"
+#include "managed.h"
+#include "memory_report.h"
 
 namespace devsim {
 namespace {
@@ -40,6 +42,26 @@ Status allocate(MemKind kind, int device, size_t size, void** out) {
   if (counts_against_device(kind)) r.used[device] += rounded;
   *out = p;
   return Status::Ok;
+}
+
+Status allocate_reported(MemKind kind, int device, size_t size, uint32_t correlation_id, void** out) {
+  Status st = allocate(kind, device, size, out);
+  if (st == Status::Ok) {
+    report_memory(memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, kind,
+                                reinterpret_cast<uintptr_t>(*out), size, device, correlation_id));
+  }
+  return st;
+}
+
+Status release_reported(void* ptr, MemKind expected_kind, uint32_t correlation_id) {
+  auto a = lookup(ptr);
+  Status st = release(ptr, expected_kind);
+  if (st == Status::Ok && ptr != nullptr && a) {
+    if (a->kind == MemKind::Managed) forget_managed(ptr);
+    report_memory(memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, a->kind, a->base, a->size,
+                                a->device < 0 ? 0 : a->device, correlation_id));
+  }
+  return st;
 }
 
 void* allocate_persistent(size_t size) {

@@ -13,6 +13,10 @@ namespace devsim {
 // Device, managed and pinned-host allocations are real host memory (256-byte aligned, like
 // cudaMalloc). Fails with OutOfMemory when a device's DEVSIM_MEMORY_MB would be exceeded.
 Status allocate(MemKind kind, int device, size_t size, void** out);
+// The same for a public call: on success reports an ALLOCATION / RELEASE (MEMORY2) carrying
+// the call's correlation id.
+Status allocate_reported(MemKind kind, int device, size_t size, uint32_t correlation_id, void** out);
+Status release_reported(void* ptr, MemKind expected_kind, uint32_t correlation_id);
 // Device storage of a __device__/__constant__ variable: like a device allocation for copies
 // and pointer queries, never freed (modules stay loaded until exit) and not counted as used.
 void* allocate_persistent(size_t size);

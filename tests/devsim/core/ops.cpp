@@ -6,6 +6,7 @@
 #include "config.h"
 #include "device.h"
 #include "memory.h"
+#include "peer.h"
 
 namespace devsim {
 namespace {
@@ -122,6 +123,28 @@ Status copy(Stream* s, const CopyParams& c, uint32_t correlation_id) {
   // Pageable memory cannot be read by DMA: real CUDA stages it through pinned buffers on the
   // calling thread, so even the async variant returns only once the data has been taken.
   return submit(s, op, !c.async || pageable);
+}
+
+Status peer_copy(Stream* s, const CopyParams& c, int src_device, int dst_device, uint32_t correlation_id) {
+  if (c.width == 0) return Status::Ok;
+  auto src = lookup(c.src), dst = lookup(c.dst);
+  if (!src || !dst || !device_side(src->kind) || !device_side(dst->kind)) return Status::InvalidValue;
+  OpRef op = make_op(OpType::Memcpy, s, correlation_id);
+  OpPayload& p = op->p;
+  p.dst = c.dst, p.src = c.src, p.width = c.width, p.height = 1, p.dpitch = c.width, p.spitch = c.width;
+  const Config& cfg = config();
+  const uint64_t bytes = c.width;
+  p.duration_ns = peer_access_enabled(dst_device, src_device) || peer_access_enabled(src_device, dst_device)
+      ? transfer_ns(bytes, cfg.bw_peer_gbps, cfg.copy_min_ns)
+      : transfer_ns(bytes, cfg.bw_dtoh_gbps, cfg.copy_min_ns) + transfer_ns(bytes, cfg.bw_htod_gbps, cfg.copy_min_ns);
+  p.rec.bytes = bytes;
+  p.rec.copy_kind = uint8_t(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP);
+  p.rec.src_kind = uint8_t(cupti_kind(src->kind));
+  p.rec.dst_kind = uint8_t(cupti_kind(dst->kind));
+  p.rec.is_async = c.async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+  p.rec.src_device_id = uint32_t(src_device);
+  p.rec.dst_device_id = uint32_t(dst_device);
+  return submit(s, op, !c.async);
 }
 
 Status set(Stream* s, void* dst, size_t pitch, int value, size_t width, size_t height, bool async,

@@ -31,6 +31,10 @@ struct CopyParams {
 };
 
 Status copy(Stream* s, const CopyParams& c, uint32_t correlation_id);
+// cudaMemcpyPeer(Async): device memory of src_device to device memory of dst_device. With peer
+// access enabled between them the bytes move at the peer bandwidth, otherwise they are staged
+// through host memory (a device-to-host then a host-to-device transfer).
+Status peer_copy(Stream* s, const CopyParams& c, int src_device, int dst_device, uint32_t correlation_id);
 Status set(Stream* s, void* dst, size_t pitch, int value, size_t width, size_t height, bool async,
            uint32_t correlation_id);
 Status host_function(Stream* s, HostFn fn, StreamCallbackFn cb, void* stream_handle, void* user,

@@ -7,6 +7,7 @@
 #include "config.h"
 #include "device.h"
 #include "graph.h"
+#include "pools.h"
 #include "timeline_internal.h"
 
 namespace devsim {
@@ -96,6 +97,7 @@ Status destroy_stream(Stream* s) {
   std::lock_guard lock(sched_mutex());
   if (!handles().streams.erase(s) || s->per_thread) return Status::InvalidHandle;
   s->live = false;
+  if (s->tail && !s->tail->done.load()) device_state(s->device).retired_tails.push_back(s->tail);
   auto& list = device_state(s->device).streams;
   list.erase(std::remove(list.begin(), list.end(), s), list.end());
   return Status::Ok;
@@ -120,6 +122,7 @@ Status stream_synchronize(Stream* s) {
     tail = s->tail;
   }
   wait_done(tail);
+  release_pools_over_threshold(s->device);
   return Status::Ok;
 }
 
@@ -135,8 +138,18 @@ void device_synchronize(int device) {
     DeviceState& d = device_state(device);
     tails.push_back(d.legacy->tail);
     for (Stream* s : d.streams) tails.push_back(s->tail);
+    // Work queued on streams destroyed since is still the device's work.
+    auto& retired = d.retired_tails;
+    retired.erase(std::remove_if(retired.begin(), retired.end(), [](const OpRef& op) { return op->done.load(); }),
+                  retired.end());
+    tails.insert(tails.end(), retired.begin(), retired.end());
   }
   for (const OpRef& op : tails) wait_done(op);
+  release_pools_over_threshold(device);
+}
+
+void synchronize_all_devices() {
+  for (int d = 0; d < device_count(); ++d) device_synchronize(d);
 }
 
 Event* create_event(int device, unsigned flags) {
@@ -196,6 +209,7 @@ Status synchronize_event(Event* e) {
     marker = e->marker;
   }
   wait_done(marker);
+  release_pools_over_threshold(e->device);
   return Status::Ok;
 }
 

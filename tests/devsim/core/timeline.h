@@ -101,6 +101,8 @@ bool stream_live(const Stream* s);
 Status stream_synchronize(Stream* s);
 Status stream_query(Stream* s);            // Ok or NotReady
 void device_synchronize(int device);
+// Every device's work: what frees of memory any device may use (pinned host memory) wait for.
+void synchronize_all_devices();
 
 // Ops. enqueue() takes ownership; when the stream is capturing the op goes into the graph.
 OpRef make_op(OpType type, Stream* s, uint32_t correlation_id);

@@ -14,6 +14,7 @@ struct DeviceState {
   std::vector<Stream*> streams;        // live non-legacy streams (created and per-thread)
   std::vector<uint64_t> kernel_slots;  // end time of the kernel holding each slot
   uint64_t copy_engines[2] = {0, 0};   // HtoD and DtoH engines: one copy at a time each
+  std::vector<OpRef> retired_tails;    // unfinished last ops of destroyed streams
 };
 
 DeviceState& device_state(int device);

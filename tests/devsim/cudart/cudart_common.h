@@ -63,6 +63,15 @@ cudaStream_t stream_handle(Stream* s);
   if (cudaError_t sticky_ = ::devsim::rt::sticky_error())                                    \
     return ::devsim::rt::finish(scope_, sticky_)
 
+// The same with a callback id computed at run time and a parameter struct for subscribers.
+#define DEVSIM_RT_CALL_NAMED_P(cbid, exported_name, cost, params)                            \
+  ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime, cbid, exported_name,               \
+                            ::devsim::HostCost::cost, nullptr, (params));                    \
+  if (int injected_ = scope_.injected_error())                                               \
+    return ::devsim::rt::finish(scope_, static_cast<cudaError_t>(injected_));                \
+  if (cudaError_t sticky_ = ::devsim::rt::sticky_error())                                    \
+    return ::devsim::rt::finish(scope_, sticky_)
+
 // The same without the sticky check (error getters, cudaDeviceReset).
 #define DEVSIM_RT_CALL_ANYWAY(name, version, cost)                                           \
   ::devsim::ApiScope scope_(::devsim::ApiDomain::Runtime,                                    \

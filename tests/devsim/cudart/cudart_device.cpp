@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "cudart_common.h"
+#include "peer.h"
 #include "device_props.h"
 #include "memory.h"
 
@@ -135,6 +136,7 @@ cudaError_t cudaDeviceReset() {
   DEVSIM_RT_CALL_ANYWAY(cudaDeviceReset, v3020, Alloc);
   device_synchronize(current_device());
   release_device(current_device());
+  reset_peer_access(current_device());
   rt::clear_errors();
   DEVSIM_RT_RETURN(cudaSuccess);
 }
@@ -197,11 +199,6 @@ cudaError_t cudaDeviceCanAccessPeer(int* can, int device, int peer) {
   if (!valid_device(device) || !valid_device(peer)) DEVSIM_RT_RETURN(cudaErrorInvalidDevice);
   *can = device != peer;
   DEVSIM_RT_RETURN(cudaSuccess);
-}
-
-cudaError_t cudaDeviceEnablePeerAccess(int peer, unsigned int) {
-  DEVSIM_RT_CALL(cudaDeviceEnablePeerAccess, v4000, Other);
-  DEVSIM_RT_RETURN(valid_device(peer) ? cudaSuccess : cudaErrorInvalidDevice);
 }
 
 cudaError_t cudaChooseDevice(int* device, const cudaDeviceProp*) {

@@ -296,6 +296,29 @@ cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int* blocks, const voi
   DEVSIM_RT_RETURN(cudaSuccess);
 }
 
+// The largest dynamic shared memory per block that still lets num_blocks blocks reside on one
+// SM; 0 when threads, registers or the block cap already keep fewer resident.
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t* size, const void* func, int num_blocks,
+                                                      int block_size) {
+  DEVSIM_RT_CALL(cudaOccupancyAvailableDynamicSMemPerBlock, v10200, Light);
+  const KernelInfo* k = find_kernel(func);
+  if (!size || num_blocks <= 0 || block_size <= 0) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  if (!k) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  size_t per_block = size_t(Arch::shared_per_sm) / size_t(num_blocks);
+  size_t fixed = size_t(k->static_shared);
+  bool fits = blocks_per_sm(*k, block_size, 0) >= num_blocks && per_block > fixed;
+  *size = fits ? std::min(per_block - fixed, size_t(k->max_dynamic_shared)) : 0;
+  DEVSIM_RT_RETURN(cudaSuccess);
+}
+
+// The modelled part has a fixed bank size (see cudaDeviceSetSharedMemConfig): accepted, no effect.
+cudaError_t cudaFuncSetSharedMemConfig(const void* func, cudaSharedMemConfig config) {
+  DEVSIM_RT_CALL(cudaFuncSetSharedMemConfig, v4020, Light);
+  if (!find_kernel(func)) DEVSIM_RT_RETURN(cudaErrorInvalidDeviceFunction);
+  bool known = config >= cudaSharedMemBankSizeDefault && config <= cudaSharedMemBankSizeEightByte;
+  DEVSIM_RT_RETURN(known ? cudaSuccess : cudaErrorInvalidValue);
+}
+
 // Resolves driver entry points from the simulated libcuda.so.1 (loaded on demand, so programs
 // that never ask do not load it). The runtime itself never calls what it hands out.
 cudaError_t cudaGetDriverEntryPoint(const char* symbol, void** func, unsigned long long flags,

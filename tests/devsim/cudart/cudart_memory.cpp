@@ -1,9 +1,10 @@
-// Memory: allocation (device, pinned host, managed, stream-ordered), registration, copies,
+// Memory: allocation (device, pinned host, managed), registration, copies,
 // sets and device symbols, with their _ptds/_ptsz twins.
 #include "cudart_common.h"
 #include "kernels.h"
 #include "memory.h"
 #include "ops.h"
+#include "pools.h"
 
 using namespace devsim;
 
@@ -15,7 +16,7 @@ cudaError_t alloc_impl(ApiScope& scope, MemKind kind, void** ptr, size_t size) {
     *ptr = nullptr;
     return rt::finish(scope, cudaSuccess);
   }
-  return rt::finish(scope, allocate(kind, current_device(), size, ptr));
+  return rt::finish(scope, allocate_reported(kind, current_device(), size, scope.correlation_id(), ptr));
 }
 
 cudaError_t copy_impl(ApiScope& scope, cudaStream_t stream, bool ptsz, const CopyParams& c) {
@@ -70,19 +71,6 @@ cudaError_t from_symbol_impl(ApiScope& scope, void* dst, const void* symbol, siz
   return copy_impl(scope, stream, ptsz, linear(dst, src, count, kind, async));
 }
 
-void free_on_host_thread(void* ptr) { release(ptr, MemKind::Device); }
-
-// Stream-ordered free: the memory goes back when the stream reaches this point.
-cudaError_t free_async_impl(ApiScope& scope, void* ptr, cudaStream_t stream, bool ptsz) {
-  Stream* s = rt::resolve_stream(stream, ptsz);
-  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
-  auto a = lookup(ptr);
-  if (!a || a->base != reinterpret_cast<uintptr_t>(ptr) || a->kind != MemKind::Device) {
-    return rt::finish(scope, cudaErrorInvalidValue);
-  }
-  return rt::finish(scope, host_function(s, free_on_host_thread, nullptr, nullptr, ptr, scope.correlation_id()));
-}
-
 }  // namespace
 
 extern "C" {
@@ -120,12 +108,16 @@ cudaError_t cudaFree(void* ptr) {
   DEVSIM_RT_CALL(cudaFree, v3020, Alloc);
   // Like the real cudaFree, wait for the device before memory can be reused.
   if (ptr) device_synchronize(current_device());
-  DEVSIM_RT_RETURN(release(ptr, MemKind::Device));
+  if (is_pool_block(ptr)) DEVSIM_RT_RETURN(pool_free_now(ptr, scope_.correlation_id()));
+  DEVSIM_RT_RETURN(release_reported(ptr, MemKind::Device, scope_.correlation_id()));
 }
 
+// Queued copies may still read or write pinned memory (an async copy returns at once), so
+// like the real runtime wait for the device before the pages go.
 cudaError_t cudaFreeHost(void* ptr) {
   DEVSIM_RT_CALL(cudaFreeHost, v3020, Alloc);
-  DEVSIM_RT_RETURN(release(ptr, MemKind::Pinned));
+  if (ptr) synchronize_all_devices();
+  DEVSIM_RT_RETURN(release_reported(ptr, MemKind::Pinned, scope_.correlation_id()));
 }
 
 cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int) {
@@ -136,6 +128,7 @@ cudaError_t cudaHostRegister(void* ptr, size_t size, unsigned int) {
 
 cudaError_t cudaHostUnregister(void* ptr) {
   DEVSIM_RT_CALL(cudaHostUnregister, v4000, Alloc);
+  if (ptr) synchronize_all_devices();  // as cudaFreeHost: queued copies may still use the pages
   Status st = unregister_host(ptr);
   DEVSIM_RT_RETURN(st == Status::Ok ? cudaSuccess : cudaErrorHostMemoryNotRegistered);
 }
@@ -152,28 +145,6 @@ cudaError_t cudaHostGetFlags(unsigned int* flags, void* host_ptr) {
   if (!flags || kind_of(host_ptr) != MemKind::Pinned) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
   *flags = cudaHostAllocMapped;
   DEVSIM_RT_RETURN(cudaSuccess);
-}
-
-cudaError_t cudaMallocAsync(void** ptr, size_t size, cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaMallocAsync, v11020, Alloc);
-  if (!rt::resolve_stream(stream, false)) DEVSIM_RT_RETURN(cudaErrorInvalidResourceHandle);
-  return alloc_impl(scope_, MemKind::Device, ptr, size);
-}
-
-cudaError_t cudaMallocAsync_ptsz(void** ptr, size_t size, cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaMallocAsync_ptsz, v11020, Alloc);
-  if (!rt::resolve_stream(stream, true)) DEVSIM_RT_RETURN(cudaErrorInvalidResourceHandle);
-  return alloc_impl(scope_, MemKind::Device, ptr, size);
-}
-
-cudaError_t cudaFreeAsync(void* ptr, cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaFreeAsync, v11020, MemcpyAsync);
-  return free_async_impl(scope_, ptr, stream, false);
-}
-
-cudaError_t cudaFreeAsync_ptsz(void* ptr, cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaFreeAsync_ptsz, v11020, MemcpyAsync);
-  return free_async_impl(scope_, ptr, stream, true);
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, size_t count, cudaMemcpyKind kind) {
@@ -220,20 +191,6 @@ cudaError_t cudaMemcpy2DAsync_ptsz(void* dst, size_t dpitch, const void* src, si
                                    size_t height, cudaMemcpyKind kind, cudaStream_t stream) {
   DEVSIM_RT_CALL(cudaMemcpy2DAsync_ptsz, v7000, MemcpyAsync);
   return copy_impl(scope_, stream, true, pitched(dst, dpitch, src, spitch, width, height, kind, true));
-}
-
-// Peer copies are device-to-device copies here (all devices share the host's memory).
-cudaError_t cudaMemcpyPeer(void* dst, int dst_device, const void* src, int src_device, size_t count) {
-  DEVSIM_RT_CALL(cudaMemcpyPeer, v4000, MemcpyAsync);
-  if (!valid_device(dst_device) || !valid_device(src_device)) DEVSIM_RT_RETURN(cudaErrorInvalidDevice);
-  return copy_impl(scope_, nullptr, false, linear(dst, src, count, cudaMemcpyDeviceToDevice, false));
-}
-
-cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, size_t count,
-                                cudaStream_t stream) {
-  DEVSIM_RT_CALL(cudaMemcpyPeerAsync, v4000, MemcpyAsync);
-  if (!valid_device(dst_device) || !valid_device(src_device)) DEVSIM_RT_RETURN(cudaErrorInvalidDevice);
-  return copy_impl(scope_, stream, false, linear(dst, src, count, cudaMemcpyDeviceToDevice, true));
 }
 
 cudaError_t cudaMemcpyToSymbol(const void* symbol, const void* src, size_t count, size_t offset, cudaMemcpyKind kind) {

@@ -13,6 +13,9 @@ static_assert(sizeof(CUpti_ActivityMemset4) % 8 == 0);
 static_assert(sizeof(CUpti_ActivityAPI) % 8 == 0);
 static_assert(sizeof(CUpti_ActivitySynchronization2) % 8 == 0);
 static_assert(sizeof(CUpti_ActivityExternalCorrelation) % 8 == 0);
+static_assert(sizeof(CUpti_ActivityMemcpyPtoP4) % 8 == 0);
+static_assert(sizeof(CUpti_ActivityMemory4) % 8 == 0);
+static_assert(sizeof(CUpti_ActivityMemoryPool3) % 8 == 0);
 
 size_t record_size(CUpti_ActivityKind kind) {
   switch (kind) {
@@ -24,6 +27,9 @@ size_t record_size(CUpti_ActivityKind kind) {
     case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
     case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
     case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return sizeof(CUpti_ActivityMemoryPool3);
     default: return 0;
   }
 }
@@ -122,6 +128,75 @@ CUpti_ActivityMemset4 memset_record(const devsim::OpRecord& op, const TimeMap& t
   r.memoryKind = op.memory_kind;
   r.graphNodeId = op.graph_node_id;
   r.graphId = op.graph_id;
+  return r;
+}
+
+CUpti_ActivityMemcpyPtoP4 peer_memcpy_record(const devsim::OpRecord& op, const TimeMap& time) {
+  CUpti_ActivityMemcpyPtoP4 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
+  r.copyKind = op.copy_kind;
+  r.srcKind = op.src_kind;
+  r.dstKind = op.dst_kind;
+  r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+  r.bytes = op.bytes;
+  r.start = time(op.start_ns);
+  r.end = time(op.end_ns);
+  r.deviceId = op.device_id;
+  r.contextId = op.context_id;
+  r.streamId = op.stream_id;
+  r.srcDeviceId = op.src_device_id;
+  r.srcContextId = op.src_device_id + 1;  // one primary context per device, uid = ordinal + 1
+  r.dstDeviceId = op.dst_device_id;
+  r.dstContextId = op.dst_device_id + 1;
+  r.correlationId = op.correlation_id;
+  r.graphNodeId = op.graph_node_id;
+  r.graphId = op.graph_id;
+  return r;
+}
+
+CUpti_ActivityMemory4 memory_record(const devsim::MemoryRecord& m, uint32_t process_id, const TimeMap& time) {
+  CUpti_ActivityMemory4 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+  r.memoryOperationType = m.operation;
+  r.memoryKind = m.memory_kind;
+  r.correlationId = m.correlation_id;
+  r.address = m.address;
+  r.bytes = m.bytes;
+  r.timestamp = time(m.timestamp_ns);
+  r.PC = 0;  // devsim does not unwind the caller
+  r.processId = process_id;
+  r.deviceId = m.device_id;
+  r.contextId = m.context_id;
+  r.streamId = m.stream_id;
+  r.name = nullptr;  // only device variables have names
+  r.isAsync = m.is_async;
+  r.memoryPoolConfig.memoryPoolType = m.pool_type;
+  if (m.pool_type != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID) {
+    r.memoryPoolConfig.address = m.pool_address;
+    r.memoryPoolConfig.releaseThreshold = m.pool_release_threshold;
+    r.memoryPoolConfig.pool.size = m.pool_size;
+    r.memoryPoolConfig.utilizedSize = m.pool_utilized_size;
+  }
+  r.source = nullptr;  // cuptiActivityEnableAllocationSource is not modelled
+  return r;
+}
+
+CUpti_ActivityMemoryPool3 memory_pool_record(const devsim::MemoryPoolRecord& p, uint32_t process_id,
+                                             const TimeMap& time) {
+  CUpti_ActivityMemoryPool3 r{};
+  r.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+  r.memoryPoolOperationType = p.operation;
+  r.memoryPoolType = p.pool_type;
+  r.correlationId = p.correlation_id;
+  r.processId = process_id;
+  r.deviceId = p.device_id;
+  r.minBytesToKeep = p.operation == CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED ? p.min_bytes_to_keep : 0;
+  r.address = p.address;
+  r.size = p.size;
+  r.releaseThreshold = p.release_threshold;
+  r.timestamp = time(p.timestamp_ns);
+  r.utilizedSize = p.utilized_size;
+  r.isManagedPool = 0;  // devsim's pools hold device memory
   return r;
 }
 

@@ -35,6 +35,11 @@ CUpti_ActivityMemcpy6 memcpy_record(const devsim::OpRecord& op, const TimeMap& t
 CUpti_ActivityMemset4 memset_record(const devsim::OpRecord& op, const TimeMap& time);
 // RUNTIME or DRIVER record of a finished call; thread_id as cuptiSetThreadIdType chose.
 CUpti_ActivityAPI api_record(const devsim::ApiCall& call, uint32_t thread_id, const TimeMap& time);
+// A peer-to-peer copy (copy kind PTOP) as CUPTI_ACTIVITY_KIND_MEMCPY2 reports it.
+CUpti_ActivityMemcpyPtoP4 peer_memcpy_record(const devsim::OpRecord& op, const TimeMap& time);
+CUpti_ActivityMemory4 memory_record(const devsim::MemoryRecord& memory, uint32_t process_id, const TimeMap& time);
+CUpti_ActivityMemoryPool3 memory_pool_record(const devsim::MemoryPoolRecord& pool, uint32_t process_id,
+                                             const TimeMap& time);
 CUpti_ActivitySynchronization2 sync_record(const devsim::SyncRecord& sync, const TimeMap& time);
 CUpti_ActivityExternalCorrelation external_correlation_record(
     CUpti_ExternalCorrelationKind kind, uint64_t external_id, uint32_t correlation_id);

@@ -4,6 +4,7 @@
 #include "records.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 namespace profagent::devsim_cupti {
 namespace {
@@ -15,7 +16,8 @@ constexpr uint64_t kSupportedKinds =
     bit(CUPTI_ACTIVITY_KIND_KERNEL) | bit(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) |
     bit(CUPTI_ACTIVITY_KIND_MEMCPY) | bit(CUPTI_ACTIVITY_KIND_MEMSET) |
     bit(CUPTI_ACTIVITY_KIND_RUNTIME) | bit(CUPTI_ACTIVITY_KIND_DRIVER) |
-    bit(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) | bit(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+    bit(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION) | bit(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) |
+    bit(CUPTI_ACTIVITY_KIND_MEMCPY2) | bit(CUPTI_ACTIVITY_KIND_MEMORY2) | bit(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
 
 // The API domain whose records a kind switches, if it is RUNTIME or DRIVER.
 bool api_domain_of(CUpti_ActivityKind kind, devsim::ApiDomain* domain) {
@@ -180,13 +182,33 @@ void Session::on_op_done(const devsim::OpRecord& op) {
   const TimeMap time = [this](uint64_t t) { return to_domain(t); };
   switch (op.kind) {
     case devsim::OpKind::Kernel: emit_kernel(op); break;
-    case devsim::OpKind::Memcpy:
-      if (history_.was_on(CUPTI_ACTIVITY_KIND_MEMCPY, op.queued_ns)) emit(memcpy_record(op, time));
-      break;
+    case devsim::OpKind::Memcpy: emit_memcpy(op); break;
     case devsim::OpKind::Memset:
       if (history_.was_on(CUPTI_ACTIVITY_KIND_MEMSET, op.queued_ns)) emit(memset_record(op, time));
       break;
   }
+}
+
+// Copies between devices are CUPTI's MEMCPY2 kind (CUpti_ActivityMemcpyPtoP4), the others MEMCPY.
+void Session::emit_memcpy(const devsim::OpRecord& op) {
+  const TimeMap time = [this](uint64_t t) { return to_domain(t); };
+  if (op.copy_kind == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP) {
+    if (history_.was_on(CUPTI_ACTIVITY_KIND_MEMCPY2, op.queued_ns)) emit(peer_memcpy_record(op, time));
+  } else if (history_.was_on(CUPTI_ACTIVITY_KIND_MEMCPY, op.queued_ns)) {
+    emit(memcpy_record(op, time));
+  }
+}
+
+// Allocations and pool operations happen at one instant on the calling thread, so the kind
+// being on now is what decides (records start at the enable and stop at the disable).
+void Session::on_memory(const devsim::MemoryRecord& memory) {
+  if (!kind_enabled(CUPTI_ACTIVITY_KIND_MEMORY2)) return;
+  emit(memory_record(memory, static_cast<uint32_t>(getpid()), [this](uint64_t t) { return to_domain(t); }));
+}
+
+void Session::on_memory_pool(const devsim::MemoryPoolRecord& pool) {
+  if (!kind_enabled(CUPTI_ACTIVITY_KIND_MEMORY_POOL)) return;
+  emit(memory_pool_record(pool, static_cast<uint32_t>(getpid()), [this](uint64_t t) { return to_domain(t); }));
 }
 
 void Session::on_sync(const devsim::SyncRecord& sync) {

@@ -58,6 +58,8 @@ class Session final : public devsim::Tracer {
   void on_api_exit(const devsim::ApiCall& call) override;
   void on_op_done(const devsim::OpRecord& op) override;
   void on_sync(const devsim::SyncRecord& sync) override;
+  void on_memory(const devsim::MemoryRecord& memory) override;
+  void on_memory_pool(const devsim::MemoryPoolRecord& pool) override;
 
  private:
   // Installs this session as devsim's tracer; false if another tracer holds the device.
@@ -67,6 +69,7 @@ class Session final : public devsim::Tracer {
   void emit(const Record& record);
   void emit_external_correlations(uint32_t correlation_id);
   void emit_kernel(const devsim::OpRecord& op);
+  void emit_memcpy(const devsim::OpRecord& op);
   void set_all_api_records(devsim::ApiDomain domain, bool enable);
   bool api_records_enabled(const devsim::ApiCall& call) const;
   // A paused client (no API records, no external correlation, no subscriber) costs a

@@ -18,6 +18,7 @@
 #include "driver_common.h"
 #include "kernels.h"
 #include "memory.h"
+#include "pools.h"
 #include "module_image.h"
 #include "ops.h"
 #include "timeline.h"
@@ -148,7 +149,7 @@ CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr* ptr, size_t bytes) {
   DEVSIM_CU_CALL_P(cuMemAlloc_v2, Alloc, nullptr, &params);
   if (!ptr) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
   void* p = nullptr;
-  Status st = allocate(MemKind::Device, current_device(), bytes, &p);
+  Status st = allocate_reported(MemKind::Device, current_device(), bytes, scope_.correlation_id(), &p);
   *ptr = reinterpret_cast<CUdeviceptr>(p);
   DEVSIM_CU_RETURN(st);
 }
@@ -157,7 +158,9 @@ CUresult CUDAAPI cuMemFree_v2(CUdeviceptr ptr) {
   DEVSIM_CU_CALL(cuMemFree_v2, Alloc, nullptr);
   if (ptr == 0) DEVSIM_CU_RETURN(CUDA_SUCCESS);
   device_synchronize(current_device());  // as cudaFree: queued work may still use it
-  DEVSIM_CU_RETURN(release(reinterpret_cast<void*>(ptr), MemKind::Device));
+  void* p = reinterpret_cast<void*>(ptr);
+  if (is_pool_block(p)) DEVSIM_CU_RETURN(pool_free_now(p, scope_.correlation_id()));
+  DEVSIM_CU_RETURN(release_reported(p, MemKind::Device, scope_.correlation_id()));
 }
 
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dst, const void* src, size_t bytes) {
