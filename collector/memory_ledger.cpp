@@ -30,12 +30,13 @@ struct Live {
   int32_t device = kHostDevice;
   MemoryKind kind = MemoryKind::Device;
   NameId api = kNoName;
+  bool from_device = false;  // booked from a device record: `ticks` are ns already
 };
 
 struct DeviceTotals {
   int64_t allocated = 0;       // all live allocations
   int64_t pool_allocated = 0;  // the part of `allocated` served by pools
-  int64_t pool_reserved = 0;   // what the pools hold, as the device last reported
+  int64_t pool_reserved = 0;   // what the pools hold, as the device last reported (sum of pools)
   bool used = false;
   int64_t reserved() const {
     return allocated - pool_allocated + std::max(pool_allocated, pool_reserved);
@@ -52,7 +53,29 @@ struct Ledger {
   uint64_t unknown_frees = 0;
   uint64_t null_frees = 0;
   uint64_t dropped = 0;
+  // Device allocation records: echoes still expected of hooked calls (address << 1 | release).
+  bool device_records = false;
+  std::unordered_map<uint64_t, uint32_t> echoes;
+  std::unordered_map<uint64_t, std::pair<int32_t, int64_t>> pools;  // pool address -> device, size
 };
+
+inline constexpr size_t kMaxEchoes = size_t(1) << 16;  // echoes that never came are forgotten
+
+uint64_t echo_key(uint64_t address, bool release) { return address << 1 | (release ? 1 : 0); }
+
+// A hooked call the device will report too (cudaHostRegister memory it does not report).
+void expect_echo(Ledger& l, uint64_t address, bool release, MemoryKind kind, uint64_t event_id) {
+  if (!l.device_records || event_id == 0 || kind == MemoryKind::Registered) return;
+  if (l.echoes.size() >= kMaxEchoes) l.echoes.clear();
+  ++l.echoes[echo_key(address, release)];
+}
+
+bool is_echo(Ledger& l, uint64_t address, bool release) {
+  const auto it = l.echoes.find(echo_key(address, release));
+  if (it == l.echoes.end()) return false;
+  if (--it->second == 0) l.echoes.erase(it);
+  return true;
+}
 
 Ledger& ledger() {
   static Ledger* instance = new Ledger;  // leaked: hooks may run during static destruction
@@ -97,8 +120,10 @@ void with_totals(MemoryRecord& r, const DeviceTotals& t) {
   r.total_reserved = t.reserved();
 }
 
-void book_alloc(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
-  Live entry{op.bytes, ticks, event_id, tid, op.device, op.kind, op.api};
+void book_alloc(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid,
+                bool from_device = false) {
+  expect_echo(l, op.address, false, op.kind, event_id);
+  Live entry{op.bytes, ticks, event_id, tid, op.device, op.kind, op.api, from_device};
   auto [it, inserted] = l.live.insert_or_assign(op.address, entry);
   (void)it;
   (void)inserted;  // an address handed out again without our seeing its free: the new one wins
@@ -108,11 +133,13 @@ void book_alloc(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id
   if (op.kind == MemoryKind::Pool) t.pool_allocated += int64_t(op.bytes);
   MemoryRecord r = record_of(op, ticks, event_id, tid);
   r.bytes = int64_t(op.bytes);
+  r.from_device = from_device;
   with_totals(r, t);
   keep_record(l, std::move(r));
 }
 
-void book_free(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
+void book_free(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid,
+               bool from_device = false) {
   if (op.address == 0) {
     ++l.null_frees;
     return;
@@ -124,6 +151,7 @@ void book_free(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id,
   }
   const Live freed = it->second;
   l.live.erase(it);
+  expect_echo(l, op.address, true, freed.kind, event_id);
   DeviceTotals& t = l.totals[slot_of(freed.device)];
   t.allocated -= int64_t(freed.bytes);
   if (freed.kind == MemoryKind::Pool) t.pool_allocated -= int64_t(freed.bytes);
@@ -132,7 +160,8 @@ void book_free(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id,
   as_freed.kind = freed.kind;
   MemoryRecord r = record_of(as_freed, ticks, event_id, tid);
   r.bytes = -int64_t(freed.bytes);
-  r.allocated_ns = freed.ticks;
+  r.allocated_ns = freed.from_device ? 0 : freed.ticks;  // ticks; a device-booked one's is not kept
+  r.from_device = from_device;
   with_totals(r, t);
   keep_record(l, std::move(r));
 }
@@ -178,7 +207,7 @@ std::vector<LiveAllocation> largest_live(const Ledger& l, std::vector<NameId>& a
   for (size_t i = 0; i < listed; ++i) {
     const Live& e = *all[i].second;
     out.push_back({all[i].first, e.bytes, e.ticks, e.event_id, e.tid, e.device, e.kind, {}});
-    apis.push_back(e.api);  // named at finish_memory (not under this lock)
+    apis.push_back(e.from_device ? kNoName : e.api);  // named at finish_memory (not under this lock)
   }
   return out;
 }
@@ -230,26 +259,45 @@ void note_memory(const MemoryOp& op, uint64_t event_id) noexcept {
   }
 }
 
-void note_device_allocation(const MemoryOp& op, uint64_t ticks) noexcept {
+void set_device_memory_records(bool on) noexcept {
+  Ledger& l = ledger();
+  std::lock_guard lock(l.mutex);
+  l.device_records = on;
+}
+
+void note_device_memory(const DeviceMemoryEvent& e) noexcept {
   try {
     Ledger& l = ledger();
     std::lock_guard lock(l.mutex);
-    if (op.type == MemoryOpType::Alloc && l.live.count(op.address) != 0) return;  // a hook booked it
-    if (op.type == MemoryOpType::Free && l.live.count(op.address) == 0) return;   // ... and its free
-    book(l, op, ticks, 0, 0);
+    if (is_echo(l, e.address, e.release)) return;  // a hooked call's own record: booked already
+    MemoryOp op;
+    op.type = e.release ? MemoryOpType::Free : MemoryOpType::Alloc;
+    op.kind = e.kind;
+    op.device = e.device;
+    op.address = e.address;
+    op.bytes = e.bytes;
+    if (e.release) book_free(l, op, e.ns, 0, 0, true);
+    else book_alloc(l, op, e.ns, 0, 0, true);
   } catch (...) {
-    static SwallowedSite site{"out of memory in the allocation bookkeeping: a driver allocation is missing"};
+    static SwallowedSite site{"out of memory in the allocation bookkeeping: a driver-level allocation is missing"};
     note_swallowed(site);
   }
 }
 
-void note_pool_reserved(int32_t device, uint64_t bytes, uint64_t ticks) noexcept {
-  (void)ticks;
-  Ledger& l = ledger();
-  std::lock_guard lock(l.mutex);
-  DeviceTotals& t = l.totals[slot_of(device)];
-  t.used = true;
-  t.pool_reserved = int64_t(bytes);
+void note_pool_reservation(const PoolReservation& pool) noexcept {
+  try {
+    Ledger& l = ledger();
+    std::lock_guard lock(l.mutex);
+    DeviceTotals& t = l.totals[slot_of(pool.device)];
+    auto& [device, size] = l.pools[pool.pool];
+    t.pool_reserved += int64_t(pool.reserved) - size;
+    device = pool.device, size = int64_t(pool.reserved);
+    t.used = true;
+    if (pool.reserved == 0) l.pools.erase(pool.pool);
+  } catch (...) {
+    static SwallowedSite site{"out of memory in the allocation bookkeeping: a pool's size is missing"};
+    note_swallowed(site);
+  }
 }
 
 MemoryCut cut_memory(bool keep) {
@@ -259,23 +307,48 @@ MemoryCut cut_memory(bool keep) {
   return take_window(l, keep);
 }
 
+// Device-booked records came later than the hooked calls around them: in time order, the
+// totals are those of the window's start plus every record up to each one. (The hooks' own
+// totals stay when records were dropped: a replay would miss the dropped ones.)
+void replay_totals(MemoryReport& report) {
+  std::stable_sort(report.records.begin(), report.records.end(),
+                   [](const MemoryRecord& a, const MemoryRecord& b) { return a.ns < b.ns; });
+  if (report.dropped_records != 0) return;
+  std::unordered_map<int32_t, std::pair<int64_t, int64_t>> totals;  // device -> allocated, pool excess
+  for (const MemoryTotals& s : report.start) totals[s.device] = {s.allocated, s.reserved - s.allocated};
+  for (MemoryRecord& r : report.records) {
+    auto& [allocated, excess] = totals[r.device];
+    if (!r.failed) allocated += r.bytes;
+    if (!r.from_device) excess = std::max<int64_t>(r.total_reserved - r.total_allocated, 0);
+    r.total_allocated = allocated;
+    r.total_reserved = allocated + excess;
+  }
+}
+
 void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace& trace) {
   MemoryReport& report = cut.report;
   if (!report.enabled) return;
   std::unordered_map<uint64_t, int64_t> host_of_id;
   for (size_t i = 0; i < trace.host.size(); ++i) host_of_id.emplace(trace.host[i].id, int64_t(i));
+  bool any_from_device = false;
   for (MemoryRecord& r : report.records) {
-    r.ns = converter.to_ns(r.ns);
+    any_from_device |= r.from_device;
+    if (!r.from_device) r.ns = converter.to_ns(r.ns);
     if (r.allocated_ns != 0) r.allocated_ns = converter.to_ns(r.allocated_ns);
     const auto it = r.event_id != 0 ? host_of_id.find(r.event_id) : host_of_id.end();
     if (it != host_of_id.end()) r.host = it->second;
   }
+  if (any_from_device) replay_totals(report);
   const std::vector<std::string> names = names_snapshot();
   for (size_t i = 0; i < report.live.size(); ++i) {
     LiveAllocation& a = report.live[i];
-    a.ns = converter.to_ns(a.ns);
     const NameId id = i < cut.live_apis.size() ? cut.live_apis[i] : kNoName;
-    a.api = id != kNoName && id < names.size() ? names[id] : std::string("?");
+    if (id == kNoName) {
+      a.api = "driver";  // booked from a device record: its time is ns already
+      continue;
+    }
+    a.ns = converter.to_ns(a.ns);
+    a.api = id < names.size() ? names[id] : std::string("?");
   }
   trace.memory = std::move(report);
 }
@@ -288,6 +361,8 @@ void forget_memory_in_child() noexcept {
   l.window_start = {};
   l.records = {};
   l.unknown_frees = l.null_frees = l.dropped = 0;
+  l.echoes.clear();
+  l.pools.clear();
 }
 
 void reset_memory_for_tests() noexcept {
@@ -298,6 +373,8 @@ void reset_memory_for_tests() noexcept {
   l.window_start.clear();
   l.records.clear();
   l.unknown_frees = l.null_frees = l.dropped = 0;
+  l.echoes.clear();
+  l.pools.clear();
 }
 
 }  // namespace profagent::collector

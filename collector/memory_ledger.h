@@ -24,6 +24,7 @@
 
 #include "collector/api.h"
 #include "collector/clock.h"
+#include "collector/cupti_memory.h"
 #include "collector/trace.h"
 
 namespace profagent::collector {
@@ -31,13 +32,13 @@ namespace profagent::collector {
 // Bounds the records one window keeps (0: none kept, only totals). Before start; tests may call it again.
 void configure_memory_records(size_t max_records) noexcept;
 
-// The device's pools hold `bytes` from the device now (device memory-pool records).
-void note_pool_reserved(int32_t device, uint64_t bytes, uint64_t ticks) noexcept;
-
-// An allocation by a library at the driver level that no hook saw (device memory records):
-// booked like a hooked call, at `ticks`, unless the ledger already holds `address` live (a
-// hooked runtime call made it: counted once).
-void note_device_allocation(const MemoryOp& op, uint64_t ticks) noexcept;
+// The device's allocation records (CUPTI MEMORY2 / MEMORY_POOL, collector/cupti_memory.h).
+// While they are on, every allocation and free a hook books while recording expects its echo
+// among them: that echo is dropped (counted once). Any other record — a library's cuMemAlloc,
+// cuMemCreate/cuMemMap, a pool allocation at the driver level — is booked here, at its own time.
+void set_device_memory_records(bool on) noexcept;
+void note_device_memory(const DeviceMemoryEvent& event) noexcept;
+void note_pool_reservation(const PoolReservation& pool) noexcept;
 
 // The window's memory part at a cut: records up to now (raw ticks in MemoryRecord::ns until
 // converted), totals at the previous cut and now, live allocations. Everything after the cut

@@ -151,6 +151,8 @@ struct MemoryRecord {
   int32_t device = kHostDevice;
   MemoryKind kind = MemoryKind::Device;
   bool failed = false;            // an allocation that returned an error (out of memory)
+  bool from_device = false;       // from the device's allocation records (a driver-level
+                                  // allocation no hook saw: event_id 0, tid 0)
 };
 
 struct MemoryTotals {
@@ -168,7 +170,7 @@ struct LiveAllocation {
   uint32_t tid = 0;
   int32_t device = kHostDevice;
   MemoryKind kind = MemoryKind::Device;
-  std::string api;                // the allocating function
+  std::string api;                // the allocating function ("driver" when no hook saw it)
 };
 
 inline constexpr size_t kMaxLiveListed = 10000;  // live allocations listed per window
