@@ -91,9 +91,11 @@ uint32_t current_tid() noexcept {
   return uint32_t(syscall(SYS_gettid));
 }
 
-// Under the lock: a record of this call for the window, if the session records.
+// Under the lock: a record of this call for the window, if the session records. Device records
+// come later than their time, often after recording stopped: they come only from times the
+// device activity was on (it follows recording), so they are always kept.
 void keep_record(Ledger& l, MemoryRecord&& record) {
-  if (!recording()) return;
+  if (!recording() && !record.from_device) return;
   if (l.records.size() >= l.capacity) {
     ++l.dropped;
     return;
@@ -121,7 +123,7 @@ void with_totals(MemoryRecord& r, const DeviceTotals& t) {
 }
 
 void book_alloc(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid,
-                bool from_device = false) {
+                bool from_device = false, uint32_t correlation = 0) {
   expect_echo(l, op.address, false, op.kind, event_id);
   Live entry{op.bytes, ticks, event_id, tid, op.device, op.kind, op.api, from_device};
   auto [it, inserted] = l.live.insert_or_assign(op.address, entry);
@@ -134,12 +136,13 @@ void book_alloc(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id
   MemoryRecord r = record_of(op, ticks, event_id, tid);
   r.bytes = int64_t(op.bytes);
   r.from_device = from_device;
+  r.correlation = correlation;
   with_totals(r, t);
   keep_record(l, std::move(r));
 }
 
 void book_free(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid,
-               bool from_device = false) {
+               bool from_device = false, uint32_t correlation = 0) {
   if (op.address == 0) {
     ++l.null_frees;
     return;
@@ -162,6 +165,7 @@ void book_free(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id,
   r.bytes = -int64_t(freed.bytes);
   r.allocated_ns = freed.from_device ? 0 : freed.ticks;  // ticks; a device-booked one's is not kept
   r.from_device = from_device;
+  r.correlation = correlation;
   with_totals(r, t);
   keep_record(l, std::move(r));
 }
@@ -276,8 +280,8 @@ void note_device_memory(const DeviceMemoryEvent& e) noexcept {
     op.device = e.device;
     op.address = e.address;
     op.bytes = e.bytes;
-    if (e.release) book_free(l, op, e.ns, 0, 0, true);
-    else book_alloc(l, op, e.ns, 0, 0, true);
+    if (e.release) book_free(l, op, e.ns, 0, 0, true, e.correlation);
+    else book_alloc(l, op, e.ns, 0, 0, true, e.correlation);
   } catch (...) {
     static SwallowedSite site{"out of memory in the allocation bookkeeping: a driver-level allocation is missing"};
     note_swallowed(site);
@@ -296,6 +300,59 @@ void note_pool_reservation(const PoolReservation& pool) noexcept {
     if (pool.reserved == 0) l.pools.erase(pool.pool);
   } catch (...) {
     static SwallowedSite site{"out of memory in the allocation bookkeeping: a pool's size is missing"};
+    note_swallowed(site);
+  }
+}
+
+namespace {
+
+void add_to_totals(std::vector<MemoryTotals>& totals, int32_t device, int64_t bytes) {
+  for (MemoryTotals& t : totals) {
+    if (t.device == device) return void((t.allocated += bytes, t.reserved += bytes));
+  }
+  totals.push_back({device, bytes, bytes});
+}
+
+// A device record moved into the window before the cut: the live list at the window's end
+// follows it (a leak the library made, or a listed allocation it freed).
+void follow_live(MemoryCut& cut, const Ledger& l, const MemoryRecord& r) {
+  MemoryReport& m = cut.report;
+  if (r.bytes < 0) {
+    for (size_t i = 0; i < m.live.size(); ++i) {
+      if (m.live[i].address != r.address) continue;
+      m.live.erase(m.live.begin() + long(i));
+      if (i < cut.live_apis.size()) cut.live_apis.erase(cut.live_apis.begin() + long(i));
+      break;
+    }
+    m.live_count -= m.live_count > 0 ? 1 : 0;
+    m.live_bytes -= std::min<uint64_t>(m.live_bytes, uint64_t(-r.bytes));
+    return;
+  }
+  ++m.live_count, m.live_bytes += uint64_t(r.bytes);
+  if (l.live.count(r.address) != 0 && m.live.size() < kMaxLiveListed) {
+    m.live.push_back({r.address, uint64_t(r.bytes), r.ns, 0, 0, r.device, r.kind, {}});
+    cut.live_apis.push_back(kNoName);
+  }
+}
+
+}  // namespace
+
+void absorb_device_memory(MemoryCut& cut, uint64_t end_ns) noexcept {
+  if (!cut.report.enabled) return;
+  try {
+    Ledger& l = ledger();
+    std::lock_guard lock(l.mutex);
+    auto later = std::stable_partition(l.records.begin(), l.records.end(),
+                                       [end_ns](const MemoryRecord& r) { return !(r.from_device && r.ns <= end_ns); });
+    for (auto it = later; it != l.records.end(); ++it) {
+      add_to_totals(cut.report.end, it->device, it->bytes);
+      add_to_totals(l.window_start, it->device, -it->bytes);  // the next window starts after it
+      follow_live(cut, l, *it);
+      cut.report.records.push_back(*it);
+    }
+    l.records.erase(later, l.records.end());
+  } catch (...) {
+    static SwallowedSite site{"out of memory moving driver-level allocations into their window"};
     note_swallowed(site);
   }
 }
@@ -329,12 +386,18 @@ void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace
   MemoryReport& report = cut.report;
   if (!report.enabled) return;
   std::unordered_map<uint64_t, int64_t> host_of_id;
-  for (size_t i = 0; i < trace.host.size(); ++i) host_of_id.emplace(trace.host[i].id, int64_t(i));
+  std::unordered_map<uint32_t, int64_t> host_of_correlation;  // driver calls the CUPTI callback saw
+  for (size_t i = 0; i < trace.host.size(); ++i) {
+    host_of_id.emplace(trace.host[i].id, int64_t(i));
+    if (trace.host[i].correlation != 0) host_of_correlation.emplace(trace.host[i].correlation, int64_t(i));
+  }
   bool any_from_device = false;
   for (MemoryRecord& r : report.records) {
     any_from_device |= r.from_device;
-    if (!r.from_device) r.ns = converter.to_ns(r.ns);
     if (r.allocated_ns != 0) r.allocated_ns = converter.to_ns(r.allocated_ns);
+    if (!r.from_device) r.ns = converter.to_ns(r.ns);
+    const auto call = r.from_device ? host_of_correlation.find(r.correlation) : host_of_correlation.end();
+    if (call != host_of_correlation.end() && r.correlation != 0) r.host = call->second;
     const auto it = r.event_id != 0 ? host_of_id.find(r.event_id) : host_of_id.end();
     if (it != host_of_id.end()) r.host = it->second;
   }

@@ -49,6 +49,10 @@ struct MemoryCut {
 };
 MemoryCut cut_memory(bool keep);
 
+// At the join, after the window's device records were drained: device-booked records up to
+// `end_ns` (they came after the cut) join the window, its end totals and live list.
+void absorb_device_memory(MemoryCut& cut, uint64_t end_ns) noexcept;
+
 // Converts a cut's ticks to ns, links each record to its call in `trace.host` and moves the
 // report into `trace.memory`.
 void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace& trace);

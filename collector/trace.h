@@ -153,6 +153,7 @@ struct MemoryRecord {
   bool failed = false;            // an allocation that returned an error (out of memory)
   bool from_device = false;       // from the device's allocation records (a driver-level
                                   // allocation no hook saw: event_id 0, tid 0)
+  uint32_t correlation = 0;       // from_device: the CUPTI correlation id of the driver call
 };
 
 struct MemoryTotals {

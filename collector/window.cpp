@@ -282,6 +282,7 @@ Trace join_part(Session& s, CutWindow& window) {
   JoinCounts counts = join(std::move(input), trace);
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
+  absorb_device_memory(window.memory, trace.end_ns);
   finish_memory(std::move(window.memory), window.converter, trace);
   if (!s.options.activity_cpu) drop_host_side(trace);
   return std::move(trace);

@@ -224,7 +224,39 @@ def case_many(env):
     return f"{capacity} records kept, {memory['dropped_records']} counted and said once, totals exact"
 
 
+def case_library(env):
+    """A library's driver-level workspace (simblas: cuMemAlloc/cuMemFree, which no hook sees)
+    beside a hooked cudaMalloc: both are in the trace once each (the device's own record of
+    cudaMalloc is not a second allocation), with totals in time order, and the workspace's bytes
+    are in the row of the driver call and inside the program's range."""
+    out = env.out("memory_library")
+    workspace = MIB
+    agent, plain = R.both(env, [program(env), "library", str(workspace)],
+                          {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_PROFILE_MEMORY": "1"})
+    R.expect_unchanged(agent, plain)
+    R.expect("result workspace 0" in agent.stdout, f"the workspace was not allocated: {agent.stdout!r}")
+    document = R.one_valid_trace(out)
+    R.expect(document["device_backend"] == "cupti", f"device backend {document['device_backend']}")
+    events = sorted(instants(document, "[memory]"), key=lambda e: e["ts"])
+    got = [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in events]
+    want = [(4096, 4096), (workspace, workspace + 4096), (-4096, workspace), (-workspace, 0)]
+    R.expect(got == want, f"[memory] (Bytes, Total Allocated) {got}, expected {want}")
+    rows = {r["name"]: r for r in summary_of(out)["rows"]}
+    R.expect(rows["cuMemAlloc_v2"]["cuda_memory_usage"] == workspace, f"cuMemAlloc row {rows.get('cuMemAlloc_v2')}")
+    R.expect(rows["cuMemFree_v2"]["cuda_memory_usage"] == -workspace, f"cuMemFree row {rows.get('cuMemFree_v2')}")
+    R.expect(rows["library"]["cuda_memory_usage"] == sum(range_sums_of(document, events, "library")), "library range")
+    gpu = {d["device"]: d for d in summary_of(out)["memory"]["devices"]}[GPU]
+    R.expect(gpu["peak_allocated"] == workspace + 4096 and gpu["peak_allocated_at"]["scope"] == "library", f"peak {gpu}")
+    return "driver-level workspace counted once, in its range and its driver call's row"
+
+
+def range_sums_of(document, events, name):
+    spans = [r for r in R.events(document) if r["name"] == name]
+    return [e["args"]["Bytes"] for e in events for r in spans if r["ts"] <= e["ts"] <= r["ts"] + r["dur"]]
+
+
 CASES = {
+    "memory_library": case_library,
     "memory_sequence": case_sequence,
     "memory_sort_by_memory": case_sort_by_memory,
     "memory_off": case_off,

@@ -13,8 +13,13 @@
 //   memory_app churn STEPS      STEPS steps, each cudaMalloc 1 MiB then cudaFree of it, in a range
 //                               "churn" (the pattern the memory summary warns about).
 //   memory_app many COUNT       one step: COUNT cudaMalloc(256)/cudaFree pairs.
+//   memory_app library BYTES    in range "library": cudaMalloc 4096, a simblas workspace of BYTES
+//                               (cuMemAlloc: no hook sees it), cudaFree, the workspace freed
+//                               (cuMemFree), then cudaDeviceSynchronize.
 // Prints "result <what> <cudaError_t>" for each call whose result the cases check, and "done".
 #include <cuda_runtime_api.h>
+
+#include "simblas.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +100,19 @@ int many(long count) {
   return 0;
 }
 
+int library(size_t bytes) {
+  range("library");
+  void *mine = nullptr, *workspace = nullptr;
+  if (cudaMalloc(&mine, 4096) != cudaSuccess) return 2;
+  said("workspace", cudaError_t(simblasWorkspaceCreate(bytes, &workspace)));
+  cudaFree(mine);
+  said("workspace_free", cudaError_t(simblasWorkspaceDestroy(workspace)));
+  range_end();
+  cudaDeviceSynchronize();
+  std::printf("done\n");
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,5 +120,6 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "sequence") == 0) return sequence(std::strtoull(argv[2], nullptr, 10));
   if (std::strcmp(argv[1], "churn") == 0) return churn(std::atol(argv[2]));
   if (std::strcmp(argv[1], "many") == 0) return many(std::atol(argv[2]));
+  if (std::strcmp(argv[1], "library") == 0) return library(std::strtoull(argv[2], nullptr, 10));
   return 64;
 }
