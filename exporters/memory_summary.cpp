@@ -125,7 +125,7 @@ std::string where(const MemoryPlace& p) {
   std::string s;
   if (p.step >= 0) s = "step " + std::to_string(p.step);
   if (!p.scope.empty()) s += (s.empty() ? "in " : ", in ") + p.scope;
-  return s.empty() ? "outside any step" : s;
+  return s.empty() ? "outside any step, operator or range" : s;
 }
 
 std::string device_name(int32_t device) { return device == kHostDevice ? "CPU pinned" : "GPU " + std::to_string(device); }
