@@ -168,7 +168,7 @@ struct LiveAllocation {
   uint64_t bytes = 0;
   uint64_t ns = 0;                // when it was made
   uint64_t event_id = 0;          // the call that made it (links to Trace::host when in the window)
-  uint32_t tid = 0;
+  uint32_t tid = 0;               // 0: unknown (made outside windows by a thread that never recorded)
   int32_t device = kHostDevice;
   MemoryKind kind = MemoryKind::Device;
   std::string api;                // the allocating function ("driver" when no hook saw it)

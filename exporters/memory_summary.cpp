@@ -165,8 +165,9 @@ std::string live_lines(const Trace& t, const MemorySummary& m, std::size_t limit
                     format_memory(int64_t(t.memory.live_bytes)) + "\n";
   for (std::size_t i = 0; i < m.live.size() && i < limit; ++i) {
     const LiveMemory& l = m.live[i];
+    const std::string thread = l.allocation.tid != 0 ? " on thread " + std::to_string(l.allocation.tid) : "";
     out += "    " + format_memory(int64_t(l.allocation.bytes)) + " " + device_name(l.allocation.device) + " by " +
-           l.allocation.api + " on thread " + std::to_string(l.allocation.tid) + ", " +
+           l.allocation.api + thread + ", " +
            (l.in_window ? where(l.made) : std::string("before this window")) + "\n";
   }
   if (m.live.size() > limit) out += "    ... (all listed in the summary file)\n";
