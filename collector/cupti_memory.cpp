@@ -29,6 +29,9 @@ bool memory_event_of(const CUpti_ActivityMemory4& r, int64_t offset_ns, DeviceMe
   out->bytes = r.bytes;
   out->ns = agent_ns(r.timestamp, offset_ns);
   out->correlation = r.correlationId;
+  const bool local_pool = r.memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  out->pool_address = local_pool ? r.memoryPoolConfig.address : 0;
+  out->pool_size = local_pool ? r.memoryPoolConfig.pool.size : 0;
   return true;
 }
 

@@ -21,6 +21,10 @@ struct DeviceMemoryEvent {
   uint64_t bytes = 0;
   uint64_t ns = 0;             // agent clock
   uint32_t correlation = 0;    // the API call's CUPTI correlation id
+  // A local pool's allocation: the pool and what it holds from the device after the record
+  // (pool_address 0 otherwise). Pools grow on allocation without a MEMORY_POOL record.
+  uint64_t pool_address = 0;
+  uint64_t pool_size = 0;
 };
 
 // False for records the ledger has no use for (unknown operation or memory kind).

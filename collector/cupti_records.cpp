@@ -119,7 +119,11 @@ void CuptiRecordParser::add_driver_call(const CUpti_ActivityAPI& call, DeviceBat
 // Allocation records go straight to the ledger (no collector lock is held while parsing).
 void CuptiRecordParser::add_memory(const CUpti_ActivityMemory4& record) {
   DeviceMemoryEvent event;
-  if (memory_event_of(record, offset_ns_, &event)) note_device_memory(event);
+  if (!memory_event_of(record, offset_ns_, &event)) return;
+  note_device_memory(event);
+  if (event.pool_address != 0 && !event.release) {
+    note_pool_reservation({event.pool_address, event.device, event.pool_size, event.ns});
+  }
 }
 
 void CuptiRecordParser::add_memory_pool(const CUpti_ActivityMemoryPool3& record) {

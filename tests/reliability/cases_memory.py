@@ -250,6 +250,24 @@ def case_library(env):
     return "driver-level workspace counted once, in its range and its driver call's row"
 
 
+def case_pool(env):
+    """A pool of the program's own (cudaMemPoolCreate, cudaMallocFromPoolAsync, cudaFreeAsync)
+    beside cudaMalloc: each allocation and free once (the device's records of them are not
+    counted again), in time order, with totals from the program's sequence, inside its range."""
+    out = env.out("memory_pool")
+    agent, plain = R.both(env, [program(env), "pool", "100000"], {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_PROFILE_MEMORY": "1"})
+    R.expect_unchanged(agent, plain)
+    document = R.one_valid_trace(out)
+    events = sorted(instants(document, "[memory]"), key=lambda e: e["ts"])
+    got = [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in events]
+    want = [(100000, 100000), (-100000, 0), (512, 512), (-512, 0)]
+    R.expect(got == want, f"[memory] (Bytes, Total Allocated) {got}, expected {want}")
+    rows = {r["name"]: r for r in summary_of(out)["rows"]}
+    R.expect(rows["cudaMallocFromPoolAsync"]["cuda_memory_usage"] == 100000, f"row {rows['cudaMallocFromPoolAsync']}")
+    R.expect(rows["pooled"]["cuda_memory_usage"] == 100000 - 100000 + 512, f"range row {rows['pooled']}")
+    return "pool allocations counted once, in their range"
+
+
 def range_sums_of(document, events, name):
     spans = [r for r in R.events(document) if r["name"] == name]
     return [e["args"]["Bytes"] for e in events for r in spans if r["ts"] <= e["ts"] <= r["ts"] + r["dur"]]
@@ -257,6 +275,7 @@ def range_sums_of(document, events, name):
 
 CASES = {
     "memory_library": case_library,
+    "memory_pool": case_pool,
     "memory_sequence": case_sequence,
     "memory_sort_by_memory": case_sort_by_memory,
     "memory_off": case_off,

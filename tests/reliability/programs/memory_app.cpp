@@ -13,6 +13,9 @@
 //   memory_app churn STEPS      STEPS steps, each cudaMalloc 1 MiB then cudaFree of it, in a range
 //                               "churn" (the pattern the memory summary warns about).
 //   memory_app many COUNT       one step: COUNT cudaMalloc(256)/cudaFree pairs.
+//   memory_app pool BYTES       a pool of its own (cudaMemPoolCreate, release threshold: keep
+//                               everything), cudaMallocFromPoolAsync BYTES, cudaFreeAsync, sync,
+//                               then cudaMalloc 512; the pool is destroyed at the end.
 //   memory_app library BYTES    in range "library": cudaMalloc 4096, a simblas workspace of BYTES
 //                               (cuMemAlloc: no hook sees it), cudaFree, the workspace freed
 //                               (cuMemFree), then cudaDeviceSynchronize.
@@ -21,6 +24,7 @@
 
 #include "simblas.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -100,6 +104,29 @@ int many(long count) {
   return 0;
 }
 
+int pool(size_t bytes) {
+  cudaMemPoolProps props{};
+  props.allocType = cudaMemAllocationTypePinned;
+  props.location.type = cudaMemLocationTypeDevice;
+  props.location.id = 0;
+  cudaMemPool_t mine = nullptr;
+  cudaStream_t stream = nullptr;
+  if (cudaStreamCreate(&stream) != cudaSuccess || cudaMemPoolCreate(&mine, &props) != cudaSuccess) return 2;
+  uint64_t keep = UINT64_MAX;
+  if (cudaMemPoolSetAttribute(mine, cudaMemPoolAttrReleaseThreshold, &keep) != cudaSuccess) return 2;
+  range("pooled");
+  void *p = nullptr, *plain = nullptr;
+  if (cudaMallocFromPoolAsync(&p, bytes, mine, stream) != cudaSuccess) return 2;
+  cudaFreeAsync(p, stream);
+  cudaStreamSynchronize(stream);
+  if (cudaMalloc(&plain, 512) != cudaSuccess) return 2;
+  range_end();
+  cudaFree(plain);
+  cudaMemPoolDestroy(mine);
+  std::printf("done\n");
+  return 0;
+}
+
 int library(size_t bytes) {
   range("library");
   void *mine = nullptr, *workspace = nullptr;
@@ -120,6 +147,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "sequence") == 0) return sequence(std::strtoull(argv[2], nullptr, 10));
   if (std::strcmp(argv[1], "churn") == 0) return churn(std::atol(argv[2]));
   if (std::strcmp(argv[1], "many") == 0) return many(std::atol(argv[2]));
+  if (std::strcmp(argv[1], "pool") == 0) return pool(std::strtoull(argv[2], nullptr, 10));
   if (std::strcmp(argv[1], "library") == 0) return library(std::strtoull(argv[2], nullptr, 10));
   return 64;
 }

@@ -88,8 +88,11 @@ TEST_CASE("CUPTI MEMORY2 records become ledger events", "[memory]") {
 
   auto pooled = device;
   pooled.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  pooled.memoryPoolConfig.address = 0x9000;
+  pooled.memoryPoolConfig.pool.size = 2 << 20;
   REQUIRE(memory_event_of(pooled, 0, &e));
   CHECK(e.kind == MemoryKind::Pool);
+  CHECK((e.pool_address == 0x9000 && e.pool_size == (2u << 20)));
 
   auto pageable = memory_record(CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE);
   CHECK_FALSE(memory_event_of(pageable, 0, &e));
