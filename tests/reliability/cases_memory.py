@@ -268,6 +268,28 @@ def case_pool(env):
     return "pool allocations counted once, in their range"
 
 
+def case_threads(env):
+    """Four threads allocating and freeing at once: every event's Total Allocated is the
+    previous event's plus its own Bytes (the totals are booked atomically, in one order)."""
+    out = env.out("memory_threads")
+    count = 500
+    agent, plain = R.both(env, [program(env), "threads", str(count)], {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_PROFILE_MEMORY": "1"})
+    R.expect_unchanged(agent, plain)
+    document = R.one_valid_trace(out)
+    events = sorted(instants(document, "[memory]"), key=lambda e: e["args"]["Ev Idx"])
+    R.expect(len(events) == 4 * count * 2, f"{len(events)} [memory] events, expected {4 * count * 2}")
+    R.expect(len({e["tid"] for e in events}) == 4, "events not on the four threads")
+    total = 0
+    for e in events:
+        total += e["args"]["Bytes"]
+        R.expect(e["args"]["Total Allocated"] == total, f"event {e['args']['Ev Idx']}: total {e['args']['Total Allocated']}, "
+                 f"running sum {total}")
+    R.expect(total == 0, f"the window ends with {total} bytes allocated")
+    sizes = sorted({e["args"]["Bytes"] for e in events if e["args"]["Bytes"] > 0})
+    R.expect(sizes == [64, 128, 192, 256], f"allocation sizes {sizes}")
+    return f"{len(events)} events from 4 threads, every total the running sum"
+
+
 def range_sums_of(document, events, name):
     spans = [r for r in R.events(document) if r["name"] == name]
     return [e["args"]["Bytes"] for e in events for r in spans if r["ts"] <= e["ts"] <= r["ts"] + r["dur"]]
@@ -276,6 +298,7 @@ def range_sums_of(document, events, name):
 CASES = {
     "memory_library": case_library,
     "memory_pool": case_pool,
+    "memory_threads": case_threads,
     "memory_sequence": case_sequence,
     "memory_sort_by_memory": case_sort_by_memory,
     "memory_off": case_off,

@@ -2,4 +2,4 @@
 add_executable(memory_app ${CMAKE_CURRENT_LIST_DIR}/memory_app.cpp)
 target_include_directories(memory_app SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 # simblas: a library allocating at the driver level (cuMemAlloc), as cuBLAS workspaces are.
-target_link_libraries(memory_app PRIVATE CUDA::cudart simblas)
+target_link_libraries(memory_app PRIVATE CUDA::cudart simblas Threads::Threads)

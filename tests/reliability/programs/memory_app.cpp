@@ -16,6 +16,8 @@
 //   memory_app pool BYTES       a pool of its own (cudaMemPoolCreate, release threshold: keep
 //                               everything), cudaMallocFromPoolAsync BYTES, cudaFreeAsync, sync,
 //                               then cudaMalloc 512; the pool is destroyed at the end.
+//   memory_app threads N        4 threads, each N cudaMalloc of 64 * (thread + 1) bytes, then
+//                               cudaFree of each, concurrently.
 //   memory_app library BYTES    in range "library": cudaMalloc 4096, a simblas workspace of BYTES
 //                               (cuMemAlloc: no hook sees it), cudaFree, the workspace freed
 //                               (cuMemFree), then cudaDeviceSynchronize.
@@ -24,10 +26,13 @@
 
 #include "simblas.h"
 
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
+#include <vector>
 
 extern "C" {
 __attribute__((weak)) void profagent_step(void);
@@ -127,6 +132,22 @@ int pool(size_t bytes) {
   return 0;
 }
 
+int threads(long count) {
+  std::vector<std::thread> workers;
+  std::atomic<int> failures{0};
+  for (int t = 0; t < 4; ++t) {
+    workers.emplace_back([t, count, &failures] {
+      std::vector<void*> mine(size_t(count), nullptr);
+      for (void*& p : mine) failures += cudaMalloc(&p, size_t(64) * size_t(t + 1)) != cudaSuccess;
+      for (void* p : mine) cudaFree(p);
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  if (failures != 0) return 2;
+  std::printf("done\n");
+  return 0;
+}
+
 int library(size_t bytes) {
   range("library");
   void *mine = nullptr, *workspace = nullptr;
@@ -147,6 +168,7 @@ int main(int argc, char** argv) {
   if (std::strcmp(argv[1], "sequence") == 0) return sequence(std::strtoull(argv[2], nullptr, 10));
   if (std::strcmp(argv[1], "churn") == 0) return churn(std::atol(argv[2]));
   if (std::strcmp(argv[1], "many") == 0) return many(std::atol(argv[2]));
+  if (std::strcmp(argv[1], "threads") == 0) return threads(std::atol(argv[2]));
   if (std::strcmp(argv[1], "pool") == 0) return pool(std::strtoull(argv[2], nullptr, 10));
   if (std::strcmp(argv[1], "library") == 0) return library(std::strtoull(argv[2], nullptr, 10));
   return 64;
