@@ -290,6 +290,32 @@ def case_threads(env):
     return f"{len(events)} events from 4 threads, every total the running sum"
 
 
+def case_diopi_demo(env):
+    """The DIOPI demo (tests/vendorsim/train.py over the framework and vendor libraries) with
+    memory profiled: diopi* operators have CUDA Mem rows, each equal to the Bytes of the
+    [memory] events inside that operator's slices. Its results are unchanged (its step times,
+    measured, differ from run to run)."""
+    lib = os.path.dirname(env.agent)
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    command = ["/usr/bin/python3", os.path.join(root, "tests", "vendorsim", "train.py"),
+               "--framework", os.path.join(lib, "libframeworksim.so"), "--steps", "3"]
+    out = env.out("memory_diopi_demo")
+    agent, plain = R.both(env, command, {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_PROFILE_MEMORY": "1",
+                                         "PROFAGENT_WINDOW_WAIT_MS": "0"})
+    untimed = [[line for line in run.stdout.splitlines() if " time " not in line] for run in (agent, plain)]
+    R.expect(agent.returncode == plain.returncode == 0 and untimed[0] == untimed[1],
+             f"the demo's results changed: {agent.returncode}/{plain.returncode} {untimed}")
+    document = R.one_valid_trace(out)
+    events = instants(document, "[memory]")
+    rows = {r["name"]: r for r in summary_of(out)["rows"] if r["name"].startswith("diopi")}
+    with_memory = {name: r["cuda_memory_usage"] for name, r in rows.items() if r["cuda_memory_usage"] != 0}
+    R.expect(with_memory, f"no diopi* operator has CUDA Mem: {sorted(rows)}")
+    for name, value in with_memory.items():
+        traced = sum(range_sums_of(document, events, name))
+        R.expect(traced == value, f"{name}: CUDA Mem {value}, [memory] events inside it sum to {traced}")
+    return f"CUDA Mem of {len(with_memory)} diopi* operators equals the trace's sums: {with_memory}"
+
+
 def range_sums_of(document, events, name):
     spans = [r for r in R.events(document) if r["name"] == name]
     return [e["args"]["Bytes"] for e in events for r in spans if r["ts"] <= e["ts"] <= r["ts"] + r["dur"]]
@@ -299,6 +325,7 @@ CASES = {
     "memory_library": case_library,
     "memory_pool": case_pool,
     "memory_threads": case_threads,
+    "memory_diopi_demo": case_diopi_demo,
     "memory_sequence": case_sequence,
     "memory_sort_by_memory": case_sort_by_memory,
     "memory_off": case_off,
