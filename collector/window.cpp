@@ -13,6 +13,7 @@
 #include "collector/device_pool.h"
 #include "collector/join.h"
 #include "collector/log.h"
+#include "collector/memory_ledger.h"
 #include "collector/names.h"
 #include "collector/process_info.h"
 #include "collector/session_state.h"
@@ -104,6 +105,7 @@ void fill_metadata(const Session& s, const PlatformInfo& platform, Trace& trace)
 void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
   trace.host.clear();
   for (DeviceRecord& record : trace.device) record.host = kNoIndex;
+  for (MemoryRecord& record : trace.memory.records) record.host = kNoIndex;
 }
 
 }  // namespace
@@ -114,6 +116,7 @@ struct CutWindow {
   std::vector<ThreadEvents> threads;
   clock::TickConverter converter;
   uint32_t cut = 0;  // Session::cuts after this cut
+  MemoryCut memory;  // the window's allocations (PROFAGENT_PROFILE_MEMORY)
 };
 
 namespace {
@@ -123,6 +126,8 @@ namespace {
 // nullptr for a discarded window.
 CutWindow* cut_part(Session& s, bool keep) {
   std::lock_guard freeze_lock(s.freeze_mutex);
+  // Just before the host cut: the allocations booked by now, with the totals they left.
+  MemoryCut memory = cut_memory(keep);
   uint64_t cut = now();
   clock::add_anchor();
   DrainResult host = drain_all();
@@ -149,6 +154,7 @@ CutWindow* cut_part(Session& s, bool keep) {
   if (!keep) return nullptr;
   trace.process.thread_names = thread_names(threads);
   window->threads = std::move(threads);
+  window->memory = std::move(memory);
   return window.release();
 }
 
@@ -276,6 +282,8 @@ Trace join_part(Session& s, CutWindow& window) {
   JoinCounts counts = join(std::move(input), trace);
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
+  absorb_device_memory(window.memory, trace.end_ns);
+  finish_memory(std::move(window.memory), window.converter, trace);
   if (!s.options.activity_cpu) drop_host_side(trace);
   return std::move(trace);
 }
