@@ -162,6 +162,7 @@ CutWindow* cut_part(Session& s, bool keep) {
 struct WindowIds {
   std::unordered_map<uint64_t, EventKind> kinds;
   std::unordered_set<uint64_t> expected;
+  std::unordered_set<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
 };
 
 WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
@@ -171,7 +172,14 @@ WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
       const EventKind kind = EventKind(event.kind);
       if (kind == EventKind::Runtime || kind == EventKind::Alloc || kind == EventKind::Free) continue;
       ids.kinds.emplace(event.id, kind);
-      if (expects_device_work(event)) ids.expected.insert(event.id);
+      if (!expects_device_work(event)) continue;
+      // A call the CUPTI callback recorded is known by its own correlation id, which its work
+      // carries whatever external id CUPTI links it to (the range around it, usually).
+      if (event.flags & kFlagCallback) {
+        ids.expected_callback_calls.insert(uint32_t(event.arg0));
+      } else {
+        ids.expected.insert(event.id);
+      }
     }
   }
   return ids;
@@ -179,15 +187,17 @@ WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
 
 // A call recorded by the CUPTI callback carries its own CUPTI correlation id (event.h:
 // kFlagCallback), where a hooked call pushed its id for CUPTI to link. Its link is made here,
-// before the claim, so its device work is claimed, waited for and joined as a hooked call's is
-// (and its DRIVER record is known as that call's, never a second row).
+// before the claim, so its device work is claimed as a hooked call's is (and its DRIVER record
+// is known as that call's, never a second row) — unless CUPTI linked the correlation to the
+// range or operator around the call: that link names the work's scope (its External id) and
+// is kept, whichever of the two arrives first.
 void link_callback_calls(Session& s, const CutWindow& window) {
   std::lock_guard lock(s.mutex);
   const uint64_t now_ns = clock::monotonic_ns();
   for (const ThreadEvents& thread : window.threads) {
     for (const HostEvent& event : thread.events) {
       if (!(event.flags & kFlagCallback)) continue;
-      s.pool.links.insert_or_assign(uint32_t(event.arg0), DevicePool::Link{event.id, window.cut, now_ns});
+      s.pool.links.try_emplace(uint32_t(event.arg0), DevicePool::Link{event.id, window.cut, now_ns});
     }
   }
 }
@@ -259,7 +269,8 @@ Trace join_part(Session& s, CutWindow& window) {
   const uint64_t wait_start = clock::monotonic_ns();
   link_callback_calls(s, window);
   WindowIds ids = window_ids(window.threads);
-  WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), trace.start_ns, trace.end_ns, window.cut);
+  WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), std::move(ids.expected_callback_calls),
+                    trace.start_ns, trace.end_ns, window.cut);
   const uint64_t late = claim_device_records(s, claim);
   trace.join_wait_ns = elapsed_since(wait_start);
   std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten
