@@ -1,0 +1,113 @@
+// A test library Python loads with ctypes: it runs the collector's Python frame capture on the
+// calling thread and hands back what an exporter would print, so a Python script can assert
+// on the frames of its own known call chain. Called through ctypes.CDLL the thread has
+// released the GIL; through ctypes.PyDLL it holds it.
+#include <time.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "collector/python_frames.h"
+#include "collector/python_linetable.h"
+
+namespace pc = profagent::collector;
+
+namespace {
+
+constexpr size_t kMaxFrames = 128;
+
+void copy_out(const std::string& text, char* out, size_t size) {
+  if (size == 0) return;
+  size_t n = text.size() < size - 1 ? text.size() : size - 1;
+  std::memcpy(out, text.data(), n);
+  out[n] = '\0';
+}
+
+double now_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) int pyframes_supported() { return pc::python_frames_supported() ? 1 : 0; }
+
+// One line per frame, innermost first: "file(line): function" as torch.profiler prints them,
+// "<unreadable>" for a frame whose code could not be read. Returns the number of frames.
+__attribute__((visibility("default"))) int pyframes_text(char* out, size_t size) {
+  pc::PyFrameRef frames[kMaxFrames];
+  size_t n = pc::capture_python_frames(frames, kMaxFrames);
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    pc::PySourceLocation where;
+    if (!pc::symbolize_python_frame(frames[i], &where)) {
+      text += "<unreadable>\n";
+      continue;
+    }
+    text += where.file + "(" + std::to_string(where.line) + "): " + where.function + "\n";
+  }
+  copy_out(text, out, size);
+  return static_cast<int>(n);
+}
+
+// '1' for each frame flagged kPyFrameEntry, '0' otherwise, innermost first.
+__attribute__((visibility("default"))) int pyframes_entry_flags(char* out, size_t size) {
+  pc::PyFrameRef frames[kMaxFrames];
+  size_t n = pc::capture_python_frames(frames, kMaxFrames);
+  std::string flags;
+  for (size_t i = 0; i < n; ++i) flags += (frames[i].flags & pc::kPyFrameEntry) ? '1' : '0';
+  copy_out(flags, out, size);
+  return static_cast<int>(n);
+}
+
+// Frames captured with room for only `max`: the truncation counter must move.
+__attribute__((visibility("default"))) int pyframes_capture_at_most(int max) {
+  pc::PyFrameRef frames[kMaxFrames];
+  return static_cast<int>(pc::capture_python_frames(frames, static_cast<size_t>(max) < kMaxFrames ? max : kMaxFrames));
+}
+
+__attribute__((visibility("default"))) unsigned long long pyframes_truncated() {
+  return pc::python_frame_counters().truncated;
+}
+
+__attribute__((visibility("default"))) unsigned long long pyframes_unreadable() {
+  return pc::python_frame_counters().unreadable;
+}
+
+// Frames seen from a thread the interpreter has never met: must be none.
+__attribute__((visibility("default"))) int pyframes_on_native_thread() {
+  int n = -1;
+  std::thread([&] {
+    pc::PyFrameRef frames[kMaxFrames];
+    n = static_cast<int>(pc::capture_python_frames(frames, kMaxFrames));
+  }).join();
+  return n;
+}
+
+__attribute__((visibility("default"))) int pyframes_is_interpreter(void* address) {
+  return pc::is_interpreter_frame(reinterpret_cast<uintptr_t>(address)) ? 1 : 0;
+}
+
+__attribute__((visibility("default"))) int pyframes_line_at(const unsigned char* table, size_t size,
+                                                            int first_line, int byte_offset) {
+  return pc::python311_line_at(table, size, first_line, byte_offset);
+}
+
+// Mean ns of one capture of up to 64 frames (ns per call, the stacks' budget unit).
+__attribute__((visibility("default"))) double pyframes_bench(int iterations, int* depth) {
+  pc::PyFrameRef frames[64];
+  *depth = static_cast<int>(pc::capture_python_frames(frames, 64));
+  double start = now_ns();
+  size_t sink = 0;
+  for (int i = 0; i < iterations; ++i) sink += pc::capture_python_frames(frames, 64);
+  double elapsed = now_ns() - start;
+  if (sink != static_cast<size_t>(*depth) * iterations) *depth = -1;  // the stack changed under us
+  return elapsed / iterations;
+}
+
+}  // extern "C"

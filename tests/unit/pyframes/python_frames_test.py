@@ -1,0 +1,219 @@
+#!/usr/bin/python3
+"""Python frames as the collector captures them, checked against this script's own source.
+
+    python_frames_test.py PROBE_LIBRARY [CUDA_RUNTIME]
+
+PROBE_LIBRARY (python_frames_probe) runs the collector's capture on the calling thread and
+returns "file(line): function" lines, innermost first. Each case calls it from a known chain
+of functions and compares the lines with what the source says (lines marked "# @name") and
+with Python's own traceback.extract_stack() for the callers. With CUDA_RUNTIME (a libcudart
+loaded via ctypes, run under LD_PRELOAD=libprofagent.so on devsim) every capture sits next to
+a real runtime call from the same function. Exit status 0 when every case holds.
+"""
+import ctypes
+import os
+import subprocess
+import sys
+import threading
+import traceback
+
+PROBE_PATH = sys.argv[1]
+probe = ctypes.CDLL(PROBE_PATH)        # calls release the GIL
+probe_gil = ctypes.PyDLL(PROBE_PATH)   # calls keep the GIL
+cuda = ctypes.CDLL(sys.argv[2]) if len(sys.argv) > 2 else None
+probe.pyframes_is_interpreter.argtypes = [ctypes.c_void_p]
+probe.pyframes_bench.restype = ctypes.c_double
+probe.pyframes_truncated.restype = ctypes.c_ulonglong
+probe.pyframes_unreadable.restype = ctypes.c_ulonglong
+HERE = os.path.abspath(__file__)
+failures = []
+
+
+def marker_line(name):
+    with open(HERE) as source:
+        for number, text in enumerate(source, 1):
+            if text.rstrip().endswith("# @" + name):
+                return number
+    raise LookupError(name)
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+        print("FAILED:", message)
+
+
+def captured(lib):
+    buffer = ctypes.create_string_buffer(1 << 16)
+    count = lib.pyframes_text(buffer, len(buffer))  # @capture
+    lines = buffer.value.decode().splitlines()
+    check(count == len(lines), f"{count} frames but {len(lines)} lines")
+    return lines
+
+
+def callers_as_lines(stack):
+    """traceback.extract_stack() of the caller, innermost first, in the probe's format."""
+    return [f"{f.filename}({f.lineno}): {f.name}" for f in reversed(stack)]
+
+
+def capture_here(lib):
+    if cuda is not None:
+        count = ctypes.c_int(-1)
+        check(cuda.cudaGetDeviceCount(ctypes.byref(count)) == 0, "cudaGetDeviceCount failed")
+    expected_callers = callers_as_lines(traceback.extract_stack()[:-1])
+    return captured(lib), expected_callers  # @capture_here
+
+
+def inner(lib):
+    return capture_here(lib)  # @inner
+
+
+def middle(lib):
+    return inner(lib)  # @middle
+
+
+def outer(lib):
+    return middle(lib)  # @outer
+
+
+def expect_chain(lines, callers, label):
+    want = [f"{HERE}({marker_line('capture')}): captured",
+            f"{HERE}({marker_line('capture_here')}): capture_here"] + callers
+    check(lines == want, f"{label}: got\n  " + "\n  ".join(lines) + "\nwanted\n  " + "\n  ".join(want))
+    chain = [f"{HERE}({marker_line(n)}): {n}" for n in ("inner", "middle", "outer")]
+    check(lines[2:5] == chain, f"{label}: inner → middle → outer missing or out of order: {lines[2:5]}")
+
+
+def case_main_thread(lib, label):
+    lines, callers = outer(lib)  # @main_thread
+    expect_chain(lines, callers, label)
+    check(lines[-1].endswith("): <module>"), f"{label}: outermost frame is not the module: {lines[-1]}")
+
+
+def case_second_thread(lib, label):
+    result = {}
+    def thread_main():
+        result["frames"] = outer(lib)  # @thread_main
+    worker = threading.Thread(target=thread_main)
+    worker.start()
+    worker.join()
+    lines, callers = result["frames"]
+    expect_chain(lines, callers, label)
+    check(lines[5] == f"{HERE}({marker_line('thread_main')}): thread_main", f"{label}: {lines[5]}")
+    check([l.rsplit(": ", 1)[1] for l in lines[6:]] == ["run", "_bootstrap_inner", "_bootstrap"],
+          f"{label}: threading's frames: {lines[6:]}")
+
+
+def case_generator_and_callback(lib):
+    def generator():
+        yield outer(lib)  # @generator
+    lines, callers = next(generator())
+    expect_chain(lines, callers, "generator")
+    flags = ctypes.create_string_buffer(256)
+    sorted([1], key=lambda _: probe.pyframes_entry_flags(flags, len(flags)))  # @key
+    # innermost: the lambda, run by sorted() from C — an entry frame; its caller is not one.
+    check(flags.value.decode()[:2] == "10", f"entry flags {flags.value.decode()}")
+
+
+def case_line_table():
+    """The decoder against code.co_lines() for every instruction of many real code objects."""
+    import ast, dis, json.decoder, threading as t, inspect
+    codes, seen, mismatches = [], 0, 0
+    for module in (ast, dis, json.decoder, t, inspect, sys.modules[__name__]):
+        for value in vars(module).values():
+            for candidate in (value, getattr(value, "__func__", None)):
+                code = getattr(candidate, "__code__", None)
+                if code is not None:
+                    codes.append(code)
+            if isinstance(value, type):
+                codes += [f.__code__ for f in vars(value).values() if hasattr(f, "__code__")]
+    while codes:
+        code = codes.pop()
+        codes += [c for c in code.co_consts if hasattr(c, "co_lines")]
+        table = code.co_linetable
+        for start, end, line in code.co_lines():
+            for offset in range(start, end, 2):
+                seen += 1
+                got = probe.pyframes_line_at(table, len(table), code.co_firstlineno, offset)
+                if got != (-1 if line is None else line):
+                    mismatches += 1
+    check(seen > 20000 and mismatches == 0, f"line table: {mismatches} of {seen} instructions differ")
+
+
+def case_no_python_state():
+    check(probe.pyframes_on_native_thread() == 0, "a thread without Python state got frames")
+
+
+def case_interpreter_ranges():
+    eval_loop = ctypes.cast(ctypes.pythonapi._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+    check(probe.pyframes_is_interpreter(eval_loop) == 1, "the eval loop is not an interpreter frame")
+    own = ctypes.cast(probe.pyframes_text, ctypes.c_void_p).value
+    check(probe.pyframes_is_interpreter(own) == 0, "an extension library counted as interpreter")
+
+
+def case_truncation():
+    before = probe.pyframes_truncated()
+    got = outer_depth(3)
+    check(got == 3 and probe.pyframes_truncated() == before + 1, f"truncated capture gave {got} frames")
+
+
+def outer_depth(limit):
+    return probe.pyframes_capture_at_most(limit)
+
+
+def case_threads_coming_and_going(lib):
+    """Threads start, capture and exit while others capture: all frames stay right."""
+    errors = []
+    def short_lived():
+        lines, callers = outer(lib)
+        if lines[2:5] != [f"{HERE}({marker_line(n)}): {n}" for n in ("inner", "middle", "outer")]:
+            errors.append(lines)
+    for _ in range(20):
+        workers = [threading.Thread(target=short_lived) for _ in range(8)]
+        for w in workers:
+            w.start()
+        for w in workers:
+            w.join()
+    check(not errors, f"{len(errors)} captures from short-lived threads were wrong: {errors[:1]}")
+
+
+def case_finalization():
+    """Daemon threads capture (GIL released) in a loop while the interpreter shuts down."""
+    script = (
+        "import ctypes, threading, atexit\n"
+        f"probe = ctypes.CDLL({PROBE_PATH!r})\n"
+        "buf = ctypes.create_string_buffer(1 << 16)\n"
+        "def spin():\n"
+        "    while True:\n"
+        "        probe.pyframes_text(buf, len(buf))\n"
+        "for _ in range(4):\n"
+        "    threading.Thread(target=spin, daemon=True).start()\n"
+        "atexit.register(lambda: probe.pyframes_text(buf, len(buf)))\n"
+        "print('done')\n")
+    for _ in range(5):
+        run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+        check(run.returncode == 0 and run.stdout == "done\n", f"finalization run: {run.returncode} {run.stderr[-500:]}")
+
+
+def main():
+    check(probe.pyframes_supported() == 1, "Python 3.11 not supported")
+    if failures:
+        return 1
+    case_main_thread(probe, "main thread, GIL released")
+    case_main_thread(probe_gil, "main thread, GIL held")
+    case_second_thread(probe, "second thread, GIL released")
+    case_second_thread(probe_gil, "second thread, GIL held")
+    case_generator_and_callback(probe)
+    case_line_table()
+    case_no_python_state()
+    case_interpreter_ranges()
+    case_truncation()
+    case_threads_coming_and_going(probe)
+    case_finalization()
+    check(probe.pyframes_unreadable() == 0, f"{probe.pyframes_unreadable()} unreadable frames")
+    print("FAILED" if failures else "ok", f"({len(failures)} failures)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
