@@ -22,6 +22,7 @@
 #include "collector/python_code_table.h"
 #include "collector/python_layout.h"
 #include "collector/python_linetable.h"
+#include "collector/python_stack_merge.h"
 
 namespace profagent::collector {
 namespace {
@@ -44,6 +45,7 @@ struct Interpreter {
   void* (*main_interpreter)() = nullptr;
   PyTypeAddresses types;
   uintptr_t eval_loop = 0;
+  uintptr_t eval_loop_end = 0;  // one past _PyEval_EvalFrameDefault's last byte
   TextRange text[kMaxTextRanges] = {};
   size_t text_count = 0;
 };
@@ -120,8 +122,15 @@ bool resolve(void* handle, Interpreter* python) {
       !python->types.code || !python->types.str || !python->types.bytes || !python->eval_loop) {
     return false;
   }
+  Dl_info where;
+  const ElfW(Sym)* symbol = nullptr;
+  void* entry = nullptr;  // the symbol's ELF entry: its size is the eval loop's extent
+  if (dladdr1(reinterpret_cast<void*>(python->eval_loop), &where, &entry, RTLD_DL_SYMENT) &&
+      (symbol = static_cast<const ElfW(Sym)*>(entry)) != nullptr && symbol->st_size) {
+    python->eval_loop_end = python->eval_loop + symbol->st_size;
+  }
   dl_iterate_phdr(find_eval_loop_text, python);
-  return python->text_count > 0;
+  return python->text_count > 0 && python->eval_loop_end > python->eval_loop;
 }
 
 State probe() {
@@ -234,6 +243,12 @@ bool is_interpreter_frame(uintptr_t return_address) noexcept {
     if (return_address >= g_python.text[i].begin && return_address < g_python.text[i].end) return true;
   }
   return false;
+}
+
+NativeFrameKind classify_native_frame(uintptr_t return_address) noexcept {
+  if (!is_interpreter_frame(return_address)) return NativeFrameKind::Other;
+  bool in_eval_loop = return_address > g_python.eval_loop && return_address <= g_python.eval_loop_end;
+  return in_eval_loop ? NativeFrameKind::EvalLoop : NativeFrameKind::Interpreter;
 }
 
 PythonFrameCounters python_frame_counters() noexcept {

@@ -2,6 +2,8 @@
 // calling thread and hands back what an exporter would print, so a Python script can assert
 // on the frames of its own known call chain. Called through ctypes.CDLL the thread has
 // released the GIL; through ctypes.PyDLL it holds it.
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <time.h>
 
 #include <cstdio>
@@ -11,6 +13,7 @@
 
 #include "collector/python_frames.h"
 #include "collector/python_linetable.h"
+#include "collector/python_stack_merge.h"
 
 namespace pc = profagent::collector;
 
@@ -117,6 +120,41 @@ __attribute__((visibility("default"))) double pyframes_bench_once(int* depth) {
   double start = now_ns();
   *depth = static_cast<int>(pc::capture_python_frames(frames, 64));
   return now_ns() - start;
+}
+
+// The native stack (glibc's backtrace) merged with the Python frames, innermost first:
+// "py file(line): function" or "native object!symbol" ("?" when unnamed). Returns the lines.
+__attribute__((visibility("default"), noinline)) int pyframes_mixed_text(char* out, size_t size) {
+  void* native[kMaxFrames];
+  pc::PyFrameRef python[kMaxFrames];
+  int native_count = backtrace(native, kMaxFrames);
+  size_t python_count = pc::capture_python_frames(python, kMaxFrames);
+  uintptr_t addresses[kMaxFrames];
+  for (int i = 0; i < native_count; ++i) addresses[i] = reinterpret_cast<uintptr_t>(native[i]);
+  pc::MixedFrame mixed[2 * kMaxFrames];
+  size_t n = pc::merge_python_frames(addresses + 1, native_count - 1, python, python_count, mixed, 2 * kMaxFrames);
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    pc::PySourceLocation where;
+    Dl_info info;
+    if (mixed[i].is_python && pc::symbolize_python_frame(mixed[i].python, &where)) {
+      text += "py " + where.file + "(" + std::to_string(where.line) + "): " + where.function + "\n";
+    } else if (!mixed[i].is_python && dladdr(reinterpret_cast<void*>(mixed[i].native - 1), &info)) {
+      const char* object = info.dli_fname ? std::strrchr(info.dli_fname, '/') : nullptr;
+      text += std::string("native ") + (object ? object + 1 : "?") + "!" + (info.dli_sname ? info.dli_sname : "?") + "\n";
+    } else {
+      text += "unknown\n";
+    }
+  }
+  copy_out(text, out, size);
+  return static_cast<int>(n);
+}
+
+// Calls Python back from C: the stack then holds Python, this function, Python again.
+__attribute__((visibility("default"), noinline)) int pyframes_call_back(int (*callback)()) {
+  int result = callback();
+  asm volatile("" ::: "memory");  // keeps this frame (no tail call), so the stack shows it
+  return result;
 }
 
 }  // extern "C"

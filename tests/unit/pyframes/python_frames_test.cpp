@@ -12,6 +12,7 @@
 #include "collector/python_frames.h"
 #include "collector/python_layout.h"
 #include "collector/python_linetable.h"
+#include "collector/python_stack_merge.h"
 
 namespace pc = profagent::collector;
 
@@ -121,4 +122,40 @@ TEST_CASE("a process without Python gets no frames and no message") {
   CHECK(pc::python_frame_counters().during_probe == 0);
   pc::set_log_sink(nullptr);
   CHECK(g_messages == 0);
+}
+
+namespace {
+// Synthetic addresses: 0x1xx eval loop, 0x2xx other interpreter code, anything else not Python.
+pc::NativeFrameKind by_range(uintptr_t address) {
+  if (address >= 0x100 && address < 0x200) return pc::NativeFrameKind::EvalLoop;
+  if (address >= 0x200 && address < 0x300) return pc::NativeFrameKind::Interpreter;
+  return pc::NativeFrameKind::Other;
+}
+
+std::string describe(const pc::MixedFrame* frames, size_t n) {
+  std::string text;
+  for (size_t i = 0; i < n; ++i) {
+    text += frames[i].is_python ? "py" + std::to_string(frames[i].python.code) : "n" + std::to_string(frames[i].native);
+    text += i + 1 < n ? " " : "";
+  }
+  return text;
+}
+}  // namespace
+
+TEST_CASE("each eval-loop frame gives way to the Python frames it ran, up to its entry frame") {
+  // cudaX ← ffi ← eval[py1 py2(entry)] ← callback glue 0x250 ← ext 7 ← eval[py3 py4(entry)] ← main 0x260
+  const uintptr_t native[] = {5, 6, 0x110, 0x250, 7, 0x120, 0x260};
+  const pc::PyFrameRef python[] = {{1, 0, 0}, {2, 0, pc::kPyFrameEntry}, {3, 0, 0}, {4, 0, pc::kPyFrameEntry}};
+  pc::MixedFrame out[16];
+  size_t n = pc::merge_python_frames(native, 7, python, 4, out, 16, by_range);
+  CHECK(describe(out, n) == "n5 n6 py1 py2 n7 py3 py4");
+}
+
+TEST_CASE("Python frames the native walk did not reach follow at the end; no Python keeps native frames") {
+  const uintptr_t native[] = {5, 0x110, 0x260};
+  const pc::PyFrameRef python[] = {{1, 0, pc::kPyFrameEntry}, {2, 0, 0}, {3, 0, pc::kPyFrameEntry}};
+  pc::MixedFrame out[16];
+  CHECK(describe(out, pc::merge_python_frames(native, 3, python, 3, out, 16, by_range)) == "n5 py1 py2 py3");
+  CHECK(describe(out, pc::merge_python_frames(native, 3, python, 0, out, 16, by_range)) == "n5 n272 n608");
+  CHECK(describe(out, pc::merge_python_frames(native, 3, python, 3, out, 2, by_range)) == "n5 py1");
 }

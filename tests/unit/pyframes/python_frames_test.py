@@ -140,6 +140,39 @@ def case_line_table():
     check(seen > 20000 and mismatches == 0, f"line table: {mismatches} of {seen} instructions differ")
 
 
+def mixed():
+    buffer = ctypes.create_string_buffer(1 << 16)
+    probe.pyframes_mixed_text(buffer, len(buffer))  # @mixed
+    return buffer.value.decode().splitlines()
+
+
+CALLBACK = ctypes.CFUNCTYPE(ctypes.c_int)
+
+
+def case_mixed_with_callback():
+    """Python → C (pyframes_call_back) → Python → capture: the native frame sits between the
+    two groups of Python frames, and no native frame of the interpreter is left."""
+    seen = {}
+    def called_back():
+        seen["lines"] = mixed()  # @called_back
+        return 0
+    probe.pyframes_call_back(CALLBACK(called_back))  # @calls_back
+    lines = seen["lines"]
+    python = [l[3:] for l in lines if l.startswith("py ")]
+    want_inner = [f"{HERE}({marker_line(n)}): {f}" for n, f in
+                  (("mixed", "mixed"), ("called_back", "called_back"), ("calls_back", "case_mixed_with_callback"))]
+    check(python[:3] == want_inner, f"mixed: Python frames {python[:3]}")
+    check(python[-1].endswith("): <module>"), f"mixed: outermost {python[-1:]}")
+    at = {l: i for i, l in enumerate(lines)}
+    back = [i for i, l in enumerate(lines) if l.endswith("!pyframes_call_back")]
+    check(len(back) == 1 and at["py " + want_inner[1]] < back[0] < at["py " + want_inner[2]],
+          "mixed: pyframes_call_back is not between the callback and its caller:\n  " + "\n  ".join(lines))
+    # dladdr names the executable as it was started, not as the link resolves.
+    interpreter = {os.path.basename(p) for p in (sys.executable, os.path.realpath(sys.executable))}
+    check(not [l for l in lines if l.split("!")[0][len("native "):] in interpreter],
+          "mixed: interpreter frames left:\n  " + "\n  ".join(lines))
+
+
 def case_no_python_state():
     check(probe.pyframes_on_native_thread() == 0, "a thread without Python state got frames")
 
@@ -205,6 +238,7 @@ def main():
     case_second_thread(probe_gil, "second thread, GIL held")
     case_generator_and_callback(probe)
     case_line_table()
+    case_mixed_with_callback()
     case_no_python_state()
     case_interpreter_ranges()
     case_truncation()
