@@ -203,6 +203,9 @@ size_t capture_python_frames(PyFrameRef* out, size_t max) noexcept {
   uintptr_t frame = innermost_frame();
   size_t n = 0;
   for (size_t walked = 0; frame && n < max && walked < kMaxWalk; ++walked) {
+    // Checked again per frame: finalization frees what a daemon thread's frames point to, and
+    // the window between this check and the reads below must stay one frame wide.
+    if (g_python.is_finalizing()) return 0;
     uintptr_t code = load<uintptr_t>(frame + PY311_FRAME_CODE);
     if (!code || load<uintptr_t>(code + PY311_OBJECT_TYPE) != g_python.types.code) {
       g_unreadable.fetch_add(1, std::memory_order_relaxed);
