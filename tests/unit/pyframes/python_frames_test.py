@@ -118,7 +118,7 @@ def case_generator_and_callback(lib):
 def case_line_table():
     """The decoder against code.co_lines() for every instruction of many real code objects."""
     import ast, dis, json.decoder, threading as t, inspect
-    codes, seen, mismatches = [], 0, 0
+    codes, seen, mismatches, done = [], 0, 0, set()
     for module in (ast, dis, json.decoder, t, inspect, sys.modules[__name__]):
         for value in vars(module).values():
             for candidate in (value, getattr(value, "__func__", None)):
@@ -129,6 +129,9 @@ def case_line_table():
                 codes += [f.__code__ for f in vars(value).values() if hasattr(f, "__code__")]
     while codes:
         code = codes.pop()
+        if id(code) in done:
+            continue
+        done.add(id(code))
         codes += [c for c in code.co_consts if hasattr(c, "co_lines")]
         table = code.co_linetable
         for start, end, line in code.co_lines():
@@ -138,6 +141,7 @@ def case_line_table():
                 if got != (-1 if line is None else line):
                     mismatches += 1
     check(seen > 20000 and mismatches == 0, f"line table: {mismatches} of {seen} instructions differ")
+    print(f"line table: {seen} instructions of {len(done)} code objects agree with co_lines()")
 
 
 def mixed():
@@ -210,6 +214,31 @@ def case_threads_coming_and_going(lib):
     check(not errors, f"{len(errors)} captures from short-lived threads were wrong: {errors[:1]}")
 
 
+class CapturesWhenDeleted:
+    """Kept in a threading.local: deleted while its thread's state is torn down at exit."""
+    def __init__(self, sink):
+        self.sink = sink
+
+    def __del__(self):
+        self.sink.append(captured(probe))  # @teardown
+
+
+def case_thread_teardown():
+    """The local outlives each thread, so each thread's value dies when that thread's state is
+    cleared at its exit: the capture then sees only __del__'s frames, nothing below them."""
+    sink = []
+    local = threading.local()
+    def thread_main():
+        local.value = CapturesWhenDeleted(sink)
+    for _ in range(10):
+        worker = threading.Thread(target=thread_main)
+        worker.start()
+        worker.join()
+    want = [f"{HERE}({marker_line('capture')}): captured", f"{HERE}({marker_line('teardown')}): __del__"]
+    check(len(sink) == 10 and all(lines == want for lines in sink),
+          f"captures during thread teardown: {sink[:1]}")
+
+
 def case_finalization():
     """Daemon threads capture (GIL released) in a loop while the interpreter shuts down."""
     script = (
@@ -243,6 +272,7 @@ def main():
     case_interpreter_ranges()
     case_truncation()
     case_threads_coming_and_going(probe)
+    case_thread_teardown()
     case_finalization()
     check(probe.pyframes_unreadable() == 0, f"{probe.pyframes_unreadable()} unreadable frames")
     print("FAILED" if failures else "ok", f"({len(failures)} failures)")
