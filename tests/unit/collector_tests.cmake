@@ -48,3 +48,4 @@ if(TARGET profagent_collector AND EXISTS ${PROJECT_SOURCE_DIR}/tests/devsim/cupt
   set_tests_properties(collector_cupti_devsim collector_cupti_devsim_refused PROPERTIES
     LABELS devsim TIMEOUT 120)
 endif()
+include(${CMAKE_CURRENT_LIST_DIR}/pyframes_tests.cmake)
