@@ -108,7 +108,7 @@ bool parse_group_by(std::string_view text, Config& c) {
   constexpr std::string_view kStack = "stack_n:";
   if (key.rfind(kStack, 0) == 0) {
     uint32_t n = 0;
-    if (!parse_int<uint32_t>(std::string_view(key).substr(kStack.size()), n, 1, 128)) return false;
+    if (!parse_int<uint32_t>(std::string_view(key).substr(kStack.size()), n, 1, 64)) return false;
     c.group_by_stack_n = n, c.group_by_input_shape = false;
     return true;
   }
@@ -212,7 +212,7 @@ const std::array<Variable, 23> kVariables = {{
     PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),
     PROFAGENT_BOOL_VARIABLE("PROFILE_MEMORY", profile_memory),
     PROFAGENT_BOOL_VARIABLE("WITH_STACK", with_stack),
-    {"STACK_DEPTH", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.stack_depth, 1, 128); },
+    {"STACK_DEPTH", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.stack_depth, 1, 64); },
      [](const Config& c) { return std::to_string(c.stack_depth); }},
     {"SORT_BY", [](std::string_view t, Config& c) { return parse_sort_by(t, c.sort_by); },
      [](const Config& c) { return c.sort_by; }},

@@ -41,7 +41,7 @@ struct Config {
   bool record_shapes = false;
   bool profile_memory = false;
   bool with_stack = false;
-  uint32_t stack_depth = 32;    // PROFAGENT_STACK_DEPTH: frames kept per call stack (1..128)
+  uint32_t stack_depth = 32;    // PROFAGENT_STACK_DEPTH: frames kept per call stack (1..64)
 
   std::string sort_by = "cuda_time_total";
   int64_t row_limit = 100;      // -1: no limit (as key_averages().table())

@@ -36,6 +36,13 @@ void report_drops(const Trace& trace, const std::string& prefix) {
   if (drops.device_records != 0) {
     log(LogLevel::Warn, prefix + std::to_string(drops.device_records) + " device records dropped by CUPTI");
   }
+  if (trace.memory.dropped_records != 0) {
+    log(LogLevel::Warn, prefix + std::to_string(trace.memory.dropped_records) +
+                            " allocation records dropped beyond the window's " +
+                            std::to_string(trace.memory.record_capacity) +
+                            " (the totals stay exact; a quarter of PROFAGENT_BUFFER_MB holds them): counted in "
+                            "profagent_drops.memory_records");
+  }
   const std::string late = late_records_line(trace);
   if (!late.empty()) log(LogLevel::Warn, prefix + late);
 }

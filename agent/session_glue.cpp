@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "collector/api.h"
+#include "collector/memory_ledger.h"
 #include "collector/session.h"
 #include "collector/shapes.h"
 #include "hooks/resolve.h"
@@ -129,6 +130,14 @@ collector::CuptiMode cupti_mode(CuptiMode mode) {
                                   : collector::CuptiMode::Auto;
 }
 
+// PROFAGENT_PROFILE_MEMORY: allocation records of one window get another quarter of the host
+// event budget (about 1.2 million records with the default PROFAGENT_BUFFER_MB); the totals
+// are kept exact beyond it.
+void start_memory_bookkeeping(size_t buffer_bytes) {
+  collector::configure_memory_records(buffer_bytes / 4 / sizeof(MemoryRecord));
+  collector::g_memory_tracking.store(true);
+}
+
 collector::SessionOptions session_options(const Config& config) {
   collector::SessionOptions options;
   options.activity_cpu = config.activity_cpu;
@@ -151,6 +160,7 @@ bool start_collector(const Config& config) noexcept {
     // Operator shapes are kept beside the host events, in a quarter of their budget (64 MiB
     // for the default PROFAGENT_BUFFER_MB): a larger buffer makes room for both.
     collector::configure_shape_store(options.buffer_bytes / 4);
+    if (config.profile_memory) start_memory_bookkeeping(options.buffer_bytes);
     if (!collector::start(options)) return false;
     // The schedule and the step markers decide what is recorded (agent/windows.h).
     return start_windows(config);

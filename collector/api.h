@@ -127,9 +127,9 @@ class RuntimeGuard {  // wrap every CUDA runtime hook
   ~RuntimeGuard() { --tls_runtime_depth; }
   RuntimeGuard(const RuntimeGuard&) = delete;
   RuntimeGuard& operator=(const RuntimeGuard&) = delete;
-  bool should_record() const noexcept {
-    return tls_runtime_depth == 1 && tls_agent_busy == 0 && recording();
-  }
+  bool should_record() const noexcept { return outermost_of_program() && recording(); }
+  // The program's own call, not one runtime function reaching another nor the agent's.
+  bool outermost_of_program() const noexcept { return tls_runtime_depth == 1 && tls_agent_busy == 0; }
 };
 
 inline bool operator_should_record() noexcept {  // DIOPI operators, user ranges
@@ -254,6 +254,29 @@ struct ShapeArg {
 // Copies the shapes into the collector's side store (no allocation; collector/shapes.h) and
 // returns a handle for HostEvent::arg0 of the Operator event, or 0 if not stored.
 uint64_t record_shapes(const ShapeArg* args, uint32_t count) noexcept;
+
+// ---- allocations (PROFAGENT_PROFILE_MEMORY; collector/memory_ledger.h) ---------------------
+// Set once by the agent when memory is profiled. Only allocation hooks read it: with it set
+// they keep the allocation bookkeeping also while nothing is recorded (idle steps), so every
+// window starts from the true totals. No other hook pays anything for it.
+extern std::atomic<bool> g_memory_tracking;
+inline bool memory_tracking() noexcept { return g_memory_tracking.load(std::memory_order_relaxed); }
+
+// One allocation call, as its hook saw it after the real call returned.
+// FailedFree: a free that returned an error (the memory stays allocated if it was ours).
+enum class MemoryOpType : uint8_t { Alloc, Free, FailedAlloc, FailedFree };
+struct MemoryOp {
+  MemoryOpType type = MemoryOpType::Alloc;
+  MemoryKind kind = MemoryKind::Device;
+  int32_t device = -1;    // Alloc/FailedAlloc: the current device; -1 for host memory
+  uint64_t address = 0;   // the pointer made or freed (0 for a failed allocation)
+  uint64_t bytes = 0;     // Alloc/FailedAlloc: the size asked for
+  NameId api = kNoName;   // the hooked function's name (where a leak was made)
+};
+// Books the call (totals per device, live allocations) and, while recording, keeps an
+// allocation record for the window, linked to the call's host event `event_id` (0 if none).
+// Never calls CUDA; takes one leaf lock (allocation calls cost microseconds already).
+void note_memory(const MemoryOp& op, uint64_t event_id) noexcept;
 
 // ---- work given up ---------------------------------------------------------------------
 // A catch-all that keeps an exception (out of memory, mostly) from reaching the program: the

@@ -1,4 +1,5 @@
 #include "collector/cupti_backend.h"
+#include "collector/memory_ledger.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -152,14 +153,27 @@ bool CuptiBackend::enable_kinds() noexcept {
     }
     enabled_.push_back(kind);
   }
-  for (CUpti_ActivityKind kind : kOptionalKinds) {
-    if (CUPTI_CALL_QUIET(api_, enable, kind)) {
-      enabled_.push_back(kind);
-    } else {
-      log(LogLevel::Info, "CUPTI activity kind %d unavailable", int(kind));
-    }
-  }
+  for (CUpti_ActivityKind kind : kOptionalKinds) enable_optional(kind);
+  if (memory_tracking()) enable_memory_kinds();
   return true;
+}
+
+bool CuptiBackend::enable_optional(CUpti_ActivityKind kind) noexcept {
+  if (!CUPTI_CALL_QUIET(api_, enable, kind)) {
+    log(LogLevel::Info, "CUPTI activity kind %d unavailable", int(kind));
+    return false;
+  }
+  enabled_.push_back(kind);
+  return true;
+}
+
+// PROFAGENT_PROFILE_MEMORY: allocations no hook sees (a library's cuMemAlloc, pools) come only
+// as these records. Without them the hooked allocations are still complete.
+void CuptiBackend::enable_memory_kinds() noexcept {
+  const bool memory = enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2);
+  enable_optional(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
+  set_device_memory_records(memory);
+  if (!memory) log(LogLevel::Warn, "CUPTI has no MEMORY2 records: driver-level allocations by libraries are not counted");
 }
 
 void CuptiBackend::push_external_id(uint64_t id) noexcept {

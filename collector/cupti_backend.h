@@ -45,6 +45,8 @@ class CuptiBackend final : public DeviceBackend {
   bool fail(const std::string& why, LogLevel level = LogLevel::Warn) noexcept;
   bool refused(const CuptiOutcome& outcome) noexcept;
   bool enable_kinds() noexcept;
+  bool enable_optional(CUpti_ActivityKind kind) noexcept;
+  void enable_memory_kinds() noexcept;
   void subscribe_callbacks() noexcept;
   void align_clock() noexcept;
 

@@ -2,6 +2,7 @@
 
 #include "collector/cupti_status.h"
 #include "collector/device_names.h"
+#include "collector/memory_ledger.h"
 
 namespace profagent::collector {
 
@@ -50,6 +51,12 @@ void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& 
         break;
       case CUPTI_ACTIVITY_KIND_DRIVER:
         add_driver_call(*reinterpret_cast<CUpti_ActivityAPI*>(record), out);
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMORY2:
+        add_memory(*reinterpret_cast<CUpti_ActivityMemory4*>(record));
+        break;
+      case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+        add_memory_pool(*reinterpret_cast<CUpti_ActivityMemoryPool3*>(record));
         break;
       case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
         const auto& link = *reinterpret_cast<CUpti_ActivityExternalCorrelation*>(record);
@@ -118,6 +125,21 @@ void CuptiRecordParser::add_driver_call(const CUpti_ActivityAPI& call, DeviceBat
   r.tid = call.threadId;
   r.cbid = call.cbid;
   r.name = driver_function_name(call.cbid);
+}
+
+// Allocation records go straight to the ledger (no collector lock is held while parsing).
+void CuptiRecordParser::add_memory(const CUpti_ActivityMemory4& record) {
+  DeviceMemoryEvent event;
+  if (!memory_event_of(record, offset_ns_, &event)) return;
+  note_device_memory(event);
+  if (event.pool_address != 0 && !event.release) {
+    note_pool_reservation({event.pool_address, event.device, event.pool_size, event.ns});
+  }
+}
+
+void CuptiRecordParser::add_memory_pool(const CUpti_ActivityMemoryPool3& record) {
+  PoolReservation pool;
+  if (pool_reservation_of(record, offset_ns_, &pool)) note_pool_reservation(pool);
 }
 
 const std::string& CuptiRecordParser::driver_function_name(uint32_t cbid) {

@@ -29,6 +29,8 @@ class CuptiRecordParser {
   void add_memset(const CUpti_ActivityMemset4& set, DeviceBatch& out);
   void add_sync(const CUpti_ActivitySynchronization2& sync, DeviceBatch& out);
   void add_driver_call(const CUpti_ActivityAPI& call, DeviceBatch& out);
+  void add_memory(const CUpti_ActivityMemory4& record);
+  void add_memory_pool(const CUpti_ActivityMemoryPool3& record);
   const std::string& driver_function_name(uint32_t cbid);
 
   const CuptiApi& api_;

@@ -63,8 +63,14 @@ uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_a
 }
 
 WindowClaim::WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
-                         uint64_t start_ns, uint64_t end_ns, uint32_t cut)
-    : kinds_(std::move(kinds)), start_ns_(start_ns), end_ns_(end_ns), cut_(cut), waiting_hosts_(std::move(expected)) {}
+                         std::unordered_set<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns,
+                         uint32_t cut)
+    : kinds_(std::move(kinds)),
+      start_ns_(start_ns),
+      end_ns_(end_ns),
+      cut_(cut),
+      waiting_hosts_(std::move(expected)),
+      waiting_callback_calls_(std::move(expected_callback_calls)) {}
 
 WindowClaim::Owner WindowClaim::owner_of(const DevicePool::Pooled& pooled, const DevicePool& pool) {
   const DeviceRecord& r = pooled.record;
@@ -90,6 +96,7 @@ void WindowClaim::take(DeviceRecord&& record) {
     }
   } else if (is_work(record.kind)) {
     work_seen_.insert(record.correlation);
+    waiting_callback_calls_.erase(record.correlation);
     waiting_driver_calls_.erase(record.correlation);
     auto link = links.find(record.correlation);
     if (link != links.end()) waiting_hosts_.erase(link->second);

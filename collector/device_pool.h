@@ -53,16 +53,20 @@ struct DevicePool {
 class WindowClaim {
  public:
   // `kinds`: the window's host events that device work may link to (id -> kind); `expected`:
-  // those of them that queued device work (expects_device_work); [start_ns, end_ns]: the
-  // window on the agent clock; `cut`: the number of the cut that ended it.
+  // those of them that queued device work (expects_device_work); `expected_callback_calls`: the
+  // CUPTI correlations of callback-recorded calls that queued device work; [start_ns, end_ns]:
+  // the window on the agent clock; `cut`: the number of the cut that ended it.
   WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
-              uint64_t start_ns, uint64_t end_ns, uint32_t cut);
+              std::unordered_set<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns,
+              uint32_t cut);
 
   // Moves the window's records out of `pool` (called under the session mutex).
   void claim(DevicePool& pool);
 
   // Device-work calls of the window (launches, copies, sets) still without a record.
-  uint64_t missing() const { return waiting_hosts_.size() + waiting_driver_calls_.size(); }
+  uint64_t missing() const {
+    return waiting_hosts_.size() + waiting_callback_calls_.size() + waiting_driver_calls_.size();
+  }
 
   std::vector<DeviceRecord> records;
   std::unordered_map<uint32_t, uint64_t> links;  // of the claimed records
@@ -78,6 +82,7 @@ class WindowClaim {
   uint64_t end_ns_;
   uint32_t cut_;
   std::unordered_set<uint64_t> waiting_hosts_;          // host ids expecting device work
+  std::unordered_set<uint32_t> waiting_callback_calls_;  // CUPTI correlations still without work
   std::unordered_set<uint32_t> waiting_driver_calls_;   // correlations of driver launches
   std::unordered_set<uint32_t> driver_calls_;           // claimed driver calls (by correlation)
   std::unordered_set<uint32_t> work_seen_;              // correlations with claimed work

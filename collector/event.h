@@ -49,6 +49,17 @@ enum EventFlags : uint8_t {
   kFlagCallback = 0x80,
 };
 
+// Where an allocation lives (PROFAGENT_PROFILE_MEMORY): device memory from cudaMalloc and its
+// pitched/3D forms, stream-ordered memory from a pool (cudaMallocAsync, cudaMallocFromPoolAsync),
+// managed memory, page-locked host memory the runtime allocated (cudaMallocHost,
+// cudaHostAlloc) or pinned in place (cudaHostRegister).
+enum class MemoryKind : uint8_t { Device = 0, Pool, Managed, Pinned, Registered };
+// The device of host memory in allocation records (torch's CPU device id is -1 too).
+inline constexpr int32_t kHostDevice = -1;
+inline bool is_host_memory(MemoryKind kind) {
+  return kind == MemoryKind::Pinned || kind == MemoryKind::Registered;
+}
+
 struct HostEvent {
   uint64_t start;   // agent clock ticks (collector/clock.h)
   uint64_t end;

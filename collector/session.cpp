@@ -1,4 +1,5 @@
 #include "collector/session.h"
+#include "collector/memory_ledger.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -61,6 +62,7 @@ void session_fork_child() noexcept {
   s.forked_child.store(true);
   g_device_tracing.store(false);
   if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();
+  forget_memory_in_child();
 }
 
 uint64_t monotonic_ms() {

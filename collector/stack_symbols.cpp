@@ -10,13 +10,13 @@
 
 #include "collector/api.h"
 #include "collector/log.h"
+#include "collector/python_frames.h"
 #include "collector/stacks.h"
 #include "collector/symbols/dwarf_shim.h"
 
 namespace profagent::collector {
 namespace {
 
-std::atomic<PythonSymbolizer> g_python_symbolizer{nullptr};
 std::mutex g_dwarf_library_mutex;  // leaf: guards g_dwarf_library only
 std::string g_dwarf_library;
 
@@ -134,8 +134,10 @@ class Symbolizer {
     if (!inserted) return it->second;
     StackFrame frame;
     frame.python = true;
-    PythonSymbolizer symbolize = g_python_symbolizer.load();
-    if (symbolize == nullptr || !symbolize(code, offset, frame.file, frame.line, frame.function)) {
+    PySourceLocation location;
+    if (symbolize_python_frame(PyFrameRef{code, offset, 0}, &location)) {
+      frame.file = std::move(location.file), frame.line = location.line, frame.function = std::move(location.function);
+    } else {
       frame.function = "<python frame>";
     }
     return it->second = add_frame(std::move(frame));
@@ -169,8 +171,6 @@ void symbolize_window_stacks(Trace& trace) noexcept {
     for (HostRecord& record : trace.host) record.stack = 0;
   }
 }
-
-void set_python_symbolizer(PythonSymbolizer symbolizer) noexcept { g_python_symbolizer.store(symbolizer); }
 
 void set_dwarf_library(const std::string& path) noexcept {
   try {

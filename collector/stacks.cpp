@@ -8,6 +8,8 @@
 #include <atomic>
 
 #include "collector/api.h"
+#include "collector/python_frames.h"
+#include "collector/python_stack_merge.h"
 #include "collector/thread_buffer.h"
 
 namespace profagent::collector {
@@ -34,7 +36,7 @@ struct StackState {
   // main thread's in the program's entry code (_start, at AT_ENTRY).
   AddressRange libc;
   AddressRange entry;
-  PythonFrameSource python;
+  bool python = false;  // the process runs a CPython whose frames can be read
   StackTable table;
   std::atomic<uint64_t> captured{0}, truncated{0}, lost{0};
 };
@@ -86,23 +88,21 @@ void leave_unwind() noexcept {
   static_cast<ThreadBuffer*>(tls_cursor)->unwinding = false;
 }
 
-// Copies native frames into `out`, putting the Python frames where the interpreter's first
-// frame was and dropping the interpreter's other frames. Returns words written.
-uint32_t merge_python(StackState& s, void* const* native, uint32_t count, uint64_t* out,
-                      uint32_t max_frames) noexcept {
-  uint64_t python[2 * kMaxStackDepth];
-  uint32_t python_frames = s.python.capture(python, max_frames);
-  uint32_t words = 0, frames = 0;
-  for (uint32_t i = 0; i < count && frames < max_frames; ++i) {
-    const uint64_t address = uint64_t(native[i]);
-    if (!s.python.is_interpreter_frame(address)) {
-      out[words++] = address, ++frames;
+// Native frames with the thread's Python frames in place of the interpreter's own, encoded as
+// stack words (stack_table.h). Returns words written.
+uint32_t merge_python(void* const* native, uint32_t count, const PyFrameRef* python, uint32_t python_count,
+                      uint32_t max_frames, uint64_t* out) noexcept {
+  MixedFrame mixed[kMaxStackDepth];
+  const size_t frames = merge_python_frames(reinterpret_cast<const uintptr_t*>(native), count, python,
+                                            python_count, mixed, std::min(max_frames, kMaxStackDepth));
+  uint32_t words = 0;
+  for (size_t i = 0; i < frames; ++i) {
+    if (!mixed[i].is_python) {
+      out[words++] = mixed[i].native;
       continue;
     }
-    for (uint32_t p = 0; p < python_frames && frames < max_frames; ++p, ++frames) {
-      out[words++] = python[2 * p], out[words++] = python[2 * p + 1];
-    }
-    python_frames = 0;  // the remaining interpreter frames are the same Python stack
+    out[words++] = kPythonFrameTag | mixed[i].python.instr_offset;
+    out[words++] = mixed[i].python.code;
   }
   return words;
 }
@@ -117,7 +117,11 @@ uint32_t capture_words(StackState& s, uint64_t* out, bool& complete) noexcept {
   const uint64_t outermost = uint64_t(native[got - 1]);
   complete = count > 0 && (s.libc.contains(outermost) || s.entry.contains(outermost));
   if (count >= s.depth) complete = true;  // clipped at the depth asked for: not a failure
-  if (s.python.capture != nullptr) return merge_python(s, native + first, count, out, s.depth);
+  if (s.python) {
+    PyFrameRef python[kMaxStackDepth];
+    const size_t python_count = capture_python_frames(python, s.depth);
+    if (python_count > 0) return merge_python(native + first, count, python, uint32_t(python_count), s.depth, out);
+  }
   const uint32_t kept = std::min(count, s.depth);
   for (uint32_t i = 0; i < kept; ++i) out[i] = uint64_t(native[first + i]);
   return kept;
@@ -178,16 +182,13 @@ bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
   if (const unsigned long entry = getauxval(AT_ENTRY)) s.entry = {entry, entry + 64};  // _start is short
   void* warm[4];
   backtrace(warm, 4);  // libunwind's first unwind allocates its caches: not inside a hook
+  s.python = python_frames_supported();  // decided here, at start-up, not in a hook
   s.backtrace = backtrace;
   g_stacks_on.store(true, std::memory_order_release);
   return true;
 }
 
 void disable_stacks() noexcept { g_stacks_on.store(false, std::memory_order_release); }
-
-void set_python_frame_source(const PythonFrameSource& source) noexcept {
-  state().python = source;
-}
 
 StackCounters take_stack_counters() noexcept {
   StackState& s = state();

@@ -6,9 +6,9 @@
 // _Unwind_RaiseException, backtrace and the rest of the C++ ABI unwinder, which in the
 // program's global scope would take over its exceptions and its backtrace() calls.
 //
-// Python: a PythonFrameSource (installed by the agent when a readable CPython runs in the
-// process) gives the calling thread's Python frames; they replace the interpreter's own native
-// frames, innermost first.
+// Python: when the process runs a CPython whose frames can be read (python_frames.h), the
+// calling thread's Python frames replace the interpreter's own native frames
+// (python_stack_merge.h), innermost first.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,9 @@
 namespace profagent::collector {
 
 inline constexpr uint32_t kDefaultStackDepth = 32;
-inline constexpr uint32_t kMaxStackDepth = 128;  // buffers live on the hook's stack (signal stacks are small)
+// The capture's buffers live on the hook's stack (about 75 bytes per frame: native addresses,
+// Python frames and their merge), and a hook may run on a small signal stack.
+inline constexpr uint32_t kMaxStackDepth = 64;
 
 struct StackOptions {
   uint32_t depth = kDefaultStackDepth;  // frames kept per stack (a Python frame is one)
@@ -35,16 +37,6 @@ struct StackOptions {
 // off) with the reason in `why`.
 bool enable_stacks(const StackOptions& options, std::string& why) noexcept;
 void disable_stacks() noexcept;  // tests
-
-// Where a thread's Python frames come from. Every function must be safe on any thread, inside
-// a hook, without the GIL, and must never call into the interpreter.
-struct PythonFrameSource {
-  // Writes up to max_frames frames of the calling thread, innermost first, two words each
-  // (kPythonFrameTag | instruction offset, then the code object's address); returns frames.
-  uint32_t (*capture)(uint64_t* words, uint32_t max_frames) noexcept = nullptr;
-  bool (*is_interpreter_frame)(uint64_t return_address) noexcept = nullptr;
-};
-void set_python_frame_source(const PythonFrameSource& source) noexcept;
 
 // Taken with the stacks of a window (and reset by it): stacks that could not be taken.
 struct StackCounters {

@@ -158,6 +158,61 @@ struct ProcessInfo {
   std::vector<std::pair<uint32_t, std::string>> thread_names;  // tid -> name
 };
 
+// ---- memory (PROFAGENT_PROFILE_MEMORY) ----------------------------------------------------
+// One allocation, free or failed allocation, with the totals of its device right after it.
+struct MemoryRecord {
+  uint64_t ns = 0;
+  uint64_t address = 0;
+  int64_t bytes = 0;              // > 0 allocated, < 0 freed; failed: the size asked for
+  int64_t total_allocated = 0;    // live allocations of the device after this record
+  int64_t total_reserved = 0;     // what the device's pools and allocations hold after it
+  uint64_t event_id = 0;          // the hooked call's host event id (0: none recorded)
+  int64_t host = kNoIndex;        // index into Trace::host of that call, if in this window
+  uint64_t allocated_ns = 0;      // a free: when the freed allocation was made
+  uint32_t tid = 0;
+  int32_t device = kHostDevice;
+  MemoryKind kind = MemoryKind::Device;
+  bool failed = false;            // an allocation that returned an error (out of memory)
+  bool from_device = false;       // from the device's allocation records (a driver-level
+                                  // allocation no hook saw: event_id 0, tid 0)
+  uint32_t correlation = 0;       // from_device: the CUPTI correlation id of the driver call
+};
+
+struct MemoryTotals {
+  int32_t device = kHostDevice;
+  int64_t allocated = 0;
+  int64_t reserved = 0;
+};
+
+// An allocation live when the window ended (at exit: a leak).
+struct LiveAllocation {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint64_t ns = 0;                // when it was made
+  uint64_t event_id = 0;          // the call that made it (links to Trace::host when in the window)
+  uint32_t tid = 0;               // 0: unknown (made outside windows by a thread that never recorded)
+  int32_t device = kHostDevice;
+  MemoryKind kind = MemoryKind::Device;
+  std::string api;                // the allocating function ("driver" when no hook saw it)
+};
+
+inline constexpr size_t kMaxLiveListed = 10000;  // live allocations listed per window
+
+struct MemoryReport {
+  bool enabled = false;                 // PROFAGENT_PROFILE_MEMORY was on
+  std::vector<MemoryRecord> records;    // sorted by ns
+  std::vector<MemoryTotals> start;      // per device with any memory, at the window's start
+  std::vector<MemoryTotals> end;        // ... and at its end
+  std::vector<LiveAllocation> live;     // largest first, at most kMaxLiveListed
+  uint64_t live_count = 0;              // all live allocations (listed or not)
+  uint64_t live_bytes = 0;
+  uint64_t unknown_frees = 0;           // frees of pointers never allocated (or already freed)
+  uint64_t null_frees = 0;              // frees of a null pointer (a no-op)
+  uint64_t dropped_records = 0;         // records beyond record_capacity (totals stay exact)
+  uint64_t record_capacity = 0;         // records one window keeps at most
+  uint64_t bookkeeping_bytes = 0;       // what the agent's allocation bookkeeping holds now
+};
+
 struct Trace {
   uint32_t window = 0;          // 1-based window number
   StepSpan first_step;          // steps covered (both 0 when the whole run is one window)
@@ -172,7 +227,8 @@ struct Trace {
   std::vector<HostRecord> host;      // sorted by (tid, start_ns)
   std::vector<DeviceRecord> device;  // sorted by start_ns
   std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
-  CallStacks stacks;                 // HostRecord::stack refers to these
+  CallStacks stacks;                 // HostRecord::stack and MemoryRecord::stack refer to these
+  MemoryReport memory;
   DropCounters drops;
   std::vector<std::pair<std::string, std::string>> config;  // effective PROFAGENT_* config
   std::string device_backend;   // "cupti", "none", ... and why, e.g. "none (CUPTI refused: ...)"

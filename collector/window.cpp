@@ -13,6 +13,7 @@
 #include "collector/device_pool.h"
 #include "collector/join.h"
 #include "collector/log.h"
+#include "collector/memory_ledger.h"
 #include "collector/names.h"
 #include "collector/process_info.h"
 #include "collector/session_state.h"
@@ -105,6 +106,7 @@ void fill_metadata(const Session& s, const PlatformInfo& platform, Trace& trace)
 void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
   trace.host.clear();
   for (DeviceRecord& record : trace.device) record.host = kNoIndex;
+  for (MemoryRecord& record : trace.memory.records) record.host = kNoIndex;
 }
 
 }  // namespace
@@ -115,6 +117,7 @@ struct CutWindow {
   std::vector<ThreadEvents> threads;
   clock::TickConverter converter;
   uint32_t cut = 0;  // Session::cuts after this cut
+  MemoryCut memory;  // the window's allocations (PROFAGENT_PROFILE_MEMORY)
 };
 
 namespace {
@@ -124,6 +127,8 @@ namespace {
 // nullptr for a discarded window.
 CutWindow* cut_part(Session& s, bool keep) {
   std::lock_guard freeze_lock(s.freeze_mutex);
+  // Just before the host cut: the allocations booked by now, with the totals they left.
+  MemoryCut memory = cut_memory(keep);
   uint64_t cut = now();
   clock::add_anchor();
   DrainResult host = drain_all();
@@ -150,6 +155,7 @@ CutWindow* cut_part(Session& s, bool keep) {
   if (!keep) return nullptr;
   trace.process.thread_names = thread_names(threads);
   window->threads = std::move(threads);
+  window->memory = std::move(memory);
   return window.release();
 }
 
@@ -157,6 +163,7 @@ CutWindow* cut_part(Session& s, bool keep) {
 struct WindowIds {
   std::unordered_map<uint64_t, EventKind> kinds;
   std::unordered_set<uint64_t> expected;
+  std::unordered_set<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
 };
 
 WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
@@ -169,7 +176,14 @@ WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
         continue;
       }
       ids.kinds.emplace(event.id, kind);
-      if (expects_device_work(event)) ids.expected.insert(event.id);
+      if (!expects_device_work(event)) continue;
+      // A call the CUPTI callback recorded is known by its own correlation id, which its work
+      // carries whatever external id CUPTI links it to (the range around it, usually).
+      if (event.flags & kFlagCallback) {
+        ids.expected_callback_calls.insert(uint32_t(event.arg0));
+      } else {
+        ids.expected.insert(event.id);
+      }
     }
   }
   return ids;
@@ -177,15 +191,17 @@ WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
 
 // A call recorded by the CUPTI callback carries its own CUPTI correlation id (event.h:
 // kFlagCallback), where a hooked call pushed its id for CUPTI to link. Its link is made here,
-// before the claim, so its device work is claimed, waited for and joined as a hooked call's is
-// (and its DRIVER record is known as that call's, never a second row).
+// before the claim, so its device work is claimed as a hooked call's is (and its DRIVER record
+// is known as that call's, never a second row) — unless CUPTI linked the correlation to the
+// range or operator around the call: that link names the work's scope (its External id) and
+// is kept, whichever of the two arrives first.
 void link_callback_calls(Session& s, const CutWindow& window) {
   std::lock_guard lock(s.mutex);
   const uint64_t now_ns = clock::monotonic_ns();
   for (const ThreadEvents& thread : window.threads) {
     for (const HostEvent& event : thread.events) {
       if (!(event.flags & kFlagCallback)) continue;
-      s.pool.links.insert_or_assign(uint32_t(event.arg0), DevicePool::Link{event.id, window.cut, now_ns});
+      s.pool.links.try_emplace(uint32_t(event.arg0), DevicePool::Link{event.id, window.cut, now_ns});
     }
   }
 }
@@ -257,7 +273,8 @@ Trace join_part(Session& s, CutWindow& window) {
   const uint64_t wait_start = clock::monotonic_ns();
   link_callback_calls(s, window);
   WindowIds ids = window_ids(window.threads);
-  WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), trace.start_ns, trace.end_ns, window.cut);
+  WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), std::move(ids.expected_callback_calls),
+                    trace.start_ns, trace.end_ns, window.cut);
   const uint64_t late = claim_device_records(s, claim);
   trace.join_wait_ns = elapsed_since(wait_start);
   std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten
@@ -281,6 +298,8 @@ Trace join_part(Session& s, CutWindow& window) {
   symbolize_window_stacks(trace);
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
+  absorb_device_memory(window.memory, trace.end_ns);
+  finish_memory(std::move(window.memory), window.converter, trace);
   if (!s.options.activity_cpu) drop_host_side(trace);
   return std::move(trace);
 }

@@ -1,4 +1,5 @@
 #include "exporters/chrome_trace.h"
+#include "exporters/memory_events.h"
 
 #include "exporters/cupti_cbids.h"
 #include "exporters/occupancy.h"
@@ -247,6 +248,7 @@ void ChromeTraceWriter::write(std::string_view trace_name) {
   step_events();
   gpu_annotations();
   device_events();
+  events_ += write_memory_events(t_, w_, [this](uint64_t ns) { return rel(ns); });
   host_rows_.add(t_.process.pid, t_.process.pid);  // the row of "Record Window End"
   row_metadata();
   window_end();
@@ -327,7 +329,10 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"shape_records\":"), w_.u64(t_.drops.shape_records);
   w_.raw(",\"stacks_truncated\":"), w_.u64(t_.drops.stacks_truncated);
   w_.raw(",\"stacks_lost\":"), w_.u64(t_.drops.stacks_lost);
-  w_.raw("},\n  \"profagent_window\": {\"window\":"), w_.u64(t_.window);
+  w_.raw(",\"memory_records\":"), w_.u64(t_.memory.dropped_records);
+  w_.raw("},\n");
+  write_memory_metadata(t_, w_);
+  w_.raw("  \"profagent_window\": {\"window\":"), w_.u64(t_.window);
   w_.raw(",\"whole_run\":"), w_.boolean(t_.whole_run);
   w_.raw(",\"first_step\":"), w_.u64(t_.first_step.number);
   w_.raw(",\"last_step\":"), w_.u64(t_.last_step.number);

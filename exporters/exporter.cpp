@@ -6,6 +6,7 @@
 #include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
 #include "exporters/json_writer.h"
+#include "exporters/memory_summary.h"
 #include "exporters/output_file.h"
 #include "exporters/step_summary.h"
 #include "exporters/summary_json.h"
@@ -87,7 +88,7 @@ ExportResult export_window(const Trace& trace, const ExportOptions& options, Out
     });
   }
   const Table table = build_table(trace, options.table);
-  const std::string rows = render_table(table, options.table);
+  const std::string rows = render_table(table, options.table) + render_memory_summary(trace, summarize_memory(trace));
   const std::string table_name = stem + ".table.txt";
   // The file has every step; stderr a summary of at most ~20 step lines.
   result.table = rows + render_step_summary_brief(trace, table_name);

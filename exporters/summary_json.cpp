@@ -1,5 +1,7 @@
 #include "exporters/summary_json.h"
 
+#include "exporters/memory_summary.h"
+
 namespace profagent::exporters {
 namespace {
 
@@ -48,6 +50,10 @@ void row(const TableRow& r, JsonWriter& w) {
   w.raw(",\"cpu_total_ns\":"), w.u64(r.cpu_total_ns);
   w.raw(",\"self_cuda_ns\":"), w.u64(r.self_cuda_ns);
   w.raw(",\"cuda_total_ns\":"), w.u64(r.cuda_total_ns);
+  w.raw(",\"cpu_memory_usage\":"), w.i64(r.cpu_memory);
+  w.raw(",\"self_cpu_memory_usage\":"), w.i64(r.self_cpu_memory);
+  w.raw(",\"cuda_memory_usage\":"), w.i64(r.cuda_memory);
+  w.raw(",\"self_cuda_memory_usage\":"), w.i64(r.self_cuda_memory);
   w.raw("}");
 }
 
@@ -65,7 +71,9 @@ bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
     if (i) w.raw(",");
     row(table.rows[i], w);
   }
-  w.raw("]}\n");
+  w.raw("]");
+  write_memory_summary_json(t, summarize_memory(t), w);
+  w.raw("}\n");
   return w.flush();
 }
 

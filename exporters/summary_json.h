@@ -8,7 +8,10 @@
 //  "end_unix_ns":..,"device_backend":..,"drops":{...},"sort_by":..,
 //  "self_cpu_time_total_ns":..,"self_cuda_time_total_ns":..,"host_records":..,
 //  "device_records":..,"rows":[{"name":..,"kind":..,"input_shapes":..,"count":..,
-//  "self_cpu_ns":..,"cpu_total_ns":..,"self_cuda_ns":..,"cuda_total_ns":..}]}
+//  "self_cpu_ns":..,"cpu_total_ns":..,"self_cuda_ns":..,"cuda_total_ns":..,
+//  "cpu_memory_usage":..,"self_cpu_memory_usage":..,"cuda_memory_usage":..,
+//  "self_cuda_memory_usage":..}],
+//  "memory":{...}}  (PROFAGENT_PROFILE_MEMORY only: exporters/memory_summary.h)
 #pragma once
 
 #include "collector/trace.h"

@@ -166,8 +166,51 @@ class SourceLocations {
   std::vector<std::string> text_;  // by stack id; [0] stays ""
 };
 
+
+// Per host record: the bytes its memory columns add (memory_records() below).
+struct HostMemory {
+  std::vector<int64_t> cpu, self_cpu, cuda, self_cuda;
+  explicit HostMemory(std::size_t n) : cpu(n, 0), self_cpu(n, 0), cuda(n, 0), self_cuda(n, 0) {}
+};
+
+void book_memory_record(const Trace& t, const MemoryRecord& m, HostMemory& mem) {
+  const bool host = is_host_memory(m.kind);
+  std::vector<int64_t>& total = host ? mem.cpu : mem.cuda;
+  std::vector<int64_t>& self = host ? mem.self_cpu : mem.self_cuda;
+  total[m.host] += m.bytes;
+  self[m.host] += m.bytes;  // the call made it: its own memory
+  bool self_taken = false;  // by the innermost enclosing scope
+  int64_t at = t.host[m.host].parent;
+  for (int depth = 0; valid_index(at, t.host.size()) && depth < 4096; ++depth) {
+    total[at] += m.bytes;
+    if (!self_taken && is_scope(t.host[at].kind)) {
+      self[at] += m.bytes;
+      self_taken = true;
+    }
+    at = t.host[at].parent;
+  }
+}
+
+HostMemory host_memory(const Trace& t) {
+  HostMemory mem(t.memory.enabled ? t.host.size() : 0);
+  if (!t.memory.enabled) return mem;
+  for (const MemoryRecord& m : t.memory.records) {
+    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, mem);
+  }
+  return mem;
+}
+
+void add_host_memory(const HostMemory& mem, std::size_t i, TableRow& r) {
+  if (mem.cpu.empty()) return;
+  r.cpu_memory += mem.cpu[i];
+  r.self_cpu_memory += mem.self_cpu[i];
+  r.cuda_memory += mem.cuda[i];
+  r.self_cuda_memory += mem.self_cuda[i];
+}
+
 void add_host_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations) {
   const HostCosts cost = host_costs(t);
+  const HostMemory mem = host_memory(t);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
@@ -180,6 +223,7 @@ void add_host_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations)
     r.self_cpu_ns += static_cast<uint64_t>(std::max<int64_t>(cost.self_cpu[i], 0));
     r.cuda_total_ns += cost.cuda(cost.cuda_total, i);
     r.self_cuda_ns += cost.cuda(cost.self_cuda, i);
+    add_host_memory(mem, i, r);
   }
 }
 
@@ -224,6 +268,10 @@ bool sort_key(std::string_view key, SortKey* out) {
   else if (is("cuda_time_total", "device_time_total")) *out = [](auto& r) { return double(r.cuda_total_ns); };
   else if (is("self_cuda_time_total", "self_device_time_total")) *out = [](auto& r) { return double(r.self_cuda_ns); };
   else if (is("count", "count")) *out = [](auto& r) { return double(r.count); };
+  else if (is("cpu_memory_usage", "cpu_memory_usage")) *out = [](auto& r) { return double(r.cpu_memory); };
+  else if (is("self_cpu_memory_usage", "self_cpu_memory_usage")) *out = [](auto& r) { return double(r.self_cpu_memory); };
+  else if (is("cuda_memory_usage", "device_memory_usage")) *out = [](auto& r) { return double(r.cuda_memory); };
+  else if (is("self_cuda_memory_usage", "self_device_memory_usage")) *out = [](auto& r) { return double(r.self_cuda_memory); };
   else if (is("cpu_time", "cpu_time")) *out = [](auto& r) { return avg(r.cpu_total_ns, r.count); };
   else if (is("cuda_time", "device_time")) *out = [](auto& r) { return avg(r.cuda_total_ns, r.count); };
   else if (is("self_cpu_time", "self_cpu_time")) *out = [](auto& r) { return avg(r.self_cpu_ns, r.count); };
@@ -306,6 +354,7 @@ std::string format_avg(uint64_t total_ns, uint64_t count) {
 
 struct Layout {
   bool cuda = false;     // any device time: the CUDA columns are shown (as torch does)
+  bool memory = false;   // memory profiled: CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem
   bool shapes = false;   // group_by_input_shape: the "Input Shapes" column
   bool stacks = false;   // group_by_stack_n: the "Source Location" column, one frame per line
   std::size_t name_width = 0;
@@ -341,6 +390,12 @@ std::vector<std::string> row_cells(const TableRow& r, const Table& t, const Layo
     c.push_back(format_time(r.cuda_total_ns));
     c.push_back(format_avg(r.cuda_total_ns, r.count));
   }
+  if (l.memory) {
+    c.push_back(format_memory(r.cpu_memory));
+    c.push_back(format_memory(r.self_cpu_memory));
+    c.push_back(format_memory(r.cuda_memory));
+    c.push_back(format_memory(r.self_cuda_memory));
+  }
   c.push_back(std::to_string(r.count));
   if (l.shapes) c.push_back(std::string(first_code_points(printable(r.input_shapes), l.shapes_width)));
   if (l.stacks) c.push_back(first_line(r.source_location));
@@ -351,6 +406,7 @@ std::vector<std::string> header_cells(const Layout& l) {
   std::vector<std::string> c = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
                                 "CPU time avg"};
   if (l.cuda) c.insert(c.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  if (l.memory) c.insert(c.end(), {"CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"});
   c.push_back("# of Calls");
   if (l.shapes) c.push_back("Input Shapes");
   if (l.stacks) c.push_back("Source Location");
@@ -363,6 +419,7 @@ Layout layout_of(const Table& t, const TableOptions& o) {
   Layout l;
   l.shapes = o.group_by_input_shape;
   l.stacks = !l.shapes && o.group_by_stack_n > 0;
+  l.memory = t.memory;
   for (const TableRow& r : t.rows) {
     l.cuda = l.cuda || r.self_cuda_ns > 0 || r.cuda_total_ns > 0;
     l.name_width = std::max(l.name_width, display_width(r.name) + 4);
@@ -411,6 +468,17 @@ bool is_valid_sort_key(std::string_view key) {
 
 std::string format_time(uint64_t ns) { return format_time_us(double(ns) / 1000.0); }
 
+std::string format_memory(int64_t bytes) {
+  constexpr double kb = 1024.0, mb = 1024.0 * kb, gb = 1024.0 * mb;
+  const double magnitude = bytes < 0 ? -double(bytes) : double(bytes);
+  char buf[48];
+  if (magnitude >= gb) std::snprintf(buf, sizeof buf, "%.2f Gb", double(bytes) / gb);
+  else if (magnitude >= mb) std::snprintf(buf, sizeof buf, "%.2f Mb", double(bytes) / mb);
+  else if (magnitude >= kb) std::snprintf(buf, sizeof buf, "%.2f Kb", double(bytes) / kb);
+  else std::snprintf(buf, sizeof buf, "%lld b", static_cast<long long>(bytes));
+  return buf;
+}
+
 std::string format_share(uint64_t part, uint64_t total) {
   if (total == 0) return "NaN";
   char buf[32];
@@ -426,6 +494,7 @@ Table build_table(const Trace& trace, const TableOptions& options) {
   add_device_rows(trace, rows, locations);
   Table table;
   table.rows = rows.take();
+  table.memory = trace.memory.enabled;
   for (const TableRow& r : table.rows) {
     table.self_cpu_total_ns += r.self_cpu_ns;
     if (r.kind == RowKind::Kernel || r.kind == RowKind::Memcpy || r.kind == RowKind::Memset) {
@@ -445,7 +514,7 @@ std::string render_table(const Table& table, const TableOptions& options) {
   const Layout l = layout_of(table, options);
   TextTable text;
   text.column(l.name_width);
-  const std::size_t numeric = l.cuda ? 10 : 6;
+  const std::size_t numeric = (l.cuda ? 10 : 6) + (l.memory ? 4 : 0);
   for (std::size_t i = 0; i < numeric; ++i) text.column(12);
   if (l.shapes) text.column(l.shapes_width);
   if (l.stacks) text.column(l.stacks_width), text.left_align_last();

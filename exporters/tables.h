@@ -19,6 +19,11 @@
 //   the same correlation id.
 // - kernels, copies and sets grouped by name: Self CUDA = CUDA total = device time; CPU 0.
 //   Device-side sync records are waits, not device work: they are in no table row.
+// Memory (PROFAGENT_PROFILE_MEMORY; Trace::memory): each allocation record adds its bytes
+// (negative for a free) to the call that made it (CUDA Mem and Self CUDA Mem of cudaMalloc's
+// row), to every operator, range or step enclosing that call (CUDA Mem) and, as for Self CUDA
+// time, to the innermost of them (Self CUDA Mem). Host memory (pinned, registered) goes to the
+// CPU Mem columns the same way. Failed allocations add nothing.
 // Totals: "Self CPU time total" = sum of Self CPU over all rows; "Self CUDA time total" = sum
 // of Self CUDA over kernel/memcpy/memset rows only (as torch sums device events only, so an
 // operator's Self CUDA is not counted twice). Percentages are of these totals.
@@ -48,6 +53,11 @@ struct TableRow {
   uint64_t cpu_total_ns = 0;
   uint64_t self_cuda_ns = 0;
   uint64_t cuda_total_ns = 0;
+  // PROFAGENT_PROFILE_MEMORY: bytes allocated minus bytes freed (torch's cpu_memory_usage...).
+  int64_t cpu_memory = 0;
+  int64_t self_cpu_memory = 0;
+  int64_t cuda_memory = 0;
+  int64_t self_cuda_memory = 0;
 };
 
 struct TableOptions {
@@ -64,9 +74,13 @@ struct Table {
   uint64_t self_cpu_total_ns = 0;
   uint64_t self_cuda_total_ns = 0;
   std::string sort_by;         // the key actually used
+  bool memory = false;         // memory was profiled: the four memory columns are shown
 };
 
-// Sort keys torch's table() accepts for time and counts ("cuda" and "device" spellings).
+// torch's _format_memory: "1.50 Gb", "2.00 Mb", "-4.00 Kb", "512 b" (1 Kb = 1024 b).
+std::string format_memory(int64_t bytes);
+
+// Sort keys torch's table() accepts for time, memory and counts ("cuda" and "device" spellings).
 bool is_valid_sort_key(std::string_view key);
 
 // Aggregates `trace` into rows. An unknown sort key falls back to cpu_time_total.

@@ -28,8 +28,6 @@ decltype(cudaMemset) cudaMemset_ptds;
 decltype(cudaMemsetAsync) cudaMemsetAsync_ptsz;
 decltype(cudaMemset2D) cudaMemset2D_ptds;
 decltype(cudaMemset2DAsync) cudaMemset2DAsync_ptsz;
-decltype(cudaMallocAsync) cudaMallocAsync_ptsz;
-decltype(cudaFreeAsync) cudaFreeAsync_ptsz;
 decltype(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
 decltype(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
 decltype(cudaEventRecord) cudaEventRecord_ptsz;
@@ -68,10 +66,6 @@ Payload set(size_t bytes, cudaStream_t stream = nullptr, bool async = false) {
   return {EventKind::Memset, flags, bytes, word(stream)};
 }
 Payload set_async(size_t bytes, cudaStream_t stream) { return set(bytes, stream, true); }
-Payload alloc(size_t bytes, void* const* result) {
-  return {EventKind::Alloc, 0, bytes, result != nullptr ? word(*result) : 0};
-}
-Payload release(const void* pointer) { return {EventKind::Free, 0, word(pointer), 0}; }
 Payload wait_for(const void* handle = nullptr) { return {EventKind::Sync, 0, 0, word(handle)}; }
 Payload runtime(uint64_t arg0 = 0, uint64_t arg1 = 0) { return {EventKind::Runtime, 0, arg0, arg1}; }
 
@@ -120,20 +114,7 @@ PROFAGENT_HOOK(cudaMemset2D_ptds, (void* d, size_t p, int v, size_t w, size_t h)
 PROFAGENT_HOOK(cudaMemset2DAsync, (void* d, size_t p, int v, size_t w, size_t h, cudaStream_t st), (d, p, v, w, h, st), set_async(w * h, st))
 PROFAGENT_HOOK(cudaMemset2DAsync_ptsz, (void* d, size_t p, int v, size_t w, size_t h, cudaStream_t st), (d, p, v, w, h, st), set_async(w * h, st))
 
-// ---- allocations -----------------------------------------------------------------------------
-PROFAGENT_HOOK(cudaMalloc, (void** p, size_t n), (p, n), alloc(n, p))
-PROFAGENT_HOOK(cudaFree, (void* p), (p), release(p))
-PROFAGENT_HOOK(cudaMallocHost, (void** p, size_t n), (p, n), alloc(n, p))
-PROFAGENT_HOOK(cudaHostAlloc, (void** p, size_t n, unsigned int f), (p, n, f), alloc(n, p))
-PROFAGENT_HOOK(cudaFreeHost, (void* p), (p), release(p))
-PROFAGENT_HOOK(cudaMallocManaged, (void** p, size_t n, unsigned int f), (p, n, f), alloc(n, p))
-PROFAGENT_HOOK(cudaMallocAsync, (void** p, size_t n, cudaStream_t st), (p, n, st), alloc(n, p))
-PROFAGENT_HOOK(cudaMallocAsync_ptsz, (void** p, size_t n, cudaStream_t st), (p, n, st), alloc(n, p))
-PROFAGENT_HOOK(cudaFreeAsync, (void* p, cudaStream_t st), (p, st), release(p))
-PROFAGENT_HOOK(cudaFreeAsync_ptsz, (void* p, cudaStream_t st), (p, st), release(p))
-PROFAGENT_HOOK(cudaMallocPitch, (void** p, size_t* pitch, size_t w, size_t h), (p, pitch, w, h), alloc(pitch != nullptr ? *pitch * h : w * h, p))
-PROFAGENT_HOOK(cudaHostRegister, (void* p, size_t n, unsigned int f), (p, n, f), runtime(word(p), n))
-PROFAGENT_HOOK(cudaHostUnregister, (void* p), (p), runtime(word(p)))
+// ---- allocations: hooks/cuda_memory.cpp (they also keep the allocation bookkeeping) ---------
 
 // ---- synchronisation and events --------------------------------------------------------------
 PROFAGENT_HOOK(cudaDeviceSynchronize, (), (), wait_for())

@@ -4,6 +4,8 @@
 //   bench_calls <call> <calls> [sync_every] [at-exit]
 //     call: launch    cudaLaunchKernel of an empty kernel (<<<1,1>>>, what nvcc emits)
 //           profiler  cudaProfilerStart: hooked, no device work, the cheapest hooked call
+//           alloc     cudaMalloc(256) then cudaFree of it: one call is the pair (the allocation
+//                     hooks: tests/bench/memory_bench.py)
 //     sync_every: cudaStreamSynchronize after that many calls (launch only; 0: never), so the
 //                 device queue of a long run stays short as in a real launch-bound loop.
 //     at-exit: run the timed loop from an atexit handler that runs after the agent's exit
@@ -31,7 +33,7 @@ namespace {
 
 __global__ void empty_kernel() {}
 
-enum class Call { Launch, Profiler };
+enum class Call { Launch, Profiler, Alloc };
 
 uint64_t clock_ns(clockid_t id) {
   timespec ts{};
@@ -66,6 +68,10 @@ extern "C" __attribute__((noinline)) int bench_loop(int call, unsigned long call
     if (call == int(Call::Launch)) {
       empty_kernel<<<1, 1>>>();
       if (sync_every != 0 && i % sync_every == 0) failures += cudaStreamSynchronize(0) != cudaSuccess;
+    } else if (call == int(Call::Alloc)) {
+      void* p = nullptr;
+      failures += cudaMalloc(&p, 256) != cudaSuccess;
+      failures += cudaFree(p) != cudaSuccess;
     } else {
       failures += cudaProfilerStart() != cudaSuccess;
     }
@@ -119,11 +125,14 @@ __attribute__((constructor(101))) void register_at_exit_early(int argc, char** a
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3 || (std::strcmp(argv[1], "launch") != 0 && std::strcmp(argv[1], "profiler") != 0)) {
-    std::fprintf(stderr, "usage: bench_calls launch|profiler <calls> [sync_every] [at-exit]\n");
+  const bool known = argc >= 3 && (std::strcmp(argv[1], "launch") == 0 || std::strcmp(argv[1], "profiler") == 0 ||
+                                   std::strcmp(argv[1], "alloc") == 0);
+  if (!known) {
+    std::fprintf(stderr, "usage: bench_calls launch|profiler|alloc <calls> [sync_every] [at-exit]\n");
     return 2;
   }
-  g_run.call = int(std::strcmp(argv[1], "launch") == 0 ? Call::Launch : Call::Profiler);
+  g_run.call = int(std::strcmp(argv[1], "launch") == 0 ? Call::Launch
+                   : std::strcmp(argv[1], "alloc") == 0 ? Call::Alloc : Call::Profiler);
   g_run.calls = std::strtoul(argv[2], nullptr, 10);
   g_run.sync_every = argc > 3 ? std::strtoul(argv[3], nullptr, 10) : 0;
   const bool at_exit = wants_at_exit(argc, argv);

@@ -36,6 +36,7 @@ KNOWN_CBIDS = {
     "cudaMemcpyAsync": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020"),
     "cudaMemcpyAsync_ptsz": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_ptsz_v7000"),
     "cuLaunchKernel": ("cupti_driver_cbid.h", "CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel"),
+    "cudaGraphLaunch": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaGraphLaunch_v10000"),
 }
 
 

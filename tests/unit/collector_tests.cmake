@@ -11,6 +11,7 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/session_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/memory_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp)
   target_link_libraries(collector_tests PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
   # window_race_test.cpp: a library whose constructor calls back into the test program (found
@@ -47,3 +48,4 @@ if(TARGET profagent_collector AND EXISTS ${PROJECT_SOURCE_DIR}/tests/devsim/cupt
   set_tests_properties(collector_cupti_devsim collector_cupti_devsim_refused PROPERTIES
     LABELS devsim TIMEOUT 120)
 endif()
+include(${CMAKE_CURRENT_LIST_DIR}/pyframes_tests.cmake)

@@ -4,6 +4,7 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/chrome_trace_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/json_writer_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/memory_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/occupancy_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/output_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/step_summary_test.cpp

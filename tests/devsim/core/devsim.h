@@ -32,6 +32,10 @@ enum class Status : uint8_t {
   StreamCaptureInvalidated,
   IllegalState,
   LaunchOutOfResources,  // a block needs more registers (or threads) than the kernel allows
+  StreamCaptureIsolation,  // waiting on an event of another capture
+  OperatingSystem,         // a host call failed (cudaGraphDebugDotPrint's file)
+  GraphExecUpdateFailure,  // cudaGraphExecUpdate refused the new graph
+  StreamCaptureUnjoined,   // a stream forked into a capture did not join back before its end
 };
 
 enum class MemKind : uint8_t { Pageable, Pinned, Device, Managed };

@@ -132,6 +132,27 @@ struct MemoryPoolRecord {
   uint32_t device_id;
 };
 
+// A graph, graph node or executable graph was created or cloned (CUPTI's resource callbacks
+// CUPTI_CBID_RESOURCE_GRAPH_CREATED, _GRAPH_CLONED, _GRAPHNODE_CREATED, _GRAPHNODE_CLONED,
+// _GRAPHEXEC_CREATED). Handles are the runtime's cudaGraph_t / cudaGraphNode_t /
+// cudaGraphExec_t values; reported on the calling thread inside the API call that did it.
+struct GraphEvent {
+  uint32_t cbid;             // CUpti_CallbackIdResource
+  const void* graph;
+  const void* original_graph;  // clones: the graph cloned from
+  const void* node;
+  const void* original_node;   // clones: the node cloned from
+  int node_type;             // cudaGraphNodeType of node
+  const void* exec;
+  uint32_t context_id;
+};
+
+// Graph ids as CUPTI reports them (cuptiGetGraphId / GraphNodeId / GraphExecId); false for a
+// handle that is no live graph, node or executable graph.
+bool graph_id_of(const void* graph, uint32_t* id);
+bool graph_node_id_of(const void* node, uint64_t* id);
+bool graph_exec_id_of(const void* exec, uint32_t* id);
+
 // Installed by libcupti.so.13. Callbacks may come from any thread and must not call back into
 // the runtime. on_api_enter runs before the call does any work, on the calling thread, so a
 // tracer can read per-thread state such as the external correlation stack.
@@ -144,6 +165,7 @@ class Tracer {
   // Called on the allocating/freeing thread, after the model's locks are released.
   virtual void on_memory(const MemoryRecord&) {}
   virtual void on_memory_pool(const MemoryPoolRecord&) {}
+  virtual void on_graph_event(const GraphEvent&) {}
 
  protected:
   ~Tracer() = default;

@@ -89,10 +89,18 @@ Status validate_launch(const LaunchParams& l) {
 }
 
 Status launch_kernel(Stream* s, const LaunchParams& l, uint32_t correlation_id) {
+  OpRef op = make_op(OpType::Kernel, s, correlation_id);
+  Status st = kernel_payload(l, &op->p);
+  if (st != Status::Ok) return st;
+  return enqueue(s, op);
+}
+
+Status kernel_payload(const LaunchParams& l, OpPayload* out) {
   Status st = validate_launch(l);
   if (st != Status::Ok) return st;
-  OpRef op = make_op(OpType::Kernel, s, correlation_id);
-  OpPayload& p = op->p;
+  OpPayload& p = *out;
+  p.type = OpType::Kernel;
+  p.rec.kind = OpKind::Kernel;
   p.kernel = l.kernel;
   p.duration_ns = kernel_duration_ns(*l.kernel, l.grid, l.block);
   OpRecord& r = p.rec;
@@ -103,17 +111,31 @@ Status launch_kernel(Stream* s, const LaunchParams& l, uint32_t correlation_id) 
   r.static_shared_memory = l.kernel->static_shared;
   r.dynamic_shared_memory = int32_t(l.dynamic_shared);
   r.launch_type = l.launch_type;
-  return enqueue(s, op);
+  return Status::Ok;
 }
 
 Status copy(Stream* s, const CopyParams& c, uint32_t correlation_id) {
   if (c.width == 0 || c.height == 0) return Status::Ok;
-  if (!c.dst || !c.src || c.dpitch < c.width || c.spitch < c.width) return Status::InvalidValue;
+  OpRef op = make_op(OpType::Memcpy, s, correlation_id);
+  Status st = copy_payload(c, &op->p);
+  if (st != Status::Ok) return st;
+  // Pageable memory cannot be read by DMA: real CUDA stages it through pinned buffers on the
+  // calling thread, so even the async variant returns only once the data has been taken.
+  bool pageable = op->p.rec.src_kind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE ||
+                  op->p.rec.dst_kind == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+  return submit(s, op, !c.async || pageable);
+}
+
+Status copy_payload(const CopyParams& c, OpPayload* out) {
+  if (c.width == 0 || c.height == 0 || !c.dst || !c.src || c.dpitch < c.width || c.spitch < c.width) {
+    return Status::InvalidValue;
+  }
   MemKind src = kind_of(c.src), dst = kind_of(c.dst);
   Status st = check_direction(c.declared_kind, src, dst);
   if (st != Status::Ok) return st;
-  OpRef op = make_op(OpType::Memcpy, s, correlation_id);
-  OpPayload& p = op->p;
+  OpPayload& p = *out;
+  p.type = OpType::Memcpy;
+  p.rec.kind = OpKind::Memcpy;
   p.dst = c.dst, p.src = c.src, p.width = c.width, p.height = c.height;
   p.dpitch = c.dpitch, p.spitch = c.spitch;
   CUpti_ActivityMemcpyKind kind = copy_kind(src, dst);
@@ -126,9 +148,7 @@ Status copy(Stream* s, const CopyParams& c, uint32_t correlation_id) {
   p.rec.src_kind = uint8_t(cupti_kind(src));
   p.rec.dst_kind = uint8_t(cupti_kind(dst));
   p.rec.is_async = c.async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-  // Pageable memory cannot be read by DMA: real CUDA stages it through pinned buffers on the
-  // calling thread, so even the async variant returns only once the data has been taken.
-  return submit(s, op, !c.async || pageable);
+  return Status::Ok;
 }
 
 Status peer_copy(Stream* s, const CopyParams& c, int src_device, int dst_device, uint32_t correlation_id) {
@@ -156,12 +176,20 @@ Status peer_copy(Stream* s, const CopyParams& c, int src_device, int dst_device,
 Status set(Stream* s, void* dst, size_t pitch, int value, size_t width, size_t height, bool async,
            uint32_t correlation_id) {
   if (width == 0 || height == 0) return Status::Ok;
+  OpRef op = make_op(OpType::Memset, s, correlation_id);
+  Status st = set_payload(dst, pitch, value, width, height, async, &op->p);
+  if (st != Status::Ok) return st;
+  return submit(s, op, !async);
+}
+
+Status set_payload(void* dst, size_t pitch, int value, size_t width, size_t height, bool async, OpPayload* out) {
   auto a = lookup(dst);
-  if (!a || !device_side(a->kind) || pitch < width) return Status::InvalidValue;
+  if (width == 0 || height == 0 || !a || !device_side(a->kind) || pitch < width) return Status::InvalidValue;
   uint64_t end = reinterpret_cast<uintptr_t>(dst) + uint64_t(pitch) * (height - 1) + width;
   if (end > a->base + a->size) return Status::InvalidValue;
-  OpRef op = make_op(OpType::Memset, s, correlation_id);
-  OpPayload& p = op->p;
+  OpPayload& p = *out;
+  p.type = OpType::Memset;
+  p.rec.kind = OpKind::Memset;
   p.dst = dst, p.dpitch = pitch, p.width = width, p.height = height, p.value = value;
   uint64_t bytes = uint64_t(width) * height;
   p.duration_ns = transfer_ns(bytes, config().bw_dtod_gbps, config().memset_min_ns);
@@ -169,7 +197,7 @@ Status set(Stream* s, void* dst, size_t pitch, int value, size_t width, size_t h
   p.rec.memset_value = uint32_t(value & 0xff);
   p.rec.memory_kind = uint8_t(cupti_kind(a->kind));
   p.rec.is_async = async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
-  return submit(s, op, !async);
+  return Status::Ok;
 }
 
 Status host_function(Stream* s, HostFn fn, StreamCallbackFn cb, void* stream_handle, void* user,

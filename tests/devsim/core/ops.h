@@ -37,6 +37,12 @@ Status copy(Stream* s, const CopyParams& c, uint32_t correlation_id);
 Status peer_copy(Stream* s, const CopyParams& c, int src_device, int dst_device, uint32_t correlation_id);
 Status set(Stream* s, void* dst, size_t pitch, int value, size_t width, size_t height, bool async,
            uint32_t correlation_id);
+// The payload of one kernel, copy or set, validated as the direct call validates it, without
+// enqueuing it (graph nodes are built from these and replayed later).
+Status kernel_payload(const LaunchParams& l, OpPayload* out);
+Status copy_payload(const CopyParams& c, OpPayload* out);
+Status set_payload(void* dst, size_t pitch, int value, size_t width, size_t height, bool async, OpPayload* out);
+
 Status host_function(Stream* s, HostFn fn, StreamCallbackFn cb, void* stream_handle, void* user,
                      uint32_t correlation_id);
 

@@ -181,11 +181,12 @@ Status record_event(Event* e, Stream* s, uint32_t correlation_id) {
   std::lock_guard lock(sched_mutex());
   if (!handles().events.count(e)) return Status::InvalidHandle;
   if (s->capture) {
-    e->captured_in = s->capture;
+    capture_record_event_locked(e, s);
     e->marker.reset();
     return Status::Ok;
   }
   e->captured_in = nullptr;
+  e->captured_deps.clear();
   OpRef marker = make_op(OpType::Marker, s, correlation_id);
   Status st = enqueue_locked(s, marker, nullptr);
   if (st == Status::Ok) {
@@ -239,7 +240,7 @@ Status elapsed_ms(Event* start, Event* end, float* ms) {
 Status stream_wait_event(Stream* s, Event* e, uint32_t correlation_id) {
   std::lock_guard lock(sched_mutex());
   if (!handles().events.count(e)) return Status::InvalidHandle;
-  if (e->captured_in && !s->capture) return join_capture_locked(s, e->captured_in);
+  if (e->captured_in) return capture_wait_event_locked(s, e);
   if (s->capture || !e->marker) return Status::Ok;
   OpRef marker = make_op(OpType::Marker, s, correlation_id);
   return enqueue_locked(s, marker, e->marker);

@@ -166,6 +166,10 @@ void move_bytes(const OpPayload& p) {
 void complete(const OpRef& op) {
   const OpPayload& p = op->p;
   bool traced = p.type == OpType::Kernel || p.type == OpType::Memcpy || p.type == OpType::Memset;
+  if (p.effect) {
+    p.effect(p.effect_state, p.effect_arg);
+    op->p.effect_state.reset();  // finished ops may be kept; what they acted on is not theirs
+  }
   if (traced) {
     if (Tracer* t = tracer()) t->on_op_done(p.rec);
   }
@@ -287,7 +291,7 @@ OpRef make_op(OpType type, Stream* s, uint32_t correlation_id) {
 Status enqueue_locked(Stream* s, const OpRef& op, const OpRef& extra_dep) {
   if (!s->live) return Status::InvalidHandle;
   if (s->capture) {
-    capture_append_locked(s->capture, op->p);
+    capture_append_locked(s, op->p);
     return Status::Ok;
   }
   start_threads();
@@ -308,9 +312,35 @@ Status enqueue_locked(Stream* s, const OpRef& op, const OpRef& extra_dep) {
   return Status::Ok;
 }
 
+// A graph node's op: it waits for `deps` and, for a root node, for the stream's earlier work;
+// it does not become the stream's tail (the launch's join op does).
+Status enqueue_node_locked(Stream* s, const OpRef& op, const std::vector<OpRef>& deps, bool after_stream) {
+  if (!s->live) return Status::InvalidHandle;
+  start_threads();
+  op->stream = s;
+  op->p.rec.stream_id = s->id;
+  op->p.rec.priority = s->priority;
+  op->p.rec.queued_ns = now_ns();
+  uint64_t deps_end = 0;
+  if (after_stream) add_stream_dependencies_locked(op, s, deps_end);
+  for (const OpRef& dep : deps) add_dependency_locked(op, dep, deps_end);
+  op->p.rec.submitted_ns = deps_end;
+  if (op->pending == 0) {
+    std::vector<OpRef> work;
+    schedule_locked(op, deps_end, work);
+    release_dependents_locked(work);
+  }
+  return Status::Ok;
+}
+
 Status enqueue(Stream* s, const OpRef& op) {
-  std::lock_guard lock(sched_mutex());
-  return enqueue_locked(s, op, nullptr);
+  Status st;
+  {
+    std::lock_guard lock(sched_mutex());
+    st = enqueue_locked(s, op, nullptr);
+  }
+  flush_capture_notices();  // a captured op became a graph node: tell the tracer, unlocked
+  return st;
 }
 
 void wait_done(const OpRef& op) {

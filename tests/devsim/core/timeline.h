@@ -44,9 +44,15 @@ struct OpPayload {
   void* cb_stream_handle = nullptr;
   uint64_t duration_ns = 0;
   int copy_engine = -1;               // 0: HtoD, 1: DtoH, -1: none
+  // Graph nodes with a device-side effect beyond bytes (memory nodes): run by the device
+  // thread when the op completes, without scheduler locks; `effect_state` keeps its state alive.
+  void (*effect)(const std::shared_ptr<void>& state, bool) = nullptr;
+  std::shared_ptr<void> effect_state;
+  bool effect_arg = false;
 };
 
 struct Stream;
+struct GraphNode;
 
 struct Op {
   OpPayload p;
@@ -72,6 +78,7 @@ struct Stream {
   Graph* capture = nullptr;          // non-null while capturing
   int capture_mode = 0;
   uint64_t capture_id = 0;
+  std::vector<GraphNode*> capture_deps;  // what the next captured operation depends on
 
   bool blocking() const { return (flags & 1u) == 0; }
 };
@@ -84,6 +91,7 @@ struct Event {
   OpRef marker;                      // the recorded position, or null before the first record
   uint64_t record_id = CUPTI_SYNCHRONIZATION_INVALID_VALUE;  // of the latest record, unique
   Graph* captured_in = nullptr;      // recorded inside a capture (fork/join across streams)
+  std::vector<GraphNode*> captured_deps;  // the capture position it recorded
   bool live = true;
 
   bool timing() const { return (flags & 2u) == 0; }

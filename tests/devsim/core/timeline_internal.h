@@ -19,5 +19,8 @@ struct DeviceState {
 
 DeviceState& device_state(int device);
 Status enqueue_locked(Stream* s, const OpRef& op, const OpRef& extra_dep);
+Status enqueue_node_locked(Stream* s, const OpRef& op, const std::vector<OpRef>& deps, bool after_stream);
+// Reports the graph nodes this thread's captures created under sched_mutex (graph.cpp).
+void flush_capture_notices();
 
 }  // namespace devsim

@@ -4,6 +4,7 @@
 
 #include "config.h"
 #include "cudart_common.h"
+#include "graph.h"
 #include "peer.h"
 #include "pools.h"
 #include "device_props.h"
@@ -137,6 +138,7 @@ cudaError_t cudaDeviceReset() {
   DEVSIM_RT_CALL_ANYWAY(cudaDeviceReset, v3020, Alloc);
   device_synchronize(current_device());
   forget_device_pools(current_device());
+  forget_graph_memory(current_device());
   release_device(current_device());
   reset_peer_access(current_device());
   rt::clear_errors();

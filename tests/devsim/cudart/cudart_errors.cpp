@@ -80,6 +80,10 @@ cudaError_t to_cuda(Status s) {
     case Status::StreamCaptureInvalidated: return cudaErrorStreamCaptureInvalidated;
     case Status::IllegalState: return cudaErrorIllegalState;
     case Status::LaunchOutOfResources: return cudaErrorLaunchOutOfResources;
+    case Status::StreamCaptureIsolation: return cudaErrorStreamCaptureIsolation;
+    case Status::OperatingSystem: return cudaErrorOperatingSystem;
+    case Status::GraphExecUpdateFailure: return cudaErrorGraphExecUpdateFailure;
+    case Status::StreamCaptureUnjoined: return cudaErrorStreamCaptureUnjoined;
   }
   return cudaErrorUnknown;
 }

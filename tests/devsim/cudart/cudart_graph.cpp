@@ -1,7 +1,10 @@
 // CUDA graphs through stream capture: begin/end/is-capturing/capture-info, instantiate,
-// launch (replay on the launch stream), destroy. See core/graph.h for what is modelled.
-#include "cudart_common.h"
-#include "graph.h"
+// launch (replay as a DAG after the launch stream's earlier work), destroy. Explicit
+// construction is in cudart_graph_nodes.cpp, topology in cudart_graph_topology.cpp, executable
+// graph updates in cudart_graph_exec.cpp; core/graph.h says what is modelled.
+#include <vector>
+
+#include "cudart_graph_common.h"
 
 using namespace devsim;
 
@@ -11,6 +14,31 @@ cudaError_t begin_impl(ApiScope& scope, cudaStream_t stream, cudaStreamCaptureMo
   Stream* s = rt::resolve_stream(stream, ptsz);
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
   Status st = begin_capture(s, mode);
+  return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
+}
+
+cudaError_t begin_to_graph_impl(ApiScope& scope, cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                const cudaGraphEdgeData* edges, size_t count, cudaStreamCaptureMode mode, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  Graph* g = graph_from_handle(graph);
+  std::vector<GraphNode*> nodes;
+  if (!g || !rt::nodes_of(deps, count, &nodes)) return rt::finish(scope, cudaErrorInvalidValue);
+  if (!rt::default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
+  Status st = begin_capture_to(s, g, nodes, mode);
+  return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
+}
+
+cudaError_t update_deps_impl(ApiScope& scope, cudaStream_t stream, cudaGraphNode_t* deps, const cudaGraphEdgeData* edges,
+                             size_t count, unsigned flags, bool ptsz) {
+  Stream* s = rt::resolve_stream(stream, ptsz);
+  if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
+  std::vector<GraphNode*> nodes;
+  if (flags > cudaStreamSetCaptureDependencies || !rt::nodes_of(deps, count, &nodes)) {
+    return rt::finish(scope, cudaErrorInvalidValue);
+  }
+  if (!rt::default_edges(edges, count)) return rt::finish(scope, cudaErrorNotSupported);
+  Status st = update_capture_deps(s, nodes, flags == cudaStreamSetCaptureDependencies);
   return rt::finish(scope, st == Status::IllegalState ? cudaErrorIllegalState : rt::to_cuda(st));
 }
 
@@ -38,20 +66,28 @@ cudaError_t capture_info_impl(ApiScope& scope, cudaStream_t stream, cudaStreamCa
   Stream* s = rt::resolve_stream(stream, ptsz);
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
   if (!status) return rt::finish(scope, cudaErrorInvalidValue);
+  // The dependency array stays valid until this thread asks again (CUDA: until the next call
+  // on the stream or the end of the capture).
+  static thread_local std::vector<cudaGraphNode_t> t_deps;
   uint64_t capture_id = 0;
-  *status = capture_status(s, &capture_id) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  Graph* g = nullptr;
+  std::vector<GraphNode*> nodes;
+  *status = capture_status(s, &capture_id, &g, &nodes) ? cudaStreamCaptureStatusActive : cudaStreamCaptureStatusNone;
+  t_deps.clear();
+  for (GraphNode* n : nodes) t_deps.push_back(reinterpret_cast<cudaGraphNode_t>(n));
   if (id) *id = capture_id;
-  if (graph) *graph = nullptr;  // explicit graph editing during capture is not modelled
-  if (deps) *deps = nullptr;
-  if (edges) *edges = nullptr;
-  if (num_deps) *num_deps = 0;
+  if (graph) *graph = reinterpret_cast<cudaGraph_t>(g);
+  if (deps) *deps = t_deps.empty() ? nullptr : t_deps.data();
+  if (edges) *edges = nullptr;  // default edges: CUDA allows a null edge-data array for them
+  if (num_deps) *num_deps = t_deps.size();
   return rt::finish(scope, cudaSuccess);
 }
 
-cudaError_t instantiate_impl(ApiScope& scope, cudaGraphExec_t* exec, cudaGraph_t graph) {
+cudaError_t instantiate_impl(ApiScope& scope, cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
   if (!exec) return rt::finish(scope, cudaErrorInvalidValue);
   GraphExec* e = nullptr;
-  Status st = instantiate(reinterpret_cast<Graph*>(graph), &e);
+  Graph* g = graph_from_handle(graph);
+  Status st = g ? instantiate(g, flags, &e) : Status::InvalidHandle;
   if (st == Status::Ok) *exec = reinterpret_cast<cudaGraphExec_t>(e);
   return rt::finish(scope, st == Status::InvalidHandle ? cudaErrorInvalidValue : rt::to_cuda(st));
 }
@@ -59,7 +95,9 @@ cudaError_t instantiate_impl(ApiScope& scope, cudaGraphExec_t* exec, cudaGraph_t
 cudaError_t launch_impl(ApiScope& scope, cudaGraphExec_t exec, cudaStream_t stream, bool ptsz) {
   Stream* s = rt::resolve_stream(stream, ptsz);
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
-  return rt::finish(scope, launch_graph(reinterpret_cast<GraphExec*>(exec), s, scope.correlation_id()));
+  GraphExec* e = exec_from_handle(exec);
+  if (!e) return rt::finish(scope, cudaErrorInvalidValue);
+  return rt::finish(scope, launch_graph(e, s, scope.correlation_id()));
 }
 
 }  // namespace
@@ -158,6 +196,51 @@ cudaError_t cudaStreamGetCaptureInfo_v3_ptsz(cudaStream_t stream, cudaStreamCapt
 }
 #endif
 
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                          const cudaGraphEdgeData* edges, size_t count, cudaStreamCaptureMode mode) {
+  DEVSIM_RT_CALL(cudaStreamBeginCaptureToGraph, v12030, Other);
+  return begin_to_graph_impl(scope_, stream, graph, deps, edges, count, mode, false);
+}
+
+cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t* deps,
+                                               const cudaGraphEdgeData* edges, size_t count,
+                                               cudaStreamCaptureMode mode) {
+  DEVSIM_RT_CALL(cudaStreamBeginCaptureToGraph_ptsz, v12030, Other);
+  return begin_to_graph_impl(scope_, stream, graph, deps, edges, count, mode, true);
+}
+
+#if DEVSIM_CUDART_MAJOR != 12
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                const cudaGraphEdgeData* edges, size_t count, unsigned int flags) {
+  DEVSIM_RT_CALL(cudaStreamUpdateCaptureDependencies, v12030, Light);
+  return update_deps_impl(scope_, stream, deps, edges, count, flags, false);
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                     const cudaGraphEdgeData* edges, size_t count,
+                                                     unsigned int flags) {
+  DEVSIM_RT_CALL(cudaStreamUpdateCaptureDependencies_ptsz, v12030, Light);
+  return update_deps_impl(scope_, stream, deps, edges, count, flags, true);
+}
+#else
+// CUDA 12's unsuffixed form has no edge data: (stream, deps, count, flags). The CUDA 13 header
+// declares the name with edge data, so the definition keeps that prototype and reads the
+// registers a CUDA 12 caller filled (all integers or pointers); 12.3 added the _v2 form.
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                const cudaGraphEdgeData* count_arg, size_t flags_arg, unsigned int) {
+  DEVSIM_RT_CALL(cudaStreamUpdateCaptureDependencies, v11030, Light);
+  auto count = static_cast<size_t>(reinterpret_cast<uintptr_t>(count_arg));
+  return update_deps_impl(scope_, stream, deps, nullptr, count, static_cast<unsigned>(flags_arg), false);
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies_v2(cudaStream_t stream, cudaGraphNode_t* deps,
+                                                   const cudaGraphEdgeData* edges, size_t count, unsigned int flags) {
+  DEVSIM_RT_CALL_NAMED(CUPTI_RUNTIME_TRACE_CBID_cudaStreamUpdateCaptureDependencies_v12030,
+                       "cudaStreamUpdateCaptureDependencies_v2", Light);
+  return update_deps_impl(scope_, stream, deps, edges, count, flags, false);
+}
+#endif
+
 cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
   DEVSIM_RT_CALL(cudaGraphCreate, v10000, Other);
   if (!graph || flags != 0) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
@@ -165,14 +248,14 @@ cudaError_t cudaGraphCreate(cudaGraph_t* graph, unsigned int flags) {
   DEVSIM_RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
   DEVSIM_RT_CALL(cudaGraphInstantiate, v12000, Alloc);
-  return instantiate_impl(scope_, exec, graph);
+  return instantiate_impl(scope_, exec, graph, flags);
 }
 
-cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+cudaError_t cudaGraphInstantiateWithFlags(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long flags) {
   DEVSIM_RT_CALL(cudaGraphInstantiateWithFlags, v11040, Alloc);
-  return instantiate_impl(scope_, exec, graph);
+  return instantiate_impl(scope_, exec, graph, flags);
 }
 
 // Uploading is instant: there is no device memory to prepare.
@@ -200,7 +283,8 @@ cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t exec, cudaStream_t stream) {
 
 cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
   DEVSIM_RT_CALL(cudaGraphExecDestroy, v10000, Other);
-  DEVSIM_RT_RETURN(destroy_exec(reinterpret_cast<GraphExec*>(exec)));
+  Status st = destroy_exec(reinterpret_cast<GraphExec*>(exec));
+  DEVSIM_RT_RETURN(st == Status::InvalidHandle ? cudaErrorInvalidValue : rt::to_cuda(st));
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph) {

@@ -2,6 +2,7 @@
 // cudaMallocFromPoolAsync (and their _ptsz twins), pool creation, attributes, access, trimming
 // and the device's current pool, under both their CUDA 11.2 and CUDA 13 names.
 #include "cudart_common.h"
+#include "graph.h"
 #include "pools.h"
 
 using namespace devsim;
@@ -27,6 +28,9 @@ cudaError_t free_async(ApiScope& scope, void* ptr, cudaStream_t stream, bool pts
   Stream* s = rt::resolve_stream(stream, ptsz);
   if (!s) return rt::finish(scope, cudaErrorInvalidResourceHandle);
   if (!ptr) return rt::finish(scope, cudaSuccess);
+  if (Status st; free_graph_memory_async(ptr, s, scope.correlation_id(), &st)) {
+    return rt::finish(scope, rt::to_cuda(st));
+  }
   return rt::finish(scope, pool_free_async(ptr, s, scope.correlation_id()));
 }
 

@@ -6,6 +6,7 @@
 #include <atomic>
 
 #include "cudart_common.h"
+#include "graph.h"
 
 using namespace devsim;
 
@@ -75,6 +76,41 @@ cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count) {
   DEVSIM_RT_CALL(cudaUserObjectRelease, v11030, Light);
   if (!rt::user_object_valid(object) || count == 0) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
   DEVSIM_RT_RETURN(rt::user_object_release(object, count) ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+}  // extern "C"
+
+namespace {
+
+void retain_for_graph(void* object, unsigned count) {
+  rt::user_object_retain(static_cast<cudaUserObject_t>(object), count);
+}
+
+void release_for_graph(void* object, unsigned count) {
+  rt::user_object_release(static_cast<cudaUserObject_t>(object), count);
+}
+
+}  // namespace
+
+extern "C" {
+
+// cudaGraphUserObjectMove hands over the caller's references instead of taking new ones.
+cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
+                                      unsigned int flags) {
+  DEVSIM_RT_CALL(cudaGraphRetainUserObject, v11030, Light);
+  Graph* g = graph_from_handle(graph);
+  if (!g || !rt::user_object_valid(object) || count == 0 || (flags & ~unsigned(cudaGraphUserObjectMove))) {
+    DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  }
+  if (!(flags & cudaGraphUserObjectMove)) rt::user_object_retain(object, count);
+  DEVSIM_RT_RETURN(retain_user_object(g, UserObjectRef{object, count, retain_for_graph, release_for_graph}));
+}
+
+cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count) {
+  DEVSIM_RT_CALL(cudaGraphReleaseUserObject, v11030, Light);
+  Graph* g = graph_from_handle(graph);
+  if (!g || !rt::user_object_valid(object) || count == 0) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  DEVSIM_RT_RETURN(release_user_object(g, object, count));
 }
 
 }  // extern "C"

@@ -171,4 +171,20 @@ void CallbackTable::on_api_exit(const devsim::ApiCall& call) {
   if (frame != nullptr) --t_frames.depth;
 }
 
+void CallbackTable::on_graph_event(const devsim::GraphEvent& event) {
+  CUpti_SubscriberHandle s = current_.load();
+  if (s == nullptr || s->callback == nullptr || !enabled(s, CUPTI_CB_DOMAIN_RESOURCE, event.cbid)) return;
+  CUpti_GraphData graph{};
+  graph.graph = static_cast<CUgraph>(const_cast<void*>(event.graph));
+  graph.originalGraph = static_cast<CUgraph>(const_cast<void*>(event.original_graph));
+  graph.node = static_cast<CUgraphNode>(const_cast<void*>(event.node));
+  graph.originalNode = static_cast<CUgraphNode>(const_cast<void*>(event.original_node));
+  graph.nodeType = static_cast<CUgraphNodeType>(event.node_type);
+  graph.graphExec = static_cast<CUgraphExec>(const_cast<void*>(event.exec));
+  CUpti_ResourceData data{};
+  data.context = nullptr;  // devsim's seam carries context uids, not CUcontext handles
+  data.resourceDescriptor = &graph;
+  s->callback(s->userdata, CUPTI_CB_DOMAIN_RESOURCE, event.cbid, &data);
+}
+
 }  // namespace profagent::devsim_cupti

@@ -40,6 +40,8 @@ class CallbackTable {
   // On the calling thread, without any CUPTI lock held (the client may call CUPTI).
   void on_api_enter(const devsim::ApiCall& call);
   void on_api_exit(const devsim::ApiCall& call);
+  // Resource-domain callback of a graph event (CUpti_ResourceData with CUpti_GraphData).
+  void on_graph_event(const devsim::GraphEvent& event);
 
  private:
   bool is_current(CUpti_SubscriberHandle subscriber) const;

@@ -216,4 +216,8 @@ void Session::on_sync(const devsim::SyncRecord& sync) {
   emit(sync_record(sync, [this](uint64_t t) { return to_domain(t); }));
 }
 
+void Session::on_graph_event(const devsim::GraphEvent& event) {
+  if (callbacks_.ever_subscribed()) callbacks_.on_graph_event(event);
+}
+
 }  // namespace profagent::devsim_cupti

@@ -60,6 +60,7 @@ class Session final : public devsim::Tracer {
   void on_sync(const devsim::SyncRecord& sync) override;
   void on_memory(const devsim::MemoryRecord& memory) override;
   void on_memory_pool(const devsim::MemoryPoolRecord& pool) override;
+  void on_graph_event(const devsim::GraphEvent& event) override;
 
  private:
   // Installs this session as devsim's tracer; false if another tracer holds the device.

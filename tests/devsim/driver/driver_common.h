@@ -25,6 +25,10 @@ inline CUresult to_cu(Status s) {
     case Status::StreamCaptureInvalidated: return CUDA_ERROR_STREAM_CAPTURE_INVALIDATED;
     case Status::IllegalState: return CUDA_ERROR_ILLEGAL_STATE;
     case Status::LaunchOutOfResources: return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+    case Status::StreamCaptureIsolation: return CUDA_ERROR_STREAM_CAPTURE_ISOLATION;
+    case Status::OperatingSystem: return CUDA_ERROR_OPERATING_SYSTEM;
+    case Status::GraphExecUpdateFailure: return CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE;
+    case Status::StreamCaptureUnjoined: return CUDA_ERROR_STREAM_CAPTURE_UNJOINED;
   }
   return CUDA_ERROR_UNKNOWN;
 }

@@ -31,7 +31,7 @@ DeviceBatch batch(std::vector<DeviceRecord> records, std::vector<ExternalLink> l
 TEST_CASE("device pool: a linked record goes to the window holding its call, and waits there", "[device_pool]") {
   DevicePool pool;
   // Window 1 (cut 1) holds launch 10; launch 20 is in a later window.
-  WindowClaim first({{10, EventKind::Launch}}, {10}, 0, 1000, 1);
+  WindowClaim first({{10, EventKind::Launch}}, {10}, {}, 0, 1000, 1);
   pool.absorb(batch({}, {{1, 10}, {2, 20}}), 1, 0);
   first.claim(pool);
   CHECK(first.missing() == 1);  // launch 10's kernel has not come
@@ -59,7 +59,7 @@ TEST_CASE("device pool: records nobody claimed are forgotten when old in cuts an
 
 TEST_CASE("device pool: unlinked driver calls go by time and their work follows them", "[device_pool]") {
   DevicePool pool;
-  WindowClaim window({}, {}, 1000, 2000, 3);
+  WindowClaim window({}, {}, {}, 1000, 2000, 3);
   pool.absorb(batch({record(DeviceKind::DriverApi, 7, 1500, "cuLaunchKernel"),
                      record(DeviceKind::Kernel, 7, 2600),           // ran after the cut
                      record(DeviceKind::DriverApi, 8, 2500, "cuLaunchKernel"),  // a later window's
@@ -76,7 +76,7 @@ TEST_CASE("device pool: unlinked driver calls go by time and their work follows 
 
 TEST_CASE("device pool: a driver launch inside a range of the window is waited for", "[device_pool]") {
   DevicePool pool;
-  WindowClaim window({{40, EventKind::Range}, {41, EventKind::Launch}}, {41}, 0, 1000, 1);
+  WindowClaim window({{40, EventKind::Range}, {41, EventKind::Launch}}, {41}, {}, 0, 1000, 1);
   pool.absorb(batch({record(DeviceKind::DriverApi, 3, 100, "cuLaunchKernel"),
                      record(DeviceKind::DriverApi, 4, 120, "cuMemcpyHtoD_v2"),
                      record(DeviceKind::DriverApi, 5, 130, "cuCtxGetCurrent")},
@@ -92,6 +92,22 @@ TEST_CASE("device pool: a driver launch inside a range of the window is waited f
   pool.absorb(batch({record(DeviceKind::Memcpy, 4, 320)}), 1, 0);
   window.claim(pool);
   CHECK(window.missing() == 0);
+}
+
+// A driver launch the CUPTI callback recorded (host event 51, CUPTI correlation 6) inside a
+// range (host event 50): CUPTI links correlation 6 to the range, so the launch's own event is
+// never the link's target. It must still stop waiting when its kernel comes.
+TEST_CASE("device pool: a callback-recorded launch inside a range stops waiting when its work comes", "[device_pool]") {
+  DevicePool pool;
+  WindowClaim window({{50, EventKind::Range}, {51, EventKind::Launch}}, {}, {6}, 0, 1000, 1);
+  pool.absorb(batch({}, {{6, 50}}), 1, 0);
+  window.claim(pool);
+  CHECK(window.missing() == 1);
+  pool.absorb(batch({record(DeviceKind::Kernel, 6, 300)}), 1, 0);
+  window.claim(pool);
+  CHECK(window.missing() == 0);
+  REQUIRE(window.records.size() == 1);
+  CHECK(window.links.at(6) == 50);  // the kernel's External id stays the range's
 }
 
 TEST_CASE("device pool: which host calls expect device work", "[device_pool]") {

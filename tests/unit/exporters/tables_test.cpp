@@ -157,7 +157,8 @@ TEST_CASE("rows sort descending by the key, ties keep first-seen order", "[expor
     CHECK(by_cuda.rows[i - 1].cuda_total_ns >= by_cuda.rows[i].cuda_total_ns);
   }
   CHECK(is_valid_sort_key("self_cuda_time_total"));
-  CHECK_FALSE(is_valid_sort_key("cpu_memory_usage"));
+  CHECK(is_valid_sort_key("cpu_memory_usage"));  // memory columns (PROFAGENT_PROFILE_MEMORY)
+  CHECK_FALSE(is_valid_sort_key("memory"));
   o.sort_by = "no_such_key";
   CHECK(build_table(test::sample_trace(), o).sort_by == "cpu_time_total");
 }

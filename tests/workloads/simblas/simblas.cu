@@ -107,6 +107,25 @@ simblasStatus_t simblasSaxpy(int n, float alpha, const float* x, float* y, cudaS
   return launch(saxpy_function, dim3(blocks_for(n, kSaxpyBlock)), dim3(kSaxpyBlock), stream, params);
 }
 
+simblasStatus_t simblasWorkspaceCreate(size_t bytes, void** workspace) {
+  if (workspace == nullptr || bytes == 0) return SIMBLAS_STATUS_INVALID_VALUE;
+  CUdeviceptr pointer = 0;
+  const CUresult result = cuMemAlloc(&pointer, bytes);
+  if (result != CUDA_SUCCESS) {
+    simblas::last_driver_error.store(int(result), std::memory_order_relaxed);
+    return SIMBLAS_STATUS_LAUNCH_FAILED;
+  }
+  *workspace = reinterpret_cast<void*>(pointer);
+  return SIMBLAS_STATUS_SUCCESS;
+}
+
+simblasStatus_t simblasWorkspaceDestroy(void* workspace) {
+  const CUresult result = cuMemFree(reinterpret_cast<CUdeviceptr>(workspace));
+  if (result == CUDA_SUCCESS) return SIMBLAS_STATUS_SUCCESS;
+  simblas::last_driver_error.store(int(result), std::memory_order_relaxed);
+  return SIMBLAS_STATUS_LAUNCH_FAILED;
+}
+
 const char* simblasGetStatusString(simblasStatus_t status) {
   switch (status) {
     case SIMBLAS_STATUS_SUCCESS: return "SIMBLAS_STATUS_SUCCESS";

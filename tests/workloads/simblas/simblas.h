@@ -31,6 +31,13 @@ SIMBLAS_API simblasStatus_t simblasSgemm(int m, int n, int k, float alpha, const
 SIMBLAS_API simblasStatus_t simblasSaxpy(int n, float alpha, const float* x, float* y,
                                          cudaStream_t stream);
 
+// A workspace of `bytes` device bytes allocated at the driver level (cuMemAlloc), as cuBLAS and
+// cuDNN allocate theirs: a profiler that only interposes cudaMalloc never sees it. The calling
+// thread's context must be current (any runtime call made it so). LAUNCH_FAILED: the driver
+// refused (simblasGetLastDriverError says why).
+SIMBLAS_API simblasStatus_t simblasWorkspaceCreate(size_t bytes, void** workspace);
+SIMBLAS_API simblasStatus_t simblasWorkspaceDestroy(void* workspace);
+
 SIMBLAS_API const char* simblasGetStatusString(simblasStatus_t status);
 
 // The CUresult of the last failed driver call in this library (0 if none), for diagnostics.

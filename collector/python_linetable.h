@@ -1,0 +1,15 @@
+// CPython 3.11's location table (code.co_linetable), read without the interpreter.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace profagent::collector {
+
+// The source line of the instruction at `byte_offset` in a 3.11 code object whose location
+// table is `table` and whose first line is `first_line` — what PyCode_Addr2Line answers.
+// -1 when the table gives that instruction no line or does not reach it. Never reads past
+// `size`.
+int python311_line_at(const uint8_t* table, size_t size, int first_line, int byte_offset) noexcept;
+
+}  // namespace profagent::collector

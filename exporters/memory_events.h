@@ -1,0 +1,32 @@
+// The memory part of trace.json (PROFAGENT_PROFILE_MEMORY), in the shape PyTorch's profiler
+// writes through Kineto, so Perfetto and tools written for PyTorch traces read it as theirs:
+// - one `[memory]` instant event per allocation and free on the thread that made it
+//   ("ph":"i", "cat":"cpu_instant_event", "s":"t") with args `Total Reserved`,
+//   `Total Allocated`, `Bytes` (negative for a free), `Addr`, `Device Id`, `Device Type`
+//   (1 CUDA, 0 CPU: torch's c10::DeviceType; host memory has Device Id -1) and `Ev Idx`;
+// - one `[OutOfMemory]` instant event per failed allocation, with the size asked for;
+// - a counter track per device ("ph":"C", name "Memory (GPU <d>)" or "Memory (CPU pinned)",
+//   args Allocated and Reserved in bytes) with a value at the window's start, after every
+//   record and at the window's end: Perfetto draws it as the memory timeline.
+// - the top-level key "profagent_memory": what the bookkeeping saw and kept (bad frees, drops,
+//   its own size).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "collector/trace.h"
+#include "exporters/json_writer.h"
+
+namespace profagent::exporters {
+
+// `rel` turns an agent-clock ns value into the trace's ts base (ns); returns events written.
+uint64_t write_memory_events(const Trace& trace, JsonWriter& w, const std::function<uint64_t(uint64_t)>& rel);
+
+// `  "profagent_memory": {...},\n` (nothing when memory was not profiled).
+void write_memory_metadata(const Trace& trace, JsonWriter& w);
+
+// The counter track's name for a device.
+std::string memory_track_name(int32_t device);
+
+}  // namespace profagent::exporters
