@@ -185,10 +185,14 @@ bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
   s.python = python_frames_supported();  // decided here, at start-up, not in a hook
   s.backtrace = backtrace;
   g_stacks_on.store(true, std::memory_order_release);
+  if (recording()) g_hook_work.fetch_or(kHookStacks, std::memory_order_relaxed);  // else at the next start
   return true;
 }
 
-void disable_stacks() noexcept { g_stacks_on.store(false, std::memory_order_release); }
+void disable_stacks() noexcept {
+  g_stacks_on.store(false, std::memory_order_release);
+  g_hook_work.fetch_and(uint8_t(~kHookStacks), std::memory_order_relaxed);
+}
 
 StackCounters take_stack_counters() noexcept {
   StackState& s = state();

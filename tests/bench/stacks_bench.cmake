@@ -8,6 +8,7 @@ if(TARGET profagent)
   add_test(NAME bench.stacks
            COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/stacks_bench.py --smoke
                    --program $<TARGET_FILE:stacks_bench_calls> --agent $<TARGET_FILE:profagent>
-                   --devsim ${PROFAGENT_DEVSIM_DIR} --work ${CMAKE_CURRENT_BINARY_DIR}/stacks_bench_work)
+                   --devsim ${PROFAGENT_DEVSIM_DIR} --work ${CMAKE_CURRENT_BINARY_DIR}/stacks_bench_work
+                   --python-ext $<TARGET_FILE:py_cuda_ext>)
   set_tests_properties(bench.stacks PROPERTIES LABELS bench TIMEOUT 600)
 endif()
