@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "fake_module.h"
@@ -212,7 +213,9 @@ no_cfi_call:
 )");
 
 int main(int argc, char** argv) {
-  register_fake_kernels(g_stubs, {"layer_kernel", "update_kernel"});
+  // The runtime keeps the name pointers (as it keeps nvcc's string literals): names live to the end.
+  static const std::vector<std::string> names = {"layer_kernel", "update_kernel"};
+  register_fake_kernels(g_stubs, names);
   const std::string mode = argc > 1 ? argv[1] : "chains";
   const long a = argc > 2 ? std::atol(argv[2]) : 10;
   const long b = argc > 3 ? std::atol(argv[3]) : 10;
