@@ -288,14 +288,16 @@ void say_shape_drops_once(uint64_t dropped) noexcept {
 
 // Stacks cut short or not kept (PROFAGENT_WITH_STACK): said once per process, at the first
 // window that has any (each trace has its window's counts in profagent_drops).
-void say_stack_drops_once(uint64_t truncated, uint64_t lost) noexcept {
+void say_stack_drops_once(const DropCounters& drops) noexcept {
   static std::atomic<bool> said{false};
-  if ((truncated == 0 && lost == 0) || said.exchange(true, std::memory_order_relaxed)) return;
+  if (drops.stacks_truncated == 0 && drops.stacks_lost == 0 && drops.python_frames_lost == 0) return;
+  if (said.exchange(true, std::memory_order_relaxed)) return;
   collector::log(collector::LogLevel::Warn,
                  "call stacks: %llu stopped before the thread's first frame (code without unwind info, or a "
                  "signal during an unwind: the frames found are kept), %llu calls without a stack (the stack "
-                 "table was full)",
-                 (unsigned long long)truncated, (unsigned long long)lost);
+                 "table was full), %llu Python frames left out (unreadable, or too many code objects)",
+                 (unsigned long long)drops.stacks_truncated, (unsigned long long)drops.stacks_lost,
+                 (unsigned long long)drops.python_frames_lost);
 }
 
 // Lines lost while stderr was still the process's own (the logger out of memory, a write
@@ -315,7 +317,7 @@ void note_agent_drops(DropCounters& drops) noexcept {
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
   say_shape_drops_once(drops.shape_records);
-  say_stack_drops_once(drops.stacks_truncated, drops.stacks_lost);
+  say_stack_drops_once(drops);
   say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);
 }
 

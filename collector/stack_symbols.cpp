@@ -158,6 +158,8 @@ void symbolize_window_stacks(Trace& trace) noexcept {
   const StackCounters counters = take_stack_counters();
   trace.drops.stacks_truncated = counters.truncated;
   trace.drops.stacks_lost = counters.lost;
+  const PythonFrameCounters python = python_frame_counters();
+  trace.drops.python_frames_lost = python.unreadable + python.code_table_full + python.during_probe;
   try {
     AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
     Symbolizer symbolizer(trace.stacks);

@@ -139,6 +139,10 @@ struct DropCounters {
   // event has the frames found), and events left without a stack (the stack table was full).
   uint64_t stacks_truncated = 0;
   uint64_t stacks_lost = 0;
+  // Python frames left out of stacks so far in the process (python_frames.h counters: a frame
+  // that failed the layout checks, code objects after the intern table filled, captures while
+  // support was still being decided).
+  uint64_t python_frames_lost = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),
