@@ -3,6 +3,7 @@ through ctypes (a compiled extension, as torch's calls come) from known function
 `file.py(line): function` frames innermost first with the right lines, also from a second
 thread and with the GIL released (ctypes releases it); the DIOPI demo (tests/vendorsim/train.py)
 shows its Python functions under each operator."""
+import glob
 import os
 
 import reliability as R
@@ -100,7 +101,55 @@ def case_diopi_demo(env):
         ", ".join(f"{m}: {len(ops)} kinds" for m, ops in sorted(methods.items()))
 
 
+
+
+MEMORY_SCRIPT = '''
+import ctypes
+
+
+def allocate(n):
+    pointer = ctypes.c_void_p()
+    rt.cudaMalloc(ctypes.byref(pointer), ctypes.c_size_t(n))  # MARK alloc
+    return pointer
+
+
+def release(pointer):
+    rt.cudaFree(pointer)  # MARK free
+
+
+kept = allocate(1 << 20)
+for _ in range(5):
+    release(allocate(4096))
+rt.cudaDeviceSynchronize()
+print("done")
+'''
+
+
+def case_memory_call_sites(env):
+    """With PROFAGENT_PROFILE_MEMORY too, every [memory] event names the Python line that
+    allocated or freed, and the live allocation (a leak at exit) says where it was made."""
+    out = env.out("stacks_memory")
+    text = R.py_runtime(env) + MEMORY_SCRIPT
+    script = os.path.join(out, "memory_calls.py")
+    with open(script, "w") as f:
+        f.write(text)
+    line = marks(text)
+    extra = {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_WITH_STACK": "1", "PROFAGENT_PROFILE_MEMORY": "1"}
+    agent, plain = R.both(env, ["/usr/bin/python3", script], extra)
+    R.expect_unchanged(agent, plain)
+    document = R.one_valid_trace(out)
+    memory = [e for e in document["traceEvents"] if e.get("name") == "[memory]"]
+    R.expect(len(memory) == 11, f"{len(memory)} [memory] events, expected 6 allocations + 5 frees")
+    sites = sorted({e["args"].get("Call site", "").rsplit("/", 1)[-1] for e in memory})
+    want = sorted([f"memory_calls.py({line['alloc']}): allocate", f"memory_calls.py({line['free']}): release"])
+    R.expect(sites == want, f"[memory] call sites {sites}, expected {want}")
+    summary = open(glob.glob(os.path.join(out, "*.summary.ndjson"))[0]).read()
+    R.expect(f"memory_calls.py({line['alloc']}): allocate" in summary, "the live allocation's call site is not in the summary")
+    return f"11 [memory] events at {want}; the leak's call site in the summary"
+
+
 CASES = {
     "stacks_python_ctypes": case_python_ctypes,
     "stacks_python_diopi_demo": case_diopi_demo,
+    "stacks_python_memory_call_sites": case_memory_call_sites,
 }
