@@ -219,7 +219,29 @@ def case_no_unwind_info(env):
     return f"{want['cudaLaunchKernel']} launches kept their innermost frames; {truncated} truncated, said once"
 
 
+def case_off(env):
+    """Without PROFAGENT_WITH_STACK nothing of this exists: no stackFrames, no sf, no Call site,
+    no folded files, and the same events as with stacks (the stack tags never reach the trace)."""
+    runs = {}
+    for label, extra in (("off", {}), ("on", {"PROFAGENT_WITH_STACK": "1"})):
+        out = env.out(f"stacks_{label}")
+        agent = R.run([app(env), "chains", "20"], dict(extra, PROFAGENT_OUTPUT_DIR=out), env.agent, env.devsim)
+        R.expect(agent.returncode == 0, f"{label}: status {agent.returncode}")
+        document = R.one_valid_trace(out)
+        events = R.events(document)
+        runs[label] = (document, events, sorted(os.listdir(out)))
+    document, events, files = runs["off"]
+    R.expect("stackFrames" not in document, "stackFrames without stacks")
+    R.expect(not [e for e in events if "sf" in e or "Call site" in e.get("args", {})], "stack fields without stacks")
+    R.expect(not [f for f in files if f.endswith(".folded")], f"folded files without stacks: {files}")
+    names = lambda evs: sorted(e["name"] for e in evs)
+    R.expect(names(events) == names(runs["on"][1]), "stacks on and off recorded different events")
+    R.expect(len([f for f in runs["on"][2] if f.endswith(".folded")]) == 2, f"with stacks: {runs['on'][2]}")
+    return f"{len(events)} events either way; stack fields and folded files only with stacks"
+
+
 CASES = {
+    "stacks_off": case_off,
     "stacks_chains": case_chains,
     "stacks_threads_64": case_threads,
     "stacks_signal_handler": case_signal_handler,
