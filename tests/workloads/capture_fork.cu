@@ -6,23 +6,16 @@
 #include <cstring>
 #include <vector>
 
-#include <cuda_runtime.h>
-
-#define CHECK(call)                                                                         \
-  do {                                                                                      \
-    cudaError_t status_ = (call);                                                           \
-    if (status_ != cudaSuccess) {                                                           \
-      std::printf("capture_fork: %s failed: %s\n", #call, cudaGetErrorString(status_));     \
-      return 1;                                                                             \
-    }                                                                                       \
-  } while (0)
+#include "workload_check.h"
 
 __global__ void scale(float* data, int n, float factor) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) data[i] *= factor;
 }
 
-int main() {
+namespace {
+
+bool run() {
   constexpr int kN = 1 << 16;
   constexpr int kReplays = 5;
   constexpr size_t kBytes = kN * sizeof(float);
@@ -55,10 +48,7 @@ int main() {
 
   cudaStreamCaptureStatus status;
   CHECK(cudaStreamIsCapturing(forked, &status));
-  if (status != cudaStreamCaptureStatusNone) {
-    std::printf("capture_fork: the forked stream is still capturing\n");
-    return 1;
-  }
+  EXPECT(status == cudaStreamCaptureStatusNone, "the forked stream is still capturing after the capture ended");
   size_t nodes = 0;
   CHECK(cudaGraphGetNodes(graph, nullptr, &nodes));
   cudaGraphExec_t exec;
@@ -89,6 +79,13 @@ int main() {
   cudaFree(right);
   cudaFreeHost(host_in);
   cudaFreeHost(host_out);
+  return ok;
+}
+
+}  // namespace
+
+int main() {
+  const bool ok = run();
   std::printf("capture_fork: %s\n", ok ? "PASSED" : "FAILED");
   return ok ? 0 : 1;
 }
