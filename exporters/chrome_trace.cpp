@@ -452,6 +452,9 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
     if (api_name(h.name) != h.name) a.key("entry point").string(h.name);
   }
   if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key("cuda_error").i64(h.result);
+  // Work issued to a stream being captured into a graph runs only when the graph is launched:
+  // the call has no device record of its own, and the trace says why.
+  if (runtime && (h.flags & kFlagCaptured)) a.key("captured").i64(1);
   if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) {
     a.key("bytes").u64(h.arg0);
   }

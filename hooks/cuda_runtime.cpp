@@ -52,7 +52,9 @@ Payload launch_ex(const cudaLaunchConfig_t* config, const void* function) {
   return launch(function, config != nullptr ? config->stream : nullptr);
 }
 Payload graph_launch(cudaGraphExec_t graph, cudaStream_t stream) {
-  return {EventKind::GraphLaunch, profagent::kFlagAsync, word(graph), word(stream)};
+  // Launched into a capture, a graph becomes a node of the graph being built.
+  const uint8_t flags = profagent::kFlagAsync | (capture::is_capturing(stream) ? profagent::kFlagCaptured : 0);
+  return {EventKind::GraphLaunch, flags, word(graph), word(stream)};
 }
 Payload copy(size_t bytes, cudaMemcpyKind kind, cudaStream_t stream = nullptr, bool async = false) {
   const uint8_t flags = (uint8_t(kind) & profagent::kMemcpyKindMask) | (async ? profagent::kFlagAsync : 0) |
@@ -67,6 +69,12 @@ Payload set(size_t bytes, cudaStream_t stream = nullptr, bool async = false) {
 }
 Payload set_async(size_t bytes, cudaStream_t stream) { return set(bytes, stream, true); }
 Payload wait_for(const void* handle = nullptr) { return {EventKind::Sync, 0, 0, word(handle)}; }
+// Inside a capture (or forking one) a stream's wait is an edge of the graph, not a wait.
+Payload stream_wait(cudaStream_t stream, cudaEvent_t event) {
+  Payload p = wait_for(event);
+  if (capture::is_capturing(stream) || capture::is_capture_event(event)) p.flags |= profagent::kFlagCaptured;
+  return p;
+}
 Payload runtime(uint64_t arg0 = 0, uint64_t arg1 = 0) { return {EventKind::Runtime, 0, arg0, arg1}; }
 
 constexpr cudaMemcpyKind kPeer = cudaMemcpyDeviceToDevice;
@@ -121,10 +129,10 @@ PROFAGENT_HOOK(cudaDeviceSynchronize, (), (), wait_for())
 PROFAGENT_HOOK(cudaStreamSynchronize, (cudaStream_t st), (st), wait_for(st))
 PROFAGENT_HOOK(cudaStreamSynchronize_ptsz, (cudaStream_t st), (st), wait_for(st))
 PROFAGENT_HOOK(cudaEventSynchronize, (cudaEvent_t e), (e), wait_for(e))
-PROFAGENT_HOOK(cudaStreamWaitEvent, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), wait_for(e))
-PROFAGENT_HOOK(cudaStreamWaitEvent_ptsz, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), wait_for(e))
-PROFAGENT_HOOK(cudaEventRecord, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)))
-PROFAGENT_HOOK(cudaEventRecord_ptsz, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)))
+PROFAGENT_HOOK_THEN(cudaStreamWaitEvent, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), stream_wait(st, e), capture::wait_event(st, e, result))
+PROFAGENT_HOOK_THEN(cudaStreamWaitEvent_ptsz, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), stream_wait(st, e), capture::wait_event(st, e, result))
+PROFAGENT_HOOK_THEN(cudaEventRecord, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)), capture::record_event(e, st, result))
+PROFAGENT_HOOK_THEN(cudaEventRecord_ptsz, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)), capture::record_event(e, st, result))
 PROFAGENT_HOOK(cudaProfilerStart, (), (), runtime())
 PROFAGENT_HOOK(cudaProfilerStop, (), (), runtime())
 

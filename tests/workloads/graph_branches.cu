@@ -14,14 +14,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t err_ = (call);                                                       \
-    if (err_ != cudaSuccess) {                                                       \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorName(err_));                   \
-      return false;                                                                  \
-    }                                                                                \
-  } while (0)
+#include "workload_check.h"
 
 __global__ void branch_left(const float* in, float* out, int n) {
   int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -11,14 +11,7 @@
 #include <cstring>
 #include <vector>
 
-#define CHECK(call)                                                  \
-  do {                                                               \
-    cudaError_t err_ = (call);                                       \
-    if (err_ != cudaSuccess) {                                       \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorName(err_));   \
-      return false;                                                  \
-    }                                                                \
-  } while (0)
+#include "workload_check.h"
 
 constexpr int kTile = 32;
 constexpr int kN = 512;  // matrices are kN x kN

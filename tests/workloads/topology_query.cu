@@ -6,14 +6,7 @@
 #include <cstdio>
 #include <cstring>
 
-#define CHECK(call)                                                                  \
-  do {                                                                               \
-    cudaError_t err_ = (call);                                                       \
-    if (err_ != cudaSuccess) {                                                       \
-      std::printf("FAIL %s: %s\n", #call, cudaGetErrorName(err_));                   \
-      return false;                                                                  \
-    }                                                                                \
-  } while (0)
+#include "workload_check.h"
 
 __global__ void stage_through_shared(const float* in, float* out, int n) {
   extern __shared__ float tile[];

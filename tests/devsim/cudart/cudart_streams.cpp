@@ -1,5 +1,6 @@
 // Streams, events and host functions of the runtime API, with their _ptsz twins.
 #include "cudart_common.h"
+#include "graph.h"
 #include "ops.h"
 
 using namespace devsim;
@@ -58,7 +59,13 @@ cudaError_t wait_event_impl(ApiScope& scope, cudaStream_t stream, cudaEvent_t ev
   uint64_t start = now_ns();
   const uint64_t record_id = event_record_id(e);
   Status st = stream_wait_event(s, e, scope.correlation_id());
-  if (st == Status::Ok) report_sync(scope, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, s, e, start, record_id);
+  // Inside a capture the wait becomes an edge of the graph, not a wait on the device: real
+  // CUPTI reports no synchronization for it.
+  uint64_t capture_id = 0;
+  const bool captured = capture_status(s, &capture_id) != 0;
+  if (st == Status::Ok && !captured) {
+    report_sync(scope, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, s, e, start, record_id);
+  }
   return rt::finish(scope, st);
 }
 

@@ -64,20 +64,29 @@ void fill_kernel_geometry(const devsim::OpRecord& op, CUpti_ActivityKernel10& r)
   r.sharedMemoryExecuted = static_cast<uint32_t>(op.static_shared_memory + op.dynamic_shared_memory);
 }
 
+// The fields every device-operation record (kernel, memcpy, peer memcpy, memset) carries under
+// the same names.
+template <typename Record>
+void fill_op_fields(const devsim::OpRecord& op, const TimeMap& time, Record& r) {
+  r.start = time(op.start_ns);
+  r.end = time(op.end_ns);
+  r.deviceId = op.device_id;
+  r.contextId = op.context_id;
+  r.streamId = op.stream_id;
+  r.correlationId = op.correlation_id;
+  r.graphNodeId = op.graph_node_id;
+  r.graphId = op.graph_id;
+}
+
 }  // namespace
 
 CUpti_ActivityKernel10 kernel_record(const devsim::OpRecord& op, const KernelOptions& options,
                                      const TimeMap& time) {
   CUpti_ActivityKernel10 r{};
   r.kind = options.kind;
-  r.start = time(op.start_ns);
-  r.end = time(op.end_ns);
+  fill_op_fields(op, time, r);
   r.completed = r.end;  // no child kernels: completion is the kernel's own end
-  r.deviceId = op.device_id;
-  r.contextId = op.context_id;
-  r.streamId = op.stream_id;
   fill_kernel_geometry(op, r);
-  r.correlationId = op.correlation_id;
   r.gridId = next_grid_id();
   r.name = intern_name(op.name);
   // Real CUPTI reports queued/submitted only after cuptiActivityEnableLatencyTimestamps(1);
@@ -85,8 +94,6 @@ CUpti_ActivityKernel10 kernel_record(const devsim::OpRecord& op, const KernelOpt
   r.queued = options.latency_timestamps ? time(op.queued_ns) : 0;
   r.submitted = options.latency_timestamps ? time(op.submitted_ns) : 0;
   r.launchType = op.launch_type;
-  r.graphNodeId = op.graph_node_id;
-  r.graphId = op.graph_id;
   r.shmemLimitConfig = CUPTI_FUNC_SHMEM_LIMIT_DEFAULT;
   return r;
 }
@@ -99,16 +106,9 @@ CUpti_ActivityMemcpy6 memcpy_record(const devsim::OpRecord& op, const TimeMap& t
   r.dstKind = op.dst_kind;
   r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
   r.bytes = op.bytes;
-  r.start = time(op.start_ns);
-  r.end = time(op.end_ns);
-  r.deviceId = op.device_id;
-  r.contextId = op.context_id;
-  r.streamId = op.stream_id;
-  r.correlationId = op.correlation_id;
+  fill_op_fields(op, time, r);
   // devsim gives one correlation id per public call, so the runtime's equals the driver's.
   r.runtimeCorrelationId = op.correlation_id;
-  r.graphNodeId = op.graph_node_id;
-  r.graphId = op.graph_id;
   r.copyCount = 1;
   return r;
 }
@@ -118,16 +118,9 @@ CUpti_ActivityMemset4 memset_record(const devsim::OpRecord& op, const TimeMap& t
   r.kind = CUPTI_ACTIVITY_KIND_MEMSET;
   r.value = op.memset_value;
   r.bytes = op.bytes;
-  r.start = time(op.start_ns);
-  r.end = time(op.end_ns);
-  r.deviceId = op.device_id;
-  r.contextId = op.context_id;
-  r.streamId = op.stream_id;
-  r.correlationId = op.correlation_id;
+  fill_op_fields(op, time, r);
   r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0;
   r.memoryKind = op.memory_kind;
-  r.graphNodeId = op.graph_node_id;
-  r.graphId = op.graph_id;
   return r;
 }
 
@@ -139,18 +132,11 @@ CUpti_ActivityMemcpyPtoP4 peer_memcpy_record(const devsim::OpRecord& op, const T
   r.dstKind = op.dst_kind;
   r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
   r.bytes = op.bytes;
-  r.start = time(op.start_ns);
-  r.end = time(op.end_ns);
-  r.deviceId = op.device_id;
-  r.contextId = op.context_id;
-  r.streamId = op.stream_id;
+  fill_op_fields(op, time, r);
   r.srcDeviceId = op.src_device_id;
   r.srcContextId = op.src_device_id + 1;  // one primary context per device, uid = ordinal + 1
   r.dstDeviceId = op.dst_device_id;
   r.dstContextId = op.dst_device_id + 1;
-  r.correlationId = op.correlation_id;
-  r.graphNodeId = op.graph_node_id;
-  r.graphId = op.graph_id;
   return r;
 }
 
