@@ -111,7 +111,11 @@ class Joiner {
   // A stack tag follows its event on the same thread (event.h): it names the last record's
   // stack. The id is the raw interned one here; the window's symbolisation renumbers it.
   void attach_stack(const HostEvent& tag) {
-    if (!trace_.host.empty() && trace_.host.back().id == tag.id) trace_.host.back().stack = uint32_t(tag.arg0);
+    if (!trace_.host.empty() && trace_.host.back().id == tag.id) {
+      trace_.host.back().stack = uint32_t(tag.arg0);
+    } else {
+      ++counts_.orphan_stacks;
+    }
   }
 
   void build_host_records() {

@@ -136,7 +136,8 @@ struct DropCounters {
   // was full, or an argument did not fit a record (collector/shapes.h).
   uint64_t shape_records = 0;
   // PROFAGENT_WITH_STACK: stacks the unwinder could not follow to the thread's first frame (the
-  // event has the frames found), and events left without a stack (the stack table was full).
+  // event has the frames found), and events left without a stack (the stack table was full, or
+  // a window cut fell between a call and its stack tag).
   uint64_t stacks_truncated = 0;
   uint64_t stacks_lost = 0;
   // Python frames left out of stacks so far in the process (python_frames.h counters: a frame

@@ -296,6 +296,7 @@ Trace join_part(Session& s, CutWindow& window) {
                   std::move(claim.records), &claim.links, std::move(links)};
   JoinCounts counts = join(std::move(input), trace);
   symbolize_window_stacks(trace);
+  trace.drops.stacks_lost += counts.orphan_stacks;
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
   absorb_device_memory(window.memory, trace.end_ns);

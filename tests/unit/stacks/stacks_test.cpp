@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collector/api.h"
+#include "collector/join.h"
 #include "collector/stack_symbols.h"
 #include "collector/stack_table.h"
 #include "collector/stacks.h"
@@ -156,6 +157,28 @@ TEST_CASE("a capture re-entered on its thread (a signal during an unwind) gives 
   CHECK(take_stack_counters().truncated == 1);
   CHECK(capture_in_middle() != kNoStack);
   CHECK(take_stack_counters().truncated == 0);
+}
+
+TEST_CASE("the join gives a call the stack tag that follows it; a tag without its call is counted") {
+  JoinInput input;
+  ThreadEvents& thread = input.threads.emplace_back();
+  thread.tid = 7;
+  auto event = [&](uint64_t id, EventKind kind, uint64_t arg0) {
+    HostEvent e{};
+    e.start = 100 * id, e.end = 100 * id + 50, e.id = id, e.kind = uint8_t(kind), e.arg0 = arg0;
+    thread.events.push_back(e);
+  };
+  event(5, EventKind::StackTag, 9);  // its call went to the previous window
+  event(6, EventKind::Runtime, 0);
+  event(6, EventKind::StackTag, 3);
+  event(7, EventKind::Runtime, 0);  // recorded without a stack
+  Trace trace;
+  const JoinCounts counts = join(std::move(input), trace);
+  REQUIRE(trace.host.size() == 2);  // tags are no records
+  CHECK(trace.host[0].id == 6);
+  CHECK(trace.host[0].stack == 3);
+  CHECK(trace.host[1].stack == 0);
+  CHECK(counts.orphan_stacks == 1);
 }
 
 // ---- exporters over a hand-made trace ---------------------------------------------------
