@@ -35,6 +35,7 @@ struct OpenRange {
   uint64_t start;
   uint64_t id;
   profagent::NameId name;
+  uint32_t stack;  // where the range was pushed (PROFAGENT_WITH_STACK), else 0
   bool recorded;  // false: opened while not recording; pop must not record or pop an id
 };
 
@@ -68,6 +69,7 @@ void record_range(const OpenRange& range) noexcept {
   event.name = range.name;
   event.kind = uint8_t(profagent::EventKind::Range);
   profagent::collector::record(event);
+  profagent::collector::record_stack(range.id, range.stack, event.end);
 }
 
 void push_range(const char* name) noexcept {
@@ -81,6 +83,7 @@ void push_range(const char* name) noexcept {
   if (!range.recorded) return;
   range.name = profagent::collector::intern(name != nullptr ? name : "");
   range.id = profagent::collector::new_event_id();
+  range.stack = profagent::collector::stacks_on() ? profagent::collector::capture_stack() : 0;
   range.start = profagent::collector::now();
   // Device work issued inside the range — also by libraries that call the driver directly,
   // which no hook sees — is attributed to it through the external correlation id.

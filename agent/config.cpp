@@ -101,12 +101,25 @@ bool parse_sort_by(std::string_view text, std::string& out) {
   return true;
 }
 
-// As key_averages(group_by_input_shape=True): "input_shape" splits operator rows per shapes.
-bool parse_group_by(std::string_view text, bool& by_input_shape) {
+// As key_averages(group_by_input_shape=True): "input_shape" splits operator rows per shapes;
+// as key_averages(group_by_stack_n=N): "stack_n:N" splits rows per their N innermost frames.
+bool parse_group_by(std::string_view text, Config& c) {
   const std::string key = lower(trim(text));
+  constexpr std::string_view kStack = "stack_n:";
+  if (key.rfind(kStack, 0) == 0) {
+    uint32_t n = 0;
+    if (!parse_int<uint32_t>(std::string_view(key).substr(kStack.size()), n, 1, 64)) return false;
+    c.group_by_stack_n = n, c.group_by_input_shape = false;
+    return true;
+  }
   if (key != "input_shape" && key != "none" && !key.empty()) return false;
-  by_input_shape = key == "input_shape";
+  c.group_by_input_shape = key == "input_shape", c.group_by_stack_n = 0;
   return true;
+}
+
+std::string group_by_text(const Config& c) {
+  if (c.group_by_stack_n != 0) return "stack_n:" + std::to_string(c.group_by_stack_n);
+  return c.group_by_input_shape ? "input_shape" : "none";
 }
 
 constexpr std::array<std::string_view, 7> kLevelNames = {"trace", "debug", "info", "warn",
@@ -175,7 +188,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 22> kVariables = {{
+const std::array<Variable, 23> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -199,10 +212,11 @@ const std::array<Variable, 22> kVariables = {{
     PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),
     PROFAGENT_BOOL_VARIABLE("PROFILE_MEMORY", profile_memory),
     PROFAGENT_BOOL_VARIABLE("WITH_STACK", with_stack),
+    {"STACK_DEPTH", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.stack_depth, 1, 64); },
+     [](const Config& c) { return std::to_string(c.stack_depth); }},
     {"SORT_BY", [](std::string_view t, Config& c) { return parse_sort_by(t, c.sort_by); },
      [](const Config& c) { return c.sort_by; }},
-    {"GROUP_BY", [](std::string_view t, Config& c) { return parse_group_by(t, c.group_by_input_shape); },
-     [](const Config& c) { return std::string(c.group_by_input_shape ? "input_shape" : "none"); }},
+    {"GROUP_BY", parse_group_by, group_by_text},
     {"ROW_LIMIT", [](std::string_view t, Config& c) { return parse_int<int64_t>(t, c.row_limit, -1, INT32_MAX); },
      [](const Config& c) { return std::to_string(c.row_limit); }},
     {"LOG_LEVEL", [](std::string_view t, Config& c) { return parse_log_level(t, c.log_level); },

@@ -1,3 +1,4 @@
+#include "agent/stacks_glue.h"
 #include "agent/lifecycle.h"
 
 #include <sys/auxv.h>
@@ -126,6 +127,7 @@ AgentState initialise() noexcept {
       log(LogLevel::Error, "the collector could not start; profiling is off for this process");
       return AgentState::Disabled;
     }
+    start_stacks(*g_config);  // before the first hooked call can record
     hooks::set_first_cuda_use_callback(on_first_cuda_use);
     // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
     // dlopen hook). Never exported: a defined diopi* symbol would make operators the vendor
@@ -172,6 +174,7 @@ exporters::ExportOptions export_options(const Config& config) {
   options.output_dir = config.output_dir;
   options.table.sort_by = config.sort_by;
   options.table.group_by_input_shape = config.group_by_input_shape;
+  options.table.group_by_stack_n = config.group_by_stack_n;
   options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);  // exporter: <= 0 is all
   return options;
 }
@@ -283,6 +286,20 @@ void say_shape_drops_once(uint64_t dropped) noexcept {
                  (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
 }
 
+// Stacks cut short or not kept (PROFAGENT_WITH_STACK): said once per process, at the first
+// window that has any (each trace has its window's counts in profagent_drops).
+void say_stack_drops_once(const DropCounters& drops) noexcept {
+  static std::atomic<bool> said{false};
+  if (drops.stacks_truncated == 0 && drops.stacks_lost == 0 && drops.python_frames_lost == 0) return;
+  if (said.exchange(true, std::memory_order_relaxed)) return;
+  collector::log(collector::LogLevel::Warn,
+                 "call stacks: %llu stopped before the thread's first frame (code without unwind info, or a "
+                 "signal during an unwind: the frames found are kept), %llu calls without a stack (the stack "
+                 "table was full), %llu Python frames left out (unreadable, or too many code objects)",
+                 (unsigned long long)drops.stacks_truncated, (unsigned long long)drops.stacks_lost,
+                 (unsigned long long)drops.python_frames_lost);
+}
+
 // Lines lost while stderr was still the process's own (the logger out of memory, a write
 // error) are said once here; with stderr replaced, only the trace can say it.
 void say_unprinted_lines_once(uint64_t dropped, bool stderr_replaced) noexcept {
@@ -300,6 +317,7 @@ void note_agent_drops(DropCounters& drops) noexcept {
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
   say_shape_drops_once(drops.shape_records);
+  say_stack_drops_once(drops);
   say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);
 }
 

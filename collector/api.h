@@ -10,8 +10,9 @@
 //   id = new_event_id(); start = now();
 //   push_external_id(id);  result = real(args...);  pop_external_id();
 //   end = now(); if (HostEvent* e = begin_record()) { ...fill e...; commit_record(); }
-// (hooks/hook.h wraps this in one template.) The per-call steps are inline below: tests/bench
-// counted ~50 instructions of call frames when they were out of line.
+// (hooks/hook.h wraps this in one template.) The per-call steps are inline below, always: tests/bench
+// counted ~50 instructions of call frames when they were out of line, and GCC stops inlining
+// them by itself once a hook has two recording paths (with and without stacks).
 #pragma once
 
 #include <atomic>
@@ -44,7 +45,10 @@ inline bool recording() noexcept {
 // path of every hook is this load, a test and a jump to the real function (at most 3 ns).
 // kHookFirstUse is set until the hooks have run their first-use steps (hooks/hook.h clears
 // it); the session keeps kHookRecording equal to recording(); step markers set kHookMarking.
-enum HookWorkBits : uint8_t { kHookRecording = 1, kHookMarking = 2, kHookFirstUse = 4 };
+// kHookStacks goes with kHookRecording while call stacks are on (PROFAGENT_WITH_STACK): a
+// recording hook tells the two cases apart by the byte it reads anyway, so stacks off add no
+// instruction to its path.
+enum HookWorkBits : uint8_t { kHookRecording = 1, kHookMarking = 2, kHookFirstUse = 4, kHookStacks = 8 };
 extern std::atomic<uint8_t> g_hook_work;
 inline uint8_t hook_work() noexcept { return g_hook_work.load(std::memory_order_relaxed); }
 
@@ -176,7 +180,7 @@ struct EventCursor {
 extern __thread EventCursor* tls_cursor __attribute__((tls_model("initial-exec")));
 
 uint64_t new_event_id_slow() noexcept;  // registers the thread first
-inline uint64_t new_event_id() noexcept {
+__attribute__((always_inline)) inline uint64_t new_event_id() noexcept {
   EventCursor* cursor = tls_cursor;
   if (__builtin_expect(cursor == nullptr, 0)) return new_event_id_slow();
   return cursor->id_base | (++cursor->id_counter & 0xffffffffu);
@@ -187,14 +191,14 @@ inline uint64_t new_event_id() noexcept {
 // publishes it. Never blocks, never allocates after the thread's first chunk. Nothing else
 // may be recorded on this thread between the two calls.
 HostEvent* begin_record_slow() noexcept;  // registers the thread or takes the next chunk
-inline HostEvent* begin_record() noexcept {
+__attribute__((always_inline)) inline HostEvent* begin_record() noexcept {
   EventCursor* cursor = tls_cursor;
   if (__builtin_expect(cursor != nullptr && cursor->used < cursor->capacity, 1)) {
     return &cursor->slots[cursor->used];
   }
   return begin_record_slow();
 }
-inline void commit_record() noexcept {
+__attribute__((always_inline)) inline void commit_record() noexcept {
   EventCursor* cursor = tls_cursor;
   cursor->committed->store(++cursor->used, std::memory_order_release);
 }
@@ -205,6 +209,21 @@ inline void record(const HostEvent& event) noexcept {
     *slot = event;
     commit_record();
   }
+}
+
+// ---- call stacks (PROFAGENT_WITH_STACK; collector/stacks.h) -----------------------------------
+// While stacks are on, a recorded event is followed by a StackTag event naming its interned
+// stack (event.h). Off, this costs the hooks one relaxed load of a flag that never changes.
+extern std::atomic<bool> g_stacks_on;
+inline bool stacks_on() noexcept { return g_stacks_on.load(std::memory_order_relaxed); }
+// This thread's call stack here, the agent's own frames removed, interned; 0 when none could be
+// taken (counted). Return addresses only: symbols are looked up at export.
+uint32_t capture_stack() noexcept;
+// Records the StackTag of event `event_id` (time `at`, the event's end: it stays in the event's
+// window). Nothing for stack 0.
+void record_stack(uint64_t event_id, uint32_t stack, uint64_t at) noexcept;
+inline void record_call_stack(uint64_t event_id, uint64_t at) noexcept {
+  if (__builtin_expect(stacks_on(), 0)) record_stack(event_id, capture_stack(), at);
 }
 
 // Interns a name (not for the hot path: hooks intern their API name once).

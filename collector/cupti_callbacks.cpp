@@ -134,6 +134,8 @@ void record_call(const CallKind& slot, uint64_t start, const CUpti_CallbackData&
   event->flags = uint8_t(slot.flags.load(std::memory_order_relaxed) | kFlagCallback | (result != 0 ? kFlagFailed : 0));
   event->result = int16_t(result < INT16_MIN ? INT16_MIN : result > INT16_MAX ? INT16_MAX : result);
   commit_record();
+  // Inside the driver: the stack starts with the driver's and CUPTI's frames, then the caller's.
+  record_call_stack(id, end);
 }
 
 void on_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept {

@@ -26,6 +26,11 @@ enum class EventKind : uint8_t {
   Operator,    // a vendor operator (DIOPI). arg0 = shape record index + 1, or 0
   Range,       // a user range (profagent_range_push/pop, NVTX)
   Step,        // ProfilerStep#N. arg0 = step number
+  // Not a call: the call stack of the event with the same id, recorded right after it on the
+  // same thread, only when stacks are on (PROFAGENT_WITH_STACK), so that events stay 48 bytes
+  // for everyone. arg0 = interned stack id (collector/stack_table.h). The join folds it into
+  // its event's record.
+  StackTag,
 };
 
 enum EventFlags : uint8_t {

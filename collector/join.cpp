@@ -108,6 +108,16 @@ class Joiner {
     }
   }
 
+  // A stack tag follows its event on the same thread (event.h): it names the last record's
+  // stack. The id is the raw interned one here; the window's symbolisation renumbers it.
+  void attach_stack(const HostEvent& tag) {
+    if (!trace_.host.empty() && trace_.host.back().id == tag.id) {
+      trace_.host.back().stack = uint32_t(tag.arg0);
+    } else {
+      ++counts_.orphan_stacks;
+    }
+  }
+
   void build_host_records() {
     size_t total = 0;
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
@@ -115,6 +125,10 @@ class Joiner {
     prefer_huge_pages(trace_.host.data(), trace_.host.capacity() * sizeof(HostRecord));
     for (const ThreadEvents& thread : in_.threads) {
       for (const HostEvent& event : thread.events) {
+        if (EventKind(event.kind) == EventKind::StackTag) {
+          attach_stack(event);
+          continue;
+        }
         fill_host_record(trace_.host.emplace_back(), thread, event);
       }
     }

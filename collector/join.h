@@ -42,6 +42,9 @@ struct JoinInput {
 struct JoinCounts {
   uint64_t unmatched = 0;  // device records with no link at all: kept with host = -1
   uint64_t late = 0;       // linked to a host event that is not in this window: dropped
+  // Stack tags whose call is not the record before them: a window cut fell between the call's
+  // event and its tag (the call went to the previous window). That call has no stack.
+  uint64_t orphan_stacks = 0;
 };
 
 // Fills trace.host (sorted by tid, start) and trace.device (sorted by start). A runtime call's

@@ -184,10 +184,11 @@ bool started() noexcept { return session().started.load(); }
 
 void set_record_state(RecordState state) noexcept {
   g_record_state.store(uint8_t(state), std::memory_order_relaxed);
+  const uint8_t bits = kHookRecording | (stacks_on() ? kHookStacks : 0);
   if (state == RecordState::Off) {
-    g_hook_work.fetch_and(uint8_t(~kHookRecording), std::memory_order_relaxed);
+    g_hook_work.fetch_and(uint8_t(~bits), std::memory_order_relaxed);
   } else {
-    g_hook_work.fetch_or(kHookRecording, std::memory_order_relaxed);
+    g_hook_work.fetch_or(bits, std::memory_order_relaxed);
   }
 }
 

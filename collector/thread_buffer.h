@@ -35,6 +35,7 @@ struct ThreadBuffer : EventCursor {
   Chunk* tail = nullptr;
   std::atomic<uint64_t> dropped{0};      // only the writer stores (no read-modify-write)
   std::atomic<Chunk*> head{nullptr};     // first chunk, published by the writer once
+  bool unwinding = false;                // a call stack is being taken (collector/stacks.cpp)
 
   // Reader side (registry lock held).
   Chunk* read_chunk = nullptr;

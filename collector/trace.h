@@ -37,6 +37,24 @@ struct HostRecord {
   int64_t parent = kNoIndex;   // index of the innermost enclosing host record on the thread
   std::vector<std::vector<int64_t>> input_dims;  // Operator with record_shapes
   std::vector<std::string> input_types;
+  uint32_t stack = 0;          // PROFAGENT_WITH_STACK: 1 + index into Trace::stacks.stacks; 0 none
+};
+
+// One symbolised frame of a call stack.
+struct StackFrame {
+  bool python = false;   // a Python frame: file/line/function are the Python source's
+  uint64_t address = 0;  // native: the return address (0 for Python frames)
+  std::string function;  // demangled C++ name, or the Python function ("" when unknown)
+  std::string module;    // native: the shared object's path (the executable's too)
+  std::string file;      // source file ("" without debug info)
+  int line = 0;          // 0 without debug info
+};
+
+// The window's distinct call stacks, each written once (exporters refer to them by index).
+struct CallStacks {
+  std::vector<StackFrame> frames;                 // distinct frames
+  std::vector<std::vector<uint32_t>> stacks;      // frame indexes, innermost first
+  bool empty() const noexcept { return stacks.empty(); }
 };
 
 enum class DeviceKind : uint8_t { Kernel, Memcpy, Memset, Sync, DriverApi };
@@ -117,6 +135,15 @@ struct DropCounters {
   // Operators recorded without their input shapes (PROFAGENT_RECORD_SHAPES): the shape store
   // was full, or an argument did not fit a record (collector/shapes.h).
   uint64_t shape_records = 0;
+  // PROFAGENT_WITH_STACK: stacks the unwinder could not follow to the thread's first frame (the
+  // event has the frames found), and events left without a stack (the stack table was full, or
+  // a window cut fell between a call and its stack tag).
+  uint64_t stacks_truncated = 0;
+  uint64_t stacks_lost = 0;
+  // Python frames left out of stacks so far in the process (python_frames.h counters: a frame
+  // that failed the layout checks, code objects after the intern table filled, captures while
+  // support was still being decided).
+  uint64_t python_frames_lost = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),
@@ -205,6 +232,7 @@ struct Trace {
   std::vector<HostRecord> host;      // sorted by (tid, start_ns)
   std::vector<DeviceRecord> device;  // sorted by start_ns
   std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
+  CallStacks stacks;                 // HostRecord::stack and MemoryRecord::stack refer to these
   MemoryReport memory;
   DropCounters drops;
   std::vector<std::pair<std::string, std::string>> config;  // effective PROFAGENT_* config

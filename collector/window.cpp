@@ -17,6 +17,7 @@
 #include "collector/names.h"
 #include "collector/process_info.h"
 #include "collector/session_state.h"
+#include "collector/stack_symbols.h"
 
 namespace profagent::collector {
 namespace {
@@ -170,7 +171,10 @@ WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
   for (const ThreadEvents& thread : threads) {
     for (const HostEvent& event : thread.events) {
       const EventKind kind = EventKind(event.kind);
-      if (kind == EventKind::Runtime || kind == EventKind::Alloc || kind == EventKind::Free) continue;
+      if (kind == EventKind::Runtime || kind == EventKind::Alloc || kind == EventKind::Free ||
+          kind == EventKind::StackTag) {
+        continue;
+      }
       ids.kinds.emplace(event.id, kind);
       if (!expects_device_work(event)) continue;
       // A call the CUPTI callback recorded is known by its own correlation id, which its work
@@ -291,6 +295,8 @@ Trace join_part(Session& s, CutWindow& window) {
   JoinInput input{std::move(window.threads), names_snapshot(), kernel_names_snapshot(), window.converter,
                   std::move(claim.records), &claim.links, std::move(links)};
   JoinCounts counts = join(std::move(input), trace);
+  symbolize_window_stacks(trace);
+  trace.drops.stacks_lost += counts.orphan_stacks;
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
   absorb_device_memory(window.memory, trace.end_ns);

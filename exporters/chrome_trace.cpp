@@ -3,7 +3,9 @@
 
 #include "exporters/cupti_cbids.h"
 #include "exporters/occupancy.h"
+#include "exporters/stack_text.h"
 #include "exporters/trace_links.h"
+#include "exporters/trace_stack_frames.h"
 
 #include <algorithm>
 #include <cstring>
@@ -167,7 +169,8 @@ class Args {
 
 class ChromeTraceWriter {
  public:
-  ChromeTraceWriter(const Trace& t, JsonWriter& w) : t_(t), w_(w), base_(base_time_ns(t)), links_(t) {}
+  ChromeTraceWriter(const Trace& t, JsonWriter& w)
+      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t) {}
   void write(std::string_view trace_name);
   uint64_t events() const { return events_; }
 
@@ -204,6 +207,11 @@ class ChromeTraceWriter {
   void window_end();
   void begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
                uint64_t start, uint64_t end);
+  void stack_frame_id(uint64_t sf) {
+    if (sf == 0) return;
+    w_.raw(",\"sf\":");
+    w_.u64(sf);
+  }
   void end_event() {
     w_.raw("},\n");
     ++events_;
@@ -213,6 +221,7 @@ class ChromeTraceWriter {
   JsonWriter& w_;
   uint64_t base_;
   TraceLinks links_;
+  TraceStackFrames stack_frames_;
   uint64_t events_ = 0;
   std::unordered_map<uint64_t, uint64_t> fallback_flow_;  // flow ids of launchers without one
   std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;
@@ -243,7 +252,12 @@ void ChromeTraceWriter::write(std::string_view trace_name) {
   host_rows_.add(t_.process.pid, t_.process.pid);  // the row of "Record Window End"
   row_metadata();
   window_end();
-  w_.raw("],\n  \"traceName\": ");
+  w_.raw("],\n");
+  if (!stack_frames_.empty()) {
+    stack_frames_.write(w_);
+    w_.raw(",\n");
+  }
+  w_.raw("  \"traceName\": ");
   w_.string(trace_name);
   w_.raw("\n}\n");
 }
@@ -313,6 +327,9 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"stderr_replaced\":"), w_.boolean(t_.drops.stderr_replaced);
   w_.raw(",\"plain_dlopen_calls\":"), w_.u64(t_.drops.plain_dlopen_calls);
   w_.raw(",\"shape_records\":"), w_.u64(t_.drops.shape_records);
+  w_.raw(",\"stacks_truncated\":"), w_.u64(t_.drops.stacks_truncated);
+  w_.raw(",\"stacks_lost\":"), w_.u64(t_.drops.stacks_lost);
+  w_.raw(",\"python_frames_lost\":"), w_.u64(t_.drops.python_frames_lost);
   w_.raw(",\"memory_records\":"), w_.u64(t_.memory.dropped_records);
   w_.raw("},\n");
   write_memory_metadata(t_, w_);
@@ -417,6 +434,7 @@ void ChromeTraceWriter::host_event(std::size_t index) {
   if (is_runtime_kind(h.kind)) name = api_name(name);
   begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
   host_args(h);
+  stack_frame_id(stack_frames_.sf_of(h));
   end_event();
   flow_starts(false, index, pid, tid, h.start_ns);
 }
@@ -442,6 +460,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
   }
   if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key("kernel").string(h.kernel_name);
   if (h.kind == EventKind::Step) a.key("step").u64(h.arg0);
+  if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key("Call site").string(call_site(t_, *stack));
   if (!h.input_dims.empty()) {
     a.key("Input Dims").raw("[");
     for (std::size_t i = 0; i < h.input_dims.size(); ++i) {
@@ -541,6 +560,8 @@ void ChromeTraceWriter::device_event(const DeviceRecord& d) {
   if (d.external_id != 0) a.key("External id").u64(d.external_id);
   gpu_args(d, a);
   a.close();
+  // The stack of the call that issued the work: clicking a kernel shows the line that launched it.
+  if (d.host >= 0 && size_t(d.host) < t_.host.size()) stack_frame_id(stack_frames_.sf_of(t_.host[d.host]));
   end_event();
   flow_end(d);
 }

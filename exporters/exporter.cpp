@@ -4,6 +4,7 @@
 
 #include "exporters/chrome_trace.h"
 #include "exporters/file_names.h"
+#include "exporters/folded_stacks.h"
 #include "exporters/json_writer.h"
 #include "exporters/memory_summary.h"
 #include "exporters/output_file.h"
@@ -51,6 +52,16 @@ void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
   result.paths.push_back(sink.location(published.empty() ? name : published));
 }
 
+// One folded file per metric (folded_stacks.h), written even when empty: a missing file would
+// look like a failed export.
+void write_folded_files(const Trace& trace, const std::string& stem, OutputSink& sink, ExportResult& result) {
+  for (FoldedMetric metric : {FoldedMetric::SelfCudaTimeTotal, FoldedMetric::SelfCpuTimeTotal}) {
+    const std::string text = render_folded(trace, metric);
+    write_file(sink, stem + "." + folded_suffix(metric), result,
+               [&](OutputStream& s) { return s.write(text.data(), text.size()); });
+  }
+}
+
 }  // namespace
 
 std::unique_ptr<OutputStream> MemorySink::open(const std::string& name, std::string*) {
@@ -91,6 +102,7 @@ ExportResult export_window(const Trace& trace, const ExportOptions& options, Out
       return write_summary_json(trace, table, w);
     });
   }
+  if (options.write_folded && !trace.stacks.empty()) write_folded_files(trace, stem, sink, result);
   return result;
 }
 

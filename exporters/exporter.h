@@ -3,6 +3,8 @@
 // Formats, one per file, all named from one stem (file_names.h):
 //   <stem>.trace.json      Chrome/Perfetto trace, Kineto layout (chrome_trace.h)
 //   <stem>.table.txt       the key_averages()-style table (tables.h)
+//   <stem>.self_cuda_time_total.folded, <stem>.self_cpu_time_total.folded
+//                          flame graph input, when the window has call stacks (folded_stacks.h)
 //   <stem>.summary.ndjson  the same rows and totals, machine-readable (summary_json.h); one
 //                          JSON object on one line. Not ".json": HTA loads every *.json in a
 //                          trace directory as a trace.
@@ -25,6 +27,7 @@ struct ExportOptions {
   bool write_trace = true;
   bool write_table = true;
   bool write_summary = true;
+  bool write_folded = true;   // flame graph files, when the window has call stacks
 };
 
 struct ExportResult {

@@ -1,3 +1,4 @@
+#include "exporters/stack_text.h"
 #include "exporters/memory_events.h"
 
 #include <string>
@@ -31,6 +32,9 @@ class MemoryEventWriter {
     w_.raw(",\"Device Id\":"), w_.i64(r.device);
     w_.raw(",\"Device Type\":"), w_.i64(r.device == kHostDevice ? kTorchCpu : kTorchCuda);
     if (!r.failed) w_.raw(",\"Ev Idx\":"), w_.u64(index);
+    const HostRecord* call = r.host >= 0 && std::size_t(r.host) < t_.host.size() ? &t_.host[r.host] : nullptr;
+    const std::vector<uint32_t>* stack = call != nullptr ? stack_of(t_, *call) : nullptr;
+    if (stack != nullptr) w_.raw(",\"Call site\":"), w_.string(call_site(t_, *stack));
     w_.raw("}},\n");
     ++events_;
     if (!r.failed) counter(r.device, r.ns, r.total_allocated, r.total_reserved);

@@ -1,3 +1,4 @@
+#include "exporters/stack_text.h"
 #include "exporters/memory_summary.h"
 
 #include <algorithm>
@@ -29,7 +30,12 @@ std::string scope_of(const Trace& t, int64_t host) {
   return {};
 }
 
-MemoryPlace place_of(const Trace& t, uint64_t ns, int64_t host) { return {ns, step_at(t, ns), scope_of(t, host)}; }
+MemoryPlace place_of(const Trace& t, uint64_t ns, int64_t host) {
+  MemoryPlace place{ns, step_at(t, ns), scope_of(t, host), {}};
+  const bool known = host >= 0 && std::size_t(host) < t.host.size();
+  if (const std::vector<uint32_t>* stack = known ? stack_of(t, t.host[host]) : nullptr) place.call_site = call_site(t, *stack);
+  return place;
+}
 
 DeviceMemory& device_entry(std::map<int32_t, DeviceMemory>& devices, const Trace& t, int32_t device) {
   auto [it, added] = devices.try_emplace(device);
@@ -125,7 +131,8 @@ std::string where(const MemoryPlace& p) {
   std::string s;
   if (p.step >= 0) s = "step " + std::to_string(p.step);
   if (!p.scope.empty()) s += (s.empty() ? "in " : ", in ") + p.scope;
-  return s.empty() ? "outside any step, operator or range" : s;
+  if (s.empty()) s = "outside any step, operator or range";
+  return p.call_site.empty() ? s : s + ", at " + p.call_site;
 }
 
 std::string device_name(int32_t device) { return device == kHostDevice ? "CPU pinned" : "GPU " + std::to_string(device); }
@@ -191,6 +198,7 @@ void write_place(const Trace& t, const MemoryPlace& p, JsonWriter& w) {
   w.raw("{\"unix_ns\":"), w.i64(int64_t(p.ns) + t.unix_offset_ns);
   w.raw(",\"step\":"), w.i64(p.step);
   w.raw(",\"scope\":"), w.string(p.scope);
+  if (!p.call_site.empty()) w.raw(",\"call_site\":"), w.string(p.call_site);
   w.raw("}");
 }
 

@@ -21,6 +21,7 @@ struct MemoryPlace {
   uint64_t ns = 0;
   int64_t step = -1;         // the recorded step holding it, -1 if none
   std::string scope;         // innermost enclosing operator or range ("" if none)
+  std::string call_site;     // PROFAGENT_WITH_STACK: the allocating call's call site ("" if none)
 };
 
 struct DeviceMemory {

@@ -36,6 +36,9 @@ void header(const Trace& t, JsonWriter& w) {
   w.raw(",\"stderr_replaced\":"), w.boolean(t.drops.stderr_replaced);
   w.raw(",\"plain_dlopen_calls\":"), w.u64(t.drops.plain_dlopen_calls);
   w.raw(",\"shape_records\":"), w.u64(t.drops.shape_records);
+  w.raw(",\"stacks_truncated\":"), w.u64(t.drops.stacks_truncated);
+  w.raw(",\"stacks_lost\":"), w.u64(t.drops.stacks_lost);
+  w.raw(",\"python_frames_lost\":"), w.u64(t.drops.python_frames_lost);
   w.raw("}");
 }
 

@@ -1,6 +1,7 @@
 #include "exporters/tables.h"
 
 #include "exporters/cupti_cbids.h"
+#include "exporters/stack_text.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -112,24 +113,28 @@ struct RowKeyHash {
   }
 };
 
+// The second part of a row's key: its input shapes, or its source location (never both).
 class RowBuilder {
  public:
-  explicit RowBuilder(bool by_shape) : by_shape_(by_shape) {}
+  RowBuilder(bool by_shape, bool by_stack) : by_shape_(by_shape), by_stack_(by_stack) {}
   // References into rows_ stay valid: rows_ is a deque.
   // Runs of records with one name are common (a loop of the same call): the last row is
   // compared before anything is hashed.
   TableRow& row(std::string_view name, std::string_view shapes, RowKind kind) {
-    if (last_ && last_->name == name && last_->input_shapes == shapes) return *last_;
+    if (last_ && last_->name == name && (by_stack_ ? last_->source_location : last_->input_shapes) == shapes) {
+      return *last_;
+    }
     const auto found = index_.find(RowKey(name, shapes));
     if (found != index_.end()) return *(last_ = found->second);
     TableRow& r = rows_.emplace_back();
     r.name = name;
-    r.input_shapes = shapes;
+    (by_stack_ ? r.source_location : r.input_shapes) = shapes;
     r.kind = kind;
-    index_.emplace(RowKey(r.name, r.input_shapes), &r);
+    index_.emplace(RowKey(r.name, by_stack_ ? r.source_location : r.input_shapes), &r);
     return *(last_ = &r);
   }
   bool by_shape() const { return by_shape_; }
+  bool by_stack() const { return by_stack_; }
   std::vector<TableRow> take() {
     index_.clear();
     last_ = nullptr;
@@ -138,10 +143,29 @@ class RowBuilder {
 
  private:
   bool by_shape_;
+  bool by_stack_;
   std::deque<TableRow> rows_;
   std::unordered_map<RowKey, TableRow*, RowKeyHash> index_;  // views into rows_
   TableRow* last_ = nullptr;  // the row the previous call returned
 };
+
+// The Source Location of a record's row (group_by_stack_n), once per distinct stack.
+class SourceLocations {
+ public:
+  SourceLocations(const Trace& t, uint32_t n) : t_(t), n_(n), text_(t.stacks.stacks.size() + 1) {}
+  const std::string& of(const HostRecord& h) {
+    if (n_ == 0 || h.stack == 0 || h.stack >= text_.size()) return text_[0];
+    std::string& text = text_[h.stack];
+    if (text.empty()) text = innermost_lines(t_, t_.stacks.stacks[h.stack - 1], n_);
+    return text;
+  }
+
+ private:
+  const Trace& t_;
+  uint32_t n_;
+  std::vector<std::string> text_;  // by stack id; [0] stays ""
+};
+
 
 // Per host record: the bytes its memory columns add (memory_records() below).
 struct HostMemory {
@@ -184,14 +208,15 @@ void add_host_memory(const HostMemory& mem, std::size_t i, TableRow& r) {
   r.self_cuda_memory += mem.self_cuda[i];
 }
 
-void add_host_rows(const Trace& t, RowBuilder& rows) {
+void add_host_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations) {
   const HostCosts cost = host_costs(t);
   const HostMemory mem = host_memory(t);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
     const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : api_name(h.name);
-    const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims) : std::string();
+    const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)
+                               : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
     r.cpu_total_ns += span(h.start_ns, h.end_ns);
@@ -202,7 +227,7 @@ void add_host_rows(const Trace& t, RowBuilder& rows) {
   }
 }
 
-void add_device_rows(const Trace& t, RowBuilder& rows) {
+void add_device_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations) {
   // Only driver rows read it: without driver records, no map of every device record.
   const bool any_driver = std::any_of(t.device.begin(), t.device.end(),
                                       [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
@@ -223,7 +248,8 @@ void add_device_rows(const Trace& t, RowBuilder& rows) {
       const auto it = device_time_by_correlation.find(d.correlation);
       if (d.correlation != 0 && it != device_time_by_correlation.end()) r.cuda_total_ns += it->second;
     } else if (is_device_work(d.kind)) {
-      TableRow& r = rows.row(d.name, no_shapes, device_row_kind(d.kind));
+      const bool launched = rows.by_stack() && valid_index(d.host, t.host.size());
+      TableRow& r = rows.row(d.name, launched ? locations.of(t.host[d.host]) : no_shapes, device_row_kind(d.kind));
       r.count += 1;
       r.self_cuda_ns += dur;
       r.cuda_total_ns += dur;
@@ -290,6 +316,7 @@ std::string shown_name(const std::string& name, std::size_t max_width) {
 class TextTable {
  public:
   void column(std::size_t width) { widths_.push_back(width); }
+  void left_align_last() { left_last_ = true; }
   std::string separator() const {
     std::string s;
     for (std::size_t w : widths_) s += std::string(w, '-') + "  ";
@@ -299,15 +326,24 @@ class TextTable {
     std::string s;
     for (std::size_t i = 0; i < widths_.size() && i < cells.size(); ++i) {
       const std::size_t w = display_width(cells[i]);
-      if (w < widths_[i]) s.append(widths_[i] - w, ' ');
+      const bool left = left_last_ && i + 1 == widths_.size();  // torch left-aligns Source Location
+      if (w < widths_[i] && !left) s.append(widths_[i] - w, ' ');
       s += cells[i];
       s += "  ";
     }
     return s + "\n";
   }
 
+  // Where the last column starts (every column is followed by two spaces).
+  std::size_t width_before_last() const {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i + 1 < widths_.size(); ++i) w += widths_[i] + 2;
+    return w;
+  }
+
  private:
   std::vector<std::size_t> widths_;
+  bool left_last_ = false;
 };
 
 std::string format_time_us(double us);
@@ -320,9 +356,25 @@ struct Layout {
   bool cuda = false;     // any device time: the CUDA columns are shown (as torch does)
   bool memory = false;   // memory profiled: CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem
   bool shapes = false;   // group_by_input_shape: the "Input Shapes" column
+  bool stacks = false;   // group_by_stack_n: the "Source Location" column, one frame per line
   std::size_t name_width = 0;
   std::size_t shapes_width = 0;
+  std::size_t stacks_width = 0;
 };
+
+std::string first_line(const std::string& text) { return printable(text.substr(0, text.find('\n'))); }
+
+// torch prints a row's further frames under its Source Location, the other cells blank, and a
+// blank line after each row.
+std::string source_location_tail(const std::string& text, std::size_t column) {
+  std::string out;
+  for (std::size_t at = text.find('\n'); at != std::string::npos;) {
+    const std::size_t next = text.find('\n', at + 1);
+    out += std::string(column, ' ') + printable(text.substr(at + 1, next - at - 1)) + "\n";
+    at = next;
+  }
+  return out + "\n";
+}
 
 std::vector<std::string> row_cells(const TableRow& r, const Table& t, const Layout& l) {
   std::vector<std::string> c;
@@ -346,6 +398,7 @@ std::vector<std::string> row_cells(const TableRow& r, const Table& t, const Layo
   }
   c.push_back(std::to_string(r.count));
   if (l.shapes) c.push_back(std::string(first_code_points(printable(r.input_shapes), l.shapes_width)));
+  if (l.stacks) c.push_back(first_line(r.source_location));
   return c;
 }
 
@@ -356,6 +409,7 @@ std::vector<std::string> header_cells(const Layout& l) {
   if (l.memory) c.insert(c.end(), {"CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"});
   c.push_back("# of Calls");
   if (l.shapes) c.push_back("Input Shapes");
+  if (l.stacks) c.push_back("Source Location");
   return c;
 }
 
@@ -364,11 +418,13 @@ std::vector<std::string> header_cells(const Layout& l) {
 Layout layout_of(const Table& t, const TableOptions& o) {
   Layout l;
   l.shapes = o.group_by_input_shape;
+  l.stacks = !l.shapes && o.group_by_stack_n > 0;
   l.memory = t.memory;
   for (const TableRow& r : t.rows) {
     l.cuda = l.cuda || r.self_cuda_ns > 0 || r.cuda_total_ns > 0;
     l.name_width = std::max(l.name_width, display_width(r.name) + 4);
     l.shapes_width = std::max(l.shapes_width, display_width(r.input_shapes) + 4);
+    l.stacks_width = std::max(l.stacks_width, display_width(first_line(r.source_location)));
   }
   if (o.max_name_column_width > 0) l.name_width = std::min(l.name_width, o.max_name_column_width);
   if (o.max_shapes_column_width > 0) {
@@ -431,9 +487,11 @@ std::string format_share(uint64_t part, uint64_t total) {
 }
 
 Table build_table(const Trace& trace, const TableOptions& options) {
-  RowBuilder rows(options.group_by_input_shape);
-  add_host_rows(trace, rows);
-  add_device_rows(trace, rows);
+  const bool by_stack = options.group_by_stack_n > 0 && !options.group_by_input_shape;
+  RowBuilder rows(options.group_by_input_shape, by_stack);
+  SourceLocations locations(trace, by_stack ? options.group_by_stack_n : 0);
+  add_host_rows(trace, rows, locations);
+  add_device_rows(trace, rows, locations);
   Table table;
   table.rows = rows.take();
   table.memory = trace.memory.enabled;
@@ -459,11 +517,13 @@ std::string render_table(const Table& table, const TableOptions& options) {
   const std::size_t numeric = (l.cuda ? 10 : 6) + (l.memory ? 4 : 0);
   for (std::size_t i = 0; i < numeric; ++i) text.column(12);
   if (l.shapes) text.column(l.shapes_width);
+  if (l.stacks) text.column(l.stacks_width), text.left_align_last();
   std::string out = text.separator() + text.line(header_cells(l)) + text.separator();
   const std::size_t limit = options.row_limit > 0 ? static_cast<std::size_t>(options.row_limit)
                                                   : table.rows.size();
   for (std::size_t i = 0; i < table.rows.size() && i < limit; ++i) {
     out += text.line(row_cells(table.rows[i], table, l));
+    if (l.stacks) out += source_location_tail(table.rows[i].source_location, text.width_before_last());
   }
   out += text.separator();
   out += "Self CPU time total: " + format_time(table.self_cpu_total_ns) + "\n";

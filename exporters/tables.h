@@ -44,6 +44,9 @@ std::string_view row_kind_name(RowKind kind);
 struct TableRow {
   std::string name;
   std::string input_shapes;  // torch's str(input_shapes), e.g. "[[2, 3], []]"; "" if ungrouped
+  // group_by_stack_n: the N innermost frames of the row's calls (a kernel: of the call that
+  // launched it), one per line; "" if ungrouped or without a stack.
+  std::string source_location;
   RowKind kind = RowKind::Runtime;  // of the first record of the group
   uint64_t count = 0;
   uint64_t self_cpu_ns = 0;
@@ -61,6 +64,7 @@ struct TableOptions {
   std::string sort_by = "cpu_time_total";
   int row_limit = 100;                  // rows shown in the text; <= 0: all
   bool group_by_input_shape = false;    // split operator rows per input shapes
+  uint32_t group_by_stack_n = 0;        // > 0: split rows per their N innermost stack frames
   std::size_t max_name_column_width = 55;   // torch's default
   std::size_t max_shapes_column_width = 80; // torch's default
 };

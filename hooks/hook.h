@@ -83,8 +83,9 @@ struct ReturnOf<R(A...)> {
   using type = R;
 };
 
-// Fills this thread's next buffer slot in place (no HostEvent copy) and publishes it.
-template <typename R>
+// Fills this thread's next buffer slot in place (no HostEvent copy) and publishes it; with
+// `with_stack`, then the caller's call stack (collector/api.h: kHookStacks).
+template <bool with_stack, typename R>
 __attribute__((always_inline)) inline void record_call(Site& site, uint64_t id, uint64_t start, const R& result,
                  const Payload& payload) noexcept {
   const uint64_t end = collector::now();
@@ -104,6 +105,8 @@ __attribute__((always_inline)) inline void record_call(Site& site, uint64_t id, 
     if (result != cudaSuccess) event->flags |= kFlagFailed;
   }
   collector::commit_record();
+  // Still in the hook: the stack is the caller's.
+  if constexpr (with_stack) collector::record_stack(id, collector::capture_stack(), end);
 }
 
 // Pushes the call's external correlation id for exactly the real call, also when the real
@@ -131,7 +134,8 @@ auto call_with_external_id(uint64_t id, Fn* real, Args... args) {
 
 // The recording half of a hook, out of line so that the forwarding path needs no stack frame
 // of its own (inlined, this half made every idle call pay its register saves).
-template <typename Fn, typename Describe, typename... Args>
+// One instantiation per hook without stacks, one with (taken when kHookStacks is set).
+template <typename Fn, bool with_stack, typename Describe, typename... Args>
 __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describe& describe,
                                                    Args... args) {
   using R = std::invoke_result_t<Fn*, Args...>;
@@ -141,10 +145,10 @@ __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describ
   const uint64_t start = collector::now();
   if constexpr (std::is_void_v<R>) {
     call_with_external_id(id, real, args...);
-    record_call(site, id, start, 0, describe());
+    record_call<with_stack>(site, id, start, 0, describe());
   } else {
     R result = call_with_external_id(id, real, args...);
-    record_call(site, id, start, result, describe());
+    record_call<with_stack>(site, id, start, result, describe());
     return result;
   }
 }
@@ -153,7 +157,8 @@ __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describ
 template <typename Fn, typename Describe, typename... Args>
 inline auto record_or_forward(Site& site, Fn* real, Describe& describe, Args... args) {
   if (!collector::recording()) return real(args...);
-  return intercept_recording<Fn>(site, real, describe, args...);
+  if (collector::stacks_on()) return intercept_recording<Fn, true>(site, real, describe, args...);
+  return intercept_recording<Fn, false>(site, real, describe, args...);
 }
 
 // ---- step markers (PROFAGENT_STEP_ON) ------------------------------------------------------
@@ -228,8 +233,12 @@ template <typename Fn, typename Describe, typename... Args>
 __attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&& describe, Args... args) {
   collector::note_hook_entry(__builtin_dwarf_cfa());  // inlined: the program's SP (RuntimeGuard heals by it)
   auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
-  if (real != nullptr && collector::hook_work() == collector::kHookRecording) {
-    return intercept_recording<Fn>(site, real, describe, args...);
+  const uint8_t work = collector::hook_work();
+  if (real != nullptr && work == collector::kHookRecording) {
+    return intercept_recording<Fn, false>(site, real, describe, args...);
+  }
+  if (real != nullptr && work == (collector::kHookRecording | collector::kHookStacks)) {
+    return intercept_recording<Fn, true>(site, real, describe, args...);
   }
   return intercept_slow<Fn>(site, describe, args...);
 }

@@ -44,7 +44,9 @@ __attribute__((noinline)) cudaError_t intercept_memory(Site& site, RealSymbol& g
   const cudaError_t result = recording ? call_with_external_id(id, real, args...) : real(args...);
   const MemoryCall call = describe(result);
   book_memory(site, get_device, call, id);
-  if (recording) record_call(site, id, start, result, call.payload);
+  // The allocation record carries `id`: with stacks on, its call site is this event's stack.
+  if (recording && collector::stacks_on()) record_call<true>(site, id, start, result, call.payload);
+  else if (recording) record_call<false>(site, id, start, result, call.payload);
   if (collector::step_markers_armed()) collector::hooked_call_ended(site.real.name, nullptr);
   return result;
 }

@@ -7,7 +7,8 @@ set -euo pipefail
 packages=(
   cmake g++ make pkg-config        # build
   libspdlog-dev nlohmann-json3-dev # agent: logging, JSON summaries
-  libunwind-dev                    # agent: call stacks (PROFAGENT_WITH_STACK)
+  libunwind-dev                    # agent: call stacks (PROFAGENT_WITH_STACK), dlopen'ed
+  libdw-dev                        # agent: source lines of stack frames (libprofagent_dwarf.so)
   libre2-dev                       # agent: kernel:/range: step markers (linear-time regex)
   catch2                           # unit tests
   python3                          # test drivers (trace checks), launcher tests

@@ -69,6 +69,7 @@ OperatorCall::~OperatorCall() {
     event_.flags |= kFlagFailed;
   }
   collector::record(event_);
+  collector::record_call_stack(event_.id, event_.end);  // the framework's frames that called it
 }
 
 void operator_ended(size_t index) noexcept {

@@ -77,6 +77,15 @@ TEST_CASE("each variable is parsed forgivingly, and a bad value keeps the defaul
       {"booleans no/FALSE/off", {{"PROFAGENT_RECORD_SHAPES", "no"}, {"PROFAGENT_PROFILE_MEMORY", "FALSE"}, {"PROFAGENT_WITH_STACK", "off"}},
        [](auto& c) { return !c.record_shapes && !c.profile_memory && !c.with_stack; }, 0},
       {"boolean garbage", {{"PROFAGENT_WITH_STACK", "maybe"}}, [](auto& c) { return !c.with_stack; }, 1},
+      {"stack depth", {{"PROFAGENT_STACK_DEPTH", "48"}}, [](auto& c) { return c.stack_depth == 48; }, 0},
+      {"stack depth above 64", {{"PROFAGENT_STACK_DEPTH", "65"}}, [](auto& c) { return c.stack_depth == 32; }, 1},
+      {"stack depth 0", {{"PROFAGENT_STACK_DEPTH", "0"}}, [](auto& c) { return c.stack_depth == 32; }, 1},
+      {"group by stack_n", {{"PROFAGENT_GROUP_BY", "Stack_N:5"}},
+       [](auto& c) { return c.group_by_stack_n == 5 && !c.group_by_input_shape; }, 0},
+      {"group by stack_n without N", {{"PROFAGENT_GROUP_BY", "stack_n:"}}, [](auto& c) { return c.group_by_stack_n == 0; }, 1},
+      {"group by stack_n:0", {{"PROFAGENT_GROUP_BY", "stack_n:0"}}, [](auto& c) { return c.group_by_stack_n == 0; }, 1},
+      {"group by input_shape", {{"PROFAGENT_GROUP_BY", "input_shape"}},
+       [](auto& c) { return c.group_by_input_shape && c.group_by_stack_n == 0; }, 0},
       {"sort key", {{"PROFAGENT_SORT_BY", "Self_CPU_Time_Total"}}, [](auto& c) { return c.sort_by == "self_cpu_time_total"; }, 0},
       {"sort key unknown", {{"PROFAGENT_SORT_BY", "speed"}}, [](auto& c) { return c.sort_by == "cuda_time_total"; }, 1},
       {"row limit -1", {{"PROFAGENT_ROW_LIMIT", "-1"}}, [](auto& c) { return c.row_limit == -1; }, 0},
@@ -138,7 +147,9 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 21);
+  CHECK(pairs.size() == 22);
+  CHECK(pairs["PROFAGENT_STACK_DEPTH"] == "32");
+  CHECK(pairs["PROFAGENT_GROUP_BY"] == "none");
   CHECK(pairs["PROFAGENT_HANDLE_SIGNALS"] == "false");
   CHECK(pairs["PROFAGENT_CHILD"] == "light");
   CHECK(pairs["PROFAGENT_WAIT"] == "1");

@@ -49,3 +49,4 @@ if(TARGET profagent_collector AND EXISTS ${PROJECT_SOURCE_DIR}/tests/devsim/cupt
     LABELS devsim TIMEOUT 120)
 endif()
 include(${CMAKE_CURRENT_LIST_DIR}/pyframes_tests.cmake)
+include(${CMAKE_CURRENT_LIST_DIR}/stacks_tests.cmake)

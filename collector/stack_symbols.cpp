@@ -1,0 +1,185 @@
+#include "collector/stack_symbols.h"
+
+#include <cxxabi.h>
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "collector/api.h"
+#include "collector/log.h"
+#include "collector/python_frames.h"
+#include "collector/stacks.h"
+#include "collector/symbols/dwarf_shim.h"
+
+namespace profagent::collector {
+namespace {
+
+std::mutex g_dwarf_library_mutex;  // leaf: guards g_dwarf_library only
+std::string g_dwarf_library;
+
+std::string demangle_symbol(const char* name) {
+  int status = 0;
+  char* text = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string out = status == 0 && text != nullptr ? text : name;
+  std::free(text);
+  return out;
+}
+
+std::string dwarf_library_path() {
+  {
+    std::lock_guard lock(g_dwarf_library_mutex);
+    if (!g_dwarf_library.empty()) return g_dwarf_library;
+  }
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&symbolize_window_stacks), &info) == 0 || info.dli_fname == nullptr) {
+    return "libprofagent_dwarf.so";
+  }
+  std::string dir(info.dli_fname);
+  const size_t slash = dir.rfind('/');
+  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
+  return dir + "/libprofagent_dwarf.so";
+}
+
+// libdw, loaded the first time a window has stacks (RTLD_LOCAL, leaked: dwarf_shim.h says why).
+struct Dwarf {
+  profagent_dwarf_open_fn open = nullptr;
+  profagent_dwarf_lookup_fn lookup = nullptr;
+  profagent_dwarf_close_fn close = nullptr;
+};
+const Dwarf& dwarf() {
+  static const Dwarf loaded = [] {
+    Dwarf d;
+    std::string path = dwarf_library_path();
+    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) handle = dlopen((path.substr(0, path.rfind('/')) + "/../lib/libprofagent_dwarf.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      log(LogLevel::Warn, "stacks: %s could not be loaded; frames have no source lines", path.c_str());
+      return d;
+    }
+    d.open = reinterpret_cast<profagent_dwarf_open_fn>(dlsym(handle, kProfagentDwarfOpen));
+    d.lookup = reinterpret_cast<profagent_dwarf_lookup_fn>(dlsym(handle, kProfagentDwarfLookup));
+    d.close = reinterpret_cast<profagent_dwarf_close_fn>(dlsym(handle, kProfagentDwarfClose));
+    if (!d.open || !d.lookup || !d.close) d = Dwarf{};
+    return d;
+  }();
+  return loaded;
+}
+
+class Symbolizer {
+ public:
+  explicit Symbolizer(CallStacks& out) : out_(out) {
+    const Dwarf& d = dwarf();
+    if (d.open != nullptr) dwfl_ = d.open();
+  }
+  ~Symbolizer() {
+    if (dwfl_ != nullptr) dwarf().close(dwfl_);
+  }
+  Symbolizer(const Symbolizer&) = delete;
+  Symbolizer& operator=(const Symbolizer&) = delete;
+
+  // 1 + index of the stack in out_.stacks, for the raw interned id.
+  uint32_t stack_index(uint32_t raw) {
+    auto [it, inserted] = by_raw_.try_emplace(raw, 0);
+    if (!inserted) return it->second;
+    const StackWords words = stack_table().words(raw);
+    std::vector<uint32_t> frames;
+    for (uint32_t i = 0; i < words.count; ++i) {
+      if (words.words[i] & kPythonFrameTag) {
+        if (i + 1 >= words.count) break;
+        frames.push_back(python_frame(words.words[i + 1], uint32_t(words.words[i])));
+        ++i;
+      } else {
+        frames.push_back(native_frame(words.words[i]));
+      }
+    }
+    if (frames.empty()) return it->second = 0;
+    auto [stack, added] = by_content_.try_emplace(frames, uint32_t(out_.stacks.size() + 1));
+    if (added) out_.stacks.push_back(std::move(frames));
+    return it->second = stack->second;
+  }
+
+ private:
+  uint32_t add_frame(StackFrame&& frame) {
+    out_.frames.push_back(std::move(frame));
+    return uint32_t(out_.frames.size() - 1);
+  }
+
+  uint32_t native_frame(uint64_t address) {
+    auto [it, inserted] = native_.try_emplace(address, 0);
+    if (!inserted) return it->second;
+    StackFrame frame;
+    frame.address = address;
+    // A return address: the call is the instruction before it (that is the line that called).
+    const uint64_t call = address - 1;
+    Dl_info info{};
+    if (dladdr(reinterpret_cast<void*>(call), &info) != 0) {
+      if (info.dli_fname) frame.module = info.dli_fname;
+      if (info.dli_sname) frame.function = demangle_symbol(info.dli_sname);
+    }
+    if (dwfl_ != nullptr) {
+      char function[1024] = "", file[1024] = "";
+      int line = 0;
+      const int found = dwarf().lookup(dwfl_, call, function, sizeof function, file, sizeof file, &line);
+      if (found & 1) frame.function = demangle_symbol(function);
+      if (found & 2) frame.file = file, frame.line = line;
+    }
+    return it->second = add_frame(std::move(frame));
+  }
+
+  uint32_t python_frame(uint64_t code, uint32_t offset) {
+    auto [it, inserted] = python_.try_emplace({code, offset}, 0);
+    if (!inserted) return it->second;
+    StackFrame frame;
+    frame.python = true;
+    PySourceLocation location;
+    if (symbolize_python_frame(PyFrameRef{code, offset, 0}, &location)) {
+      frame.file = std::move(location.file), frame.line = location.line, frame.function = std::move(location.function);
+    } else {
+      frame.function = "<python frame>";
+    }
+    return it->second = add_frame(std::move(frame));
+  }
+
+  CallStacks& out_;
+  void* dwfl_ = nullptr;
+  std::unordered_map<uint32_t, uint32_t> by_raw_;
+  std::map<std::vector<uint32_t>, uint32_t> by_content_;
+  std::unordered_map<uint64_t, uint32_t> native_;
+  std::map<std::pair<uint64_t, uint32_t>, uint32_t> python_;
+};
+
+}  // namespace
+
+void symbolize_window_stacks(Trace& trace) noexcept {
+  if (!stack_table().ready()) return;  // stacks never turned on
+  const StackCounters counters = take_stack_counters();
+  trace.drops.stacks_truncated = counters.truncated;
+  trace.drops.stacks_lost = counters.lost;
+  const PythonFrameCounters python = python_frame_counters();
+  trace.drops.python_frames_lost = python.unreadable + python.code_table_full + python.during_probe;
+  try {
+    AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
+    Symbolizer symbolizer(trace.stacks);
+    for (HostRecord& record : trace.host) {
+      if (record.stack != 0) record.stack = symbolizer.stack_index(record.stack);
+    }
+  } catch (...) {
+    static SwallowedSite site{"symbolising call stacks failed; events keep no stacks"};
+    note_swallowed(site);
+    trace.stacks = {};
+    for (HostRecord& record : trace.host) record.stack = 0;
+  }
+}
+
+void set_dwarf_library(const std::string& path) noexcept {
+  try {
+    std::lock_guard lock(g_dwarf_library_mutex);
+    g_dwarf_library = path;
+  } catch (...) {
+  }
+}
+
+}  // namespace profagent::collector
