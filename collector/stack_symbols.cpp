@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <map>
+#include <string>
+#include <string_view>
 #include <mutex>
 #include <unordered_map>
 
@@ -95,6 +97,7 @@ class Symbolizer {
         frames.push_back(native_frame(words.words[i]));
       }
     }
+    drop_driver_frames(frames);
     if (frames.empty()) return it->second = 0;
     auto [stack, added] = by_content_.try_emplace(frames, uint32_t(out_.stacks.size() + 1));
     if (added) out_.stacks.push_back(std::move(frames));
@@ -102,6 +105,25 @@ class Symbolizer {
   }
 
  private:
+  bool in_driver(uint32_t frame) const {
+    const std::string& module = out_.frames[frame].module;
+    const std::string_view name = std::string_view(module).substr(module.rfind('/') + 1);
+    return name.rfind("libcuda.so", 0) == 0 || name.rfind("libcupti.so", 0) == 0;
+  }
+
+  // A call recorded by CUPTI's callback is unwound from inside the driver: its stack starts
+  // with CUPTI's and the driver's frames (and whatever they call between them). The caller's
+  // frames begin after the outermost of those, so that is where the stack starts; a stack
+  // made of driver frames only is left whole.
+  void drop_driver_frames(std::vector<uint32_t>& frames) const {
+    if (frames.empty() || !in_driver(frames.front())) return;
+    size_t outermost = 0;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      if (in_driver(frames[i])) outermost = i;
+    }
+    if (outermost + 1 < frames.size()) frames.erase(frames.begin(), frames.begin() + outermost + 1);
+  }
+
   uint32_t add_frame(StackFrame&& frame) {
     out_.frames.push_back(std::move(frame));
     return uint32_t(out_.frames.size() - 1);

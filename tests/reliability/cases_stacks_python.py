@@ -97,7 +97,15 @@ def case_diopi_demo(env):
         R.expect(names[0] in ("forward", "backward", "optimizer_step"), f"{op['name']}: innermost train.py frame {frames[0]}")
         methods.setdefault(names[0], set()).add(op["name"])
     R.expect(set(methods) == {"forward", "backward", "optimizer_step"}, f"operators by method {methods}")
-    return f"{len(operators)} operators, each under its train.py method: " + \
+    # The vendor library's cuLaunchKernel calls are recorded by CUPTI's callback, from inside the
+    # driver: their stacks must start at the library's call, not in the driver or CUPTI.
+    driver_launches = [e for e in R.events(document) if e.get("name") == "cuLaunchKernel" and "sf" in e]
+    R.expect(driver_launches, "no cuLaunchKernel with a stack")
+    for call in driver_launches:
+        innermost = frames_of(document, call["sf"])[0]
+        R.expect("simblas" in innermost, f"cuLaunchKernel's stack starts at {innermost!r}, not in libsimblas")
+    return f"{len(operators)} operators, each under its train.py method; {len(driver_launches)} driver " + \
+        "launches start at their library's call: " + \
         ", ".join(f"{m}: {len(ops)} kinds" for m, ops in sorted(methods.items()))
 
 
