@@ -31,20 +31,7 @@ __global__ void __launch_bounds__(kTile * kTile) matrix_mul_tiled(const float* a
   c[row * n + col] = sum;
 }
 
-// Forty live accumulators per thread and a stack array: far more than 64 registers.
-__global__ void register_heavy(float* data, int n) {
-  __shared__ float tile[1024];
-  float acc[40];
-  for (int i = 0; i < 40; ++i) acc[i] = data[i * n + threadIdx.x];
-  for (int k = 0; k < n; ++k) {
-    for (int i = 0; i < 40; ++i) acc[i] = acc[i] * acc[(i + k) % 40] + 1.f;
-  }
-  tile[threadIdx.x] = acc[0];
-  __syncthreads();
-  float sum = 0;
-  for (int i = 0; i < 40; ++i) sum += acc[i] * tile[(threadIdx.x + i) % 1024];
-  data[threadIdx.x] = sum;
-}
+#include "register_heavy_kernel.cuh"
 
 static bool describe(const char* what, const void* kernel, cudaFuncAttributes* attr) {
   CHECK(cudaFuncGetAttributes(attr, kernel));

@@ -15,21 +15,7 @@
 // Few registers, and a bound that promises 1024-thread blocks.
 __global__ void __launch_bounds__(1024) scale_bounded(float* a) { a[threadIdx.x] *= 2.f; }
 
-// Many live values: ptxas gives it far more than 64 registers, a stack frame and 4 KiB of
-// static shared memory, so a 1024-thread block cannot get its registers.
-__global__ void register_heavy(float* a, int n) {
-  __shared__ float tile[1024];
-  float acc[40];
-  for (int i = 0; i < 40; ++i) acc[i] = a[i * n + threadIdx.x];
-  for (int k = 0; k < n; ++k) {
-    for (int i = 0; i < 40; ++i) acc[i] = acc[i] * acc[(i + k) % 40] + 1.f;
-  }
-  tile[threadIdx.x] = acc[0];
-  __syncthreads();
-  float sum = 0;
-  for (int i = 0; i < 40; ++i) sum += acc[i] * tile[(threadIdx.x + i) % 1024];
-  a[threadIdx.x] = sum;
-}
+#include "../../workloads/register_heavy_kernel.cuh"
 
 // A tiled kernel as in matrixMul: static shared memory from the template size.
 template <int Tile>
