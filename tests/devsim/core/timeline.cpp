@@ -266,6 +266,26 @@ void add_stream_dependencies_locked(const OpRef& op, Stream* s, uint64_t& deps_e
   }
 }
 
+// Caller holds sched_mutex. The op joins stream s, queued now.
+void stamp_locked(Stream* s, const OpRef& op) {
+  start_threads();
+  op->stream = s;
+  op->p.rec.stream_id = s->id;
+  op->p.rec.priority = s->priority;
+  op->p.rec.queued_ns = now_ns();
+}
+
+// Caller holds sched_mutex. Its dependencies are added (deps_end: the latest end among them);
+// it is scheduled now if none is pending, else when the last one completes.
+void submit_locked(const OpRef& op, uint64_t deps_end) {
+  op->p.rec.submitted_ns = deps_end;
+  if (op->pending == 0) {
+    std::vector<OpRef> work;
+    schedule_locked(op, deps_end, work);
+    release_dependents_locked(work);
+  }
+}
+
 }  // namespace
 
 std::mutex& sched_mutex() {
@@ -294,21 +314,12 @@ Status enqueue_locked(Stream* s, const OpRef& op, const OpRef& extra_dep) {
     capture_append_locked(s, op->p);
     return Status::Ok;
   }
-  start_threads();
-  op->stream = s;
-  op->p.rec.stream_id = s->id;
-  op->p.rec.priority = s->priority;
-  op->p.rec.queued_ns = now_ns();
+  stamp_locked(s, op);
   uint64_t deps_end = 0;
   add_stream_dependencies_locked(op, s, deps_end);
   add_dependency_locked(op, extra_dep, deps_end);
-  op->p.rec.submitted_ns = deps_end;
   s->tail = op;
-  if (op->pending == 0) {
-    std::vector<OpRef> work;
-    schedule_locked(op, deps_end, work);
-    release_dependents_locked(work);
-  }
+  submit_locked(op, deps_end);
   return Status::Ok;
 }
 
@@ -316,20 +327,11 @@ Status enqueue_locked(Stream* s, const OpRef& op, const OpRef& extra_dep) {
 // it does not become the stream's tail (the launch's join op does).
 Status enqueue_node_locked(Stream* s, const OpRef& op, const std::vector<OpRef>& deps, bool after_stream) {
   if (!s->live) return Status::InvalidHandle;
-  start_threads();
-  op->stream = s;
-  op->p.rec.stream_id = s->id;
-  op->p.rec.priority = s->priority;
-  op->p.rec.queued_ns = now_ns();
+  stamp_locked(s, op);
   uint64_t deps_end = 0;
   if (after_stream) add_stream_dependencies_locked(op, s, deps_end);
   for (const OpRef& dep : deps) add_dependency_locked(op, dep, deps_end);
-  op->p.rec.submitted_ns = deps_end;
-  if (op->pending == 0) {
-    std::vector<OpRef> work;
-    schedule_locked(op, deps_end, work);
-    release_dependents_locked(work);
-  }
+  submit_locked(op, deps_end);
   return Status::Ok;
 }
 

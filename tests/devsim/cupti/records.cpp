@@ -78,6 +78,17 @@ void fill_op_fields(const devsim::OpRecord& op, const TimeMap& time, Record& r) 
   r.graphId = op.graph_id;
 }
 
+// The fields both copy records (MEMCPY and the peer MEMCPY2) carry under the same names.
+template <typename Record>
+void fill_copy_fields(const devsim::OpRecord& op, const TimeMap& time, Record& r) {
+  r.copyKind = op.copy_kind;
+  r.srcKind = op.src_kind;
+  r.dstKind = op.dst_kind;
+  r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
+  r.bytes = op.bytes;
+  fill_op_fields(op, time, r);
+}
+
 }  // namespace
 
 CUpti_ActivityKernel10 kernel_record(const devsim::OpRecord& op, const KernelOptions& options,
@@ -101,12 +112,7 @@ CUpti_ActivityKernel10 kernel_record(const devsim::OpRecord& op, const KernelOpt
 CUpti_ActivityMemcpy6 memcpy_record(const devsim::OpRecord& op, const TimeMap& time) {
   CUpti_ActivityMemcpy6 r{};
   r.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
-  r.copyKind = op.copy_kind;
-  r.srcKind = op.src_kind;
-  r.dstKind = op.dst_kind;
-  r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-  r.bytes = op.bytes;
-  fill_op_fields(op, time, r);
+  fill_copy_fields(op, time, r);
   // devsim gives one correlation id per public call, so the runtime's equals the driver's.
   r.runtimeCorrelationId = op.correlation_id;
   r.copyCount = 1;
@@ -127,12 +133,7 @@ CUpti_ActivityMemset4 memset_record(const devsim::OpRecord& op, const TimeMap& t
 CUpti_ActivityMemcpyPtoP4 peer_memcpy_record(const devsim::OpRecord& op, const TimeMap& time) {
   CUpti_ActivityMemcpyPtoP4 r{};
   r.kind = CUPTI_ACTIVITY_KIND_MEMCPY2;
-  r.copyKind = op.copy_kind;
-  r.srcKind = op.src_kind;
-  r.dstKind = op.dst_kind;
-  r.flags = op.is_async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0;
-  r.bytes = op.bytes;
-  fill_op_fields(op, time, r);
+  fill_copy_fields(op, time, r);
   r.srcDeviceId = op.src_device_id;
   r.srcContextId = op.src_device_id + 1;  // one primary context per device, uid = ordinal + 1
   r.dstDeviceId = op.dst_device_id;
