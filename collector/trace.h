@@ -218,6 +218,16 @@ struct MemoryReport {
   uint64_t bookkeeping_bytes = 0;       // what the agent's allocation bookkeeping holds now
 };
 
+// /proc CPU times read at a window's start and end: the Device Summary's CPU utilisation.
+struct CpuTimes {
+  bool valid = false;             // read (Linux /proc was readable)
+  uint64_t ns = 0;                // agent clock when read
+  uint64_t process_ns = 0;        // this process's user + system time (/proc/self/stat)
+  uint64_t system_busy_ns = 0;    // all CPUs' time not idle (/proc/stat "cpu" line)
+  uint64_t system_idle_ns = 0;    // all CPUs' idle + iowait time
+  uint32_t cpus = 0;              // online CPUs
+};
+
 struct Trace {
   uint32_t window = 0;          // 1-based window number
   StepSpan first_step;          // steps covered (both 0 when the whole run is one window)
@@ -234,6 +244,8 @@ struct Trace {
   std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
   CallStacks stacks;                 // HostRecord::stack and MemoryRecord::stack refer to these
   MemoryReport memory;
+  CpuTimes cpu_start;           // at the window's start and end (Device Summary)
+  CpuTimes cpu_end;
   DropCounters drops;
   std::vector<std::pair<std::string, std::string>> config;  // effective PROFAGENT_* config
   std::string device_backend;   // "cupti", "none", ... and why, e.g. "none (CUPTI refused: ...)"
