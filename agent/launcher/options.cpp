@@ -135,7 +135,8 @@ named in CUDA_INJECTION64_PATH unless another tool set it (then device tracing i
 driver-API-only and statically linked CUDA programs are traced too. CMD's
 exit code is returned (128+N if a signal N killed it). When CMD ends, the files written are
 listed: per window <host>.<pid>.w<N>[.steps<a>-<b>].trace.json (open in ui.perfetto.dev or
-chrome://tracing), .table.txt (torch.profiler-style table) and .summary.ndjson.
+chrome://tracing), .table.txt (torch.profiler-style table), .summary.txt (Paddle's and
+MindInsight's summaries; PROFAGENT_SUMMARIES chooses them, `off`: none) and .summary.ndjson.
 
 Which steps are recorded, as torch.profiler.schedule (steps count from 0):
   --skip-first N   ignore the first N steps                     (PROFAGENT_SKIP_FIRST)
