@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include "exporters/report/summaries.h"
+
 namespace profagent::agent {
 namespace {
 
@@ -158,6 +160,24 @@ bool parse_text(std::string_view text, std::string& out) {
   return true;
 }
 
+// "off" / "none": no summary file; otherwise the names `profagent report --summary` takes.
+bool parse_summaries(std::string_view text, Config& c) {
+  const std::string word = lower(trim(text));
+  if (word == "off" || word == "none") return c.summaries.clear(), true;
+  std::string error;
+  std::vector<std::string> names;
+  if (!exporters::parse_summary_names(trim(text), names, error) || names.empty()) return false;
+  c.summaries = std::move(names);
+  return true;
+}
+
+std::string summaries_text(const Config& c) {
+  if (c.summaries.empty()) return "off";
+  std::string text;
+  for (const std::string& name : c.summaries) text += (text.empty() ? "" : ",") + name;
+  return text;
+}
+
 const char* bool_text(bool value) { return value ? "true" : "false"; }
 
 const char* cupti_text(CuptiMode mode) {
@@ -188,7 +208,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 23> kVariables = {{
+const std::array<Variable, 26> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -219,6 +239,11 @@ const std::array<Variable, 23> kVariables = {{
     {"GROUP_BY", parse_group_by, group_by_text},
     {"ROW_LIMIT", [](std::string_view t, Config& c) { return parse_int<int64_t>(t, c.row_limit, -1, INT32_MAX); },
      [](const Config& c) { return std::to_string(c.row_limit); }},
+    {"SUMMARIES", parse_summaries, summaries_text},
+    {"FP_POINT", [](std::string_view t, Config& c) { return parse_text(t, c.fp_point); },
+     [](const Config& c) { return c.fp_point.empty() ? std::string("(detect)") : c.fp_point; }},
+    {"BP_POINT", [](std::string_view t, Config& c) { return parse_text(t, c.bp_point); },
+     [](const Config& c) { return c.bp_point.empty() ? std::string("(detect)") : c.bp_point; }},
     {"LOG_LEVEL", [](std::string_view t, Config& c) { return parse_log_level(t, c.log_level); },
      [](const Config& c) { return std::string(kLevelNames[size_t(c.log_level)]); }},
     {"CUPTI", [](std::string_view t, Config& c) { return parse_cupti(t, c.cupti); },
@@ -280,6 +305,14 @@ Config load_config(std::vector<std::string>& warnings) {
   Config config = parse_config([](const char* name) -> const char* { return secure_getenv(name); }, warnings);
   anchor_output_dir(config, warnings);
   return config;
+}
+
+std::vector<std::string> Config::default_summaries() {
+  std::vector<std::string> names;
+  for (std::string_view name : exporters::kSummaryNames) {
+    if (name != "key_averages") names.emplace_back(name);  // already <stem>.table.txt
+  }
+  return names;
 }
 
 std::vector<std::pair<std::string, std::string>> Config::to_pairs() const {

@@ -48,6 +48,12 @@ struct Config {
   bool group_by_input_shape = false;  // PROFAGENT_GROUP_BY=input_shape: Input Shapes column
   uint32_t group_by_stack_n = 0;      // PROFAGENT_GROUP_BY=stack_n:N: Source Location, N frames
 
+  // PROFAGENT_SUMMARIES: the summaries written per window as <stem>.summary.txt (names as
+  // `profagent report --summary`); empty: none. Default: all but key_averages (<stem>.table.txt).
+  std::vector<std::string> summaries = default_summaries();
+  std::string fp_point;         // PROFAGENT_FP_POINT: the step trace's FP operator ("" = detect)
+  std::string bp_point;         // PROFAGENT_BP_POINT
+
   LogLevel log_level = LogLevel::Warn;
   CuptiMode cupti = CuptiMode::Auto;
   std::string cupti_lib;        // explicit libcupti path; empty: search
@@ -56,6 +62,8 @@ struct Config {
   // Opt-in (by default the agent touches no signal; they belong to the program): on
   // SIGTERM/SIGINT the trace is written, then the previous action runs (agent/signals.h).
   bool handle_signals = false;
+
+  static std::vector<std::string> default_summaries();
 
   // The effective configuration as (PROFAGENT_ variable, value) pairs.
   std::vector<std::pair<std::string, std::string>> to_pairs() const;

@@ -176,6 +176,15 @@ exporters::ExportOptions export_options(const Config& config) {
   options.table.group_by_input_shape = config.group_by_input_shape;
   options.table.group_by_stack_n = config.group_by_stack_n;
   options.table.row_limit = config.row_limit < 0 ? 0 : int(config.row_limit);  // exporter: <= 0 is all
+  // The summaries with the exit table's sort key (mapped to Paddle's) and row limit.
+  exporters::SummaryOptions& summaries = options.summaries;
+  summaries.names = config.summaries;
+  summaries.table = options.table;
+  std::string unused;
+  exporters::apply_sort_key(config.sort_by, summaries, unused);  // a memory key: Paddle's default
+  summaries.row_limit = options.table.row_limit;
+  summaries.fp_point = config.fp_point;
+  summaries.bp_point = config.bp_point;
   return options;
 }
 

@@ -10,6 +10,7 @@
 #include <new>
 
 #include "collector/clock.h"
+#include "collector/cpu_times.h"
 #include "collector/cupti_backend.h"
 #include "collector/join.h"
 #include "collector/log.h"
@@ -60,6 +61,8 @@ void session_fork_child() noexcept {
   s.device_applying.store(false);
   s.device_applied.store(s.device_requests.load());
   s.forked_child.store(true);
+  // The child's process CPU clock starts from zero: its first window starts here.
+  s.window_start_cpu = read_cpu_times();
   g_device_tracing.store(false);
   if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();
   forget_memory_in_child();
@@ -161,6 +164,7 @@ bool cuda_used() noexcept { return g_cuda_state.load() != kCudaUnused; }
 
 bool start(const SessionOptions& options) noexcept {
   Session& s = session();
+  const CpuTimes cpu = read_cpu_times();  // the first window's start; read before the lock
   {
     std::lock_guard lock(s.mutex);
     if (s.started.load()) return false;
@@ -172,6 +176,7 @@ bool start(const SessionOptions& options) noexcept {
     }
     configure_buffers(options.buffer_bytes);
     s.window_start_ticks = now();
+    s.window_start_cpu = cpu;
     pthread_atfork(nullptr, nullptr, &session_fork_child);
   }
   s.started.store(true);

@@ -29,6 +29,7 @@ struct Session {
   uint32_t cuts = 0;                 // cuts made so far (kept and discarded windows)
   std::vector<ThreadEvents> carried;  // host events still running at the last cut
   uint64_t window_start_ticks = 0;
+  CpuTimes window_start_cpu;  // CPU times read at the last cut (or the start): the next window's start
   uint32_t window = 0;
   PlatformInfo platform;              // asked once, at the first join that needs it
   bool platform_known = false;

@@ -10,6 +10,7 @@
 #include <unordered_set>
 
 #include "collector/clock.h"
+#include "collector/cpu_times.h"
 #include "collector/device_pool.h"
 #include "collector/join.h"
 #include "collector/log.h"
@@ -122,10 +123,22 @@ struct CutWindow {
 
 namespace {
 
+// The CPU times of the window the cut ends: from the last cut to this one. Two threads cutting
+// at once may take the freeze lock in the other order than they read the times; then this
+// window's end is older than its start and is not given (the Device Summary says n/a).
+void set_cpu_times(Session& s, const CpuTimes& at_cut, Trace& trace) {
+  trace.cpu_start = s.window_start_cpu;
+  trace.cpu_end = at_cut;
+  if (at_cut.ns < s.window_start_cpu.ns) trace.cpu_end.valid = false;
+  else s.window_start_cpu = at_cut;
+}
+
 // The cut itself: everything that must happen at the boundary (host buffers drained, events
 // split at the cut). No CUDA or CUPTI call: device records are claimed by the join. Returns
 // nullptr for a discarded window.
 CutWindow* cut_part(Session& s, bool keep) {
+  // Read before any lock (a file read); the boundary it marks is the cut just below.
+  const CpuTimes cpu_at_cut = read_cpu_times();
   std::lock_guard freeze_lock(s.freeze_mutex);
   // Just before the host cut: the allocations booked by now, with the totals they left.
   MemoryCut memory = cut_memory(keep);
@@ -148,6 +161,7 @@ CutWindow* cut_part(Session& s, bool keep) {
   trace.start_ns = window->converter.to_ns(s.window_start_ticks);
   trace.end_ns = window->converter.to_ns(cut);
   s.window_start_ticks = cut;
+  set_cpu_times(s, cpu_at_cut, trace);
   trace.drops.host_events = host.dropped;
   const BufferReservation reservation = buffer_reservation();
   trace.drops.host_buffer_requested_bytes = reservation.requested;

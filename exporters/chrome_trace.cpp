@@ -185,6 +185,8 @@ class ChromeTraceWriter {
   void device_properties();
   void device_property(const DeviceInfo& d);
   void metadata_keys();
+  void cpu_times();
+  void cpu_times_object(const CpuTimes& c);
   void plan_flows();
   void host_events();
   void host_event(std::size_t index);
@@ -339,6 +341,26 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"last_step\":"), w_.u64(t_.last_step.number);
   w_.raw(",\"join_wait_ms\":"), w_.fixed3(double(t_.join_wait_ns) / 1e6);
   w_.raw("},\n");
+  cpu_times();
+}
+
+// "profagent_cpu_times": the window's /proc CPU times, only when both ends were read. `ns` is
+// Unix ns, the clock of baseTimeNanoseconds + ts, so a reader places them as it places events.
+void ChromeTraceWriter::cpu_times() {
+  if (!t_.cpu_start.valid || !t_.cpu_end.valid) return;
+  w_.raw("  \"profagent_cpu_times\": {\"start\":"), cpu_times_object(t_.cpu_start);
+  w_.raw(",\"end\":"), cpu_times_object(t_.cpu_end);
+  w_.raw("},\n");
+}
+
+void ChromeTraceWriter::cpu_times_object(const CpuTimes& c) {
+  const int64_t unix_ns = static_cast<int64_t>(c.ns) + t_.unix_offset_ns;
+  w_.raw("{\"ns\":"), w_.u64(unix_ns < 0 ? 0 : static_cast<uint64_t>(unix_ns));
+  w_.raw(",\"process_ns\":"), w_.u64(c.process_ns);
+  w_.raw(",\"system_busy_ns\":"), w_.u64(c.system_busy_ns);
+  w_.raw(",\"system_idle_ns\":"), w_.u64(c.system_idle_ns);
+  w_.raw(",\"cpus\":"), w_.u64(c.cpus);
+  w_.raw("}");
 }
 
 // A device record is drawn from the CUPTI driver record with its correlation id when there

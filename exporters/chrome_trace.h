@@ -5,10 +5,11 @@
 // Layout decisions:
 // - Top-level keys in Kineto's order: schemaVersion, deviceProperties, metadata keys
 //   (profagent_config, cupti_version, cuda_runtime_version, cuda_driver_version, host_name,
-//   device_backend, profagent_drops, profagent_window), distributedInfo, displayTimeUnit,
+//   device_backend, profagent_drops, profagent_window, profagent_cpu_times), distributedInfo, displayTimeUnit,
 //   baseTimeNanoseconds, traceEvents, traceName. `"rank": R` (with the space after the colon
 //   HTA's rank regex needs) appears once, in distributedInfo, and nothing before it matches
-//   that regex: every other key is written compactly ("k":v).
+//   that regex: every other key is written compactly ("k":v). profagent_cpu_times (the
+//   window's CPU times, Unix ns) is left out when they were not read.
 // - baseTimeNanoseconds = the Unix ns of the trace's earliest timestamp floored to Kineto's
 //   7889238 s interval; every ts/dur is (unix ns - base) in µs with 3 decimals, ≥ 0.
 // - Host rows: pid/tid of the OS. Device rows: pid = device, tid = stream, except stream 0

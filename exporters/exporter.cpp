@@ -102,6 +102,11 @@ ExportResult export_window(const Trace& trace, const ExportOptions& options, Out
       return write_summary_json(trace, table, w);
     });
   }
+  if (!options.summaries.names.empty()) {
+    const std::string text =
+        render_summaries_text(trace, compute_summaries(trace, options.summaries), options.summaries);
+    write_file(sink, stem + ".summary.txt", result, [&](OutputStream& s) { return s.write(text.data(), text.size()); });
+  }
   if (options.write_folded && !trace.stacks.empty()) write_folded_files(trace, stem, sink, result);
   return result;
 }

@@ -3,6 +3,7 @@
 // Formats, one per file, all named from one stem (file_names.h):
 //   <stem>.trace.json      Chrome/Perfetto trace, Kineto layout (chrome_trace.h)
 //   <stem>.table.txt       the key_averages()-style table (tables.h)
+//   <stem>.summary.txt     Paddle's, MindInsight's summaries (report/summaries.h)
 //   <stem>.self_cuda_time_total.folded, <stem>.self_cpu_time_total.folded
 //                          flame graph input, when the window has call stacks (folded_stacks.h)
 //   <stem>.summary.ndjson  the same rows and totals, machine-readable (summary_json.h); one
@@ -17,6 +18,7 @@
 
 #include "collector/trace.h"
 #include "exporters/output_stream.h"
+#include "exporters/report/summaries.h"
 #include "exporters/tables.h"
 
 namespace profagent::exporters {
@@ -28,6 +30,9 @@ struct ExportOptions {
   bool write_table = true;
   bool write_summary = true;
   bool write_folded = true;   // flame graph files, when the window has call stacks
+  // <stem>.summary.txt: the summaries `profagent report` prints for this trace, by the same
+  // code (compute_summaries); not written when summaries.names is empty.
+  SummaryOptions summaries;
 };
 
 struct ExportResult {

@@ -15,7 +15,10 @@ struct Options {
   bool help = false;
   std::map<std::string, std::string> variables;  // PROFAGENT_* to set
   std::string output_dir;                        // --output-dir (empty: the agent's default)
-  bool python_hook = false;                      // --step-on includes python
+  // The Python start-up hook on PYTHONPATH (phase ranges; steps with --step-on python);
+  // off with --no-python-hook.
+  bool python_hook = true;
+  bool python_steps = false;                     // --step-on includes python
   std::vector<std::string> command;
 };
 

@@ -50,7 +50,7 @@ bool apply(const std::string& flag, const std::string& value, Options& options, 
   }
   if (flag == "--step-on") {
     options.variables["PROFAGENT_STEP_ON"] = value;
-    options.python_hook = has_python_item(value);
+    options.python_steps = has_python_item(value);
     return true;
   }
   if (flag == "--output-dir") {
@@ -69,6 +69,10 @@ size_t parse_run_options(const std::vector<std::string>& args, size_t i, Options
     if (arg == "--") return i + 1;
     if (arg == "-h" || arg == "--help") return options.help = true, args.size();
     if (arg.rfind("--", 0) != 0) return i;  // the command starts
+    if (arg == "--no-python-hook") {
+      options.python_hook = false;
+      continue;
+    }
     const size_t eq = arg.find('=');
     const std::string flag = arg.substr(0, eq);
     std::string value;
@@ -104,6 +108,10 @@ std::optional<Options> parse_arguments(const std::vector<std::string>& args, std
   const size_t command = parse_run_options(args, 1, options, error);
   if (!error.empty()) return std::nullopt;
   if (options.help) return options;
+  if (options.python_steps && !options.python_hook) {
+    error = "--step-on python needs the Python hook: drop --no-python-hook";
+    return std::nullopt;
+  }
   options.command.assign(args.begin() + long(command), args.end());
   if (options.command.empty()) {
     error = "no program to run after the options (profagent run [options] -- CMD ARGS...)";
@@ -127,7 +135,8 @@ named in CUDA_INJECTION64_PATH unless another tool set it (then device tracing i
 driver-API-only and statically linked CUDA programs are traced too. CMD's
 exit code is returned (128+N if a signal N killed it). When CMD ends, the files written are
 listed: per window <host>.<pid>.w<N>[.steps<a>-<b>].trace.json (open in ui.perfetto.dev or
-chrome://tracing), .table.txt (torch.profiler-style table) and .summary.ndjson.
+chrome://tracing), .table.txt (torch.profiler-style table), .summary.txt (Paddle's and
+MindInsight's summaries; PROFAGENT_SUMMARIES chooses them, `off`: none) and .summary.ndjson.
 
 Which steps are recorded, as torch.profiler.schedule (steps count from 0):
   --skip-first N   ignore the first N steps                     (PROFAGENT_SKIP_FIRST)
@@ -148,11 +157,23 @@ What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_
   range:REGEX      each profagent_range_push whose name matches REGEX
                    (REGEX: RE2 syntax, searched anywhere in the first 16 KiB of the name)
   profiler-api     the program's cudaProfilerStart/cudaProfilerStop delimit the windows
-  python           each torch.optim.Optimizer.step() of a Python program (a start-up hook
-                   is put on PYTHONPATH; the script is not edited)
+  python           each torch.optim.Optimizer.step() of a Python program (marked by the
+                   Python hook below, after the step returned; the script is not edited)
   time:MS          a step every MS milliseconds
 The program may also call profagent_step() itself (C, or ctypes.CDLL(None).profagent_step).
 A marker ends the step AFTER the marking call returned: that call belongs to the step it ends.
+
+Python programs: a start-up hook is put first on PYTHONPATH (the system's sitecustomize
+still runs). When the program imports torch it marks the training phases with ranges named
+as torch.profiler's own annotations, which the summaries read as Dataloader, Forward,
+Backward and Optimization:
+  enumerate(DataLoader)#<Iter>.__next__   each DataLoader iteration
+  nn.Module: <Class>                      the outermost nn.Module call (nested ones are not)
+  autograd.backward#Tensor.backward       loss.backward() (and
+                                          autograd.backward#torch.autograd.backward)
+  Optimizer.step#<Class>.step, Optimizer.zero_grad#<Class>.zero_grad
+Return values and exceptions are the program's own; torch is not imported by the hook.
+  --no-python-hook leave PYTHONPATH alone: no phase ranges (and no --step-on python)
 
 Output:
   --output-dir DIR where the files go (default ./profagent_out) (PROFAGENT_OUTPUT_DIR)

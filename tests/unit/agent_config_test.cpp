@@ -1,6 +1,7 @@
 // Config parsing, table-driven: each row sets some PROFAGENT_* variables and says what the
 // Config must hold and how many warnings (each naming its variable) must come out.
 #define CATCH_CONFIG_MAIN
+#include <algorithm>
 #include <catch2/catch.hpp>
 
 #include <functional>
@@ -147,7 +148,10 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 22);
+  CHECK(pairs.size() == 25);
+  CHECK(pairs["PROFAGENT_SUMMARIES"] == "device,overview,model,distributed,operator,kernel,memory_manipulation,"
+                                       "user_defined,perf,step_trace,op_type,memory");
+  CHECK(pairs["PROFAGENT_FP_POINT"] == "(detect)");
   CHECK(pairs["PROFAGENT_STACK_DEPTH"] == "32");
   CHECK(pairs["PROFAGENT_GROUP_BY"] == "none");
   CHECK(pairs["PROFAGENT_HANDLE_SIGNALS"] == "false");
@@ -179,4 +183,25 @@ TEST_CASE("PROFAGENT_HANDLE_SIGNALS: off by default; a boolean; anything else wa
   CHECK_FALSE(parse({{"PROFAGENT_HANDLE_SIGNALS", "sometimes"}}, warnings).handle_signals);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "PROFAGENT_HANDLE_SIGNALS has an invalid value; using the default (false)");
+}
+
+TEST_CASE("PROFAGENT_SUMMARIES: names, all, off/none; a bad name warns once and keeps the default") {
+  std::vector<std::string> warnings;
+  CHECK(parse({}, warnings).summaries == Config::default_summaries());
+  const std::vector<std::string> defaults = Config::default_summaries();
+  CHECK(defaults.size() == 12);
+  CHECK(std::find(defaults.begin(), defaults.end(), "key_averages") == defaults.end());
+  // In the printing order whatever the order given.
+  CHECK(parse({{"PROFAGENT_SUMMARIES", "perf, device"}}, warnings).summaries ==
+        std::vector<std::string>{"device", "perf"});
+  CHECK(parse({{"PROFAGENT_SUMMARIES", "all"}}, warnings).summaries.size() == 13);
+  CHECK(parse({{"PROFAGENT_SUMMARIES", "OFF"}}, warnings).summaries.empty());
+  CHECK(parse({{"PROFAGENT_SUMMARIES", "none"}}, warnings).summaries.empty());
+  CHECK(warnings.empty());
+  CHECK(parse({{"PROFAGENT_SUMMARIES", "device,bogus"}}, warnings).summaries == Config::default_summaries());
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].rfind("PROFAGENT_SUMMARIES has an invalid value; using the default (device,", 0) == 0);
+  const Config points = parse({{"PROFAGENT_FP_POINT", "conv1"}, {"PROFAGENT_BP_POINT", " fcBackward "}}, warnings);
+  CHECK(points.fp_point == "conv1");
+  CHECK(points.bp_point == "fcBackward");
 }

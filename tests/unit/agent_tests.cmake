@@ -5,7 +5,7 @@ add_executable(agent_config_test
   ${CMAKE_CURRENT_LIST_DIR}/agent_config_test.cpp
   ${PROJECT_SOURCE_DIR}/agent/config.cpp)
 target_include_directories(agent_config_test PRIVATE ${PROJECT_SOURCE_DIR})
-target_link_libraries(agent_config_test PRIVATE Catch2::Catch2)
+target_link_libraries(agent_config_test PRIVATE Catch2::Catch2 profagent_exporters)
 add_test(NAME agent_config COMMAND agent_config_test)
 set_tests_properties(agent_config PROPERTIES LABELS unit)
 

@@ -12,7 +12,9 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/memory_test.cpp
-    ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp)
+    ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp
+    # Last: its windows would shift the window numbers session_test.cpp expects.
+    ${CMAKE_CURRENT_LIST_DIR}/collector/cpu_times_test.cpp)
   target_link_libraries(collector_tests PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
   # window_race_test.cpp: a library whose constructor calls back into the test program (found
   # by dlsym, hence the exported symbols) while step boundaries run.
@@ -24,6 +26,9 @@ if(TARGET profagent_collector)
   target_include_directories(collector_tests PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   add_test(NAME collector COMMAND collector_tests)
   set_tests_properties(collector PROPERTIES LABELS unit)
+  # The window CPU times the summaries' Device Summary is computed from, on their own.
+  add_test(NAME report.agent.cpu_times COMMAND collector_tests "[cpu_times]")
+  set_tests_properties(report.agent.cpu_times PROPERTIES LABELS unit)
 endif()
 
 # The CUPTI backend against devsim's libcupti.so.13 (label devsim): an nvcc-built program that

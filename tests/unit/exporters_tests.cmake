@@ -3,6 +3,7 @@
 add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/chrome_trace_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/cpu_times_key_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/json_writer_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/memory_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/occupancy_test.cpp
@@ -16,3 +17,5 @@ target_link_libraries(exporters_unit_tests PRIVATE
 target_include_directories(exporters_unit_tests SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_test(NAME exporters COMMAND exporters_unit_tests)
 set_tests_properties(exporters PROPERTIES LABELS unit)
+add_test(NAME report.agent.trace_cpu_times COMMAND exporters_unit_tests "[cpu_times]")
+set_tests_properties(report.agent.trace_cpu_times PROPERTIES LABELS unit)

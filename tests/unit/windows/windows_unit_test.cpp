@@ -64,6 +64,7 @@ TEST_CASE("launcher: options become variables, the command follows --") {
   CHECK(options->variables.at("PROFAGENT_ACTIVE") == "3");
   CHECK(options->variables.at("PROFAGENT_OUTPUT_DIR") == "out");
   CHECK(options->python_hook);
+  CHECK(options->python_steps);
   CHECK(options->command == std::vector<std::string>{"python3", "train.py", "--lr", "1"});
 }
 
@@ -72,10 +73,16 @@ TEST_CASE("launcher: the command may start without --; bad lines are one error")
   auto options = parse_arguments({"run", "./app", "--wait", "x"}, error);
   REQUIRE(options);
   CHECK(options->command == std::vector<std::string>{"./app", "--wait", "x"});
+  CHECK(options->python_hook);  // every run, unless --no-python-hook
+  CHECK_FALSE(options->python_steps);
+  options = parse_arguments({"run", "--no-python-hook", "--", "python3", "x.py"}, error);
+  REQUIRE(options);
   CHECK_FALSE(options->python_hook);
+  CHECK(options->command == std::vector<std::string>{"python3", "x.py"});
   for (std::vector<std::string> bad : {std::vector<std::string>{"run", "--active", "0", "app"},
                                        {"run", "--wait", "-1", "app"}, {"run", "--nope", "1", "app"},
-                                       {"run", "--wait"}, {"run"}, {"walk", "app"}, {}}) {
+                                       {"run", "--wait"}, {"run"}, {"walk", "app"}, {},
+                                       {"run", "--no-python-hook", "--step-on", "python", "app"}}) {
     error.clear();
     CHECK_FALSE(parse_arguments(bad, error));
     CHECK_FALSE(error.empty());
