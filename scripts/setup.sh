@@ -10,6 +10,7 @@ packages=(
   libunwind-dev                    # agent: call stacks (PROFAGENT_WITH_STACK), dlopen'ed
   libdw-dev                        # agent: source lines of stack frames (libprofagent_dwarf.so)
   libre2-dev                       # agent: kernel:/range: step markers (linear-time regex)
+  libsimdjson-dev zlib1g-dev       # profagent report: reading saved traces (.json, .json.gz)
   catch2                           # unit tests
   python3                          # test drivers (trace checks), launcher tests
   valgrind uftrace                 # benchmarks: callgrind counts, the peer tracer (scripts/bench.sh)

@@ -2,7 +2,7 @@
 add_library(profagent_launcher_options STATIC ${CMAKE_CURRENT_LIST_DIR}/options.cpp)
 target_include_directories(profagent_launcher_options PUBLIC ${PROJECT_SOURCE_DIR})
 add_executable(profagent_launcher ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${CMAKE_CURRENT_LIST_DIR}/supervise.cpp)
-target_link_libraries(profagent_launcher PRIVATE profagent_launcher_options)
+target_link_libraries(profagent_launcher PRIVATE profagent_launcher_options profagent_report_command)
 set_target_properties(profagent_launcher PROPERTIES OUTPUT_NAME profagent)
 add_dependencies(profagent_launcher profagent)
 # The Python start-up hook (--step-on python), next to the library.

@@ -14,6 +14,7 @@
 
 #include "agent/launcher/launcher.h"
 #include "agent/launcher/supervise.h"
+#include "agent/report/report_command.h"
 
 namespace {
 
@@ -83,9 +84,22 @@ void report(const Options& options, pid_t pid, int code, time_t since) {
   for (const std::string& f : files) std::fprintf(stderr, "  %s\n", f.c_str());
 }
 
+// `profagent report ...`: summaries of saved traces (agent/report).
+int report_main(const std::vector<std::string>& args) {
+  std::string error;
+  const auto options = profagent::report::parse_report_arguments(args, error);
+  if (!options) {
+    say(error);
+    return 2;
+  }
+  if (options->help) return std::fputs(profagent::report::kReportHelp, stdout), 0;
+  return profagent::report::run_report(*options);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "report") return report_main({argv + 2, argv + argc});
   std::string error;
   const auto options = profagent::launcher::parse_arguments({argv + 1, argv + argc}, error);
   if (!options) {

@@ -102,7 +102,7 @@ std::optional<Options> parse_arguments(const std::vector<std::string>& args, std
     return options;
   }
   if (args[0] != "run") {
-    error = "unknown command '" + args[0] + "': the command is 'run' (see profagent --help)";
+    error = "unknown command '" + args[0] + "': the commands are 'run' and 'report' (see profagent --help)";
     return std::nullopt;
   }
   const size_t command = parse_run_options(args, 1, options, error);
@@ -128,6 +128,7 @@ std::string prepend_path(const std::string& value, const char* list) {
 const char* const kHelp = R"(profagent: profile a CUDA program without changing it.
 
 usage: profagent run [options] [--] CMD [ARGS...]
+       profagent report [options] PATH...   (summaries of saved traces: profagent report --help)
        profagent --help
 
 Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one) and

@@ -1,0 +1,40 @@
+// Decodes batches of trace events ("[e1,e2,...]", from trace_stream.h) with simdjson's
+// on-demand parser into RawEvents, and the metadata object into a Trace's header fields.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "agent/report/raw_event.h"
+#include "collector/trace.h"
+
+namespace profagent::report {
+
+// Returns false with `error` set to stop reading.
+using EventFn = std::function<bool(const RawEvent& event, uint64_t index, std::string& error)>;
+
+class EventReader {
+ public:
+  EventReader();
+  ~EventReader();
+  // `batch` must have simdjson's padding of spare capacity; `first_index` numbers its events.
+  bool read_batch(const std::string& batch, uint64_t first_index, const EventFn& on_event, std::string& error);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+struct TraceHeader {
+  bool has_events_key = false;     // a trace has "traceEvents"
+  bool profagent = false;          // written by profagent (its own metadata keys)
+  uint64_t base_time_ns = 0;       // Unix ns that ts 0 stands for
+  bool has_window = false;         // profagent_window was read
+};
+
+// Reads the top-level metadata (events left out) into `trace` and `header`.
+bool read_metadata(const std::string& metadata, Trace& trace, TraceHeader& header, std::string& error);
+
+}  // namespace profagent::report

@@ -1,0 +1,25 @@
+#include "agent/report/report_command.h"
+
+namespace profagent::report {
+
+const char* const kReportHelp = R"(usage: profagent report [options] PATH...
+
+Prints the summaries of saved traces: profagent's *.trace.json and torch.profiler's Kineto
+traces (.json or .json.gz). A folder stands for every trace in it, reported by rank, then name.
+  --summary LIST   comma list, or all (default): device, overview, model, distributed,
+                   operator, kernel, memory_manipulation, user_defined, perf, step_trace,
+                   op_type, key_averages, memory
+  --format F       text (default), csv, json, html
+  --sort-by KEY    torch's (cpu_time_total, self_cuda_time_total, ...) or Paddle's
+                   (CPUTotal, CPUAvg, CPUMax, CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin)
+  --row-limit N    rows per table (0: all; default 100, operator types 20)
+  --time-unit U    s, ms (default), us, ns for the Paddle/MindInsight tables
+  --op-detail      Operator Summary: inner operators and kernels under each operator
+  --thread-sep     Operator and UserDefined Summaries: one section per thread
+  --steps A-B      only steps A to B (ProfilerStep numbers; A- and -B too)
+  --output FILE    write there (atomically) instead of stdout
+PROFAGENT_FP_POINT / PROFAGENT_BP_POINT name the step trace's FP and BP operators.
+Exit status 0, or 2 after one line per bad file or option (the other files are reported).
+)";
+
+}  // namespace profagent::report

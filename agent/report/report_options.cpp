@@ -1,0 +1,111 @@
+// Parsing of `profagent report` options (report_command.h).
+#include <charconv>
+#include <cstdlib>
+
+#include "agent/report/report_command.h"
+
+namespace profagent::report {
+namespace {
+
+bool whole_number(std::string_view text, uint64_t& value) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  return !text.empty() && ec == std::errc{} && end == text.data() + text.size();
+}
+
+// "A-B", "A-", "-B" or "A".
+bool parse_steps(std::string_view text, ReportOptions& o) {
+  const std::size_t dash = text.find('-');
+  if (dash == std::string_view::npos) return whole_number(text, o.first_step) && whole_number(text, o.last_step);
+  const std::string_view a = text.substr(0, dash), b = text.substr(dash + 1);
+  if (a.empty() && b.empty()) return false;
+  if (!a.empty() && !whole_number(a, o.first_step)) return false;
+  if (!b.empty() && !whole_number(b, o.last_step)) return false;
+  return o.first_step <= o.last_step;
+}
+
+bool parse_format(std::string_view text, ReportFormat& f) {
+  if (text == "text") f = ReportFormat::Text;
+  else if (text == "csv") f = ReportFormat::Csv;
+  else if (text == "json") f = ReportFormat::Json;
+  else if (text == "html") f = ReportFormat::Html;
+  else return false;
+  return true;
+}
+
+// Applies `flag value`; false with `error` when either is wrong.
+bool apply(const std::string& flag, const std::string& value, ReportOptions& o, std::string& error) {
+  exporters::SummaryOptions& s = o.summary;
+  uint64_t n = 0;
+  if (flag == "--summary") return exporters::parse_summary_names(value, s.names, error);
+  if (flag == "--format") {
+    if (parse_format(value, o.format)) return true;
+    return error = "--format is text, csv, json or html, not '" + value + "'", false;
+  }
+  if (flag == "--sort-by") return exporters::apply_sort_key(value, s, error);
+  if (flag == "--row-limit") {
+    if (!whole_number(value, n) || n > 1000000) return error = "--row-limit needs a whole number, got '" + value + "'", false;
+    s.row_limit = s.table.row_limit = int(n);
+    return true;
+  }
+  if (flag == "--time-unit") {
+    if (exporters::parse_time_unit(value, s.unit)) return true;
+    return error = "--time-unit is s, ms, us or ns, not '" + value + "'", false;
+  }
+  if (flag == "--steps") {
+    if (parse_steps(value, o)) return true;
+    return error = "--steps needs A-B, A- or -B (step numbers, A <= B), got '" + value + "'", false;
+  }
+  if (flag == "--output") {
+    if (value.empty()) return error = "--output needs a file name", false;
+    return o.output = value, true;
+  }
+  return error = "unknown option " + flag + " (see profagent report --help)", false;
+}
+
+bool is_switch(const std::string& arg, ReportOptions& o) {
+  if (arg == "--op-detail") return o.summary.op_detail = true;
+  if (arg == "--thread-sep") return o.summary.thread_sep = true;
+  if (arg == "-h" || arg == "--help") return o.help = true;
+  return false;
+}
+
+void defaults_from_environment(exporters::SummaryOptions& s) {
+  if (const char* fp = std::getenv("PROFAGENT_FP_POINT")) s.fp_point = fp;
+  if (const char* bp = std::getenv("PROFAGENT_BP_POINT")) s.bp_point = bp;
+}
+
+}  // namespace
+
+std::optional<ReportOptions> parse_report_arguments(const std::vector<std::string>& args, std::string& error) {
+  ReportOptions o;
+  defaults_from_environment(o.summary);
+  if (!exporters::parse_summary_names("all", o.summary.names, error)) return std::nullopt;
+  bool options_end = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (options_end || arg.rfind("-", 0) != 0 || arg == "-") {
+      o.paths.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      options_end = true;
+      continue;
+    }
+    if (is_switch(arg, o)) continue;
+    const std::size_t eq = arg.find('=');
+    const std::string flag = arg.substr(0, eq);
+    std::string value;
+    if (eq != std::string::npos) value = arg.substr(eq + 1);
+    else if (i + 1 < args.size()) value = args[++i];
+    else return error = flag + " needs a value", std::nullopt;
+    if (!apply(flag, value, o, error)) return std::nullopt;
+  }
+  if (o.help) return o;
+  if (o.paths.empty()) return error = "no trace given (profagent report [options] PATH...)", std::nullopt;
+  if (o.format == ReportFormat::Html && o.output.empty()) {
+    return error = "--format html needs --output FILE", std::nullopt;
+  }
+  return o;
+}
+
+}  // namespace profagent::report

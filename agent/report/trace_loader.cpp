@@ -1,0 +1,64 @@
+#include "agent/report/trace_loader.h"
+
+#include "agent/report/event_reader.h"
+#include "agent/report/trace_builder.h"
+#include "agent/report/trace_stream.h"
+
+namespace profagent::report {
+namespace {
+
+bool read_events(const std::string& path, TraceBuilder& builder, std::string& metadata, uint64_t& events,
+                 std::string& error) {
+  EventReader reader;
+  uint64_t first = 0;
+  const EventFn on_event = [&](const RawEvent& e, uint64_t index, std::string& err) {
+    if (builder.add(e, err)) return true;
+    err = "event " + std::to_string(index) + (e.has_name ? " (\"" + std::string(e.name) + "\")" : "") + ": " + err;
+    return false;
+  };
+  const BatchFn on_batch = [&](const std::string& batch, uint64_t count, std::string& err) {
+    const bool ok = reader.read_batch(batch, first, on_event, err);
+    first += count;
+    return ok;
+  };
+  return stream_trace(path, StreamLimits{}, on_batch, metadata, events, error);
+}
+
+// Steps covered, for a trace that does not say (Kineto's): its ProfilerStep ranges.
+void default_window(LoadedTrace& loaded) {
+  Trace& t = loaded.trace;
+  t.window = 1;
+  t.whole_run = t.steps.empty();
+  if (t.steps.empty()) return;
+  t.first_step = t.steps.front();
+  t.last_step = t.steps.back();
+}
+
+}  // namespace
+
+std::optional<LoadedTrace> load_trace(const std::string& path, std::string& error) {
+  LoadedTrace loaded;
+  TraceBuilder builder(loaded.trace);
+  std::string metadata, why;
+  uint64_t events = 0;
+  TraceHeader header;
+  if (!read_events(path, builder, metadata, events, why) || !read_metadata(metadata, loaded.trace, header, why)) {
+    error = path + ": " + why;
+    return std::nullopt;
+  }
+  if (!header.has_events_key) {
+    error = path + ": not a trace: no \"traceEvents\" array";
+    return std::nullopt;
+  }
+  if (events == 0) {
+    error = path + ": the trace has no events";
+    return std::nullopt;
+  }
+  builder.finish();
+  loaded.source = header.profagent ? "profagent" : "kineto";
+  if (!header.has_window) default_window(loaded);
+  loaded.skipped.assign(builder.skipped().begin(), builder.skipped().end());
+  return loaded;
+}
+
+}  // namespace profagent::report
