@@ -406,7 +406,7 @@
   }
 
   function traceNotes(trace, fmt) {
-    const notes = [];
+    const notes = [`Times in ${fmt.unit}`];
     const span = trace.span || {};
     notes.push(`${span.kind === 'ProfileStep' ? 'Steps' : 'Whole window'}: CPU ${fmt.time(span.cpu_ns)} ${fmt.unit}, ` +
                `GPU ${fmt.time(span.gpu_ns)} ${fmt.unit}`);
@@ -446,14 +446,14 @@
   function render() {
     const root = document.getElementById('report');
     const data = JSON.parse(document.getElementById('report-data').textContent);
-    const unit = NS_PER_UNIT[data.time_unit] ? data.time_unit : 'ms';
-    const fmt = makeFormat(unit);
     const traces = data.traces || [];
+    // Each trace carries the --time-unit its numbers are shown in (ms when it does not say).
+    const fmtOf = (trace) => makeFormat(NS_PER_UNIT[trace.time_unit] ? trace.time_unit : 'ms');
     root.appendChild(el('h1', {}, 'profagent report'));
-    root.appendChild(el('p', { class: 'meta' }, `${traces.length} trace${traces.length === 1 ? '' : 's'}; times in ${unit}`));
+    root.appendChild(el('p', { class: 'meta' }, `${traces.length} trace${traces.length === 1 ? '' : 's'}`));
     if (traces.length > 1) root.appendChild(traceSelector(traces));
     if (traces.length === 0) root.appendChild(el('p', { class: 'empty', 'data-empty': 'traces' }, 'no traces in this report'));
-    traces.forEach((trace, i) => root.appendChild(traceSection(trace, i, fmt)));
+    traces.forEach((trace, i) => root.appendChild(traceSection(trace, i, fmtOf(trace))));
   }
 
   try {
