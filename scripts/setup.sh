@@ -15,7 +15,10 @@ packages=(
   python3                          # test drivers (trace checks), launcher tests
   valgrind uftrace                 # benchmarks: callgrind counts, the peer tracer (scripts/bench.sh)
   python3-torch                    # --step-on python test: a CPU training loop (big, ~1 GB)
+  chromium                         # report.html tests: the HTML report opened headless
 )
+# npm (which brings Node.js) only when no npm is on PATH: a newer Node.js may be installed already.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do
@@ -37,3 +40,17 @@ for f in bin/nvcc include/cuda_runtime_api.h include/cupti.h; do
     exit 1
   fi
 done
+
+# puppeteer-core drives the headless Chromium of the report.html tests. Pinned: 24.x is the last
+# line that runs on Node 18/20 (25.x needs Node 22); it talks to the system Chromium over the
+# DevTools protocol and downloads no browser. Installed into the build tree, only when missing.
+puppeteer_version=24.43.1
+node_dir="${PROFAGENT_BUILD_DIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/build}/node"
+installed="$(node -p "require(process.argv[1]).version" \
+  "$node_dir/node_modules/puppeteer-core/package.json" 2>/dev/null || true)"
+if [ "$installed" != "$puppeteer_version" ]; then
+  echo "profagent setup: installing puppeteer-core@$puppeteer_version into $node_dir"
+  mkdir -p "$node_dir"
+  npm install --prefix "$node_dir" --no-save --no-package-lock --no-audit --no-fund --loglevel=error \
+    "puppeteer-core@$puppeteer_version" >/dev/null
+fi
