@@ -14,6 +14,9 @@ from collections import Counter
 HOST_CATS = {"cpu_op": "operator", "user_annotation": "range", "cuda_runtime": "call", "cuda_driver": "call"}
 DEVICE_CATS = {"kernel": "kernel", "gpu_memcpy": "memcpy", "gpu_memset": "memset"}
 STEP_NAME = re.compile(r"^ProfilerStep#(\d+)$")
+# READING: the legacy array torch writes without Kineto has no categories; its ranges are
+# torch's own record_function scopes, known by name, and every other event is an operator.
+LEGACY_RANGE = re.compile(r"^(ProfilerStep#\d+$|enumerate\(DataLoader\)#|Optimizer\.(step|zero_grad)#)")
 
 
 def ns(us):
@@ -61,6 +64,8 @@ class Trace:
             return
         if ph != "X":
             return
+        if cat is None and not self.meta:
+            cat = "user_annotation" if LEGACY_RANGE.match(e.get("name", "")) else "cpu_op"
         if cat not in HOST_CATS and cat not in DEVICE_CATS:
             self.skipped[cat] += 1
             return
