@@ -139,13 +139,18 @@ struct Summaries {
   MemorySummary memory;
 };
 
+// Whether options.names holds `name`.
+bool wants(const SummaryOptions& options, std::string_view name);
+
 Summaries compute_summaries(const Trace& trace, const SummaryOptions& options);
 
 // Renderers. `wanted` is options.names; a summary with nothing to show says so in one line.
 std::string render_summaries_text(const Trace& trace, const Summaries& s, const SummaryOptions& options);
 std::string render_summaries_csv(const Trace& trace, const Summaries& s, const SummaryOptions& options);
-// One trace's object of the `--format json` output ({"path": …, "summaries": {…}}).
+// One trace's object of the `--format json` output ({"path": …, "summaries": {…}}); `source` is
+// "profagent" or "kineto", `skipped` the events of kinds the summaries do not use, by category.
 void write_summaries_json(const Trace& trace, const Summaries& s, const SummaryOptions& options,
-                          std::string_view path, JsonWriter& w);
+                          std::string_view path, std::string_view source,
+                          const std::vector<std::pair<std::string, uint64_t>>& skipped, JsonWriter& w);
 
 }  // namespace profagent::exporters

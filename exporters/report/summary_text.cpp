@@ -1,0 +1,101 @@
+// Text and CSV layouts of the summary blocks. Text follows Paddle's summary tables: a dashed
+// title line, dashed rules per column, left-aligned cells two spaces apart.
+#include <algorithm>
+
+#include "exporters/report/summary_blocks.h"
+
+namespace profagent::exporters {
+namespace {
+
+std::string centered(const std::string& title, std::size_t width, char fill) {
+  const std::size_t pad = width > title.size() ? width - title.size() : 0;
+  return std::string(pad / 2, fill) + title + std::string(pad - pad / 2, fill);
+}
+
+std::string line(const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) {
+  std::string out;
+  for (std::size_t i = 0; i < widths.size(); ++i) {
+    const std::string cell = i < cells.size() ? cells[i] : "";
+    out += cell + std::string(widths[i] > cell.size() ? widths[i] - cell.size() : 0, ' ') + "  ";
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + "\n";
+}
+
+std::string rule(const std::vector<std::size_t>& widths) {
+  std::string out;
+  for (std::size_t w : widths) out += std::string(w, '-') + "  ";
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out + "\n";
+}
+
+std::string render_block_text(const SummaryBlock& b) {
+  if (!b.raw.empty()) return centered(b.title, 80, '-') + "\n" + b.raw;
+  std::vector<std::size_t> widths(b.header.size(), 0);
+  auto widen = [&widths](const std::vector<std::string>& cells) {
+    for (std::size_t i = 0; i < cells.size() && i < widths.size(); ++i) widths[i] = std::max(widths[i], cells[i].size());
+  };
+  widen(b.header);
+  for (const auto& row : b.rows) widen(row);
+  for (const auto& [at, cells] : b.subheaders) widen(cells);
+  std::size_t total = 0;
+  for (std::size_t w : widths) total += w + 2;
+  total = std::max<std::size_t>(total, 52);
+  std::string out = centered(b.title, total, b.name == "perf" ? '=' : '-') + "\n";
+  for (const std::string& p : b.preamble) out += p + "\n";
+  if (!b.header.empty()) {
+    out += rule(widths) + line(b.header, widths) + rule(widths);
+    for (std::size_t i = 0; i <= b.rows.size(); ++i) {
+      for (const auto& [at, text] : b.sections) {
+        if (at == i) out += centered(text, total, '-') + "\n";
+      }
+      for (const auto& [at, cells] : b.subheaders) {
+        if (at == i) out += rule(widths) + line(cells, widths) + rule(widths);
+      }
+      if (i < b.rows.size()) out += line(b.rows[i], widths);
+    }
+    out += rule(widths);
+  }
+  for (const std::string& n : b.notes) out += n + "\n";
+  return out;
+}
+
+std::string csv_cell(const std::string& cell) {
+  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+  std::string out = "\"";
+  for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return out + "\"";
+}
+
+std::string csv_line(const std::vector<std::string>& cells) {
+  std::string out;
+  for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_cell(cells[i]);
+  return out + "\n";
+}
+
+}  // namespace
+
+std::string render_summaries_text(const Trace& trace, const Summaries& s, const SummaryOptions& o) {
+  std::string out;
+  for (const SummaryBlock& b : summary_blocks(trace, s, o, BlockLayout::Text)) out += render_block_text(b) + "\n";
+  return out;
+}
+
+std::string render_summaries_csv(const Trace& trace, const Summaries& s, const SummaryOptions& o) {
+  std::string out;
+  for (const SummaryBlock& b : summary_blocks(trace, s, o, BlockLayout::Csv)) {
+    out += csv_line({b.title});
+    for (const std::string& p : b.preamble) out += csv_line({p});
+    out += csv_line(b.header);
+    for (std::size_t i = 0; i < b.rows.size(); ++i) {
+      for (const auto& [at, cells] : b.subheaders) {
+        if (at == i) out += csv_line(cells);
+      }
+      out += csv_line(b.rows[i]);
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace profagent::exporters
