@@ -139,6 +139,10 @@ struct Summaries {
   MemorySummary memory;
 };
 
+// `--steps A-B`: the records of steps first..last (by ProfilerStep number) with their links;
+// nullopt with `error` when the trace has no such step.
+std::optional<Trace> select_steps(const Trace& trace, uint64_t first, uint64_t last, std::string& error);
+
 // Whether options.names holds `name`.
 bool wants(const SummaryOptions& options, std::string_view name);
 

@@ -43,7 +43,9 @@ std::string render_block_text(const SummaryBlock& b) {
   total = std::max<std::size_t>(total, 52);
   std::string out = centered(b.title, total, b.name == "perf" ? '=' : '-') + "\n";
   for (const std::string& p : b.preamble) out += p + "\n";
-  if (!b.header.empty()) {
+  if (!b.header.empty() && b.rows.empty()) {
+    out += "(none in this trace)\n";
+  } else if (!b.header.empty()) {
     out += rule(widths) + line(b.header, widths) + rule(widths);
     for (std::size_t i = 0; i <= b.rows.size(); ++i) {
       for (const auto& [at, text] : b.sections) {

@@ -3,6 +3,8 @@
 // model, perf and step-trace figures, operator families.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include "exporters/report/intervals.h"
 #include "exporters/report/summaries.h"
 #include "exporters/report/trace_scope.h"
@@ -157,4 +159,30 @@ TEST_CASE("text and csv carry every requested summary") {
   CHECK(text.find("Backward: operators named") != std::string::npos);
   const std::string csv = render_summaries_csv(t, s, o);
   CHECK(csv.find("Name,Depth,Calls,CPU Total,CPU Avg,CPU Max,CPU Min,CPU Ratio(%),GPU Total") != std::string::npos);
+}
+
+TEST_CASE("print the summaries of the hand-made trace", "[.print]") {
+  const Trace t = two_steps();
+  SummaryOptions o = all_summaries();
+  o.op_detail = true;
+  const Summaries s = compute_summaries(t, o);
+  std::fputs(render_summaries_text(t, s, o).c_str(), stdout);
+}
+
+TEST_CASE("--steps keeps the records of the chosen steps with their links") {
+  const Trace t = two_steps();
+  std::string error;
+  const std::optional<Trace> only2 = select_steps(t, 2, 2, error);
+  REQUIRE(only2);
+  CHECK(only2->steps.size() == 1);
+  CHECK(only2->host.size() == 5);
+  REQUIRE(only2->device.size() == 1);
+  REQUIRE(only2->device[0].host >= 0);
+  CHECK(only2->host[only2->device[0].host].name == "cudaLaunchKernel");
+  CHECK(only2->host[only2->host[only2->device[0].host].parent].name == "diopiConvolution2dBackward");
+  const Summaries s = compute_summaries(*only2, all_summaries());
+  CHECK(s.span_cpu_ns == 1000);
+  CHECK(s.model[3].gpu->total_ns == 50);
+  CHECK_FALSE(select_steps(t, 5, 9, error));
+  CHECK(error.find("1-2") != std::string::npos);
 }
