@@ -87,8 +87,10 @@ def cmp_named(diff, where, exp_rows, act_rows, cmp, key="name"):
             cmp(diff, "%s row %r" % (where, name), e[name], a[name])
 
 
-def sort_value(row, sort_by):
+def sort_value(row, sort_by, gpu_only=False):
     side, field = PADDLE_KEYS.get(sort_by, ("cpu", "total_ns"))
+    if gpu_only:  # the Kernel Summary sorts by GPU time; a GPU key chooses which
+        return (row.get("gpu") or {}).get(field if side == "gpu" else "total_ns", 0)
     # READING: rows without a CPU column (kernels, copies no call issued) sort on the GPU
     # column of the same key.
     stat = row.get(side) if row.get(side) is not None else row.get("gpu")
@@ -96,7 +98,8 @@ def sort_value(row, sort_by):
 
 
 def check_order_and_limit(diff, where, exp_rows, act_rows, sort_by, limit):
-    keys = [sort_value(r, sort_by) for r in act_rows]
+    gpu_only = where == "kernel"
+    keys = [sort_value(r, sort_by, gpu_only) for r in act_rows]
     for i in range(1, len(keys)):
         if keys[i] > keys[i - 1]:
             diff(where, "order by %s at row %d (%r)" % (sort_by, i, act_rows[i]["name"]), "<= %s" % keys[i - 1], keys[i])
@@ -106,7 +109,7 @@ def check_order_and_limit(diff, where, exp_rows, act_rows, sort_by, limit):
     shown = {r["name"] for r in act_rows}
     floor = min(keys) if keys else None
     for r in exp_rows:
-        if r["name"] not in shown and floor is not None and sort_value(r, sort_by) > floor:
+        if r["name"] not in shown and floor is not None and sort_value(r, sort_by, gpu_only) > floor:
             diff(where, "row %r left out by the limit" % r["name"], "shown", "left out")
 
 
@@ -235,8 +238,9 @@ def cmp_step_trace(diff, exp, act):
             if (x[f] or None) != (y.get(f) or None):
                 diff("step_trace step %s" % k, f, x[f], y.get(f))
         for f in ("iteration_gap_ns", "fp_bp_ns", "tail_ns"):
-            if f in x and x[f] != y.get(f):
-                diff("step_trace step %s" % k, f, x[f], y.get(f))
+            if x.get(f) != y.get(f):
+                diff("step_trace step %s" % k, f, x.get(f), y.get(f))
+    cmp_fields(diff, "step_trace average", exp["average"], act.get("average") or {})
 
 
 def cmp_op_type(diff, exp, act):

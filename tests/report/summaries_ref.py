@@ -153,7 +153,10 @@ class Phases:
             for r in span.host:
                 if pred(r):
                     self.records[id(r.step)][phase].append(r)
-        self.intervals = {k: {p: [(r.start, r.end) for r in v[p]] for p in PHASES} for k, v in self.records.items()}
+        # A phase's intervals are clipped to their step.
+        bounds = {id(s): (s.start, s.end) for s in span.steps}
+        self.intervals = {k: {p: [(max(r.start, bounds[k][0]), min(r.end, bounds[k][1])) for r in v[p]] for p in PHASES}
+                          for k, v in self.records.items()}
         if "Forward" not in rules:
             self._infer_forward(trace, span)
 
@@ -170,7 +173,7 @@ class Phases:
             if ops:
                 found = True
                 self.records[id(s)]["Forward"] = ops
-                iv["Forward"] = [(ops[0].start, max(r.end for r in ops))]
+                iv["Forward"] = [(max(ops[0].start, s.start), min(max(r.end for r in ops), s.end))]
         if found:
             self.sources["Forward"] = "inferred"
 
@@ -179,7 +182,8 @@ def device_in(span, intervals_by_step):
     """Device records of the span whose issuing call starts inside the step's intervals."""
     out = []
     for d in span.device:
-        if d.call is not None and inside(d.call.start, intervals_by_step.get(id(d.step), [])):
+        t = d.call.start if d.call is not None else d.start
+        if inside(t, intervals_by_step.get(id(d.step), [])):
             out.append(d)
     return out
 
@@ -196,8 +200,7 @@ def overview(trace, span, phases):
             ("Operator", len(top), _m(top)), ("OperatorInner", len(inner), _m(inner)),
             ("UserDefined", len(user), _m(user))]
     for p in PHASES:
-        # READING: a phase's Calls = the records forming it (one per step when inferred).
-        n = sum(len(phases.intervals[id(s)][p]) for s in span.steps)
+        n = sum(1 for s in span.steps if phases.intervals[id(s)][p])
         t = sum(merged(phases.intervals[id(s)][p]) for s in span.steps)
         rows.append((p, n, t))
     cpu = [{"type": n, "calls": c, "time_ns": t, "ratio": pct(t, base)} for n, c, t in rows]
@@ -219,7 +222,7 @@ def model(trace, span, phases):
     for d in span.device:
         gpu_step[id(d.step)].append(d)
     gpu_base = [_m(gpu_step[id(s)]) for s in span.steps]
-    rows = [{"name": "ProfileStep", "calls": len(span.steps), "cpu": stat(cpu_base, sum(cpu_base)),
+    rows = [{"name": "ProfileStep" if span.has_steps else "Window", "calls": len(span.steps), "cpu": stat(cpu_base, sum(cpu_base)),
              "gpu": stat(gpu_base, sum(gpu_base))}]
     in_phase = set()
     for p in PHASES:
@@ -328,18 +331,16 @@ def kernel(span):
                      for n, rs in _group(kernels).items()]}
 
 
-DIRECTION = re.compile(r"\b([HDAP]to[HDAP])\b")
+DIRECTION = re.compile(r"^Memcpy (\S+)")
 
 
 def memory_manipulation(trace, span):
     calls = [r for r in span.host if r.kind == "call" and re.search(r"memcpy|memset", r.name, re.I)]
 
     def key(call):
-        for d in call.issued:
-            m = DIRECTION.search(d.name) if d.kind == "memcpy" else None
-            if m:
-                return "%s (%s)" % (call.name, m.group(1))
-        return call.name
+        copies = sorted((d for d in call.issued if d.kind == "memcpy"), key=lambda d: (d.start, d.index))
+        m = DIRECTION.match(copies[0].name) if copies else None
+        return "%s (%s)" % (call.name, m.group(1)) if m else call.name
     rows = []
     for name, cs in _group(calls, key).items():
         gpu = [sum(d.dur for d in c.issued if d.kind in ("memcpy", "memset")) for c in cs]
@@ -362,8 +363,8 @@ def perf(span, phases):
     ips = [1e9 / b for b in batch if b]
     out = {"steps": steps, "reader_ratio": pct(sum(reader), sum(batch)),
            "batch_cost": _seconds(batch), "reader_cost": _seconds(reader),
-           "ips": {"avg_s": len(batch) * 1e9 / sum(batch) if sum(batch) else 0,
-                   "max_s": max(ips) if ips else 0, "min_s": min(ips) if ips else 0}}
+           "ips": {"avg": len(batch) * 1e9 / sum(batch) if sum(batch) else 0,
+                   "max": max(ips) if ips else 0, "min": min(ips) if ips else 0}}
     return out
 
 
@@ -388,7 +389,9 @@ def step_trace(trace, span, phases):
         if fp and bp:
             row.update(iteration_gap_ns=fp.start - s.start, fp_bp_ns=bp.end - fp.start, tail_ns=s.end - bp.end)
         steps.append(row)
-    return {"steps": steps}
+    full = [r for r in steps if "tail_ns" in r]
+    average = {k: sum(r[k] for r in full) // len(full) for k in ("iteration_gap_ns", "fp_bp_ns", "tail_ns")} if full else {}
+    return {"steps": steps, "average": average}
 
 
 def op_family(name):
@@ -420,18 +423,13 @@ def op_type(trace, span, limit=20):
         row = rows.setdefault(fam, {"type": fam, "calls": 0, "device_ns": 0, "cpu_ns": 0})
         row["calls"] += 1
         row["device_ns"] += _dev_ns(trace.device_issued_self(r))
-        row["cpu_ns"] += r.dur - sum(c.dur for c in _inner_operators_direct(r))
+        row["cpu_ns"] += r.dur - sum(c.dur for c in r.children)
     metric = "device_ns" if has_device else "cpu_ns"
     base = sum(r[metric] for r in rows.values())
     for r in rows.values():
         r["ratio"] = pct(r[metric], base)
     ordered = sorted(rows.values(), key=lambda r: -r[metric])
     return {"metric": "device" if has_device else "cpu", "rows": ordered, "limit": limit}
-
-
-def _inner_operators_direct(r):
-    # READING: self CPU of an operator = its duration minus its direct inner operators'.
-    return _inner_operators(r)
 
 
 def key_averages(trace, span):
