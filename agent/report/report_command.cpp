@@ -10,6 +10,7 @@
 
 #include "agent/report/trace_loader.h"
 #include "exporters/json_writer.h"
+#include "exporters/report/summary_html.h"
 
 namespace profagent::report {
 namespace {
@@ -98,14 +99,16 @@ std::string assemble(const ReportOptions& o, std::vector<Rendered>& parts) {
   std::stable_sort(parts.begin(), parts.end(), [](const Rendered& a, const Rendered& b) {
     return std::pair(a.group, a.rank) < std::pair(b.group, b.rank);
   });
-  std::string out = o.format == ReportFormat::Json ? "{\"profagent_report\": 1, \"traces\": [" : "";
+  // The page is drawn from the JSON document: one source for both formats.
+  const bool json = o.format == ReportFormat::Json || o.format == ReportFormat::Html;
+  std::string out = json ? "{\"profagent_report\": 1, \"traces\": [" : "";
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (o.format == ReportFormat::Json) out += i ? ",\n" : "\n";
+    if (json) out += i ? ",\n" : "\n";
     else if (i) out += "\n";
     out += parts[i].text;
   }
-  if (o.format == ReportFormat::Json) out += "\n]}\n";
-  return out;
+  if (json) out += "\n]}\n";
+  return o.format == ReportFormat::Html ? exporters::render_summaries_html(out) : out;
 }
 
 // Written next to its final name and renamed over it: a reader never sees half a report.
@@ -128,10 +131,6 @@ bool write_output(const std::string& path, const std::string& text) {
 }  // namespace
 
 int run_report(const ReportOptions& o) {
-  if (o.format == ReportFormat::Html) {
-    say("--format html is not available in this build (use text, csv or json)");
-    return 2;
-  }
   std::vector<Input> inputs;
   int status = 0;
   for (std::size_t i = 0; i < o.paths.size(); ++i) status = add_inputs(o.paths[i], i, inputs) ? status : 2;

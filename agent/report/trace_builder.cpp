@@ -85,10 +85,19 @@ bool TraceBuilder::add(const RawEvent& e, std::string& error) {
   }
 }
 
+// torch.profiler without Kineto (Debian's torch) writes no "cat": its annotations are known by
+// name (steps, the data loader, the optimizer), every other event is an operator.
+static std::string_view legacy_category(std::string_view name) {
+  for (std::string_view annotation : {"ProfilerStep#", "enumerate(DataLoader)#", "Optimizer.step#", "Optimizer.zero_grad#"}) {
+    if (name.substr(0, annotation.size()) == annotation) return "user_annotation";
+  }
+  return "cpu_op";
+}
+
 bool TraceBuilder::complete_event(const RawEvent& e, std::string& error) {
   if (const char* field = missing_field(e)) return error = std::string("no \"") + field + "\"", false;
   if (e.dur_ns < 0) return error = "negative \"dur\"", false;
-  const std::string_view cat = e.cat;
+  const std::string_view cat = e.cat.empty() ? legacy_category(e.name) : std::string_view(e.cat);
   if (cat == "cpu_op") host_record(e, EventKind::Operator);
   else if (cat == "user_annotation" && e.name.substr(0, kStepPrefix.size()) == kStepPrefix) {
     uint64_t number = 0;

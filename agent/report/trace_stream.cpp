@@ -41,6 +41,16 @@ class Scanner {
   }
   bool end_event(std::string& error);
   bool flush_batch(std::string& error);
+  // Chrome's "JSON Array Format": the file is the events array itself (torch.profiler built
+  // without Kineto, e.g. Debian's torch, exports this). Read as {"traceEvents": [...]}.
+  bool start_array_format(std::size_t i, std::size_t& run) {
+    array_format_ = true;
+    meta_ += "{\"traceEvents\":[";
+    mode_ = Mode::Events;
+    depth_ = 2;
+    run = i + 1;
+    return true;
+  }
 
   const StreamLimits& limits_;
   const BatchFn& on_batch_;
@@ -53,6 +63,7 @@ class Scanner {
   bool in_string_ = false;
   bool escape_ = false;
   bool in_event_ = false;
+  bool array_format_ = false;
   bool key_open_ = false;   // capturing a string at depth 1 (a key, or a string value)
   std::string key_;
 };
@@ -86,7 +97,8 @@ bool Scanner::step(const char* p, std::size_t i, std::size_t& run, std::string& 
   if (mode_ == Mode::Before || mode_ == Mode::After) {
     if (is_space(c)) return run = i + 1, true;
     if (mode_ == Mode::After) return error = "not JSON: bytes after the end of the top-level object", false;
-    if (c != '{') return error = "not a trace: it does not start with a JSON object", false;
+    if (c == '[') return start_array_format(i, run);
+    if (c != '{') return error = "not a trace: it does not start with a JSON object or array", false;
     mode_ = Mode::Meta;
     run = i;
   }
@@ -132,6 +144,13 @@ bool Scanner::structural(char c, const char* p, std::size_t i, std::size_t& run,
 // the first byte of the next event.
 bool Scanner::between_events(char c, const char* p, std::size_t i, std::size_t& run, std::string& error) {
   if (is_space(c) || c == ',') return run = i + 1, true;
+  if (c == ']' && array_format_) {  // the end of the whole file's array
+    meta_ += "]}";
+    depth_ = 0;
+    mode_ = Mode::After;
+    run = i + 1;
+    return true;
+  }
   if (c == ']') {
     --depth_;
     mode_ = Mode::Meta;

@@ -282,7 +282,7 @@ void write_summaries_json(const Trace& trace, const Summaries& s, const SummaryO
   j.key("device"), w.u64(s.outside_device);
   j.close('}');
   j.key("phases"), j.open('{');
-  for (const auto& [phase, how] : s.phase_sources) j.key(phase), w.string(how);
+  for (const auto& [phase, how] : s.phase_sources) j.key(phase), how.empty() ? w.raw("null") : w.string(how);
   j.close('}');
   j.key("skipped"), j.open('{');
   for (const auto& [category, n] : skipped) j.key(category), w.u64(n);

@@ -169,7 +169,9 @@ class BlockMaker {
       stat_cells(row, r.gpu, others);
       b.rows.push_back(std::move(row));
     }
-    for (const auto& [phase, source] : s_.phase_sources) b.notes.push_back(phase + ": " + source);
+    for (const auto& [phase, source] : s_.phase_sources) {
+      b.notes.push_back(phase + ": " + (source.empty() ? "not found in this trace" : source));
+    }
     scope_notes(b);
     return b;
   }

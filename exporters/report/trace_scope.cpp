@@ -81,12 +81,14 @@ std::vector<StepScope> steps_of(const Trace& t) {
   return steps;
 }
 
-// The whole trace as one pseudo-step: from the first to the last record.
+// The whole trace as one pseudo-step: from the first to the last host record or device work.
 StepScope window_of(const Trace& t) {
   StepScope w;
   w.start = std::numeric_limits<uint64_t>::max();
   for (const HostRecord& h : t.host) w.start = std::min(w.start, h.start_ns), w.end = std::max(w.end, h.end_ns);
-  for (const DeviceRecord& d : t.device) w.start = std::min(w.start, d.start_ns), w.end = std::max(w.end, d.end_ns);
+  for (const DeviceRecord& d : t.device) {
+    if (is_device_work(d.kind)) w.start = std::min(w.start, d.start_ns), w.end = std::max(w.end, d.end_ns);
+  }
   if (w.start > w.end) w.start = w.end = 0;
   return w;
 }
@@ -202,9 +204,6 @@ void find_phases(const Trace& t, TraceScope& s) {
   if (s.forward_inferred) {
     add_rule(s.phase_source[kForward],
              "inferred: first to last outermost operator before the first Backward (or Optimization) interval");
-  }
-  for (std::string& source : s.phase_source) {
-    if (source.empty()) source = "not found in this trace";
   }
 }
 

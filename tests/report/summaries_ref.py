@@ -84,6 +84,8 @@ class Span:
             for r in records:
                 r.step = self.window
         self.host = [r for r in trace.host if r.kind != "step" and r.step is not None]
+        # --steps: what the table sees is the chosen steps' records (the steps themselves too).
+        self.selected_host = [r for r in trace.host if r.step is not None] if steps_range else None
         self.device = [d for d in trace.device if d.step is not None]
         self.cpu_ns = merged([(s.start, s.end) for s in self.steps])
         self.gpu_ns = merged([(d.start, d.end) for d in self.device])
@@ -127,12 +129,13 @@ def phase_rules(span):
         "Optimization": [("ranges Optimizer.step#/zero_grad#", rng("Optimizer.step#", "Optimizer.zero_grad#")),
                          ("DIOPI optimizer operators", lambda r: r.kind == "operator" and r.name in DIOPI_OPTIMIZERS)],
     }
+    # Every rule of a phase that matches anything contributes: their intervals are merged.
     chosen = {}
     for phase, candidates in rules.items():
-        for how, pred in candidates:
-            if any(pred(r) for r in span.host):
-                chosen[phase] = (how, pred)
-                break
+        used = [(how, pred) for how, pred in candidates if any(pred(r) for r in span.host)]
+        if used:
+            preds = [pred for _, pred in used]
+            chosen[phase] = ("; ".join(how for how, _ in used), lambda r, preds=preds: any(p(r) for p in preds))
     return chosen
 
 
@@ -196,7 +199,7 @@ def overview(trace, span, phases):
     inner = [r for r in ops if trace.operator_parent(r) is not None]
     calls = [r for r in host if r.kind == "call"]
     user = [r for r in host if r.kind == "range" and not is_phase_range(r)]
-    rows = [("ProfileStep", len(span.steps), span.cpu_ns), ("CudaRuntime", len(calls), _m(calls)),
+    rows = [("ProfileStep" if span.has_steps else "Window", len(span.steps), span.cpu_ns), ("CudaRuntime", len(calls), _m(calls)),
             ("Operator", len(top), _m(top)), ("OperatorInner", len(inner), _m(inner)),
             ("UserDefined", len(user), _m(user))]
     for p in PHASES:
@@ -243,10 +246,11 @@ def model(trace, span, phases):
 
 
 def distributed(span):
+    base = "ProfileStep" if span.has_steps else "Window"
     kernels = [d for d in span.device if d.kind == "kernel"]
     comm = [(d.start, d.end) for d in kernels if COMM.search(d.name)]
     comp = [(d.start, d.end) for d in kernels if not COMM.search(d.name)]
-    rows = [("ProfileStep", span.cpu_ns), ("Communication", merged(comm)), ("Computation", merged(comp)),
+    rows = [(base, span.cpu_ns), ("Communication", merged(comm)), ("Computation", merged(comp)),
             ("Overlap", intersection_length(comm, comp))]
     return {"rows": [{"name": n, "time_ns": t, "ratio": pct(t, span.cpu_ns)} for n, t in rows]}
 
@@ -354,6 +358,10 @@ def memory_manipulation(trace, span):
 
 
 def perf(span, phases):
+    if not span.has_steps:  # no ProfilerStep: no per-step figures
+        nothing = {"avg_s": None, "max_s": None, "min_s": None}
+        return {"steps": [], "reader_ratio": None, "batch_cost": nothing, "reader_cost": nothing,
+                "ips": {"avg": None, "max": None, "min": None}}
     steps = []
     for s in span.steps:
         steps.append({"step": s.number, "batch_cost_ns": s.end - s.start,
@@ -375,6 +383,8 @@ def _seconds(values):
 
 
 def step_trace(trace, span, phases):
+    if not span.has_steps:  # no ProfilerStep: no step trace
+        return {"steps": [], "average": None}
     steps = []
     for s in span.steps:
         recs = phases.records[id(s)]
@@ -423,7 +433,7 @@ def op_type(trace, span, limit=20):
         row = rows.setdefault(fam, {"type": fam, "calls": 0, "device_ns": 0, "cpu_ns": 0})
         row["calls"] += 1
         row["device_ns"] += _dev_ns(trace.device_issued_self(r))
-        row["cpu_ns"] += r.dur - sum(c.dur for c in r.children)
+        row["cpu_ns"] += max(0, r.dur - sum(c.dur for c in r.children))  # never below 0 (µs rounding)
     metric = "device_ns" if has_device else "cpu_ns"
     base = sum(r[metric] for r in rows.values())
     for r in rows.values():
@@ -434,12 +444,13 @@ def op_type(trace, span, limit=20):
 
 def key_averages(trace, span):
     rows = OrderedDict()
-    for r in span.host + [s for s in span.steps if getattr(s, "kind", None) == "step"]:
+    # The exit table: every host record of the trace (or of --steps), not only those in steps.
+    for r in (span.selected_host if span.selected_host is not None else trace.host):
         row = rows.setdefault(r.name, {"name": r.name, "calls": 0, "cpu_total_ns": 0, "self_cpu_ns": 0,
                                        "cuda_total_ns": 0})
         row["calls"] += 1
         row["cpu_total_ns"] += r.dur
-        row["self_cpu_ns"] += r.dur - sum(c.dur for c in r.children)
+        row["self_cpu_ns"] += max(0, r.dur - sum(c.dur for c in r.children))
         row["cuda_total_ns"] += _dev_ns(trace.device_issued_within(r))
     return {"rows": list(rows.values())}
 

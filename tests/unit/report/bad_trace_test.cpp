@@ -50,7 +50,7 @@ TEST_CASE("a missing file") {
 
 TEST_CASE("not JSON") {
   CHECK_THAT(error_of("text.json", "hello world"), Catch::Contains("does not start with a JSON object"));
-  CHECK_THAT(error_of("array.json", "[1, 2]"), Catch::Contains("does not start with a JSON object"));
+  CHECK_THAT(error_of("array.json", "[1, 2]"), Catch::Contains("traceEvents[0] is not an object"));  // the array format
   CHECK_THAT(error_of("empty.json", ""), Catch::Contains("empty file"));
   CHECK_THAT(error_of("garbage_event.json", replaced(kGood, "\"ts\": 11", "\"ts\": 11 x")), Catch::Contains("event 1"));
   CHECK_THAT(error_of("trailing.json", std::string(kGood) + " {}"), Catch::Contains("bytes after the end"));
