@@ -340,6 +340,10 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"first_step\":"), w_.u64(t_.first_step.number);
   w_.raw(",\"last_step\":"), w_.u64(t_.last_step.number);
   w_.raw(",\"join_wait_ms\":"), w_.fixed3(double(t_.join_wait_ns) / 1e6);
+  // The window's bounds in Unix ns (the clock of baseTimeNanoseconds + ts): summaries place
+  // times relative to the window's start.
+  w_.raw(",\"start_ns\":"), w_.u64(uint64_t(std::max<int64_t>(0, int64_t(t_.start_ns) + t_.unix_offset_ns)));
+  w_.raw(",\"end_ns\":"), w_.u64(uint64_t(std::max<int64_t>(0, int64_t(t_.end_ns) + t_.unix_offset_ns)));
   w_.raw("},\n");
   cpu_times();
 }

@@ -1,6 +1,8 @@
 #include "exporters/stack_text.h"
 #include "exporters/memory_events.h"
 
+#include <unordered_map>
+
 #include <string>
 
 namespace profagent::exporters {
@@ -82,6 +84,45 @@ uint64_t write_memory_events(const Trace& trace, JsonWriter& w, const std::funct
   return MemoryEventWriter(trace, w, rel).write();
 }
 
+namespace {
+
+uint64_t unix_ns(const Trace& t, uint64_t ns) {
+  const int64_t v = static_cast<int64_t>(ns) + t.unix_offset_ns;
+  return v < 0 ? 0 : static_cast<uint64_t>(v);
+}
+
+// "start"/"end": [[device, allocated, reserved], ...] — the ledger's totals at the window's
+// bounds, which its records alone cannot give (allocations made before the window).
+void write_totals(const Trace&, const char* key, const std::vector<MemoryTotals>& totals, JsonWriter& w) {
+  w.raw(",\""), w.raw(key), w.raw("\":[");
+  for (std::size_t i = 0; i < totals.size(); ++i) {
+    w.raw(i ? ",[" : "["), w.i64(totals[i].device), w.raw(","), w.i64(totals[i].allocated);
+    w.raw(","), w.i64(totals[i].reserved), w.raw("]");
+  }
+  w.raw("]");
+}
+
+// "live": [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call's
+// start or 0], ...]: the allocations live at the window's end (listed ones), so a reader of the
+// file gives the same memory summary as the agent did.
+void write_live(const Trace& t, JsonWriter& w) {
+  std::unordered_map<uint64_t, uint64_t> call_start;
+  if (!t.memory.live.empty()) {
+    for (const HostRecord& h : t.host) call_start.emplace(h.id, h.start_ns);
+  }
+  w.raw(",\"live\":[");
+  for (std::size_t i = 0; i < t.memory.live.size(); ++i) {
+    const LiveAllocation& a = t.memory.live[i];
+    const auto call = a.event_id ? call_start.find(a.event_id) : call_start.end();
+    w.raw(i ? ",[" : "["), w.u64(a.address), w.raw(","), w.u64(a.bytes), w.raw(","), w.u64(unix_ns(t, a.ns));
+    w.raw(","), w.i64(a.device), w.raw(","), w.u64(static_cast<uint64_t>(a.kind)), w.raw(","), w.u64(a.tid);
+    w.raw(","), w.string(a.api), w.raw(","), w.u64(call == call_start.end() ? 0 : unix_ns(t, call->second)), w.raw("]");
+  }
+  w.raw("]");
+}
+
+}  // namespace
+
 void write_memory_metadata(const Trace& trace, JsonWriter& w) {
   const MemoryReport& m = trace.memory;
   if (!m.enabled) return;
@@ -94,6 +135,9 @@ void write_memory_metadata(const Trace& trace, JsonWriter& w) {
   w.raw(",\"live_allocations\":"), w.u64(m.live_count);
   w.raw(",\"live_bytes\":"), w.u64(m.live_bytes);
   w.raw(",\"bookkeeping_bytes\":"), w.u64(m.bookkeeping_bytes);
+  write_totals(trace, "start", m.start, w);
+  write_totals(trace, "end", m.end, w);
+  write_live(trace, w);
   w.raw("},\n");
 }
 

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "agent/report/raw_event.h"
 #include "collector/trace.h"
@@ -32,6 +33,11 @@ struct TraceHeader {
   bool profagent = false;          // written by profagent (its own metadata keys)
   uint64_t base_time_ns = 0;       // Unix ns that ts 0 stands for
   bool has_window = false;         // profagent_window was read
+  uint64_t window_start_ns = 0;    // profagent_window's bounds (0: not in the file)
+  uint64_t window_end_ns = 0;
+  // Per Trace::memory.live entry: the start of the call that made it (0: not in the window),
+  // to find that call among the loaded host records.
+  std::vector<uint64_t> live_call_ns;
 };
 
 // Reads the top-level metadata (events left out) into `trace` and `header`.

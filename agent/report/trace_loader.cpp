@@ -4,6 +4,8 @@
 #include "agent/report/trace_builder.h"
 #include "agent/report/trace_stream.h"
 
+#include <map>
+
 namespace profagent::report {
 namespace {
 
@@ -36,6 +38,25 @@ void default_window(LoadedTrace& loaded) {
 
 }  // namespace
 
+// The window's own bounds (the builder only knows the records' span), and each live
+// allocation's link to the call that made it (same thread, same start).
+static void apply_window_and_live(const TraceHeader& header, Trace& t) {
+  if (header.window_start_ns && header.window_end_ns >= header.window_start_ns) {
+    t.start_ns = header.window_start_ns;
+    t.end_ns = header.window_end_ns;
+  }
+  if (t.memory.live.empty()) return;
+  std::map<std::pair<uint32_t, uint64_t>, uint64_t> calls;  // (tid, start) -> the first call's id
+  for (const HostRecord& h : t.host) {
+    if (h.kind == EventKind::Alloc) calls.emplace(std::pair(h.tid, h.start_ns), h.id);
+  }
+  for (std::size_t i = 0; i < t.memory.live.size() && i < header.live_call_ns.size(); ++i) {
+    LiveAllocation& a = t.memory.live[i];
+    const auto it = header.live_call_ns[i] ? calls.find(std::pair(a.tid, header.live_call_ns[i])) : calls.end();
+    if (it != calls.end()) a.event_id = it->second;
+  }
+}
+
 std::optional<LoadedTrace> load_trace(const std::string& path, std::string& error) {
   LoadedTrace loaded;
   TraceBuilder builder(loaded.trace);
@@ -55,6 +76,7 @@ std::optional<LoadedTrace> load_trace(const std::string& path, std::string& erro
     return std::nullopt;
   }
   builder.finish();
+  apply_window_and_live(header, loaded.trace);
   loaded.source = header.profagent ? "profagent" : "kineto";
   if (!header.has_window) default_window(loaded);
   loaded.skipped.assign(builder.skipped().begin(), builder.skipped().end());

@@ -103,9 +103,62 @@ void drops(od::value v, Trace& t) {
   });
 }
 
-void memory(od::value v, MemoryReport& m) {
+// Calls fn(element) for every element of an array value; nothing when it is not one.
+template <typename Fn>
+void elements(od::value v, Fn&& fn) {
+  od::array a;
+  if (v.get_array().get(a) != simdjson::SUCCESS) return;
+  for (auto element : a) {
+    od::value e;
+    if (element.get(e) != simdjson::SUCCESS) return;
+    fn(e);
+  }
+}
+
+// [[device, allocated, reserved], ...]
+void totals(od::value v, std::vector<MemoryTotals>& out) {
+  elements(v, [&](od::value row) {
+    std::size_t i = 0;
+    MemoryTotals& t = out.emplace_back();
+    elements(row, [&](od::value x) {
+      if (i == 0) number(x, t.device);
+      if (i == 1) number(x, t.allocated);
+      if (i == 2) number(x, t.reserved);
+      ++i;
+    });
+  });
+}
+
+// [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call], ...]
+void live(od::value v, MemoryReport& m, TraceHeader& h) {
+  elements(v, [&](od::value row) {
+    std::size_t i = 0;
+    LiveAllocation& a = m.live.emplace_back();
+    uint64_t kind = 0, call = 0;
+    elements(row, [&](od::value x) {
+      switch (i++) {
+        case 0: number(x, a.address); break;
+        case 1: number(x, a.bytes); break;
+        case 2: number(x, a.ns); break;
+        case 3: number(x, a.device); break;
+        case 4: number(x, kind); break;
+        case 5: number(x, a.tid); break;
+        case 6: text(x, a.api); break;
+        case 7: number(x, call); break;
+        default: break;
+      }
+    });
+    a.kind = kind <= uint64_t(MemoryKind::Registered) ? MemoryKind(kind) : MemoryKind::Device;
+    h.live_call_ns.push_back(call);
+  });
+}
+
+void memory(od::value v, MemoryReport& m, TraceHeader& h) {
   m.enabled = true;
   members(v, [&](std::string_view key, od::value value) {
+    if (key == "start") totals(value, m.start);
+    else if (key == "end") totals(value, m.end);
+    else if (key == "live") live(value, m, h);
     if (key == "record_capacity") number(value, m.record_capacity);
     else if (key == "dropped_records") number(value, m.dropped_records);
     else if (key == "unknown_frees") number(value, m.unknown_frees);
@@ -123,6 +176,8 @@ void window(od::value v, Trace& t, TraceHeader& h) {
     else if (key == "whole_run") flag(value, t.whole_run);
     else if (key == "first_step") number(value, t.first_step.number);
     else if (key == "last_step") number(value, t.last_step.number);
+    else if (key == "start_ns") number(value, h.window_start_ns);
+    else if (key == "end_ns") number(value, h.window_end_ns);
   });
 }
 
@@ -151,7 +206,7 @@ void member(std::string_view key, od::value v, Trace& t, TraceHeader& h) {
   else if (key == "host_name") text(v, t.process.host_name);
   else if (key == "device_backend") text(v, t.device_backend);
   else if (key == "profagent_drops") drops(v, t);
-  else if (key == "profagent_memory") memory(v, t.memory);
+  else if (key == "profagent_memory") memory(v, t.memory, h);
   else if (key == "profagent_window") h.profagent = true, window(v, t, h);
   else if (key == "profagent_cpu_times") {
     members(v, [&](std::string_view k, od::value value) {
@@ -185,9 +240,14 @@ bool read_metadata(const std::string& metadata, Trace& trace, TraceHeader& heade
     if (e != simdjson::SUCCESS) return error = std::string("not valid JSON: ") + simdjson::error_message(e), false;
     member(key, value, trace, header);
   }
-  for (CpuTimes* c : {&trace.cpu_start, &trace.cpu_end}) {
-    c->ns = c->ns > header.base_time_ns ? c->ns - header.base_time_ns : 0;
-  }
+  const auto from_base = [&header](uint64_t unix_ns) {
+    return unix_ns > header.base_time_ns ? unix_ns - header.base_time_ns : 0;
+  };
+  for (CpuTimes* c : {&trace.cpu_start, &trace.cpu_end}) c->ns = from_base(c->ns);
+  for (LiveAllocation& a : trace.memory.live) a.ns = from_base(a.ns);
+  for (uint64_t& call : header.live_call_ns) call = call ? from_base(call) : 0;
+  if (header.window_start_ns) header.window_start_ns = from_base(header.window_start_ns);
+  if (header.window_end_ns) header.window_end_ns = from_base(header.window_end_ns);
   trace.unix_offset_ns = int64_t(header.base_time_ns);
   return true;
 }

@@ -12,6 +12,7 @@ two step windows: each window's trace).
 """
 import argparse
 import glob
+import shutil
 import os
 import subprocess
 import sys
@@ -102,10 +103,65 @@ def traces_of(a):
     return found
 
 
-def case_diopi(a):
+AGENT_DEFAULT = "device,overview,model,distributed,operator,kernel,memory_manipulation,user_defined,perf," \
+                "step_trace,op_type,memory"
+
+
+def without_header(text):
+    """The report's text without its "==> file (...) <==" line."""
+    first, _, rest = text.partition("\n")
+    if not first.startswith("==> "):
+        raise SystemExit("accept: the text report does not start with its header line:\n" + text[:500])
+    return rest
+
+
+def same_as_agent(a, trace):
+    """One implementation: the summary file and the table the agent wrote at the window's end are
+    exactly what `profagent report` prints from the window's trace (same sort key and rows)."""
+    stem = trace[:-len(".trace.json")]
+    with open(stem + ".summary.txt") as f:
+        written = f.read()
+    printed = without_header(sh([a.profagent, "report", "--summary", AGENT_DEFAULT, "--sort-by", "cuda_time_total",
+                                 trace]))
+    if printed != written:
+        import difflib
+        diff = "".join(list(difflib.unified_diff(written.splitlines(True), printed.splitlines(True),
+                                                 "summary.txt", "profagent report"))[:60])
+        raise SystemExit("accept: %s.summary.txt differs from profagent report:\n%s" % (stem, diff))
+    table = without_header(sh([a.profagent, "report", "--summary", "key_averages", "--sort-by", "cuda_time_total",
+                               trace]))
+    table = table.split("\n", 1)[1].rstrip("\n")  # below the "key_averages" title line
+    with open(stem + ".table.txt") as f:
+        if not f.read().startswith(table):
+            raise SystemExit("accept: %s.table.txt does not start with the key_averages table of the report:\n%s"
+                             % (stem, table[:1500]))
+    print("accept: %s: summary.txt and table.txt equal profagent report's (%d + %d bytes)"
+          % (os.path.basename(stem), len(written), len(table)))
+
+
+def run_diopi_demo(a):
     sh([PY, os.path.join(ROOT, "tests", "vendorsim", "train.py"), "--framework",
         os.path.join(a.lib, "libframeworksim.so"), "--steps", "4"], env=agent_env(a, PROFAGENT_PROFILE_MEMORY="1"))
     (trace,) = traces_of(a)
+    return trace
+
+
+def case_html(a):
+    """`--format html` of a real trace, opened in headless Chromium and checked against the JSON
+    the same command writes (tests/report/html_check.mjs)."""
+    trace = run_diopi_demo(a)
+    page, data = os.path.join(a.work, "report.html"), os.path.join(a.work, "report.json")
+    sh([a.profagent, "report", "--format", "json", "--output", data, trace])
+    sh([a.profagent, "report", "--format", "html", "--output", page, trace])
+    node_modules = os.path.join(a.bin, os.pardir, "node", "node_modules")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    sh([shutil.which("node"), os.path.join(HERE, "html_check.mjs"), "--html", page, "--json", data,
+        "--screenshot", os.path.join(a.work, "report.png"), "--node-modules", node_modules, "--chromium", chromium])
+
+
+def case_diopi(a):
+    trace = run_diopi_demo(a)
+    same_as_agent(a, trace)
     text_report(a, trace, DIOPI_PHASES)
     recompute(a, trace, DIOPI_PHASES)
     recompute(a, trace, DIOPI_PHASES, "--op-detail", "--sort-by", "GPUTotal", "--quick")
@@ -118,11 +174,12 @@ def case_windows(a):
     if len(traces) != 2:
         raise SystemExit("accept: expected 2 window traces, got %s" % traces)
     for t in traces:
+        same_as_agent(a, t)
         recompute(a, t, [])
 
 
 CASES = {"torch": case_torch, "torch_gz": case_torch_gz, "torch_legacy": case_torch_legacy,
-         "diopi": case_diopi, "windows": case_windows}
+         "diopi": case_diopi, "windows": case_windows, "html": case_html}
 
 
 def main():
