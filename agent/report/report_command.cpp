@@ -1,6 +1,7 @@
 #include "agent/report/report_command.h"
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -111,17 +112,30 @@ std::string assemble(const ReportOptions& o, std::vector<Rendered>& parts) {
   return o.format == ReportFormat::Html ? exporters::render_summaries_html(out) : out;
 }
 
-// Written next to its final name and renamed over it: a reader never sees half a report.
+bool write_all(int fd, const std::string& text) {
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) return false;
+    done += std::size_t(n);
+  }
+  return true;
+}
+
+// Written next to its final name and renamed over it: a reader never sees half a report. An
+// existing path that is not a regular file (/dev/null, /dev/stdout, a pipe) is written into,
+// never replaced.
 bool write_output(const std::string& path, const std::string& text) {
+  struct stat st{};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    const bool ok = fd >= 0 && write_all(fd, text);
+    if (fd >= 0) close(fd);
+    return ok || (say(path + ": cannot write the output file"), false);
+  }
   std::string tmp = path + ".XXXXXX";
   const int fd = mkstemp(tmp.data());
   if (fd < 0) return say(path + ": cannot create the output file"), false;
-  bool ok = true;
-  for (std::size_t done = 0; ok && done < text.size();) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    ok = n > 0;
-    done += n > 0 ? std::size_t(n) : 0;
-  }
+  bool ok = write_all(fd, text);
   ok = fchmod(fd, 0644) == 0 && close(fd) == 0 && ok;
   if (ok && rename(tmp.c_str(), path.c_str()) == 0) return true;
   unlink(tmp.c_str());

@@ -13,6 +13,7 @@ two step windows: each window's trace).
 import argparse
 import glob
 import shutil
+import stat
 import os
 import subprocess
 import sys
@@ -153,6 +154,10 @@ def case_html(a):
     page, data = os.path.join(a.work, "report.html"), os.path.join(a.work, "report.json")
     sh([a.profagent, "report", "--format", "json", "--output", data, trace])
     sh([a.profagent, "report", "--format", "html", "--output", page, trace])
+    # An output that is not a regular file is written into, never renamed over.
+    sh([a.profagent, "report", "--output", os.devnull, trace])
+    if not stat.S_ISCHR(os.stat(os.devnull).st_mode):
+        raise SystemExit("accept: --output %s replaced the device" % os.devnull)
     node_modules = os.path.join(a.bin, os.pardir, "node", "node_modules")
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     sh([shutil.which("node"), os.path.join(HERE, "html_check.mjs"), "--html", page, "--json", data,
