@@ -15,11 +15,21 @@ bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::s
 
 bool is_named_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range; }
 
+// The index of the first step (in time order) whose [start, end] holds ns, or -1. Steps are in
+// time order and do not overlap (touching ones share an instant, which is the earlier's): a
+// binary search, so a window of many steps and records stays linear-logarithmic.
+int64_t step_index_at(const Trace& t, uint64_t ns) {
+  const auto after = std::upper_bound(t.steps.begin(), t.steps.end(), ns,
+                                      [](uint64_t v, const StepSpan& s) { return v < s.start_ns; });
+  if (after == t.steps.begin()) return -1;
+  auto it = std::prev(after);
+  if (it != t.steps.begin() && std::prev(it)->end_ns >= ns) it = std::prev(it);
+  return it->end_ns >= ns ? int64_t(it - t.steps.begin()) : -1;
+}
+
 int64_t step_at(const Trace& t, uint64_t ns) {
-  for (const StepSpan& s : t.steps) {
-    if (s.start_ns <= ns && ns <= s.end_ns) return int64_t(s.number);
-  }
-  return -1;
+  const int64_t i = step_index_at(t, ns);
+  return i < 0 ? -1 : int64_t(t.steps[std::size_t(i)].number);
 }
 
 std::string scope_of(const Trace& t, int64_t host) {
@@ -68,20 +78,12 @@ std::vector<DeviceMemory> device_peaks(const Trace& t) {
   return out;
 }
 
-const StepSpan* span_of(const Trace& t, int64_t step) {
-  for (const StepSpan& s : t.steps) {
-    if (int64_t(s.number) == step) return &s;
-  }
-  return nullptr;
-}
-
-void count_record(const Trace& t, const MemoryRecord& r, StepMemory& s) {
+void count_record(const StepSpan& span, const MemoryRecord& r, StepMemory& s) {
   if (r.failed) return void(++s.failed);
   s.net_bytes += r.bytes;
   if (r.bytes >= 0) return void(++s.allocations);
   ++s.frees;
-  const StepSpan* span = span_of(t, int64_t(s.step));
-  const bool made_in_step = span != nullptr && r.allocated_ns >= span->start_ns && r.allocated_ns <= span->end_ns;
+  const bool made_in_step = r.allocated_ns >= span.start_ns && r.allocated_ns <= span.end_ns;
   if (made_in_step && r.kind != MemoryKind::Pool) ++s.churn_pairs, s.churn_bytes += uint64_t(-r.bytes);
 }
 
@@ -89,10 +91,8 @@ std::vector<StepMemory> step_counts(const Trace& t) {
   std::vector<StepMemory> steps;
   for (const StepSpan& s : t.steps) steps.push_back({s.number});
   for (const MemoryRecord& r : t.memory.records) {
-    const int64_t step = step_at(t, r.ns);
-    for (StepMemory& s : steps) {
-      if (int64_t(s.step) == step) count_record(t, r, s);
-    }
+    const int64_t i = step_index_at(t, r.ns);
+    if (i >= 0) count_record(t.steps[std::size_t(i)], r, steps[std::size_t(i)]);
   }
   return steps;
 }

@@ -21,7 +21,15 @@ else
            --steps "${1:-10}")
 fi
 if [ -e "$build/lib/libprofagent.so" ]; then
+  since="$(mktemp)"
   LD_PRELOAD="$build/lib/libprofagent.so" "${command[@]}"
+  # Then the Paddle/MindInsight view of the same run, read back from its trace (docs/report.md).
+  trace="$(find "$PROFAGENT_OUTPUT_DIR" -name '*.trace.json' -newer "$since" | sort | tail -1)"
+  rm -f "$since"
+  if [ -n "$trace" ]; then
+    echo
+    "$build/bin/profagent" report --summary overview,model,kernel,op_type "$trace"
+  fi
 else
   echo "demo: $build/lib/libprofagent.so is not built; running the workload without the profiler" >&2
   "${command[@]}"
