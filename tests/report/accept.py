@@ -183,8 +183,51 @@ def case_windows(a):
         recompute(a, t, [])
 
 
+LAUNCHER_PHASES = ["Dataloader=enumerate(DataLoader)", "Forward=nn.Module", "Backward=autograd.backward",
+                   "Optimization=Optimizer"]
+
+
+def case_launcher(a):
+    """A torch program with no profiler code under `profagent run --step-on python`: the
+    launcher's Python hook gives the steps and every phase, and recompute.py agrees."""
+    program = os.path.join(ROOT, "tests", "preload", "programs", "train_phases.py")
+    out = os.path.join(a.work, "out")
+    sh([a.profagent, "run", "--step-on", "python", "--output-dir", out, "--", PY, program, "6"],
+       env=dict(os.environ, LD_LIBRARY_PATH=a.devsim))
+    for trace in traces_of(a):
+        text_report(a, trace, LAUNCHER_PHASES)
+        recompute(a, trace, LAUNCHER_PHASES)
+        same_as_agent(a, trace)
+
+
+def case_bad_input(a):
+    """Every kind of bad file: one stderr line naming it, exit status 2, the good file still
+    reported, never a traceback or a crash."""
+    good = os.path.join(a.work, "good.json")
+    with open(good, "w") as f:
+        f.write('{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, '
+                '"ts": 10, "dur": 5}]}')
+    bad = {"not_json.json": b"hello", "truncated.json": b'{"traceEvents": [{"ph": "X", "name": "a", "ts": 1',
+           "empty_events.json": b'{"traceEvents": []}', "no_events.json": b'{"schemaVersion": 1}',
+           "missing_ts.json": b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "dur": 1, "pid": 1, "tid": 1}]}',
+           "bad_utf8.json": b'{"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a\xff\xfe", "ts": 1, "dur": 1, '
+                            b'"pid": 1, "tid": 1}]}'}
+    for name, data in bad.items():
+        path = os.path.join(a.work, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        p = subprocess.run([a.profagent, "report", "--summary", "overview", good, path], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, universal_newlines=True, errors="replace")
+        lines = [l for l in p.stderr.splitlines() if l.strip()]
+        if p.returncode != 2 or len(lines) != 1 or name not in lines[0] or "Overview Summary" not in p.stdout:
+            raise SystemExit("accept: %s: exit %d, stderr %r, stdout has the good file: %s"
+                             % (name, p.returncode, p.stderr, "Overview Summary" in p.stdout))
+        print("accept: %s -> exit 2, %s" % (name, lines[0]))
+
+
 CASES = {"torch": case_torch, "torch_gz": case_torch_gz, "torch_legacy": case_torch_legacy,
-         "diopi": case_diopi, "windows": case_windows, "html": case_html}
+         "diopi": case_diopi, "windows": case_windows, "html": case_html,
+         "launcher": case_launcher, "bad_input": case_bad_input}
 
 
 def main():
