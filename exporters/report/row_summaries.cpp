@@ -156,6 +156,20 @@ std::string copy_direction(std::string_view device_name) {
   return std::string(device_name.substr(0, device_name.find(' ')));
 }
 
+// A row of host records: CPU = their durations, GPU = the device time each issued; ratios of
+// the step totals (Memory Manipulation, UserDefined).
+SummaryRow host_row(const Trace& t, const TraceScope& s, const Summaries& out, const std::string& name,
+                    SummaryRowKind kind, const std::vector<std::size_t>& members) {
+  SummaryRow row{name, kind, 0, members.size(), Stat{}, Stat{}};
+  for (std::size_t i : members) {
+    row.cpu->add(span(t.host[i].start_ns, t.host[i].end_ns));
+    row.gpu->add(s.issued_ns[i]);
+  }
+  row.cpu->ratio = percent(row.cpu->total_ns, out.span_cpu_ns);
+  row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
+  return row;
+}
+
 }  // namespace
 
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
@@ -204,14 +218,7 @@ void compute_memory_manipulation(const Trace& t, const TraceScope& s, const Summ
     if (s.device_in(i) && copy_or_set && !valid(d.host, t.host.size())) orphans.of(d.name).push_back(i);
   }
   for (auto& [name, members] : calls.all()) {
-    SummaryRow row{name, SummaryRowKind::Call, 0, members.size(), Stat{}, Stat{}};
-    for (std::size_t i : members) {
-      row.cpu->add(span(t.host[i].start_ns, t.host[i].end_ns));
-      row.gpu->add(s.issued_ns[i]);
-    }
-    row.cpu->ratio = percent(row.cpu->total_ns, out.span_cpu_ns);
-    row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
-    out.memory_manipulation.push_back(std::move(row));
+    out.memory_manipulation.push_back(host_row(t, s, out, name, SummaryRowKind::Call, members));
   }
   for (auto& [name, records] : orphans.all()) {
     SummaryRow row{name, device_row_kind(t.device[records.front()].kind), 0, records.size(), std::nullopt, Stat{}};
@@ -233,14 +240,7 @@ void compute_user_defined(const Trace& t, const TraceScope& s, const SummaryOpti
     for (std::size_t i : calls) groups.of(t.host[i].name).push_back(i);
     ThreadRows section{thread, {}};
     for (auto& [name, members] : groups.all()) {
-      SummaryRow row{name, SummaryRowKind::Range, 0, members.size(), Stat{}, Stat{}};
-      for (std::size_t i : members) {
-        row.cpu->add(span(t.host[i].start_ns, t.host[i].end_ns));
-        row.gpu->add(s.issued_ns[i]);
-      }
-      row.cpu->ratio = percent(row.cpu->total_ns, out.span_cpu_ns);
-      row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
-      section.rows.push_back(std::move(row));
+      section.rows.push_back(host_row(t, s, out, name, SummaryRowKind::Range, members));
     }
     sort_rows(section.rows, o.sort_by);
     if (o.row_limit > 0 && section.rows.size() > static_cast<std::size_t>(o.row_limit)) section.rows.resize(o.row_limit);
