@@ -42,7 +42,9 @@ void header(const Trace& t, JsonWriter& w) {
   w.raw("}");
 }
 
-void row(const TableRow& r, JsonWriter& w) {
+}  // namespace
+
+void write_table_row_json(const TableRow& r, JsonWriter& w) {
   w.raw("{\"name\":"), w.string(r.name);
   w.raw(",\"kind\":\""), w.raw(row_kind_name(r.kind));
   w.raw("\",\"input_shapes\":"), w.string(r.input_shapes);
@@ -58,8 +60,6 @@ void row(const TableRow& r, JsonWriter& w) {
   w.raw("}");
 }
 
-}  // namespace
-
 bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
   header(t, w);
   w.raw(",\"sort_by\":"), w.string(table.sort_by);
@@ -70,7 +70,7 @@ bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
   w.raw(",\"rows\":[");
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     if (i) w.raw(",");
-    row(table.rows[i], w);
+    write_table_row_json(table.rows[i], w);
   }
   w.raw("]");
   write_memory_summary_json(t, summarize_memory(t), w);

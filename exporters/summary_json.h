@@ -22,4 +22,8 @@ namespace profagent::exporters {
 
 bool write_summary_json(const Trace& trace, const Table& table, JsonWriter& out);
 
+// One table row as a JSON object (name, kind, input_shapes, count, the four times in ns, the four
+// memory figures): the summary file's rows and `profagent report --format json`'s key_averages.
+void write_table_row_json(const TableRow& row, JsonWriter& out);
+
 }  // namespace profagent::exporters

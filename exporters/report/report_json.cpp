@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "exporters/report/summaries.h"
+#include "exporters/summary_json.h"
 
 namespace profagent::exporters {
 namespace {
@@ -176,20 +177,8 @@ void write_key_averages(JsonOut& j, const Table& t) {
   j.key("self_cuda_total_ns"), w.u64(t.self_cuda_total_ns);
   j.key("rows"), j.open('[');
   for (const TableRow& r : t.rows) {
-    j.item(), j.open('{');
-    j.key("name"), w.string(r.name);
-    j.key("kind"), w.string(row_kind_name(r.kind));
-    if (!r.input_shapes.empty()) j.key("input_shapes"), w.string(r.input_shapes);
-    j.key("calls"), w.u64(r.count);
-    j.key("self_cpu_ns"), w.u64(r.self_cpu_ns);
-    j.key("cpu_total_ns"), w.u64(r.cpu_total_ns);
-    j.key("self_cuda_ns"), w.u64(r.self_cuda_ns);
-    j.key("cuda_total_ns"), w.u64(r.cuda_total_ns);
-    j.key("cpu_memory"), w.i64(r.cpu_memory);
-    j.key("self_cpu_memory"), w.i64(r.self_cpu_memory);
-    j.key("cuda_memory"), w.i64(r.cuda_memory);
-    j.key("self_cuda_memory"), w.i64(r.self_cuda_memory);
-    j.close('}');
+    j.item();
+    write_table_row_json(r, w);
   }
   j.close(']');
   j.close('}');

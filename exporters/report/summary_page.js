@@ -314,7 +314,7 @@
     step_trace: stepTraceTable,
     op_type: (s, fmt) => [table('op_type', `Operator Type Statistics (ratio of ${s.metric} time)`, [
       { head: 'Type', cell: (r) => r.type },
-      { head: 'Calls', num: true, cell: (r) => fmt.count(r.calls) },
+      { head: 'Calls', num: true, cell: (r) => fmt.count(r.count) },
       { head: `Device Self(${fmt.unit})`, num: true, cell: (r) => fmt.time(r.device_ns) },
       { head: `CPU Self(${fmt.unit})`, num: true, cell: (r) => fmt.time(r.cpu_ns) },
       { head: 'Ratio(%)', num: true, cell: (r) => fmt.ratio(r.ratio) },
@@ -369,7 +369,8 @@
     ], rows)];
   }
 
-  const KEY_AVERAGE_FIXED = ['name', 'kind', 'calls', 'self_cpu_ns', 'cpu_total_ns', 'self_cuda_ns', 'cuda_total_ns'];
+  const KEY_AVERAGE_FIXED = ['name', 'kind', 'input_shapes', 'count', 'self_cpu_ns', 'cpu_total_ns', 'self_cuda_ns',
+    'cuda_total_ns'];
 
   function keyAveragesTable(s, fmt) {
     const rows = s.rows || [];
@@ -378,7 +379,7 @@
     const time = (key, head) => ({ head: `${head}(${fmt.unit})`, num: true, cell: (r) => fmt.time(r[key]) });
     const columns = [
       { head: 'Name', cell: (r) => r.name }, { head: 'Kind', cell: (r) => r.kind || '' },
-      { head: 'Calls', num: true, cell: (r) => fmt.count(r.calls) },
+      { head: 'Calls', num: true, cell: (r) => fmt.count(r.count) },
       time('self_cpu_ns', 'Self CPU'), time('cpu_total_ns', 'CPU total'),
       time('self_cuda_ns', 'Self CUDA'), time('cuda_total_ns', 'CUDA total'),
     ].concat(extra.map((k) => ({ head: k, num: true, cell: (r) => (typeof r[k] === 'number' ? fmt.bytes(r[k]) : String(r[k] ?? '-')) })));

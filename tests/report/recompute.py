@@ -275,9 +275,11 @@ def cmp_key_averages(diff, exp, act):
     for r in exp["rows"]:
         if r["name"] not in a:
             continue  # the row limit may leave it out; shown rows are checked
-        for f in ("calls", "cpu_total_ns", "self_cpu_ns", "cuda_total_ns"):
-            if r[f] != a[r["name"]].get(f):
-                diff("key_averages row %r" % r["name"], f, r[f], a[r["name"]].get(f))
+        # The report's rows are the summary file's (torch's names: "count").
+        for f, g in (("calls", "count"), ("cpu_total_ns", "cpu_total_ns"), ("self_cpu_ns", "self_cpu_ns"),
+                     ("cuda_total_ns", "cuda_total_ns")):
+            if r[f] != a[r["name"]].get(g):
+                diff("key_averages row %r" % r["name"], f, r[f], a[r["name"]].get(g))
     if not any(r["name"] in a for r in exp["rows"]) and exp["rows"]:
         diff("key_averages", "rows", "some of %d" % len(exp["rows"]), "none matched")
 
