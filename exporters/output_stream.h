@@ -35,6 +35,17 @@ class OutputSink {
   virtual std::string location(const std::string& name) const = 0;
 };
 
+// Appends into a string the caller owns (a report assembled in memory before it is printed).
+class StringStream final : public OutputStream {
+ public:
+  explicit StringStream(std::string& out) : out_(out) {}
+  bool write(const char* data, std::size_t size) override { return out_.append(data, size), true; }
+  std::string commit() override { return {}; }
+
+ private:
+  std::string& out_;
+};
+
 // Keeps each committed file in memory: the sink unit tests read back.
 class MemorySink final : public OutputSink {
  public:

@@ -11,6 +11,7 @@
 
 #include "agent/report/trace_loader.h"
 #include "exporters/json_writer.h"
+#include "exporters/output_stream.h"
 #include "exporters/report/summary_html.h"
 
 namespace profagent::report {
@@ -54,15 +55,6 @@ bool select_steps(const ReportOptions& o, Trace& t, std::string& error) {
   return true;
 }
 
-class StringStream final : public exporters::OutputStream {
- public:
-  explicit StringStream(std::string& out) : out_(out) {}
-  bool write(const char* data, std::size_t size) override { return out_.append(data, size), true; }
-  std::string commit() override { return {}; }
-
- private:
-  std::string& out_;
-};
 
 // Events of kinds the summaries do not use, said once per trace.
 std::string skipped_text(const LoadedTrace& loaded) {
@@ -82,7 +74,7 @@ std::string render(const ReportOptions& o, const LoadedTrace& loaded, const std:
   if (o.format == ReportFormat::Text) return header_line(loaded, path) + exporters::render_summaries_text(loaded.trace, s, o.summary);
   if (o.format == ReportFormat::Csv) return header_line(loaded, path) + exporters::render_summaries_csv(loaded.trace, s, o.summary);
   std::string json;
-  StringStream stream(json);
+  exporters::StringStream stream(json);
   exporters::JsonWriter w(stream, 1 << 16);
   exporters::write_summaries_json(loaded.trace, s, o.summary, path, loaded.source, loaded.skipped, w);
   w.flush();

@@ -19,15 +19,6 @@ using namespace profagent::exporters;
 
 namespace {
 
-class StringStream final : public OutputStream {
- public:
-  explicit StringStream(std::string& out) : out_(out) {}
-  bool write(const char* data, std::size_t size) override { return out_.append(data, size), true; }
-  std::string commit() override { return {}; }
-
- private:
-  std::string& out_;
-};
 
 int64_t add_host(Trace& t, EventKind kind, std::string name, uint64_t start, uint64_t end,
                  int64_t parent = kNoIndex) {
