@@ -87,35 +87,28 @@ void write_perf(JsonOut& j, const Summaries& s) {
   JsonWriter& w = j.w();
   j.open('{');
   j.key("steps"), j.open('[');
-  uint64_t batch = 0, reader = 0, bmax = 0, bmin = UINT64_MAX, rmax = 0, rmin = UINT64_MAX;
   for (const PerfStep& p : s.perf) {
     j.item(), j.open('{');
     j.key("step"), w.u64(p.step);
     j.key("batch_cost_ns"), w.u64(p.batch_cost_ns);
     j.key("reader_cost_ns"), w.u64(p.reader_cost_ns);
     j.close('}');
-    batch += p.batch_cost_ns, reader += p.reader_cost_ns;
-    bmax = std::max(bmax, p.batch_cost_ns), bmin = std::min(bmin, p.batch_cost_ns);
-    rmax = std::max(rmax, p.reader_cost_ns), rmin = std::min(rmin, p.reader_cost_ns);
   }
   j.close(']');
-  const double n = double(s.perf.size());
-  j.key("reader_ratio"), s.perf.empty() ? w.raw("null") : j.number(batch ? 100.0 * double(reader) / double(batch) : 0);
-  auto triple = [&](const char* name, double avg, double max, double min) {
+  const std::optional<PerfFigures>& f = s.perf_figures;
+  auto value = [&](double PerfFigures::*field) { f ? j.number((*f).*field) : w.raw("null"); };
+  j.key("reader_ratio"), value(&PerfFigures::reader_ratio);
+  auto triple = [&](const char* name, double PerfFigures::*avg, double PerfFigures::*max, double PerfFigures::*min,
+                    bool seconds) {
     j.key(name), j.open('{');
-    j.key("avg_s"), s.perf.empty() ? w.raw("null") : j.number(avg);
-    j.key("max_s"), s.perf.empty() ? w.raw("null") : j.number(max);
-    j.key("min_s"), s.perf.empty() ? w.raw("null") : j.number(min);
+    j.key(seconds ? "avg_s" : "avg"), value(avg);
+    j.key(seconds ? "max_s" : "max"), value(max);
+    j.key(seconds ? "min_s" : "min"), value(min);
     j.close('}');
   };
-  auto ips = [](double ns) { return ns > 0 ? 1e9 / ns : 0.0; };
-  triple("batch_cost", double(batch) / n / 1e9, double(bmax) / 1e9, double(bmin) / 1e9);
-  triple("reader_cost", double(reader) / n / 1e9, double(rmax) / 1e9, double(rmin) / 1e9);
-  j.key("ips"), j.open('{');
-  j.key("avg"), s.perf.empty() ? w.raw("null") : j.number(ips(double(batch) / n));
-  j.key("max"), s.perf.empty() ? w.raw("null") : j.number(ips(double(bmin)));
-  j.key("min"), s.perf.empty() ? w.raw("null") : j.number(ips(double(bmax)));
-  j.close('}');
+  triple("batch_cost", &PerfFigures::batch_avg_s, &PerfFigures::batch_max_s, &PerfFigures::batch_min_s, true);
+  triple("reader_cost", &PerfFigures::reader_avg_s, &PerfFigures::reader_max_s, &PerfFigures::reader_min_s, true);
+  triple("ips", &PerfFigures::ips_avg, &PerfFigures::ips_max, &PerfFigures::ips_min, false);
   j.close('}');
 }
 
@@ -125,7 +118,6 @@ void write_step_trace(JsonOut& j, const Summaries& s) {
   j.key("fp_point"), w.string(s.fp_point_rule);
   j.key("bp_point"), w.string(s.bp_point_rule);
   j.key("steps"), j.open('[');
-  uint64_t gap = 0, fpbp = 0, tail = 0, complete = 0;
   for (const StepTraceStep& st : s.step_trace) {
     j.item(), j.open('{');
     j.key("step"), w.u64(st.step);
@@ -135,18 +127,17 @@ void write_step_trace(JsonOut& j, const Summaries& s) {
     j.key("fp_bp_ns"), st.complete ? w.u64(st.fp_bp_ns) : w.raw("null");
     j.key("tail_ns"), st.complete ? w.u64(st.tail_ns) : w.raw("null");
     j.close('}');
-    if (st.complete) gap += st.iteration_gap_ns, fpbp += st.fp_bp_ns, tail += st.tail_ns, ++complete;
   }
   j.close(']');
   j.key("average");
-  if (complete == 0) {
-    w.raw("null");
-  } else {
+  if (const auto& a = s.step_trace_average) {
     j.open('{');
-    j.key("iteration_gap_ns"), w.u64(gap / complete);
-    j.key("fp_bp_ns"), w.u64(fpbp / complete);
-    j.key("tail_ns"), w.u64(tail / complete);
+    j.key("iteration_gap_ns"), w.u64(a->iteration_gap_ns);
+    j.key("fp_bp_ns"), w.u64(a->fp_bp_ns);
+    j.key("tail_ns"), w.u64(a->tail_ns);
     j.close('}');
+  } else {
+    w.raw("null");
   }
   j.close('}');
 }

@@ -3,6 +3,7 @@
 #include "exporters/report/step_summaries.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace profagent::exporters {
 namespace {
@@ -205,12 +206,30 @@ void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out) {
                      {"Overlap", 0, both, percent(both, base)}};
 }
 
+static PerfFigures perf_figures(const std::vector<PerfStep>& steps) {
+  uint64_t batch = 0, reader = 0, bmax = 0, bmin = UINT64_MAX, rmax = 0, rmin = UINT64_MAX;
+  for (const PerfStep& p : steps) {
+    batch += p.batch_cost_ns, reader += p.reader_cost_ns;
+    bmax = std::max(bmax, p.batch_cost_ns), bmin = std::min(bmin, p.batch_cost_ns);
+    rmax = std::max(rmax, p.reader_cost_ns), rmin = std::min(rmin, p.reader_cost_ns);
+  }
+  const double n = double(steps.size());
+  auto ips = [](double ns) { return ns > 0 ? 1e9 / ns : std::numeric_limits<double>::infinity(); };
+  PerfFigures f;
+  f.reader_ratio = percent(reader, batch);
+  f.batch_avg_s = double(batch) / n / 1e9, f.batch_max_s = double(bmax) / 1e9, f.batch_min_s = double(bmin) / 1e9;
+  f.reader_avg_s = double(reader) / n / 1e9, f.reader_max_s = double(rmax) / 1e9, f.reader_min_s = double(rmin) / 1e9;
+  f.ips_avg = ips(double(batch) / n), f.ips_max = ips(double(bmin)), f.ips_min = ips(double(bmax));
+  return f;
+}
+
 void compute_perf(const TraceScope& s, Summaries& out) {
   if (!s.has_steps) return;
   for (const StepScope& st : s.steps) {
     std::vector<Interval> reader = st.phases[0];
     out.perf.push_back({st.number, span(st.start, st.end), merged_length(reader)});
   }
+  out.perf_figures = perf_figures(out.perf);
 }
 
 // The FP point: the first outermost operator starting in the step's Forward phase (else the
@@ -251,6 +270,17 @@ void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOption
     }
     out.step_trace.push_back(row);
   }
+  StepTraceStep average;
+  uint64_t complete = 0;
+  for (const StepTraceStep& st : out.step_trace) {
+    if (!st.complete) continue;
+    average.iteration_gap_ns += st.iteration_gap_ns, average.fp_bp_ns += st.fp_bp_ns, average.tail_ns += st.tail_ns;
+    ++complete;
+  }
+  if (complete == 0) return;
+  average.iteration_gap_ns /= complete, average.fp_bp_ns /= complete, average.tail_ns /= complete;
+  average.complete = true;
+  out.step_trace_average = average;
 }
 
 }  // namespace profagent::exporters

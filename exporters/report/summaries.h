@@ -92,6 +92,14 @@ struct PerfStep {
   uint64_t reader_cost_ns = 0;
 };
 
+// Paddle's Perf Summary figures over the steps (seconds, steps per second).
+struct PerfFigures {
+  double reader_ratio = 0;                              // percent of the batch cost
+  double batch_avg_s = 0, batch_max_s = 0, batch_min_s = 0;
+  double reader_avg_s = 0, reader_max_s = 0, reader_min_s = 0;
+  double ips_avg = 0, ips_max = 0, ips_min = 0;         // infinite for a zero-length step
+};
+
 struct StepTraceStep {
   uint64_t step = 0;
   std::string fp;                // FP point operator ("" when none was found)
@@ -130,7 +138,9 @@ struct Summaries {
   std::vector<SummaryRow> memory_manipulation;
   std::vector<ThreadRows> user_defined;
   std::vector<PerfStep> perf;
+  std::optional<PerfFigures> perf_figures;          // none without steps
   std::vector<StepTraceStep> step_trace;
+  std::optional<StepTraceStep> step_trace_average;  // over the steps with both points
   std::string fp_point_rule;     // "PROFAGENT_FP_POINT=conv1" or "first Forward operator"
   std::string bp_point_rule;
   bool op_type_by_device = true; // ratio metric: device time (else CPU)

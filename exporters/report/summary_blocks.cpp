@@ -1,5 +1,6 @@
 #include "exporters/report/summary_blocks.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace profagent::exporters {
@@ -232,22 +233,15 @@ class BlockMaker {
     SummaryBlock b;
     b.name = "perf";
     b.title = "Perf Summary";
-    if (s_.perf.empty()) return b.notes.push_back("No ProfilerStep in this trace: no per-step figures."), b;
-    uint64_t batch = 0, reader = 0, bmax = 0, bmin = UINT64_MAX, rmax = 0, rmin = UINT64_MAX;
-    for (const PerfStep& p : s_.perf) {
-      batch += p.batch_cost_ns, reader += p.reader_cost_ns;
-      bmax = std::max(bmax, p.batch_cost_ns), bmin = std::min(bmin, p.batch_cost_ns);
-      rmax = std::max(rmax, p.reader_cost_ns), rmin = std::min(rmin, p.reader_cost_ns);
-    }
-    const double n = double(s_.perf.size());
-    auto s = [](double ns) { return fixed(ns / 1e9, 5); };
-    auto ips = [](double ns) { return ns > 0 ? fixed(1e9 / ns, 5) : std::string("inf"); };
-    b.preamble = {"Reader Ratio: " + fixed(batch ? 100.0 * double(reader) / double(batch) : 0.0, 3) + "%",
-                  "Time Unit: s, IPS Unit: steps/s"};
+    if (!s_.perf_figures) return b.notes.push_back("No ProfilerStep in this trace: no per-step figures."), b;
+    const PerfFigures& f = *s_.perf_figures;
+    auto s = [](double seconds) { return fixed(seconds, 5); };
+    auto ips = [](double v) { return std::isinf(v) ? std::string("inf") : fixed(v, 5); };
+    b.preamble = {"Reader Ratio: " + fixed(f.reader_ratio, 3) + "%", "Time Unit: s, IPS Unit: steps/s"};
     b.header = {"", "avg", "max", "min"};
-    b.rows = {{"reader_cost", s(double(reader) / n), s(double(rmax)), s(double(rmin))},
-              {"batch_cost", s(double(batch) / n), s(double(bmax)), s(double(bmin))},
-              {"ips", ips(double(batch) / n), ips(double(bmin)), ips(double(bmax))}};
+    b.rows = {{"reader_cost", s(f.reader_avg_s), s(f.reader_max_s), s(f.reader_min_s)},
+              {"batch_cost", s(f.batch_avg_s), s(f.batch_max_s), s(f.batch_min_s)},
+              {"ips", ips(f.ips_avg), ips(f.ips_max), ips(f.ips_min)}};
     b.notes = {"batch_cost: step time; reader_cost: its Dataloader time; ips: steps per second (avg: steps / total time)."};
     return b;
   }
@@ -255,7 +249,6 @@ class BlockMaker {
   SummaryBlock step_trace() const {
     SummaryBlock b = start("step_trace", "Step Trace");
     b.header = {"Step", "FP Point", "BP Point", "Iteration Gap", "FP+BP", "Iteration Tail"};
-    uint64_t gap = 0, fpbp = 0, tail = 0, complete = 0;
     for (const StepTraceStep& st : s_.step_trace) {
       if (!st.complete) {
         b.rows.push_back({std::to_string(st.step), st.fp.empty() ? "(none)" : truncate(st.fp, 40),
@@ -264,9 +257,10 @@ class BlockMaker {
       }
       b.rows.push_back({std::to_string(st.step), truncate(st.fp, 40), truncate(st.bp, 40), time(st.iteration_gap_ns),
                         time(st.fp_bp_ns), time(st.tail_ns)});
-      gap += st.iteration_gap_ns, fpbp += st.fp_bp_ns, tail += st.tail_ns, ++complete;
     }
-    if (complete) b.rows.push_back({"Average", "", "", time(gap / complete), time(fpbp / complete), time(tail / complete)});
+    if (const auto& a = s_.step_trace_average) {
+      b.rows.push_back({"Average", "", "", time(a->iteration_gap_ns), time(a->fp_bp_ns), time(a->tail_ns)});
+    }
     if (s_.step_trace.empty()) b.notes.push_back("No ProfilerStep in this trace: no step trace.");
     b.notes.push_back("FP point: " + s_.fp_point_rule + "; BP point: " + s_.bp_point_rule + ".");
     b.notes.push_back("Iteration Gap = FP start - step start; FP+BP = BP end - FP start; Iteration Tail = step end - BP end.");
