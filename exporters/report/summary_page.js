@@ -14,6 +14,7 @@
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const NS_PER_UNIT = { s: 1e9, ms: 1e6, us: 1e3, ns: 1 };
   const TOP_KERNELS = 15;
+  const MAX_INDENT = 16;
   const CHART_WIDTH = 760;
 
   const TITLES = {
@@ -263,7 +264,9 @@
 
   function cell(column, row) {
     const text = column.cell(row);
-    const style = column.indent && row.depth ? `padding-left: ${0.6 + row.depth * 1.2}rem` : null;
+    // Indentation stops at MAX_INDENT levels (a trace may nest operators 20,000 deep).
+    const depth = Math.min(row.depth || 0, MAX_INDENT);
+    const style = column.indent && depth ? `padding-left: ${0.6 + depth * 1.2}rem` : null;
     return el('td', { class: column.num ? 'num' : 'name', style: style, title: column.num ? null : text }, text);
   }
 
