@@ -1,7 +1,5 @@
 #include "exporters/host_nesting.h"
 
-#include <algorithm>
-
 namespace profagent::exporters {
 
 std::vector<std::size_t> parents_first(const Trace& t) {
@@ -23,9 +21,12 @@ std::vector<std::size_t> parents_first(const Trace& t) {
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) depth[*it] = next++;
     chain.clear();
   }
+  // By depth, in index order within a depth: a counting sort (depths are below n).
+  std::vector<std::size_t> first(n + 1, 0);
+  for (uint32_t d : depth) ++first[d + 1];
+  for (std::size_t d = 1; d <= n; ++d) first[d] += first[d - 1];
   std::vector<std::size_t> order(n);
-  for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth[a] < depth[b]; });
+  for (std::size_t i = 0; i < n; ++i) order[first[depth[i]]++] = i;
   return order;
 }
 

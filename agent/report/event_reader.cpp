@@ -174,9 +174,9 @@ TimeRead read_time(od::value v, int64_t& ns) {
 
 // A string value, decoded by json_string.h (a view of the batch when it has no escape).
 bool read_string(od::value v, std::string_view& out, std::string& storage, std::string& error) {
-  od::json_type type;
-  if (v.type().get(type) != simdjson::SUCCESS || type != od::json_type::string) return error = "is not a string", false;
-  return decode_json_string(v.raw_json_token(), out, storage, error);
+  const std::string_view token = v.raw_json_token();
+  if (token.empty() || token.front() != '"') return error = "is not a string", false;
+  return decode_json_string(token, out, storage, error);
 }
 
 std::string field_error(std::string_view key, const char* what) {
