@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <string>
 
+#include "exporters/printable_text.h"
+
 namespace profagent::agent {
 namespace {
 
@@ -31,27 +33,6 @@ bool identity_of_fd2(FileIdentity& out) noexcept {
   if (fstat(STDERR_FILENO, &st) != 0) return false;
   out = {st.st_dev, st.st_ino, st.st_rdev, mode_t(st.st_mode & S_IFMT)};
   return true;
-}
-
-// Control characters become visible escapes; everything else (UTF-8 included) is kept.
-void append_escaped(std::string& line, std::string_view message) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  for (const char c : message) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte != 0x7f) {
-      line += c;
-    } else if (c == '\n') {
-      line += "\\n";
-    } else if (c == '\t') {
-      line += "\\t";
-    } else if (c == '\r') {
-      line += "\\r";
-    } else {
-      line += "\\x";
-      line += kHex[byte >> 4];
-      line += kHex[byte & 0xf];
-    }
-  }
 }
 
 bool write_all(const std::string& line) noexcept {
@@ -114,7 +95,7 @@ bool write_agent_line(std::string_view message) noexcept {
   try {
     std::string line = "[profagent] ";
     line.reserve(line.size() + message.size() + 1);
-    append_escaped(line, message);
+    exporters::append_printable(line, message);  // one line, no control character
     line += '\n';
     return write_without_sigpipe(line) || dropped();
   } catch (...) {

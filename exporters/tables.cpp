@@ -1,6 +1,8 @@
 #include "exporters/tables.h"
 
 #include "exporters/cupti_cbids.h"
+#include "exporters/host_nesting.h"
+#include "exporters/printable_text.h"
 #include "exporters/stack_text.h"
 
 #include <algorithm>
@@ -65,7 +67,10 @@ struct HostCosts {
 
 bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
 
-HostCosts host_costs(const Trace& t) {
+// Per record up the nesting without recursion or a depth cap (host_nesting.h): a device record
+// counts in the CUDA total of its call and of every record around it, and in the self CUDA time
+// of the innermost scope around (or being) its call.
+HostCosts host_costs(const Trace& t, const std::vector<std::size_t>& order, const std::vector<int64_t>& scope) {
   HostCosts cost;
   cost.self_cpu.assign(t.host.size(), 0);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
@@ -87,18 +92,10 @@ HostCosts host_costs(const Trace& t) {
       continue;
     }
     if (!is_device_work(d.kind)) continue;
-    // Up the nesting chain; the depth cap only guards against a malformed parent cycle.
-    bool self_taken = false;  // by the innermost enclosing scope
-    int64_t at = d.host;
-    for (int depth = 0; valid_index(at, t.host.size()) && depth < 4096; ++depth) {
-      cost.cuda_total[at] += dur;
-      if (!self_taken && is_scope(t.host[at].kind)) {
-        cost.self_cuda[at] += dur;
-        self_taken = true;
-      }
-      at = t.host[at].parent;
-    }
+    cost.cuda_total[d.host] += dur;
+    if (scope[d.host] >= 0) cost.self_cuda[scope[d.host]] += dur;
   }
+  if (!cost.cuda_total.empty()) add_up_to_parents(t, order, cost.cuda_total);
   return cost;
 }
 
@@ -173,30 +170,26 @@ struct HostMemory {
   explicit HostMemory(std::size_t n) : cpu(n, 0), self_cpu(n, 0), cuda(n, 0), self_cuda(n, 0) {}
 };
 
-void book_memory_record(const Trace& t, const MemoryRecord& m, HostMemory& mem) {
+// A record's memory counts in its call's columns and the totals of every record around it, and
+// in the self columns of the innermost scope around its call.
+void book_memory_record(const Trace& t, const MemoryRecord& m, const std::vector<int64_t>& scope, HostMemory& mem) {
   const bool host = is_host_memory(m.kind);
   std::vector<int64_t>& total = host ? mem.cpu : mem.cuda;
   std::vector<int64_t>& self = host ? mem.self_cpu : mem.self_cuda;
   total[m.host] += m.bytes;
   self[m.host] += m.bytes;  // the call made it: its own memory
-  bool self_taken = false;  // by the innermost enclosing scope
-  int64_t at = t.host[m.host].parent;
-  for (int depth = 0; valid_index(at, t.host.size()) && depth < 4096; ++depth) {
-    total[at] += m.bytes;
-    if (!self_taken && is_scope(t.host[at].kind)) {
-      self[at] += m.bytes;
-      self_taken = true;
-    }
-    at = t.host[at].parent;
-  }
+  const int64_t parent = t.host[m.host].parent;
+  if (valid_index(parent, t.host.size()) && scope[parent] >= 0) self[scope[parent]] += m.bytes;
 }
 
-HostMemory host_memory(const Trace& t) {
+HostMemory host_memory(const Trace& t, const std::vector<std::size_t>& order, const std::vector<int64_t>& scope) {
   HostMemory mem(t.memory.enabled ? t.host.size() : 0);
   if (!t.memory.enabled) return mem;
   for (const MemoryRecord& m : t.memory.records) {
-    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, mem);
+    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, scope, mem);
   }
+  add_up_to_parents(t, order, mem.cpu);
+  add_up_to_parents(t, order, mem.cuda);
   return mem;
 }
 
@@ -209,8 +202,10 @@ void add_host_memory(const HostMemory& mem, std::size_t i, TableRow& r) {
 }
 
 void add_host_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations) {
-  const HostCosts cost = host_costs(t);
-  const HostMemory mem = host_memory(t);
+  const std::vector<std::size_t> order = parents_first(t);
+  const std::vector<int64_t> scope = nearest_at_or_above(t, order, is_scope);
+  const HostCosts cost = host_costs(t, order, scope);
+  const HostMemory mem = host_memory(t, order, scope);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
@@ -296,17 +291,11 @@ std::string_view first_code_points(std::string_view s, std::size_t width) {
   return s;
 }
 
-// Control bytes would break the table's lines; the JSON outputs keep the exact name.
-std::string printable(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) c = '?';
-  }
-  return out;
-}
-
+// Control bytes would break the table's lines or drive the terminal; the JSON outputs keep the
+// exact name. Only what can be shown is escaped (a name may be hundreds of MB): a prefix of
+// 4 bytes per column holds at least that many characters.
 std::string shown_name(const std::string& name, std::size_t max_width) {
-  std::string s = printable(name);
+  std::string s = printable(max_width > 3 ? utf8_prefix(name, 4 * max_width) : std::string_view(name));
   if (max_width > 3 && display_width(s) >= max_width - 3) {
     s = std::string(first_code_points(s, max_width - 3)) + "...";
   }

@@ -2,6 +2,8 @@
 
 #include <simdjson.h>
 
+#include "agent/report/json_string.h"
+
 #include <charconv>
 #include <cmath>
 
@@ -10,9 +12,15 @@ namespace {
 
 namespace od = simdjson::ondemand;
 
+// The largest time a trace may hold: 2^62 ns (about 146 years; Unix time now is 1.8e18 ns).
+// Below it a time, its end (ts + dur) and the Unix time of either fit the model's 64 bits.
+constexpr uint64_t kMaxTimeNs = uint64_t(1) << 62;
+
+enum class TimeRead { Ok, NotANumber, OutOfRange };
+
 // ts/dur as written: microseconds, usually with three decimals (ns). The digits are read
 // exactly: a double cannot hold 16 significant digits, and a trace's times need them.
-bool decimal_us_to_ns(std::string_view raw, int64_t& ns) {
+TimeRead decimal_us_to_ns(std::string_view raw, int64_t& ns) {
   while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t')) {
     raw.remove_suffix(1);
   }
@@ -21,15 +29,19 @@ bool decimal_us_to_ns(std::string_view raw, int64_t& ns) {
   if (raw.find_first_of("eE") != std::string_view::npos) {
     double us = 0;
     const auto [end, ec] = std::from_chars(raw.data(), raw.data() + raw.size(), us);
-    if (ec != std::errc{} || !std::isfinite(us)) return false;
+    if (ec == std::errc::result_out_of_range) return TimeRead::OutOfRange;
+    if (ec != std::errc{} || !std::isfinite(us)) return TimeRead::NotANumber;
+    if (us * 1000.0 > double(kMaxTimeNs)) return TimeRead::OutOfRange;
     ns = int64_t(std::llround(us * 1000.0)) * (negative ? -1 : 1);
-    return true;
+    return TimeRead::Ok;
   }
   const std::size_t dot = raw.find('.');
   const std::string_view whole = raw.substr(0, dot);
   uint64_t us = 0;
   const auto [end, ec] = std::from_chars(whole.data(), whole.data() + whole.size(), us);
-  if (ec != std::errc{} || end != whole.data() + whole.size()) return false;
+  if (ec == std::errc::result_out_of_range) return TimeRead::OutOfRange;
+  if (ec != std::errc{} || end != whole.data() + whole.size()) return TimeRead::NotANumber;
+  if (us > kMaxTimeNs / 1000) return TimeRead::OutOfRange;
   int64_t frac = 0;
   if (dot != std::string_view::npos) {
     const std::string_view digits = raw.substr(dot + 1);
@@ -37,7 +49,7 @@ bool decimal_us_to_ns(std::string_view raw, int64_t& ns) {
     if (digits.size() > 3 && digits[3] >= '5') ++frac;  // round to the nearest ns
   }
   ns = (int64_t(us) * 1000 + frac) * (negative ? -1 : 1);
-  return true;
+  return TimeRead::Ok;
 }
 
 // An integer argument written as a number (maybe a float) or as a decimal string; false when
@@ -154,10 +166,17 @@ bool read_row_id(od::value v, uint64_t& out) {
   return v.get_string().get(s) == simdjson::SUCCESS && (out = 0, true);
 }
 
-bool read_time(od::value v, int64_t& ns) {
+TimeRead read_time(od::value v, int64_t& ns) {
   od::json_type type;
-  if (v.type().get(type) != simdjson::SUCCESS || type != od::json_type::number) return false;
+  if (v.type().get(type) != simdjson::SUCCESS || type != od::json_type::number) return TimeRead::NotANumber;
   return decimal_us_to_ns(v.raw_json_token(), ns);
+}
+
+// A string value, decoded by json_string.h (a view of the batch when it has no escape).
+bool read_string(od::value v, std::string_view& out, std::string& storage, std::string& error) {
+  const std::string_view token = v.raw_json_token();
+  if (token.empty() || token.front() != '"') return error = "is not a string", false;
+  return decode_json_string(token, out, storage, error);
 }
 
 std::string field_error(std::string_view key, const char* what) {
@@ -170,17 +189,23 @@ bool read_field(std::string_view key, od::value v, RawEvent& e, std::string& err
     std::string_view ph;
     if (v.get_string().get(ph) != simdjson::SUCCESS || ph.size() != 1) return error = field_error(key, "is not a one-letter string"), false;
     e.ph = ph[0];
-  } else if (key == "cat") {
-    if (v.get_string().get(e.cat) != simdjson::SUCCESS) return error = field_error(key, "is not a string"), false;
-  } else if (key == "name") {
-    if (v.get_string().get(e.name) != simdjson::SUCCESS) return error = field_error(key, "is not a string"), false;
-    e.has_name = true;
+  } else if (key == "cat" || key == "name") {
+    const bool name = key == "name";
+    std::string why;
+    if (!read_string(v, name ? e.name : e.cat, name ? e.name_storage : e.cat_storage, why)) {
+      return error = field_error(key, why.c_str()), false;
+    }
+    e.has_name = e.has_name || name;
   } else if (key == "pid" || key == "tid") {
     uint64_t& out = key == "pid" ? e.pid : e.tid;
     if (!read_row_id(v, out)) return error = field_error(key, "is neither a number nor a string"), false;
     (key == "pid" ? e.has_pid : e.has_tid) = true;
   } else if (key == "ts" || key == "dur") {
-    if (!read_time(v, key == "ts" ? e.ts_ns : e.dur_ns)) return error = field_error(key, "is not a number"), false;
+    switch (read_time(v, key == "ts" ? e.ts_ns : e.dur_ns)) {
+      case TimeRead::Ok: break;
+      case TimeRead::NotANumber: return error = field_error(key, "is not a number"), false;
+      case TimeRead::OutOfRange: return error = field_error(key, "is out of range (beyond 2^62 ns, about 146 years)"), false;
+    }
     (key == "ts" ? e.has_ts : e.has_dur) = true;
   } else if (key == "id") {
     int64_t id = 0;
@@ -200,10 +225,10 @@ struct EventReader::Impl {
 EventReader::EventReader() : impl_(std::make_unique<Impl>()) {}
 EventReader::~EventReader() = default;
 
-bool EventReader::read_batch(const std::string& batch, uint64_t first_index, const EventFn& on_event,
+bool EventReader::read_batch(std::string_view batch, std::size_t padding, uint64_t first_index, const EventFn& on_event,
                              std::string& error) {
   od::document doc;
-  if (auto e = impl_->parser.iterate(simdjson::padded_string_view(batch.data(), batch.size(), batch.capacity())).get(doc)) {
+  if (auto e = impl_->parser.iterate(simdjson::padded_string_view(batch.data(), batch.size(), batch.size() + padding)).get(doc)) {
     return error = std::string("not valid JSON: ") + simdjson::error_message(e), false;
   }
   od::array events;

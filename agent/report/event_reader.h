@@ -20,8 +20,10 @@ class EventReader {
  public:
   EventReader();
   ~EventReader();
-  // `batch` must have simdjson's padding of spare capacity; `first_index` numbers its events.
-  bool read_batch(const std::string& batch, uint64_t first_index, const EventFn& on_event, std::string& error);
+  // `batch` must be followed by `padding` readable bytes (>= simdjson's); `first_index` numbers
+  // its events.
+  bool read_batch(std::string_view batch, std::size_t padding, uint64_t first_index, const EventFn& on_event,
+                  std::string& error);
 
  private:
   struct Impl;

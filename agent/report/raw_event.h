@@ -57,6 +57,8 @@ struct RawEvent {
   std::string_view cat;
   std::string_view name;
   bool has_name = false;
+  std::string cat_storage;        // cat and name decoded from escapes (json_string.h)
+  std::string name_storage;
   bool has_pid = false;
   bool has_tid = false;
   uint64_t pid = 0;               // a text pid ("Spans", "") reads as 0

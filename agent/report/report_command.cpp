@@ -6,18 +6,27 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <string_view>
+#include <utility>
 
 #include "agent/report/trace_loader.h"
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
+#include "exporters/printable_text.h"
 #include "exporters/report/summary_html.h"
 
 namespace profagent::report {
 namespace {
 
-void say(const std::string& line) { std::fprintf(stderr, "profagent report: %s\n", line.c_str()); }
+// One line on stderr, escaped: names and paths in it come from the traces and the command line.
+void say(const std::string& line) {
+  std::string out = "profagent report: ";
+  exporters::append_printable(out, line);
+  out += '\n';
+  std::fputs(out.c_str(), stderr);
+}
 
 bool is_trace_name(std::string_view name) {
   return name[0] != '.' && (name.ends_with(".json") || name.ends_with(".json.gz"));
@@ -55,7 +64,6 @@ bool select_steps(const ReportOptions& o, Trace& t, std::string& error) {
   return true;
 }
 
-
 // Events of kinds the summaries do not use, said once per trace.
 std::string skipped_text(const LoadedTrace& loaded) {
   std::string text;
@@ -65,73 +73,134 @@ std::string skipped_text(const LoadedTrace& loaded) {
 
 std::string header_line(const LoadedTrace& loaded, const std::string& path) {
   const Trace& t = loaded.trace;
-  return "==> " + path + " (" + loaded.source + ", rank " + std::to_string(t.process.rank) + ", window " +
-         std::to_string(t.window) + ")" + skipped_text(loaded) + " <==\n";
+  return exporters::printable("==> " + path + " (" + loaded.source + ", rank " + std::to_string(t.process.rank) +
+                              ", window " + std::to_string(t.window) + ")" + skipped_text(loaded) + " <==") + "\n";
 }
 
-std::string render(const ReportOptions& o, const LoadedTrace& loaded, const std::string& path) {
-  const exporters::Summaries s = exporters::compute_summaries(loaded.trace, o.summary);
-  if (o.format == ReportFormat::Text) return header_line(loaded, path) + exporters::render_summaries_text(loaded.trace, s, o.summary);
-  if (o.format == ReportFormat::Csv) return header_line(loaded, path) + exporters::render_summaries_csv(loaded.trace, s, o.summary);
-  std::string json;
-  exporters::StringStream stream(json);
-  exporters::JsonWriter w(stream, 1 << 16);
-  exporters::write_summaries_json(loaded.trace, s, o.summary, path, loaded.source, loaded.skipped, w);
-  w.flush();
-  return json;
-}
-
+// One trace's part of the output: its text, its JSON object, or its CSV tables.
 struct Rendered {
   std::size_t group = 0;
   int rank = 0;
   std::string text;
+  std::vector<exporters::CsvTable> csv;
 };
 
-std::string assemble(const ReportOptions& o, std::vector<Rendered>& parts) {
-  // A folder's traces (HTA's one file per rank) by rank, then name (the order they were read).
-  std::stable_sort(parts.begin(), parts.end(), [](const Rendered& a, const Rendered& b) {
-    return std::pair(a.group, a.rank) < std::pair(b.group, b.rank);
-  });
-  // The page is drawn from the JSON document: one source for both formats.
-  const bool json = o.format == ReportFormat::Json || o.format == ReportFormat::Html;
-  std::string out = json ? "{\"profagent_report\": 1, \"traces\": [" : "";
+void render(const ReportOptions& o, const LoadedTrace& loaded, const std::string& path, Rendered& out) {
+  const exporters::Summaries s = exporters::compute_summaries(loaded.trace, o.summary);
+  if (o.format == ReportFormat::Text) {
+    out.text = header_line(loaded, path) + exporters::render_summaries_text(loaded.trace, s, o.summary);
+  } else if (o.format == ReportFormat::Csv) {
+    out.csv = exporters::render_summaries_csv(loaded.trace, s, o.summary, path);
+  } else {
+    exporters::StringStream stream(out.text);
+    exporters::JsonWriter w(stream, 1 << 16);
+    exporters::write_summaries_json(loaded.trace, s, o.summary, path, loaded.source, loaded.skipped, w);
+    w.flush();
+  }
+}
+
+// Where the report goes: stdout, or a file written next to its final name and renamed over it
+// (a reader never sees half a report). An existing path that is not a regular file (/dev/null,
+// /dev/stdout, a pipe) is written into, never replaced.
+class Output {
+ public:
+  explicit Output(std::string path) : path_(std::move(path)) {}
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output() {
+    if (fd_ >= 0) close(fd_);
+    if (!tmp_.empty()) unlink(tmp_.c_str());
+  }
+
+  bool open() {
+    if (path_.empty()) return true;
+    struct stat st{};
+    if (stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      fd_ = ::open(path_.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+      return fd_ >= 0 || (say(path_ + ": cannot write the output file"), false);
+    }
+    tmp_ = path_ + ".XXXXXX";
+    fd_ = mkstemp(tmp_.data());
+    if (fd_ < 0) tmp_.clear();
+    return fd_ >= 0 || (say(path_ + ": cannot create the output file"), false);
+  }
+
+  void write(std::string_view text) {
+    if (path_.empty()) {
+      ok_ = std::fwrite(text.data(), 1, text.size(), stdout) == text.size() && ok_;
+      return;
+    }
+    for (std::size_t done = 0; ok_ && done < text.size();) {
+      const ssize_t n = ::write(fd_, text.data() + done, text.size() - done);
+      ok_ = n > 0;
+      done += n > 0 ? std::size_t(n) : 0;
+    }
+  }
+
+  bool commit() {
+    if (path_.empty()) return std::fflush(stdout) == 0 && ok_;
+    const int fd = std::exchange(fd_, -1);
+    bool ok = ok_ && (tmp_.empty() || fchmod(fd, 0644) == 0);
+    ok = close(fd) == 0 && ok;
+    if (ok && !tmp_.empty()) ok = rename(tmp_.c_str(), path_.c_str()) == 0;
+    if (ok) tmp_.clear();
+    return ok || (say(path_ + ": cannot write the output file"), false);
+  }
+
+ private:
+  std::string path_;
+  std::string tmp_;
+  int fd_ = -1;
+  bool ok_ = true;
+};
+
+// Each part is written and freed in turn: the output is never held twice.
+bool write_parts(const ReportOptions& o, std::vector<Rendered>& parts) {
+  Output out(o.output);
+  if (!out.open()) return false;
+  const bool json = o.format == ReportFormat::Json;
+  if (json) out.write("{\"profagent_report\": 1, \"traces\": [");
   for (std::size_t i = 0; i < parts.size(); ++i) {
-    if (json) out += i ? ",\n" : "\n";
-    else if (i) out += "\n";
-    out += parts[i].text;
+    out.write(json ? (i ? ",\n" : "\n") : (i ? "\n" : ""));
+    out.write(parts[i].text);
+    std::string().swap(parts[i].text);
   }
-  if (json) out += "\n]}\n";
-  return o.format == ReportFormat::Html ? exporters::render_summaries_html(out) : out;
+  if (json) out.write("\n]}\n");
+  return out.commit();
 }
 
-bool write_all(int fd, const std::string& text) {
-  for (std::size_t done = 0; done < text.size();) {
-    const ssize_t n = write(fd, text.data() + done, text.size() - done);
-    if (n <= 0) return false;
-    done += std::size_t(n);
-  }
-  return true;
+// The page is drawn from the JSON document: one source for both formats.
+bool write_html(const ReportOptions& o, std::vector<Rendered>& parts) {
+  std::string json = "{\"profagent_report\": 1, \"traces\": [";
+  for (std::size_t i = 0; i < parts.size(); ++i) json += (i ? ",\n" : "\n") + std::exchange(parts[i].text, {});
+  json += "\n]}\n";
+  Output out(o.output);
+  if (!out.open()) return false;
+  out.write(exporters::render_summaries_html(json));
+  return out.commit();
 }
 
-// Written next to its final name and renamed over it: a reader never sees half a report. An
-// existing path that is not a regular file (/dev/null, /dev/stdout, a pipe) is written into,
-// never replaced.
-bool write_output(const std::string& path, const std::string& text) {
-  struct stat st{};
-  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    const int fd = open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    const bool ok = fd >= 0 && write_all(fd, text);
-    if (fd >= 0) close(fd);
-    return ok || (say(path + ": cannot write the output file"), false);
+// One pure CSV table per summary, the traces' rows one after another: to the output file (or
+// stdout) for one summary, else to <folder>/<summary>.csv.
+bool write_csv(const ReportOptions& o, std::vector<Rendered>& parts) {
+  const bool folder = o.summary.names.size() > 1;
+  if (folder && mkdir(o.output.c_str(), 0777) != 0 && errno != EEXIST) return say(o.output + ": cannot create the folder"), false;
+  bool ok = true;
+  for (std::size_t k = 0; k < o.summary.names.size(); ++k) {
+    Output out(folder ? o.output + "/" + o.summary.names[k] + ".csv" : o.output);
+    if (!out.open()) {
+      ok = false;
+      continue;
+    }
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+      if (k >= parts[i].csv.size()) continue;
+      if (i == 0) out.write(parts[i].csv[k].header);
+      out.write(parts[i].csv[k].rows);
+      std::string().swap(parts[i].csv[k].rows);
+    }
+    ok = out.commit() && ok;
   }
-  std::string tmp = path + ".XXXXXX";
-  const int fd = mkstemp(tmp.data());
-  if (fd < 0) return say(path + ": cannot create the output file"), false;
-  bool ok = write_all(fd, text);
-  ok = fchmod(fd, 0644) == 0 && close(fd) == 0 && ok;
-  if (ok && rename(tmp.c_str(), path.c_str()) == 0) return true;
-  unlink(tmp.c_str());
-  return say(path + ": cannot write the output file"), false;
+  return ok;
 }
 
 }  // namespace
@@ -140,24 +209,32 @@ int run_report(const ReportOptions& o) {
   std::vector<Input> inputs;
   int status = 0;
   for (std::size_t i = 0; i < o.paths.size(); ++i) status = add_inputs(o.paths[i], i, inputs) ? status : 2;
+  StreamLimits limits;
+  limits.max_gzip_ratio = o.max_gzip_ratio;
   std::vector<Rendered> parts;
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     std::string error;
-    std::optional<LoadedTrace> loaded = load_trace(inputs[i].path, error);
+    std::optional<LoadedTrace> loaded = load_trace(inputs[i].path, error, limits);
     if (loaded && !select_steps(o, loaded->trace, error)) error = inputs[i].path + ": " + error, loaded.reset();
     if (!loaded) {
       say(error);
       status = 2;
       continue;
     }
-    parts.push_back({inputs[i].group, loaded->trace.process.rank, render(o, *loaded, inputs[i].path)});
+    Rendered& part = parts.emplace_back();
+    part.group = inputs[i].group;
+    part.rank = loaded->trace.process.rank;
+    render(o, *loaded, inputs[i].path, part);
   }
-  const std::string out = assemble(o, parts);
-  if (o.output.empty()) {
-    std::fwrite(out.data(), 1, out.size(), stdout);
-    return std::fflush(stdout) == 0 ? status : 2;
-  }
-  return write_output(o.output, out) ? status : 2;
+  // A folder's traces (HTA's one file per rank) by rank, then name (the order they were read).
+  std::stable_sort(parts.begin(), parts.end(), [](const Rendered& a, const Rendered& b) {
+    return std::pair(a.group, a.rank) < std::pair(b.group, b.rank);
+  });
+  bool written = false;
+  if (o.format == ReportFormat::Csv) written = write_csv(o, parts);
+  else if (o.format == ReportFormat::Html) written = write_html(o, parts);
+  else written = write_parts(o, parts);
+  return written ? status : 2;
 }
 
 }  // namespace profagent::report

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/report/trace_stream.h"
 #include "exporters/report/summaries.h"
 
 namespace profagent::report {
@@ -17,7 +18,8 @@ struct ReportOptions {
   bool help = false;
   exporters::SummaryOptions summary;
   ReportFormat format = ReportFormat::Text;
-  std::string output;            // "" = stdout
+  std::string output;            // "" = stdout; a folder for --format csv with several summaries
+  uint64_t max_gzip_ratio = kDefaultMaxGzipRatio;  // --max-gzip-ratio (0: no limit)
   uint64_t first_step = 0;       // --steps A-B (ProfilerStep numbers, inclusive)
   uint64_t last_step = UINT64_MAX;
   std::vector<std::string> paths;

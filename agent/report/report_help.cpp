@@ -9,15 +9,20 @@ traces (.json or .json.gz). A folder stands for every trace in it, reported by r
   --summary LIST   comma list, or all (default): device, overview, model, distributed,
                    operator, kernel, memory_manipulation, user_defined, perf, step_trace,
                    op_type, key_averages, memory
-  --format F       text (default), csv, json, html
+  --format F       text (default), csv (one file per summary: --output DIR, or one
+                   --summary), json, html
   --sort-by KEY    torch's (cpu_time_total, self_cuda_time_total, ...) or Paddle's
                    (CPUTotal, CPUAvg, CPUMax, CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin)
-  --row-limit N    rows per table (0: all; default 100, operator types 20)
+  --row-limit N    rows per table (0: all; default: all in json and csv, else 100;
+                   operator types 20)
   --time-unit U    s, ms (default), us, ns for the Paddle/MindInsight tables
   --op-detail      Operator Summary: inner operators and kernels under each operator
   --thread-sep     Operator and UserDefined Summaries: one section per thread
   --steps A-B      only steps A to B (ProfilerStep numbers; A- and -B too)
-  --output FILE    write there (atomically) instead of stdout
+  --output FILE    write there (atomically) instead of stdout (csv: a folder, one
+                   <summary>.csv in it)
+  --max-gzip-ratio N  refuse a .json.gz that expands more than N times its size
+                   (default 100; 0: no limit)
 PROFAGENT_FP_POINT / PROFAGENT_BP_POINT name the step trace's FP and BP operators.
 Exit status 0, or 2 after one line per bad file or option (the other files are reported).
 )";

@@ -33,7 +33,8 @@ bool parse_format(std::string_view text, ReportFormat& f) {
 }
 
 // Applies `flag value`; false with `error` when either is wrong.
-bool apply(const std::string& flag, const std::string& value, ReportOptions& o, std::string& error) {
+bool apply(const std::string& flag, const std::string& value, ReportOptions& o, bool& row_limit_given,
+           std::string& error) {
   exporters::SummaryOptions& s = o.summary;
   uint64_t n = 0;
   if (flag == "--summary") return exporters::parse_summary_names(value, s.names, error);
@@ -45,6 +46,11 @@ bool apply(const std::string& flag, const std::string& value, ReportOptions& o, 
   if (flag == "--row-limit") {
     if (!whole_number(value, n) || n > 1000000) return error = "--row-limit needs a whole number, got '" + value + "'", false;
     s.row_limit = s.table.row_limit = int(n);
+    row_limit_given = true;
+    return true;
+  }
+  if (flag == "--max-gzip-ratio") {
+    if (!whole_number(value, o.max_gzip_ratio)) return error = "--max-gzip-ratio needs a whole number, got '" + value + "'", false;
     return true;
   }
   if (flag == "--time-unit") {
@@ -81,6 +87,7 @@ std::optional<ReportOptions> parse_report_arguments(const std::vector<std::strin
   defaults_from_environment(o.summary);
   if (!exporters::parse_summary_names("all", o.summary.names, error)) return std::nullopt;
   bool options_end = false;
+  bool row_limit_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (options_end || arg.rfind("-", 0) != 0 || arg == "-") {
@@ -98,13 +105,19 @@ std::optional<ReportOptions> parse_report_arguments(const std::vector<std::strin
     if (eq != std::string::npos) value = arg.substr(eq + 1);
     else if (i + 1 < args.size()) value = args[++i];
     else return error = flag + " needs a value", std::nullopt;
-    if (!apply(flag, value, o, error)) return std::nullopt;
+    if (!apply(flag, value, o, row_limit_given, error)) return std::nullopt;
   }
   if (o.help) return o;
   if (o.paths.empty()) return error = "no trace given (profagent report [options] PATH...)", std::nullopt;
   if (o.format == ReportFormat::Html && o.output.empty()) {
     return error = "--format html needs --output FILE", std::nullopt;
   }
+  if (o.format == ReportFormat::Csv && o.summary.names.size() > 1 && o.output.empty()) {
+    return error = "--format csv writes one file per summary: give --output DIR, or one --summary NAME", std::nullopt;
+  }
+  // Machine formats hold every row unless told otherwise; people read the first 100.
+  const bool machine = o.format == ReportFormat::Json || o.format == ReportFormat::Csv;
+  if (machine && !row_limit_given) o.summary.row_limit = o.summary.table.row_limit = 0;
   return o;
 }
 

@@ -56,6 +56,31 @@ uint8_t memcpy_kind(std::string_view device_name) {
 
 uint64_t ns_of(int64_t ns) { return ns < 0 ? 0 : uint64_t(ns); }
 
+// Sorts `records` by key(index), a key that ends in the index (a total order, file order kept
+// among equals), through a permutation applied in place cycle by cycle: no second copy of the
+// records (std::stable_sort would take a buffer of half of them).
+template <typename T, typename Key>
+void sort_records(std::vector<T>& records, Key key) {
+  std::vector<uint32_t> order(records.size());
+  std::iota(order.begin(), order.end(), 0u);
+  const auto less = [&](uint32_t a, uint32_t b) { return key(a) < key(b); };
+  if (std::is_sorted(order.begin(), order.end(), less)) return;
+  std::sort(order.begin(), order.end(), less);
+  for (std::size_t i = 0; i < order.size(); ++i) {
+    if (order[i] == i || order[i] == UINT32_MAX) continue;
+    T held = std::move(records[i]);
+    std::size_t at = i;
+    while (order[at] != i) {
+      const std::size_t from = order[at];
+      records[at] = std::move(records[from]);
+      order[at] = UINT32_MAX;
+      at = from;
+    }
+    records[at] = std::move(held);
+    order[at] = UINT32_MAX;
+  }
+}
+
 // "thread 123 (name)" -> "name"; "" when the row has no native name.
 std::string native_thread_name(std::string_view label) {
   const std::size_t open = label.find(" (");
@@ -67,6 +92,14 @@ const char* missing_field(const RawEvent& e) {
   if (!e.has_name) return "name";
   if (!e.has_ts) return "ts";
   if (e.ph == 'X' && !e.has_dur) return "dur";
+  return nullptr;
+}
+
+// What is wrong with an event's times, or nullptr. A time before the trace's base (ts < 0) has
+// no place in a step or a window: Kineto itself never writes one (it clamps to 0).
+const char* bad_times(const RawEvent& e) {
+  if (e.ts_ns < 0) return "\"ts\" is negative";
+  if (e.dur_ns < 0) return "negative \"dur\"";
   return nullptr;
 }
 
@@ -96,7 +129,7 @@ static std::string_view legacy_category(std::string_view name) {
 
 bool TraceBuilder::complete_event(const RawEvent& e, std::string& error) {
   if (const char* field = missing_field(e)) return error = std::string("no \"") + field + "\"", false;
-  if (e.dur_ns < 0) return error = "negative \"dur\"", false;
+  if (const char* why = bad_times(e)) return error = why, false;
   const std::string_view cat = e.cat.empty() ? legacy_category(e.name) : std::string_view(e.cat);
   if (cat == "cpu_op") host_record(e, EventKind::Operator);
   else if (cat == "user_annotation" && e.name.substr(0, kStepPrefix.size()) == kStepPrefix) {
@@ -117,6 +150,7 @@ bool TraceBuilder::complete_event(const RawEvent& e, std::string& error) {
 
 bool TraceBuilder::instant_event(const RawEvent& e, std::string& error) {
   if (const char* field = missing_field(e)) return error = std::string("no \"") + field + "\"", false;
+  if (const char* why = bad_times(e)) return error = why, false;
   if (e.name == "[memory]" || e.name == "[OutOfMemory]") {
     memory_record(e);
   } else if (e.name == "Record Window End") {
@@ -164,7 +198,7 @@ int64_t TraceBuilder::flow_launcher(const DeviceRecord& d) const {
 }
 
 void TraceBuilder::host_record(const RawEvent& e, EventKind kind) {
-  HostRecord& h = t_.host.emplace_back();
+  HostRecord& h = host_.emplace_back();
   h.start_ns = ns_of(e.ts_ns);
   h.end_ns = h.start_ns + ns_of(e.dur_ns);
   h.pid = uint32_t(e.pid);
@@ -197,11 +231,11 @@ void TraceBuilder::step(const RawEvent& e, uint64_t number) {
   t_.steps.push_back({number, start, start + ns_of(e.dur_ns)});
   if (!e.args.has_external_id) return;
   host_record(e, EventKind::Step);
-  t_.host.back().arg0 = number;
+  host_.back().arg0 = number;
 }
 
 void TraceBuilder::device_record(const RawEvent& e, DeviceKind kind) {
-  DeviceRecord& d = t_.device.emplace_back();
+  DeviceRecord& d = device_.emplace_back();
   const RawArgs& a = e.args;
   d.kind = kind;
   d.start_ns = ns_of(e.ts_ns);
@@ -225,7 +259,7 @@ void TraceBuilder::device_record(const RawEvent& e, DeviceKind kind) {
 }
 
 void TraceBuilder::memory_record(const RawEvent& e) {
-  MemoryRecord& m = t_.memory.records.emplace_back();
+  MemoryRecord& m = memory_.emplace_back();
   const RawArgs& a = e.args;
   t_.memory.enabled = true;
   m.ns = ns_of(e.ts_ns);
@@ -241,6 +275,9 @@ void TraceBuilder::memory_record(const RawEvent& e) {
 }
 
 void TraceBuilder::finish() {
+  host_.move_into(t_.host);
+  device_.move_into(t_.device);
+  memory_.move_into(t_.memory.records);
   sort_host();
   nest_host();
   link_device();
@@ -249,30 +286,12 @@ void TraceBuilder::finish() {
   finish_process();
 }
 
-// (pid, tid, start, longest first, widest scope first, file order), through a permutation.
+// (pid, tid, start, longest first, widest scope first, file order).
 void TraceBuilder::sort_host() {
-  auto key = [&](uint32_t i) {
+  sort_records(t_.host, [&](uint32_t i) {
     const HostRecord& h = t_.host[i];
     return std::tuple(h.pid, h.tid, h.start_ns, UINT64_MAX - h.end_ns, nesting_rank(h.kind), i);
-  };
-  std::vector<uint32_t> order(t_.host.size());
-  std::iota(order.begin(), order.end(), 0u);
-  if (std::is_sorted(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); })) return;
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return key(a) < key(b); });
-  // Apply the permutation in place, cycle by cycle: no second copy of the records.
-  for (std::size_t i = 0; i < order.size(); ++i) {
-    if (order[i] == i || order[i] == UINT32_MAX) continue;
-    HostRecord held = std::move(t_.host[i]);
-    std::size_t at = i;
-    while (order[at] != i) {
-      const std::size_t from = order[at];
-      t_.host[at] = std::move(t_.host[from]);
-      order[at] = UINT32_MAX;
-      at = from;
-    }
-    t_.host[at] = std::move(held);
-    order[at] = UINT32_MAX;
-  }
+  });
 }
 
 // Only scopes (operators, ranges, steps) enclose others, as in the collector's join.
@@ -321,15 +340,14 @@ void TraceBuilder::link_device() {
       call.flags = uint8_t((call.flags & ~kMemcpyKindMask) | memcpy_kind(d.name));
     }
   }
-  std::stable_sort(t_.device.begin(), t_.device.end(),
-                   [](const DeviceRecord& a, const DeviceRecord& b) { return a.start_ns < b.start_ns; });
+  sort_records(t_.device, [&](uint32_t i) { return std::pair(t_.device[i].start_ns, i); });
 }
 
 // A memory record belongs to the innermost host record of its thread that encloses it (the
 // allocating call, or torch's operator).
 void TraceBuilder::link_memory() {
-  std::stable_sort(t_.memory.records.begin(), t_.memory.records.end(),
-                   [](const MemoryRecord& a, const MemoryRecord& b) { return a.ns < b.ns; });
+  std::vector<MemoryRecord>& records = t_.memory.records;
+  sort_records(records, [&](uint32_t i) { return std::pair(records[i].ns, i); });
   const uint32_t pid = uint32_t(window_end_pid_ ? window_end_pid_ : t_.host.empty() ? 0 : t_.host.front().pid);
   for (MemoryRecord& m : t_.memory.records) {
     auto at = std::upper_bound(t_.host.begin(), t_.host.end(), std::tuple(pid, m.tid, m.ns),

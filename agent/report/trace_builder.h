@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/report/chunked_records.h"
 #include "agent/report/raw_event.h"
 #include "collector/trace.h"
 
@@ -22,7 +23,6 @@ class TraceBuilder {
   bool add(const RawEvent& e, std::string& error);
   void finish();
   const std::map<std::string, uint64_t, std::less<>>& skipped() const { return skipped_; }
-  uint64_t records() const { return t_.host.size() + t_.device.size() + t_.memory.records.size() + t_.steps.size(); }
 
  private:
   bool complete_event(const RawEvent& e, std::string& error);
@@ -44,6 +44,10 @@ class TraceBuilder {
   void finish_process();
 
   Trace& t_;
+  // Filled while reading; moved into t_ by finish() (chunked_records.h: no doubling peak).
+  ChunkedRecords<HostRecord> host_;
+  ChunkedRecords<DeviceRecord> device_;
+  ChunkedRecords<MemoryRecord> memory_;
   std::map<std::string, uint64_t, std::less<>> skipped_;
   std::vector<std::pair<std::pair<uint64_t, uint64_t>, std::string>> thread_names_;  // (pid, tid)
   std::vector<std::pair<uint64_t, std::string>> process_names_;

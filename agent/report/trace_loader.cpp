@@ -3,27 +3,35 @@
 #include "agent/report/event_reader.h"
 #include "agent/report/trace_builder.h"
 #include "agent/report/trace_stream.h"
+#include "exporters/printable_text.h"
 
 #include <map>
 
 namespace profagent::report {
 namespace {
 
-bool read_events(const std::string& path, TraceBuilder& builder, std::string& metadata, uint64_t& events,
-                 std::string& error) {
+// An event's name in an error line: its start (a name may be hundreds of MB).
+std::string name_excerpt(std::string_view name) {
+  constexpr std::size_t kShown = 64;
+  const std::string_view shown = exporters::utf8_prefix(name, kShown);
+  return std::string(shown) + (shown.size() < name.size() ? "..." : "");
+}
+
+bool read_events(const std::string& path, const StreamLimits& limits, TraceBuilder& builder, std::string& metadata,
+                 uint64_t& events, std::string& error) {
   EventReader reader;
   uint64_t first = 0;
   const EventFn on_event = [&](const RawEvent& e, uint64_t index, std::string& err) {
     if (builder.add(e, err)) return true;
-    err = "event " + std::to_string(index) + (e.has_name ? " (\"" + std::string(e.name) + "\")" : "") + ": " + err;
+    err = "event " + std::to_string(index) + (e.has_name ? " (\"" + name_excerpt(e.name) + "\")" : "") + ": " + err;
     return false;
   };
-  const BatchFn on_batch = [&](const std::string& batch, uint64_t count, std::string& err) {
-    const bool ok = reader.read_batch(batch, first, on_event, err);
+  const BatchFn on_batch = [&](std::string_view batch, uint64_t count, std::string& err) {
+    const bool ok = reader.read_batch(batch, kBatchPadding, first, on_event, err);
     first += count;
     return ok;
   };
-  return stream_trace(path, StreamLimits{}, on_batch, metadata, events, error);
+  return stream_trace(path, limits, on_batch, metadata, events, error);
 }
 
 // Steps covered, for a trace that does not say (Kineto's): its ProfilerStep ranges.
@@ -57,13 +65,13 @@ static void apply_window_and_live(const TraceHeader& header, Trace& t) {
   }
 }
 
-std::optional<LoadedTrace> load_trace(const std::string& path, std::string& error) {
+std::optional<LoadedTrace> load_trace(const std::string& path, std::string& error, const StreamLimits& limits) {
   LoadedTrace loaded;
   TraceBuilder builder(loaded.trace);
   std::string metadata, why;
   uint64_t events = 0;
   TraceHeader header;
-  if (!read_events(path, builder, metadata, events, why) || !read_metadata(metadata, loaded.trace, header, why)) {
+  if (!read_events(path, limits, builder, metadata, events, why) || !read_metadata(metadata, loaded.trace, header, why)) {
     error = path + ": " + why;
     return std::nullopt;
   }

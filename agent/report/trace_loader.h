@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/report/trace_stream.h"
 #include "collector/trace.h"
 
 namespace profagent::report {
@@ -24,7 +25,8 @@ struct LoadedTrace {
   std::vector<std::pair<std::string, uint64_t>> skipped;
 };
 
-// nullopt on bad input, with `error` one line naming the file and what is wrong.
-std::optional<LoadedTrace> load_trace(const std::string& path, std::string& error);
+// nullopt on bad input, with `error` one line naming the file and what is wrong (`limits`: how
+// the file is read, and the gzip expansion it may have).
+std::optional<LoadedTrace> load_trace(const std::string& path, std::string& error, const StreamLimits& limits = {});
 
 }  // namespace profagent::report

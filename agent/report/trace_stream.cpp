@@ -1,19 +1,17 @@
 #include "agent/report/trace_stream.h"
 
-#include <zlib.h>
-
-#include <memory>
+#include <cstdio>
+#include <new>
 #include <vector>
+
+#include "agent/report/batch_buffer.h"
+#include "agent/report/trace_file.h"
 
 namespace profagent::report {
 namespace {
 
-constexpr std::size_t kPadding = 64;  // >= SIMDJSON_PADDING: simdjson reads up to this past the end
+constexpr std::size_t kPadding = kBatchPadding;
 constexpr std::string_view kEventsKey = "traceEvents";
-
-struct GzCloser {
-  void operator()(gzFile_s* f) const { gzclose(f); }
-};
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -21,13 +19,12 @@ bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; 
 class Scanner {
  public:
   Scanner(const StreamLimits& limits, const BatchFn& on_batch, std::string& metadata)
-      : limits_(limits), on_batch_(on_batch), meta_(metadata) {
-    batch_.reserve(limits.batch_bytes + kPadding + 1);
-  }
+      : limits_(limits), on_batch_(on_batch), meta_(metadata), batch_(limits.batch_bytes + 1, kPadding) {}
 
   bool feed(const char* data, std::size_t size, std::string& error);
   bool finish(std::string& error);
   uint64_t events() const { return events_; }
+  uint64_t pending_bytes() const { return batch_.size(); }
 
  private:
   enum class Mode { Before, Meta, Events, After };
@@ -55,7 +52,7 @@ class Scanner {
   const StreamLimits& limits_;
   const BatchFn& on_batch_;
   std::string& meta_;
-  std::string batch_;
+  BatchBuffer batch_;
   uint64_t batch_events_ = 0;
   uint64_t events_ = 0;
   Mode mode_ = Mode::Before;
@@ -162,7 +159,7 @@ bool Scanner::between_events(char c, const char* p, std::size_t i, std::size_t& 
     return false;
   }
   in_event_ = true;
-  batch_ += batch_events_ == 0 ? '[' : ',';
+  batch_.append(batch_events_ == 0 ? '[' : ',');
   run = i;
   ++depth_;
   return true;
@@ -177,9 +174,8 @@ bool Scanner::end_event(std::string& error) {
 
 bool Scanner::flush_batch(std::string& error) {
   if (batch_events_ == 0) return true;
-  batch_ += ']';
-  batch_.reserve(batch_.size() + kPadding);
-  const bool ok = on_batch_(batch_, batch_events_, error);
+  batch_.append(']');
+  const bool ok = on_batch_(batch_.view(), batch_events_, error);
   batch_.clear();
   batch_events_ = 0;
   return ok;
@@ -191,28 +187,44 @@ bool Scanner::finish(std::string& error) {
   return flush_batch(error);
 }
 
+// A gzip file is refused once what it gave is past the floor and more than `ratio` times the
+// compressed bytes behind it.
+bool too_expanded(uint64_t expanded, uint64_t compressed, uint64_t ratio) {
+  if (ratio == 0 || expanded <= kGzipRatioFloorBytes) return false;
+  return compressed < expanded / ratio;
+}
+
+std::string megabytes(uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.1f MB", double(bytes) / 1e6);
+  return text;
+}
+
 }  // namespace
 
 bool stream_trace(const std::string& path, const StreamLimits& limits, const BatchFn& on_batch,
                   std::string& metadata, uint64_t& events, std::string& error) {
-  std::unique_ptr<gzFile_s, GzCloser> file(gzopen(path.c_str(), "rb"));
-  if (!file) return error = "cannot open it", false;
-  gzbuffer(file.get(), 1u << 20);
+  TraceFile file;
+  if (!file.open(path, error)) return false;
   std::vector<char> chunk(limits.chunk_bytes);
   Scanner scanner(limits, on_batch, metadata);
-  for (;;) {
-    const int n = gzread(file.get(), chunk.data(), unsigned(chunk.size()));
-    if (n < 0) {
-      int code = 0;
-      const char* what = gzerror(file.get(), &code);
-      return error = std::string("cannot read it: ") + (what ? what : "read error"), false;
-    }
+  for (uint64_t expanded = 0;;) {
+    const long n = file.read(chunk.data(), chunk.size(), error);
+    if (n < 0) return false;
     if (n == 0) break;
-    if (!scanner.feed(chunk.data(), std::size_t(n), error)) return false;
+    expanded += uint64_t(n);
+    if (file.gzip() && too_expanded(expanded, file.compressed_read(), limits.max_gzip_ratio)) {
+      return error = "refused: this " + megabytes(file.file_bytes()) + " gzip file expands more than " +
+                     std::to_string(limits.max_gzip_ratio) + " times (" + megabytes(file.compressed_read()) +
+                     " gave " + megabytes(expanded) + "; a gzip bomb?); --max-gzip-ratio N raises the limit, 0 removes it",
+             false;
+    }
+    try {
+      if (!scanner.feed(chunk.data(), std::size_t(n), error)) return false;
+    } catch (const std::bad_alloc&) {
+      return error = "out of memory holding an event of more than " + megabytes(scanner.pending_bytes()), false;
+    }
   }
-  int code = 0;
-  const char* what = gzerror(file.get(), &code);
-  if (code != Z_OK) return error = std::string("truncated or damaged gzip data: ") + what, false;
   events = scanner.events();
   metadata.reserve(metadata.size() + kPadding);
   return scanner.finish(error);

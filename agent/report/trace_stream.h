@@ -14,20 +14,32 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace profagent::report {
 
+// A gzip file that expands more than this many times is refused unless told otherwise
+// (`profagent report --max-gzip-ratio`): JSON traces compress 5-30 times, a gzip bomb ~1000 times.
+// Checked as it is read, against the compressed bytes read so far: a bomb is refused after its
+// first kGzipRatioFloorBytes, before its events fill the memory.
+inline constexpr uint64_t kDefaultMaxGzipRatio = 100;
+// ... and never before it has expanded this far (a small file cannot hurt).
+inline constexpr uint64_t kGzipRatioFloorBytes = 16u << 20;
+
 struct StreamLimits {
-  std::size_t chunk_bytes = 8u << 20;  // read() / gzread() size
-  std::size_t batch_bytes = 8u << 20;  // events handed over at once (a batch can exceed it by one event)
+  std::size_t chunk_bytes = 1u << 20;  // bytes read (decompressed) at once
+  std::size_t batch_bytes = 1u << 20;  // events handed over at once (a batch can exceed it by one event)
+  uint64_t max_gzip_ratio = kDefaultMaxGzipRatio;  // 0: no limit
 };
 
-// `on_batch(text, count, padded_capacity)`: `text` is "[e1,...]", valid during the call, with
-// at least simdjson's padding of readable bytes after it. Returns false (with error set) to stop.
-using BatchFn = std::function<bool(const std::string& batch, uint64_t events, std::string& error)>;
+// `on_batch(text, count, error)`: `text` is "[e1,...]", valid during the call, with at least
+// kBatchPadding readable bytes after it (simdjson's padding). Returns false (with error set) to stop.
+inline constexpr std::size_t kBatchPadding = 64;
+using BatchFn = std::function<bool(std::string_view batch, uint64_t events, std::string& error)>;
 
 // Reads `path`; on success `metadata` holds the top-level object without its events and the
-// return value is true. On failure `error` says what is wrong (without the file name).
+// return value is true. On failure `error` says what is wrong (without the file name); a gzip
+// file is refused as soon as it has expanded beyond limits.max_gzip_ratio times.
 bool stream_trace(const std::string& path, const StreamLimits& limits, const BatchFn& on_batch,
                   std::string& metadata, uint64_t& events, std::string& error);
 

@@ -1,4 +1,5 @@
 // The `--format json` object of one trace (schema: docs/report.md, "Machine-readable output").
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -71,6 +72,7 @@ class JsonOut {
       item(), open('{');
       key("thread"), w_.string(t.thread);
       key("rows"), rows(t.rows);
+      key("rows_total"), w_.u64(t.rows_total);
       close('}');
     }
     close(']');
@@ -160,18 +162,20 @@ void write_op_types(JsonOut& j, const Summaries& s) {
   j.close('}');
 }
 
-void write_key_averages(JsonOut& j, const Table& t) {
+void write_key_averages(JsonOut& j, const Table& t, int limit) {
   JsonWriter& w = j.w();
   j.open('{');
   j.key("sort_by"), w.string(t.sort_by);
   j.key("self_cpu_total_ns"), w.u64(t.self_cpu_total_ns);
   j.key("self_cuda_total_ns"), w.u64(t.self_cuda_total_ns);
   j.key("rows"), j.open('[');
-  for (const TableRow& r : t.rows) {
+  const std::size_t shown = limit > 0 ? std::min(t.rows.size(), static_cast<std::size_t>(limit)) : t.rows.size();
+  for (std::size_t i = 0; i < shown; ++i) {
     j.item();
-    write_table_row_json(r, w);
+    write_table_row_json(t.rows[i], w);
   }
   j.close(']');
+  j.key("rows_total"), w.u64(t.rows.size());
   j.close('}');
 }
 
@@ -198,7 +202,7 @@ void write_memory(JsonOut& j, const Trace& trace, const MemorySummary& m) {
   j.close('}');
 }
 
-void write_summary(JsonOut& j, const Trace& trace, const Summaries& s, std::string_view name) {
+void write_summary(JsonOut& j, const Trace& trace, const Summaries& s, const SummaryOptions& o, std::string_view name) {
   JsonWriter& w = j.w();
   j.key(name);
   if (name == "device") {
@@ -217,9 +221,15 @@ void write_summary(JsonOut& j, const Trace& trace, const Summaries& s, std::stri
     j.key("cpu"), j.shares(s.overview_cpu, "type", true);
     j.key("gpu"), j.shares(s.overview_gpu, "type", true);
     j.close('}');
-  } else if (name == "model" || name == "kernel" || name == "memory_manipulation") {
+  } else if (name == "model") {
     j.open('{');
-    j.key("rows"), j.rows(name == "model" ? s.model : name == "kernel" ? s.kernels : s.memory_manipulation);
+    j.key("rows"), j.rows(s.model);
+    j.close('}');
+  } else if (name == "kernel" || name == "memory_manipulation") {
+    const bool kernel = name == "kernel";
+    j.open('{');
+    j.key("rows"), j.rows(kernel ? s.kernels : s.memory_manipulation);
+    j.key("rows_total"), w.u64(kernel ? s.kernels_total : s.memory_manipulation_total);
     j.close('}');
   } else if (name == "distributed") {
     j.open('{');
@@ -234,7 +244,7 @@ void write_summary(JsonOut& j, const Trace& trace, const Summaries& s, std::stri
   } else if (name == "op_type") {
     write_op_types(j, s);
   } else if (name == "key_averages") {
-    write_key_averages(j, s.key_averages);
+    write_key_averages(j, s.key_averages, o.table.row_limit);
   } else {
     write_memory(j, trace, s.memory);
   }
@@ -268,7 +278,7 @@ void write_summaries_json(const Trace& trace, const Summaries& s, const SummaryO
   for (const auto& [category, n] : skipped) j.key(category), w.u64(n);
   j.close('}');
   j.key("summaries"), j.open('{');
-  for (const std::string& name : o.names) write_summary(j, trace, s, name);
+  for (const std::string& name : o.names) write_summary(j, trace, s, o, name);
   j.close('}');
   j.close('}');
 }

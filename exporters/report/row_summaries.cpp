@@ -1,6 +1,7 @@
 // The summaries made of grouped rows: Operator (with its inner operators and kernels), Kernel,
 // Memory Manipulation, UserDefined and the operator types. Definitions: docs/report.md.
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <unordered_map>
 
@@ -36,20 +37,27 @@ void sort_rows(std::vector<SummaryRow>& rows, std::string_view key) {
   });
 }
 
-// Groups of one name in first-seen order.
+// Groups of one name in first-seen order. Each name is held once (a trace's names may be
+// hundreds of MB): the index looks it up through views of the groups' own copies.
 template <typename T>
 class Groups {
  public:
-  std::vector<T>& of(const std::string& name) {
-    auto [it, fresh] = index_.try_emplace(name, order_.size());
-    if (fresh) order_.push_back({name, {}});
-    return order_[it->second].second;
+  std::vector<T>& of(std::string_view name) {
+    const auto found = index_.find(name);
+    if (found != index_.end()) return order_[found->second].second;
+    order_.push_back({std::string(name), {}});  // a deque: the names do not move
+    index_.emplace(order_.back().first, order_.size() - 1);
+    return order_.back().second;
   }
-  std::vector<std::pair<std::string, std::vector<T>>>& all() { return order_; }
+  // The groups, handed over (their names may be moved out).
+  std::deque<std::pair<std::string, std::vector<T>>> take() {
+    index_.clear();
+    return std::move(order_);
+  }
 
  private:
-  std::unordered_map<std::string, std::size_t> index_;
-  std::vector<std::pair<std::string, std::vector<T>>> order_;
+  std::unordered_map<std::string_view, std::size_t> index_;
+  std::deque<std::pair<std::string, std::vector<T>>> order_;
 };
 
 class OperatorTree {
@@ -70,59 +78,93 @@ class OperatorTree {
     }
   }
 
-  // Rows of the operators `calls` (any names), sorted, with their detail; ratios of `cpu_base`
-  // and `gpu_base` (0: of the rows' own sums).
-  std::vector<SummaryRow> rows(const std::vector<std::size_t>& calls, int depth, uint64_t cpu_base,
-                               uint64_t gpu_base, int limit) const {
-    Groups<std::size_t> groups;
-    for (std::size_t i : calls) groups.of(t_.host[i].name).push_back(i);
-    std::vector<std::pair<SummaryRow, std::vector<std::size_t>>> made;
-    uint64_t cpu_sum = 0, gpu_sum = 0;
-    for (auto& [name, members] : groups.all()) {
-      SummaryRow row{name, SummaryRowKind::Operator, depth, members.size(), Stat{}, Stat{}};
-      for (std::size_t i : members) {
-        row.cpu->add(span(t_.host[i].start_ns, t_.host[i].end_ns));
-        row.gpu->add(s_.issued_ns[i]);
-      }
-      cpu_sum += row.cpu->total_ns, gpu_sum += row.gpu->total_ns;
-      made.emplace_back(std::move(row), std::move(members));
-    }
-    if (depth == 0) cpu_base = cpu_sum, gpu_base = gpu_sum;
-    for (auto& [row, members] : made) {
-      row.cpu->ratio = percent(row.cpu->total_ns, cpu_base);
-      row.gpu->ratio = percent(row.gpu->total_ns, gpu_base);
-    }
-    std::stable_sort(made.begin(), made.end(), [this](const auto& a, const auto& b) {
-      return sort_value(a.first, o_.sort_by) > sort_value(b.first, o_.sort_by);
-    });
-    if (limit > 0 && made.size() > static_cast<std::size_t>(limit)) made.resize(static_cast<std::size_t>(limit));
+  // Rows of the outermost operators `calls`, sorted, at most `limit` (<= 0: all), each followed
+  // by its detail with --op-detail: its inner operators (grouped by name, recursively) and the
+  // device records it issued itself. Depth first with an explicit stack, never by recursion:
+  // a trace decides how deep operators nest.
+  std::vector<SummaryRow> rows(const std::vector<std::size_t>& calls, int limit, std::size_t& total) const {
+    std::vector<Pending> stack;
+    push_reversed(stack, group(calls, 0, 0, 0, limit, &total));
     std::vector<SummaryRow> out;
-    for (auto& [row, members] : made) {
-      out.push_back(row);
-      if (o_.op_detail) detail(members, row, depth + 1, out);
+    while (!stack.empty()) {
+      Pending next = std::move(stack.back());
+      stack.pop_back();
+      out.push_back(std::move(next.row));
+      if (!o_.op_detail || next.row_is_device) continue;
+      const SummaryRow& parent = out.back();
+      std::vector<Pending> devices = device_rows(next.members, parent);
+      push_reversed(stack, std::move(devices));
+      push_reversed(stack, group(inner_of(next.members), parent.depth + 1, parent.cpu->total_ns, parent.gpu->total_ns, 0));
     }
     return out;
   }
 
  private:
-  void detail(const std::vector<std::size_t>& members, const SummaryRow& parent, int depth,
-              std::vector<SummaryRow>& out) const {
+  // A row still to be written, and the calls it groups (operators: their detail comes after it).
+  struct Pending {
+    SummaryRow row;
+    std::vector<std::size_t> members;
+    bool row_is_device = false;
+  };
+
+  static void push_reversed(std::vector<Pending>& stack, std::vector<Pending> rows) {
+    for (auto it = rows.rbegin(); it != rows.rend(); ++it) stack.push_back(std::move(*it));
+  }
+
+  std::vector<std::size_t> inner_of(const std::vector<std::size_t>& members) const {
     std::vector<std::size_t> inner;
+    for (std::size_t i : members) inner.insert(inner.end(), op_children_[i].begin(), op_children_[i].end());
+    return inner;
+  }
+
+  // The operators `calls` grouped by name, sorted, ratios of `cpu_base`/`gpu_base` (at depth 0:
+  // of the rows' own sums).
+  std::vector<Pending> group(const std::vector<std::size_t>& calls, int depth, uint64_t cpu_base, uint64_t gpu_base,
+                             int limit, std::size_t* total = nullptr) const {
+    Groups<std::size_t> groups;
+    for (std::size_t i : calls) groups.of(t_.host[i].name).push_back(i);
+    std::vector<Pending> made;
+    uint64_t cpu_sum = 0, gpu_sum = 0;
+    for (auto& [name, members] : groups.take()) {
+      SummaryRow row{std::move(name), SummaryRowKind::Operator, depth, members.size(), Stat{}, Stat{}};
+      for (std::size_t i : members) {
+        row.cpu->add(span(t_.host[i].start_ns, t_.host[i].end_ns));
+        row.gpu->add(s_.issued_ns[i]);
+      }
+      cpu_sum += row.cpu->total_ns, gpu_sum += row.gpu->total_ns;
+      made.push_back({std::move(row), std::move(members)});
+    }
+    if (depth == 0) cpu_base = cpu_sum, gpu_base = gpu_sum;
+    for (Pending& p : made) {
+      p.row.cpu->ratio = percent(p.row.cpu->total_ns, cpu_base);
+      p.row.gpu->ratio = percent(p.row.gpu->total_ns, gpu_base);
+    }
+    std::stable_sort(made.begin(), made.end(), [this](const Pending& a, const Pending& b) {
+      return sort_value(a.row, o_.sort_by) > sort_value(b.row, o_.sort_by);
+    });
+    if (total) *total = made.size();
+    if (limit > 0 && made.size() > static_cast<std::size_t>(limit)) made.resize(static_cast<std::size_t>(limit));
+    return made;
+  }
+
+  // The device records the operators `members` issued themselves, grouped by name (no CPU time).
+  std::vector<Pending> device_rows(const std::vector<std::size_t>& members, const SummaryRow& parent) const {
     Groups<std::size_t> devices;
     for (std::size_t i : members) {
-      inner.insert(inner.end(), op_children_[i].begin(), op_children_[i].end());
       for (std::size_t d : device_children_[i]) devices.of(t_.device[d].name).push_back(d);
     }
-    for (SummaryRow& row : rows(inner, depth, parent.cpu->total_ns, parent.gpu->total_ns, 0)) out.push_back(std::move(row));
-    std::vector<SummaryRow> device_rows;
-    for (auto& [name, records] : devices.all()) {
-      SummaryRow row{name, device_row_kind(t_.device[records.front()].kind), depth, records.size(), std::nullopt, Stat{}};
+    std::vector<SummaryRow> rows;
+    for (auto& [name, records] : devices.take()) {
+      SummaryRow row{std::move(name), device_row_kind(t_.device[records.front()].kind), parent.depth + 1, records.size(),
+                     std::nullopt, Stat{}};
       for (std::size_t d : records) row.gpu->add(span(t_.device[d].start_ns, t_.device[d].end_ns));
       row.gpu->ratio = percent(row.gpu->total_ns, parent.gpu->total_ns);
-      device_rows.push_back(std::move(row));
+      rows.push_back(std::move(row));
     }
-    sort_rows(device_rows, o_.sort_by);
-    for (SummaryRow& row : device_rows) out.push_back(std::move(row));
+    sort_rows(rows, o_.sort_by);
+    std::vector<Pending> out;
+    for (SummaryRow& row : rows) out.push_back({std::move(row), {}, true});
+    return out;
   }
 
   const Trace& t_;
@@ -158,9 +200,9 @@ std::string copy_direction(std::string_view device_name) {
 
 // A row of host records: CPU = their durations, GPU = the device time each issued; ratios of
 // the step totals (Memory Manipulation, UserDefined).
-SummaryRow host_row(const Trace& t, const TraceScope& s, const Summaries& out, const std::string& name,
+SummaryRow host_row(const Trace& t, const TraceScope& s, const Summaries& out, std::string name,
                     SummaryRowKind kind, const std::vector<std::size_t>& members) {
-  SummaryRow row{name, kind, 0, members.size(), Stat{}, Stat{}};
+  SummaryRow row{std::move(name), kind, 0, members.size(), Stat{}, Stat{}};
   for (std::size_t i : members) {
     row.cpu->add(span(t.host[i].start_ns, t.host[i].end_ns));
     row.gpu->add(s.issued_ns[i]);
@@ -177,7 +219,9 @@ void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions
   for (auto& [thread, calls] : by_thread(t, s, o.thread_sep, [&](std::size_t i) {
          return t.host[i].kind == EventKind::Operator && s.outer_operator[i] < 0;
        })) {
-    out.operators.push_back({thread, tree.rows(calls, 0, 0, 0, o.row_limit)});
+    ThreadRows& section = out.operators.emplace_back();
+    section.thread = thread;
+    section.rows = tree.rows(calls, o.row_limit, section.rows_total);
   }
 }
 
@@ -189,13 +233,14 @@ void compute_kernels(const Trace& t, const TraceScope& s, const SummaryOptions& 
     groups.of(t.device[i].name).push_back(i);
     total += span(t.device[i].start_ns, t.device[i].end_ns);
   }
-  for (auto& [name, records] : groups.all()) {
-    SummaryRow row{name, SummaryRowKind::Kernel, 0, records.size(), std::nullopt, Stat{}};
+  for (auto& [name, records] : groups.take()) {
+    SummaryRow row{std::move(name), SummaryRowKind::Kernel, 0, records.size(), std::nullopt, Stat{}};
     for (std::size_t i : records) row.gpu->add(span(t.device[i].start_ns, t.device[i].end_ns));
     row.gpu->ratio = percent(row.gpu->total_ns, total);
     out.kernels.push_back(std::move(row));
   }
   sort_rows(out.kernels, o.sort_by.starts_with("GPU") ? o.sort_by : "GPUTotal");
+  out.kernels_total = out.kernels.size();
   if (o.row_limit > 0 && out.kernels.size() > static_cast<std::size_t>(o.row_limit)) out.kernels.resize(o.row_limit);
 }
 
@@ -210,23 +255,24 @@ void compute_memory_manipulation(const Trace& t, const TraceScope& s, const Summ
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (!s.host_in(i) || (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset)) continue;
-    calls.of(direction[i].empty() ? h.name : h.name + " (" + direction[i] + ")").push_back(i);
+    (direction[i].empty() ? calls.of(h.name) : calls.of(h.name + " (" + direction[i] + ")")).push_back(i);
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     const bool copy_or_set = d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset;
     if (s.device_in(i) && copy_or_set && !valid(d.host, t.host.size())) orphans.of(d.name).push_back(i);
   }
-  for (auto& [name, members] : calls.all()) {
-    out.memory_manipulation.push_back(host_row(t, s, out, name, SummaryRowKind::Call, members));
+  for (auto& [name, members] : calls.take()) {
+    out.memory_manipulation.push_back(host_row(t, s, out, std::move(name), SummaryRowKind::Call, members));
   }
-  for (auto& [name, records] : orphans.all()) {
-    SummaryRow row{name, device_row_kind(t.device[records.front()].kind), 0, records.size(), std::nullopt, Stat{}};
+  for (auto& [name, records] : orphans.take()) {
+    SummaryRow row{std::move(name), device_row_kind(t.device[records.front()].kind), 0, records.size(), std::nullopt, Stat{}};
     for (std::size_t i : records) row.gpu->add(span(t.device[i].start_ns, t.device[i].end_ns));
     row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
     out.memory_manipulation.push_back(std::move(row));
   }
   sort_rows(out.memory_manipulation, o.sort_by);
+  out.memory_manipulation_total = out.memory_manipulation.size();
   if (o.row_limit > 0 && out.memory_manipulation.size() > static_cast<std::size_t>(o.row_limit)) {
     out.memory_manipulation.resize(o.row_limit);
   }
@@ -239,10 +285,11 @@ void compute_user_defined(const Trace& t, const TraceScope& s, const SummaryOpti
     Groups<std::size_t> groups;
     for (std::size_t i : calls) groups.of(t.host[i].name).push_back(i);
     ThreadRows section{thread, {}};
-    for (auto& [name, members] : groups.all()) {
-      section.rows.push_back(host_row(t, s, out, name, SummaryRowKind::Range, members));
+    for (auto& [name, members] : groups.take()) {
+      section.rows.push_back(host_row(t, s, out, std::move(name), SummaryRowKind::Range, members));
     }
     sort_rows(section.rows, o.sort_by);
+    section.rows_total = section.rows.size();
     if (o.row_limit > 0 && section.rows.size() > static_cast<std::size_t>(o.row_limit)) section.rows.resize(o.row_limit);
     out.user_defined.push_back(std::move(section));
   }
@@ -260,12 +307,12 @@ void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions&
   }
   out.op_type_by_device = device_in_scope;
   std::vector<OpTypeRow> rows;
-  std::unordered_map<std::string, std::size_t> index;
+  std::unordered_map<std::string_view, std::size_t> index;  // views into the trace's names
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     if (!s.host_in(i) || t.host[i].kind != EventKind::Operator) continue;
-    const std::string type = operator_family(t.host[i].name);
+    const std::string_view type = operator_family(t.host[i].name);
     auto [it, fresh] = index.try_emplace(type, rows.size());
-    if (fresh) rows.push_back({type, 0, 0, 0, 0});
+    if (fresh) rows.push_back({std::string(type), 0, 0, 0, 0});
     OpTypeRow& row = rows[it->second];
     ++row.calls;
     row.device_ns += self_device[i];

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace profagent::exporters {
 namespace {
@@ -48,6 +49,17 @@ HostType host_type(const Trace& t, const TraceScope& s, std::size_t i) {
   }
 }
 
+// A device's kernel time in the steps, and the steps' time as that device saw it: each step's
+// span widened to its own kernels on the device. When the host runs ahead, a step's kernels run
+// on after its host end; widening keeps the busy time inside the base, so utilisation <= 100%.
+struct GpuTime {
+  explicit GpuTime(const TraceScope& s) {
+    for (const StepScope& st : s.steps) steps.push_back({st.start, st.end});
+  }
+  std::vector<Interval> busy;
+  std::vector<Interval> steps;  // by step index
+};
+
 }  // namespace
 
 void compute_span(const Trace& t, const TraceScope& s, Summaries& out) {
@@ -74,17 +86,18 @@ void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
     system.percent = percent(busy, busy + idle);
   }
   out.devices = {process, system};
-  std::vector<uint32_t> ids;
-  for (const DeviceRecord& d : t.device) {
-    if (d.kind == DeviceKind::Kernel) ids.push_back(d.device);
+  std::map<uint32_t, GpuTime> gpus;
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
+    if (d.kind != DeviceKind::Kernel || !s.device_in(i)) continue;
+    GpuTime& gpu = gpus.try_emplace(d.device, s).first->second;
+    gpu.busy.push_back({d.start_ns, d.end_ns});
+    Interval& step = gpu.steps[static_cast<std::size_t>(s.device_step[i])];
+    step.start = std::min(step.start, d.start_ns);
+    step.end = std::max(step.end, d.end_ns);
   }
-  std::sort(ids.begin(), ids.end());
-  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  for (uint32_t id : ids) {
-    const uint64_t busy = length(device_set(t, s, [id](std::size_t, const DeviceRecord& d) {
-      return d.kind == DeviceKind::Kernel && d.device == id;
-    }));
-    out.devices.push_back({"GPU" + std::to_string(id), percent(busy, out.span_cpu_ns)});
+  for (auto& [id, gpu] : gpus) {
+    out.devices.push_back({"GPU" + std::to_string(id), percent(merged_length(gpu.busy), merged_length(gpu.steps))});
   }
 }
 

@@ -79,6 +79,7 @@ struct TimeShare {               // Overview / Distributed rows
 struct ThreadRows {
   std::string thread;            // "All threads merged" or the thread id
   std::vector<SummaryRow> rows;
+  std::size_t rows_total = 0;    // top-level rows before --row-limit
 };
 
 struct DeviceUtilization {
@@ -135,7 +136,9 @@ struct Summaries {
   std::vector<TimeShare> distributed;
   std::vector<ThreadRows> operators;
   std::vector<SummaryRow> kernels;
+  std::size_t kernels_total = 0;              // rows before --row-limit
   std::vector<SummaryRow> memory_manipulation;
+  std::size_t memory_manipulation_total = 0;
   std::vector<ThreadRows> user_defined;
   std::vector<PerfStep> perf;
   std::optional<PerfFigures> perf_figures;          // none without steps
@@ -160,7 +163,16 @@ Summaries compute_summaries(const Trace& trace, const SummaryOptions& options);
 
 // Renderers. `wanted` is options.names; a summary with nothing to show says so in one line.
 std::string render_summaries_text(const Trace& trace, const Summaries& s, const SummaryOptions& options);
-std::string render_summaries_csv(const Trace& trace, const Summaries& s, const SummaryOptions& options);
+// --format csv: one table per summary, each a file of its own (pure CSV: a header line, then one
+// line per row; no title, unit line or blank line), its first column "Trace" naming the trace so
+// that the tables of several traces concatenate.
+struct CsvTable {
+  std::string name;    // kSummaryNames entry
+  std::string header;  // the header line
+  std::string rows;    // the row lines
+};
+std::vector<CsvTable> render_summaries_csv(const Trace& trace, const Summaries& s, const SummaryOptions& options,
+                                           std::string_view trace_path);
 // One trace's object of the `--format json` output ({"path": …, "summaries": {…}}); `source` is
 // "profagent" or "kineto", `skipped` the events of kinds the summaries do not use, by category.
 void write_summaries_json(const Trace& trace, const Summaries& s, const SummaryOptions& options,

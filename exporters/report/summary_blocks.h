@@ -1,6 +1,6 @@
 // The summaries as blocks of cells: what the text and CSV renderers print. One generator, two
 // layouts: in text a stat is one "Total / Avg / Max / Min / Ratio(%)" cell with two decimals;
-// in CSV it is five columns with three decimals.
+// in CSV it is five columns, times to the ns and ratios with 12 significant digits.
 #pragma once
 
 #include <string>

@@ -14,6 +14,7 @@
   const SVG_NS = 'http://www.w3.org/2000/svg';
   const NS_PER_UNIT = { s: 1e9, ms: 1e6, us: 1e3, ns: 1 };
   const TOP_KERNELS = 15;
+  const MAX_INDENT = 16;
   const CHART_WIDTH = 760;
 
   const TITLES = {
@@ -263,7 +264,9 @@
 
   function cell(column, row) {
     const text = column.cell(row);
-    const style = column.indent && row.depth ? `padding-left: ${0.6 + row.depth * 1.2}rem` : null;
+    // Indentation stops at MAX_INDENT levels (a trace may nest operators 20,000 deep).
+    const depth = Math.min(row.depth || 0, MAX_INDENT);
+    const style = column.indent && depth ? `padding-left: ${0.6 + depth * 1.2}rem` : null;
     return el('td', { class: column.num ? 'num' : 'name', style: style, title: column.num ? null : text }, text);
   }
 
@@ -307,8 +310,8 @@
     ], s.rows || [])],
     operator: (s, fmt) => threadTables('operator', 'Operator Summary', s, fmt),
     user_defined: (s, fmt) => threadTables('user_defined', 'UserDefined Summary', s, fmt),
-    kernel: (s, fmt) => [table('kernel', 'Kernel Summary', rowColumns(fmt), s.rows || [])],
-    memory_manipulation: (s, fmt) => [table('memory_manipulation', 'Memory Manipulation Summary',
+    kernel: (s, fmt) => [table('kernel', 'Kernel Summary' + cutNote(s), rowColumns(fmt), s.rows || [])],
+    memory_manipulation: (s, fmt) => [table('memory_manipulation', 'Memory Manipulation Summary' + cutNote(s),
                                             rowColumns(fmt), s.rows || [])],
     perf: perfTables,
     step_trace: stepTraceTable,
@@ -328,10 +331,16 @@
     ], s.devices || [])],
   };
 
+  // A table cut by --row-limit says so ("rows_total": the top-level rows before the cut).
+  function cutNote(part) {
+    const shown = (part.rows || []).filter((r) => (r.depth || 0) === 0).length;
+    return part.rows_total > shown ? ` (${shown} of ${part.rows_total} rows; --row-limit 0 shows all)` : '';
+  }
+
   function threadTables(name, title, summary, fmt) {
     const threads = summary.threads || [];
     if (threads.length === 0) return [table(name, title, rowColumns(fmt), [])];
-    return threads.map((t) => table(name, `${title} \u2014 ${t.thread}`, rowColumns(fmt), t.rows || [],
+    return threads.map((t) => table(name, `${title} \u2014 ${t.thread}${cutNote(t)}`, rowColumns(fmt), t.rows || [],
                                     { 'data-thread': t.thread }));
   }
 
@@ -383,7 +392,7 @@
       time('self_cpu_ns', 'Self CPU'), time('cpu_total_ns', 'CPU total'),
       time('self_cuda_ns', 'Self CUDA'), time('cuda_total_ns', 'CUDA total'),
     ].concat(extra.map((k) => ({ head: k, num: true, cell: (r) => (typeof r[k] === 'number' ? fmt.bytes(r[k]) : String(r[k] ?? '-')) })));
-    return [table('key_averages', `key_averages (sort by ${s.sort_by || '-'})`, columns, rows)];
+    return [table('key_averages', `key_averages (sort by ${s.sort_by || '-'})${cutNote(s)}`, columns, rows)];
   }
 
   function summaryTables(summaries, fmt) {

@@ -2,6 +2,7 @@
 // title line, dashed rules per column, left-aligned cells two spaces apart.
 #include <algorithm>
 
+#include "exporters/printable_text.h"
 #include "exporters/report/summary_blocks.h"
 
 namespace profagent::exporters {
@@ -29,7 +30,35 @@ std::string rule(const std::vector<std::size_t>& widths) {
   return out + "\n";
 }
 
-std::string render_block_text(const SummaryBlock& b) {
+// Every line of a block as the terminal will show it: names come from the trace, so control
+// characters are escaped (printable_text.h) before widths are measured.
+SummaryBlock printable_block(const SummaryBlock& in) {
+  SummaryBlock b;
+  b.name = in.name;
+  b.title = printable(in.title);
+  auto cells = [](const std::vector<std::string>& from) {
+    std::vector<std::string> out;
+    out.reserve(from.size());
+    for (const std::string& cell : from) out.push_back(printable(cell));
+    return out;
+  };
+  b.preamble = cells(in.preamble);
+  b.header = cells(in.header);
+  for (const auto& row : in.rows) b.rows.push_back(cells(row));
+  for (const auto& [at, text] : in.sections) b.sections.emplace_back(at, printable(text));
+  for (const auto& [at, row] : in.subheaders) b.subheaders.emplace_back(at, cells(row));
+  b.notes = cells(in.notes);
+  for (std::size_t at = 0; at < in.raw.size();) {  // pre-rendered text: its own line breaks stay
+    const std::size_t end = std::min(in.raw.find('\n', at), in.raw.size());
+    append_printable(b.raw, std::string_view(in.raw).substr(at, end - at));
+    b.raw += '\n';
+    at = end + 1;
+  }
+  return b;
+}
+
+std::string render_block_text(const SummaryBlock& shown) {
+  const SummaryBlock b = printable_block(shown);
   if (!b.raw.empty()) return centered(b.title, 80, '-') + "\n" + b.raw;
   std::vector<std::size_t> widths(b.header.size(), 0);
   auto widen = [&widths](const std::vector<std::string>& cells) {
@@ -62,16 +91,18 @@ std::string render_block_text(const SummaryBlock& b) {
   return out;
 }
 
-std::string csv_cell(const std::string& cell) {
-  if (cell.find_first_of(",\"\n") == std::string::npos) return cell;
+// RFC 4180: a cell with a comma, quote or line break is quoted, quotes doubled; every other
+// byte (control characters included) is kept exactly.
+std::string csv_cell(std::string_view cell) {
+  if (cell.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(cell);
   std::string out = "\"";
   for (char c : cell) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
 
-std::string csv_line(const std::vector<std::string>& cells) {
-  std::string out;
-  for (std::size_t i = 0; i < cells.size(); ++i) out += (i ? "," : "") + csv_cell(cells[i]);
+std::string csv_line(std::string_view first, const std::vector<std::string>& cells) {
+  std::string out = csv_cell(first);
+  for (const std::string& cell : cells) out += "," + csv_cell(cell);
   return out + "\n";
 }
 
@@ -83,19 +114,14 @@ std::string render_summaries_text(const Trace& trace, const Summaries& s, const 
   return out;
 }
 
-std::string render_summaries_csv(const Trace& trace, const Summaries& s, const SummaryOptions& o) {
-  std::string out;
+std::vector<CsvTable> render_summaries_csv(const Trace& trace, const Summaries& s, const SummaryOptions& o,
+                                           std::string_view trace_path) {
+  std::vector<CsvTable> out;
   for (const SummaryBlock& b : summary_blocks(trace, s, o, BlockLayout::Csv)) {
-    out += csv_line({b.title});
-    for (const std::string& p : b.preamble) out += csv_line({p});
-    out += csv_line(b.header);
-    for (std::size_t i = 0; i < b.rows.size(); ++i) {
-      for (const auto& [at, cells] : b.subheaders) {
-        if (at == i) out += csv_line(cells);
-      }
-      out += csv_line(b.rows[i]);
-    }
-    out += "\n";
+    CsvTable& table = out.emplace_back();
+    table.name = b.name;
+    table.header = csv_line("Trace", b.header);
+    for (const auto& row : b.rows) table.rows += csv_line(trace_path, row);
   }
   return out;
 }

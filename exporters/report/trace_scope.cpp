@@ -1,5 +1,7 @@
 #include "exporters/report/trace_scope.h"
 
+#include "exporters/host_nesting.h"
+
 #include <algorithm>
 #include <cctype>
 #include <limits>
@@ -116,25 +118,25 @@ void assign_steps(const Trace& t, TraceScope& s) {
   }
 }
 
-void link_operators(const Trace& t, TraceScope& s) {
+// outer_operator and self CPU time per host record, from the top of the nesting down.
+void link_operators(const Trace& t, const std::vector<std::size_t>& order, TraceScope& s) {
   const std::size_t n = t.host.size();
   s.outer_operator.assign(n, -1);
   s.self_cpu_ns.assign(n, 0);
+  const std::vector<int64_t> operator_here =
+      nearest_at_or_above(t, order, [](EventKind k) { return k == EventKind::Operator; });
   for (std::size_t i = 0; i < n; ++i) {
     const HostRecord& h = t.host[i];
     s.self_cpu_ns[i] += static_cast<int64_t>(span(h.start_ns, h.end_ns));
-    if (valid(h.parent, n)) s.self_cpu_ns[h.parent] -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
-    int64_t at = h.parent;
-    for (int depth = 0; valid(at, n) && depth < 4096; ++depth, at = t.host[at].parent) {
-      if (t.host[at].kind == EventKind::Operator) {
-        s.outer_operator[i] = at;
-        break;
-      }
-    }
+    if (!valid(h.parent, n)) continue;
+    s.self_cpu_ns[h.parent] -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
+    s.outer_operator[i] = operator_here[h.parent];
   }
 }
 
-void attribute_device(const Trace& t, TraceScope& s) {
+// Device time issued by each host record or the records inside it (added up the nesting), and
+// each device record's innermost enclosing operator.
+void attribute_device(const Trace& t, const std::vector<std::size_t>& order, TraceScope& s) {
   const std::size_t n = t.host.size();
   s.issued_ns.assign(n, 0);
   s.device_operator.assign(t.device.size(), -1);
@@ -146,13 +148,10 @@ void attribute_device(const Trace& t, TraceScope& s) {
     if (!is_device_work(d.kind)) continue;
     s.any_device_work = true;
     if (!valid(d.host, n)) continue;
-    const uint64_t dur = span(d.start_ns, d.end_ns);
-    int64_t at = d.host;
-    for (int depth = 0; valid(at, n) && depth < 4096; ++depth, at = t.host[at].parent) {
-      s.issued_ns[at] += dur;
-      if (s.device_operator[i] < 0 && t.host[at].kind == EventKind::Operator) s.device_operator[i] = at;
-    }
+    s.issued_ns[d.host] += span(d.start_ns, d.end_ns);
+    s.device_operator[i] = t.host[d.host].kind == EventKind::Operator ? d.host : s.outer_operator[d.host];
   }
+  add_up_to_parents(t, order, s.issued_ns);
   for (int64_t& v : s.self_cpu_ns) v = std::max<int64_t>(v, 0);
 }
 
@@ -252,7 +251,7 @@ bool is_device_work(DeviceKind k) {
   return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset;
 }
 
-std::string operator_family(std::string_view name) {
+std::string_view operator_family(std::string_view name) {
   std::string_view s = name;
   if (const std::size_t colon = s.rfind(": "); colon != std::string_view::npos) s = s.substr(colon + 2);
   if (const std::size_t ns = s.rfind("::"); ns != std::string_view::npos) s = s.substr(ns + 2);
@@ -280,7 +279,7 @@ std::string operator_family(std::string_view name) {
     }
     while (s.size() > 1 && s.front() == '_') s.remove_prefix(1);
   }
-  return s.empty() ? std::string(name) : std::string(s);
+  return s.empty() ? name : s;
 }
 
 TraceScope scope_trace(const Trace& trace) {
@@ -289,8 +288,9 @@ TraceScope scope_trace(const Trace& trace) {
   s.has_steps = !s.steps.empty();
   if (!s.has_steps) s.steps.push_back(window_of(trace));
   assign_steps(trace, s);
-  link_operators(trace, s);
-  attribute_device(trace, s);
+  const std::vector<std::size_t> order = parents_first(trace);
+  link_operators(trace, order, s);
+  attribute_device(trace, order, s);
   find_phases(trace, s);
   assign_device_phases(trace, s);
   return s;

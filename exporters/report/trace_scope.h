@@ -25,8 +25,8 @@ bool is_phase_range(std::string_view name);
 bool is_communication(std::string_view kernel_name);
 // Kernels, copies and sets: device records that take device time.
 bool is_device_work(DeviceKind kind);
-// The operator family of MindInsight's operator-type statistics.
-std::string operator_family(std::string_view name);
+// The operator family of MindInsight's operator-type statistics: a part of `name`.
+std::string_view operator_family(std::string_view name);
 
 struct StepScope {
   uint64_t number = 0;

@@ -5,7 +5,10 @@
 // Writes <dir>/report_bench.trace.json with the agent's own trace writer: per step a
 // ProfilerStep, 8 operators each with 4 kernel launches (kernels linked by correlation),
 // a copy and a memory record per operator. ~48 KB per step (20000 steps: ~1 GB).
-// Prints file size, seconds, peak RSS and RSS/file ratio; never fails on time.
+// Prints file size, seconds, peak RSS and RSS/file ratio, then the same for the trace rewritten
+// on one line (as json.dump writes a trace: the reader must not depend on line breaks); never
+// fails on time.
+#include <malloc.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -97,6 +100,47 @@ int load_only(const std::string& path) {
   return 0;
 }
 
+// The trace with its line breaks (all between tokens: strings hold escaped ones) made spaces.
+bool one_line_copy(const std::string& from, const std::string& to) {
+  std::FILE* in = std::fopen(from.c_str(), "rb");
+  std::FILE* out = std::fopen(to.c_str(), "wb");
+  bool ok = in != nullptr && out != nullptr;
+  std::string chunk(1 << 20, '\0');
+  for (std::size_t n; ok && (n = std::fread(chunk.data(), 1, chunk.size(), in)) > 0;) {
+    for (std::size_t i = 0; i < n; ++i) chunk[i] = chunk[i] == '\n' ? ' ' : chunk[i];
+    ok = std::fwrite(chunk.data(), 1, n, out) == n;
+  }
+  if (in) std::fclose(in);
+  if (out) ok = std::fclose(out) == 0 && ok;
+  return ok;
+}
+
+// Runs the report (or the loader) on `path` in a child; prints its time and peak RSS.
+bool measure(const char* self, const char* launcher, const std::string& path, const char* layout) {
+  malloc_trim(0);  // the child's peak RSS counts what this process holds when it forks
+  struct stat st{};
+  stat(path.c_str(), &st);
+  std::fflush(stdout);
+  const auto t0 = std::chrono::steady_clock::now();
+  const pid_t child = fork();
+  if (child == 0) {
+    if (launcher != nullptr) {
+      execl(launcher, "profagent", "report", "--summary", "all", "--output", "/dev/null", path.c_str(), nullptr);
+    } else {
+      execl("/proc/self/exe", self, "--load", path.c_str(), nullptr);
+    }
+    _exit(127);
+  }
+  int status = 0;
+  rusage usage{};
+  wait4(child, &status, 0, &usage);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double file_mb = double(st.st_size) / 1e6, rss_mb = double(usage.ru_maxrss) * 1024 / 1e6;
+  std::printf("report_bench: %s file %.1f MB, %s %.2f s, peak RSS %.1f MB, RSS/file %.2f\n", layout, file_mb,
+              launcher ? "profagent report --summary all" : "load + key_averages", seconds, rss_mb, rss_mb / file_mb);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,30 +149,13 @@ int main(int argc, char** argv) {
   const std::string dir = argc > 2 ? argv[2] : "/tmp";
   std::string path;
   if (!write_trace(dir, steps, path)) return 1;
-  struct stat st{};
-  stat(path.c_str(), &st);
-  std::fflush(stdout);
-  const auto t0 = std::chrono::steady_clock::now();
   // With the launcher given, the child is the real command a user runs: every summary, the
   // text written to /dev/null. Without it: the loader and key_averages only.
   const char* launcher = argc > 3 ? argv[3] : nullptr;
-  const pid_t child = fork();
-  if (child == 0) {
-    if (launcher != nullptr) {
-      execl(launcher, "profagent", "report", "--summary", "all", "--output", "/dev/null", path.c_str(), nullptr);
-    } else {
-      execl("/proc/self/exe", argv[0], "--load", path.c_str(), nullptr);
-    }
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(child, &status, 0);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  rusage usage{};
-  getrusage(RUSAGE_CHILDREN, &usage);
-  const double file_mb = double(st.st_size) / 1e6, rss_mb = double(usage.ru_maxrss) * 1024 / 1e6;
-  std::printf("report_bench: file %.1f MB, %s %.2f s, peak RSS %.1f MB, RSS/file %.2f\n", file_mb,
-              launcher ? "profagent report --summary all" : "load + key_averages", seconds, rss_mb, rss_mb / file_mb);
+  bool ok = measure(argv[0], launcher, path, "as written,");
+  const std::string line = path + ".one_line.json";
+  ok = one_line_copy(path, line) && measure(argv[0], launcher, line, "on one line,") && ok;
   std::remove(path.c_str());
-  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  std::remove(line.c_str());
+  return ok ? 0 : 1;
 }

@@ -466,11 +466,17 @@ def memory(trace):
 
 
 def device(trace, span):
+    """GPU<n>: merged kernel time of device n over the steps' time, each step widened to cover
+    its own kernels on that device (docs/report.md): never above 100%."""
     rows = []
     kernels = [d for d in span.device if d.kind == "kernel"]
     for dev in sorted({d.device for d in kernels}, key=str):
-        t = _m([d for d in kernels if d.device == dev])
-        rows.append({"name": "GPU%s" % dev, "utilization": pct(t, span.cpu_ns)})
+        mine = [d for d in kernels if d.device == dev]
+        widened = []
+        for s in span.steps:
+            own = [d for d in mine if d.step is s]
+            widened.append((min([s.start] + [d.start for d in own]), max([s.end] + [d.end for d in own])))
+        rows.append({"name": "GPU%s" % dev, "utilization": pct(_m(mine), merged(widened))})
     return {"rows": rows}
 
 

@@ -157,8 +157,11 @@ TEST_CASE("text and csv carry every requested summary") {
   }
   CHECK(text.find("Forward: inferred") != std::string::npos);
   CHECK(text.find("Backward: operators named") != std::string::npos);
-  const std::string csv = render_summaries_csv(t, s, o);
-  CHECK(csv.find("Name,Depth,Calls,CPU Total,CPU Avg,CPU Max,CPU Min,CPU Ratio(%),GPU Total") != std::string::npos);
+  const std::vector<CsvTable> csv = render_summaries_csv(t, s, o, "t.json");
+  REQUIRE(csv.size() == o.names.size());
+  CHECK(csv[4].name == "operator");
+  CHECK(csv[4].header.rfind("Trace,Thread,Name,Depth,Calls,CPU Total (ms),CPU Avg (ms),CPU Max (ms),CPU Min (ms),"
+                            "CPU Ratio(%),GPU Total (ms)", 0) == 0);
 }
 
 TEST_CASE("print the summaries of the hand-made trace", "[.print]") {

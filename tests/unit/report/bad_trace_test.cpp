@@ -1,7 +1,9 @@
 // Bad input never crashes the loader: one line naming the file and what is wrong.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "agent/report/trace_loader.h"
 #include "trace_files.h"
@@ -96,4 +98,59 @@ TEST_CASE("fields of the wrong type") {
   CHECK_THAT(error_of("argsarr.json", replaced(kGood, "\"args\": {\"correlation\": 5}", "\"args\": [5]")), Catch::Contains("\"args\" is not an object"));
   CHECK_THAT(error_of("events_obj.json", R"({"traceEvents": {"a": 1}})"), Catch::Contains("no \"traceEvents\" array"));
   CHECK_THAT(error_of("negdur.json", replaced(kGood, "\"dur\": 3", "\"dur\": -3")), Catch::Contains("negative \"dur\""));
+}
+
+TEST_CASE("times out of range or before the base: one line that says which") {
+  CHECK_THAT(error_of("negts.json", replaced(kGood, "\"ts\": 10.5", "\"ts\": -5")),
+             Catch::Contains("event 0 (\"aten::mm\"): \"ts\" is negative"));
+  CHECK_THAT(error_of("ts1e308.json", replaced(kGood, "\"ts\": 10.5", "\"ts\": 1e308")),
+             Catch::Contains("\"ts\" is out of range"));
+  CHECK_THAT(error_of("ts93e14.json", replaced(kGood, "\"ts\": 10.5", "\"ts\": 9300000000000000")),
+             Catch::Contains("\"ts\" is out of range"));
+  CHECK_THAT(error_of("tsbig.json", replaced(kGood, "\"ts\": 10.5", "\"ts\": 99999999999999999999999")),
+             Catch::Contains("\"ts\" is out of range"));
+  CHECK_THAT(error_of("dur1e308.json", replaced(kGood, "\"dur\": 3", "\"dur\": 1e308")),
+             Catch::Contains("\"dur\" is out of range"));
+  CHECK_THAT(error_of("durneg.json", replaced(kGood, "\"dur\": 3", "\"dur\": -1e308")),
+             Catch::Contains("\"dur\" is out of range"));
+}
+
+TEST_CASE("a time far away but representable is placed where it is") {
+  std::string error;
+  const auto loaded = load_trace(write_file("late.json", replaced(kGood, "\"ts\": 10.5", "\"ts\": 4e15")), error);
+  REQUIRE(loaded);
+  const auto& host = loaded->trace.host;
+  REQUIRE(host.size() == 2);
+  CHECK(std::max(host[0].start_ns, host[1].start_ns) == uint64_t(4e18));
+}
+
+TEST_CASE("escapes in names: a lone surrogate becomes U+FFFD, a bad escape is named") {
+  std::string error;
+  const auto loaded = load_trace(
+      write_file("surrogate.json", replaced(kGood, "\"aten::mm\"", "\"a\\ud800b\\udc00c\\ud83d\\ude00\\u00e9\\n\\\"\"")),
+      error);
+  REQUIRE(loaded);
+  std::vector<std::string> names;
+  for (const auto& h : loaded->trace.host) names.push_back(h.name);
+  CHECK(std::find(names.begin(), names.end(), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD" "c\xF0\x9F\x98\x80\xC3\xA9\n\"") != names.end());
+  CHECK_THAT(error_of("badescape.json", replaced(kGood, "\"aten::mm\"", "\"a\\qb\"")),
+             Catch::Contains("\"name\" has a bad escape (\\q)"));
+  CHECK_THAT(error_of("badu.json", replaced(kGood, "\"aten::mm\"", "\"a\\u12G4\"")),
+             Catch::Contains("\"name\" has a bad \\u escape"));
+}
+
+TEST_CASE("a gzip file that expands too far is refused early, with the flag to raise the limit") {
+  std::string events = "{\"traceEvents\": [";
+  const std::string one = R"({"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1, "dur": 1},)";
+  for (int i = 0; i < 400000; ++i) events += one;  // ~36 MB that gzip makes ~100 KB
+  events += R"({"ph": "X", "cat": "cpu_op", "name": "last", "pid": 1, "tid": 1, "ts": 2, "dur": 1}]})";
+  const std::string error = error_of("bomb.json.gz", events, true);
+  CHECK_THAT(error, Catch::Contains("gzip file expands more than 100 times"));
+  CHECK_THAT(error, Catch::Contains("--max-gzip-ratio"));
+  std::string why;
+  StreamLimits unlimited;
+  unlimited.max_gzip_ratio = 0;
+  const auto loaded = load_trace(temp_dir() + "/bomb.json.gz", why, unlimited);
+  REQUIRE(loaded);
+  CHECK(loaded->trace.host.size() == 400001);
 }

@@ -128,7 +128,7 @@ TEST_CASE("chunk and batch boundaries anywhere give the same events and metadata
   auto run = [&](StreamLimits limits, std::string& all) {
     std::string metadata, error;
     uint64_t events = 0, batches = 0;
-    const BatchFn on_batch = [&](const std::string& batch, uint64_t, std::string&) {
+    const BatchFn on_batch = [&](std::string_view batch, uint64_t, std::string&) {
       all += batch;
       ++batches;
       return true;

@@ -1,0 +1,33 @@
+#include "exporters/host_nesting.h"
+
+namespace profagent::exporters {
+
+std::vector<std::size_t> parents_first(const Trace& t) {
+  const std::size_t n = t.host.size();
+  constexpr uint32_t kUnknown = UINT32_MAX, kOnChain = UINT32_MAX - 1;
+  std::vector<uint32_t> depth(n, kUnknown);
+  std::vector<std::size_t> chain;
+  auto valid = [n](int64_t i) { return i >= 0 && static_cast<std::size_t>(i) < n; };
+  for (std::size_t i = 0; i < n; ++i) {
+    // Up to the first record whose depth is known (or the top), then down again numbering.
+    int64_t at = static_cast<int64_t>(i);
+    while (valid(at) && depth[static_cast<std::size_t>(at)] == kUnknown) {
+      depth[static_cast<std::size_t>(at)] = kOnChain;
+      chain.push_back(static_cast<std::size_t>(at));
+      at = t.host[static_cast<std::size_t>(at)].parent;
+    }
+    const bool known = valid(at) && depth[static_cast<std::size_t>(at)] < kOnChain;
+    uint32_t next = known ? depth[static_cast<std::size_t>(at)] + 1 : 0;
+    for (auto it = chain.rbegin(); it != chain.rend(); ++it) depth[*it] = next++;
+    chain.clear();
+  }
+  // By depth, in index order within a depth: a counting sort (depths are below n).
+  std::vector<std::size_t> first(n + 1, 0);
+  for (uint32_t d : depth) ++first[d + 1];
+  for (std::size_t d = 1; d <= n; ++d) first[d] += first[d - 1];
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[first[depth[i]]++] = i;
+  return order;
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,39 @@
+// Walks over the nesting of a Trace's host records (HostRecord::parent) that never recurse and
+// never follow a chain twice: a trace decides how deep its operators nest (20,000 operators
+// inside each other is a legal trace), so neither the stack nor a depth cap may bound it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "collector/trace.h"
+
+namespace profagent::exporters {
+
+// Indexes of t.host ordered so that every record comes after its parent (by nesting depth),
+// in O(n). A parent chain that loops (a malformed trace) is cut where it meets itself.
+std::vector<std::size_t> parents_first(const Trace& t);
+
+// Per host record: itself when `is(kind)`, else the nearest record above it that is; -1 none.
+template <typename Is>
+std::vector<int64_t> nearest_at_or_above(const Trace& t, const std::vector<std::size_t>& order, Is is) {
+  std::vector<int64_t> out(t.host.size(), kNoIndex);
+  for (std::size_t i : order) {
+    const int64_t parent = t.host[i].parent;
+    const bool has_parent = parent >= 0 && static_cast<std::size_t>(parent) < t.host.size();
+    out[i] = is(t.host[i].kind) ? static_cast<int64_t>(i) : has_parent ? out[static_cast<std::size_t>(parent)] : kNoIndex;
+  }
+  return out;
+}
+
+// Turns per-record values into per-record totals over the record and everything nested in it.
+template <typename T>
+void add_up_to_parents(const Trace& t, const std::vector<std::size_t>& order, std::vector<T>& values) {
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const int64_t parent = t.host[*it].parent;
+    if (parent >= 0 && static_cast<std::size_t>(parent) < values.size()) values[static_cast<std::size_t>(parent)] += values[*it];
+  }
+}
+
+}  // namespace profagent::exporters
