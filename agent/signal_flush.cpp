@@ -116,7 +116,7 @@ void flush_on_request(void*) noexcept {
   }
   try {
     flush_requested(number);
-  } catch (...) {  // flush_all catches its own; the warning line may not: the handlers still hear
+  } catch (...) {  // building the crash line may run out of memory: the handlers are still answered
   }
   finish_flush();
 }

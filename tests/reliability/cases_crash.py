@@ -10,6 +10,7 @@ The programs run in a directory of their own with RLIMIT_CORE unlimited, so that
 core-dump bit of the status means what it would for a user (core files are removed)."""
 import glob
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -57,10 +58,13 @@ def run_raw(env, command, env_extra, preload, cwd):
     return result
 
 
-def both_raw(env, command, env_extra, name):
+def both_raw(env, command, env_extra, name, normalize=None):
+    """`normalize`: applied to both stderrs before they are compared (what differs by run)."""
     work = env.out(name + "_cwd")
     agent = run_raw(env, command, env_extra, env.agent, work)
     plain = run_raw(env, command, env_extra, None, work)
+    if normalize:
+        agent.stderr, plain.stderr = normalize(agent.stderr), normalize(plain.stderr)
     R.expect_unchanged(agent, plain)
     R.expect(agent.status == plain.status,
              f"raw wait status {agent.status:#x} with the agent, {plain.status:#x} without (core dumps "
@@ -139,12 +143,41 @@ def own_handler_case(when, what):
     return case
 
 
+def python_crash_case(faulthandler):
+    """A Python program that calls CUDA through an extension, then dies of SIGSEGV in C code
+    (ctypes.string_at(0)). Without faulthandler: the trace. With `-X faulthandler` (pytest
+    enables it too), Python's handler is set up before the first CUDA call and the agent chains
+    it; it prints the Python traceback and ends the process itself (re-raising at once), so no
+    crash trace is written — but its output and the status stay exactly as without the agent."""
+    def case(env):
+        name = "crash_python" + ("_faulthandler" if faulthandler else "")
+        out = env.out(name)
+        script = (R.py_runtime(env) + "p = ctypes.c_void_p()\n"
+                  "rt.cudaMalloc(ctypes.byref(p), 256); rt.cudaFree(p)\n"
+                  "print('crashing', flush=True)\n"
+                  "ctypes.string_at(0)\n")
+        command = ["/usr/bin/python3"] + (["-X", "faulthandler"] if faulthandler else []) + ["-c", script]
+        thread_ids = lambda text: re.sub(r"hread 0x[0-9a-f]+", "hread 0xN", text)  # faulthandler's dump
+        agent, plain = both_raw(env, command, {"PROFAGENT_OUTPUT_DIR": out}, name, thread_ids)
+        R.expect(os.WIFSIGNALED(plain.status) and os.WTERMSIG(plain.status) == signal.SIGSEGV,
+                 f"the program itself did not die of SIGSEGV: {describe(plain.status)}")
+        if faulthandler:
+            R.expect("Fatal Python error: Segmentation fault" in agent.stderr, f"no faulthandler dump: {agent.stderr[-300:]!r}")
+            return f"faulthandler's dump and {describe(agent.status)} as without the agent (no crash trace: its handler ends the process)"
+        R.one_valid_trace(out, {"cudaMalloc": 1, "cudaFree": 1})
+        crash_line(agent, signal.SIGSEGV)
+        return f"{describe(agent.status)} as without the agent, with the trace"
+    return case
+
+
 CASES = {f"crash_{how}": crash_case(how) for how in CRASHES}
 CASES.update({
     "crash_segv_on_thread": crash_case("segv", on_thread=True),
     "crash_abort_on_thread": crash_case("abort", on_thread=True),
     "crash_segv_signals_handled": crash_case("segv", extra={"PROFAGENT_HANDLE_SIGNALS": "1"}),
     "crash_handling_off": case_crashes_off,
+    "crash_python": python_crash_case(False),
+    "crash_python_faulthandler": python_crash_case(True),
     "crash_own_handler_recovers": own_handler_case("before", "recover"),
     "crash_own_handler_dies": own_handler_case("before", "die"),
     "crash_own_handler_installed_later": own_handler_case("after", "die"),
