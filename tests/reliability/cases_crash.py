@@ -86,12 +86,14 @@ def crash_line(agent, sig):
              f"closing line {closing!r}")
 
 
-def crash_case(how, on_thread=False, extra=None):
+def crash_case(how, where="", extra=None):
+    """`where`: "" (main), "thread" (a second thread, main in a CUDA call), "threads" (4 threads
+    crashing at once: all wait for one write)."""
     def case(env):
         sig = CRASHES[how]
-        name = f"crash_{how}" + ("_thread" if on_thread else "")
+        name = f"crash_{how}" + (f"_{where}" if where else "")
         out = env.out(name)
-        command = [crash_app(env), "crash", how] + (["thread"] if on_thread else [])
+        command = [crash_app(env), "crash", how] + ([where] if where else [])
         agent, plain = both_raw(env, command, dict(extra or {}, PROFAGENT_OUTPUT_DIR=out), name)
         R.expect(os.WIFSIGNALED(plain.status) and os.WTERMSIG(plain.status) == sig,
                  f"the program itself did not die of {sig.name}: {describe(plain.status)}")
@@ -172,8 +174,10 @@ def python_crash_case(faulthandler):
 
 CASES = {f"crash_{how}": crash_case(how) for how in CRASHES}
 CASES.update({
-    "crash_segv_on_thread": crash_case("segv", on_thread=True),
-    "crash_abort_on_thread": crash_case("abort", on_thread=True),
+    "crash_segv_on_thread": crash_case("segv", "thread"),
+    "crash_abort_on_thread": crash_case("abort", "thread"),
+    "crash_abort_on_4_threads_at_once": crash_case("abort", "threads"),
+    "crash_segv_on_4_threads_at_once": crash_case("segv", "threads"),
     "crash_segv_signals_handled": crash_case("segv", extra={"PROFAGENT_HANDLE_SIGNALS": "1"}),
     "crash_handling_off": case_crashes_off,
     "crash_python": python_crash_case(False),

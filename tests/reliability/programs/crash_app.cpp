@@ -7,7 +7,8 @@
 //                                  end of a truncated mapping), fpe (integer division by
 //                                  zero), ill (ud2), stack (unbounded recursion), raise_segv
 //                                  (SIGSEGV sent with raise). `thread`: on a second thread
-//                                  while main waits in a CUDA call.
+//                                  while main waits in a CUDA call; `threads`: on 4 threads
+//                                  at once.
 //   crash_app own_segv WHEN WHAT   the program's own SIGSEGV handler, installed `before` or
 //                                  `after` its first CUDA call: `recover` (siglongjmp back,
 //                                  more work, status 0) or `die` (a line, SIG_DFL, return:
@@ -22,6 +23,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cassert>
 #include <cstdio>
 #include <cstdlib>
@@ -79,16 +81,25 @@ void crash_by(const std::string& how) {
   say("did not crash\n");
 }
 
-int crash(const std::string& how, bool on_thread) {
+// `threads` threads crash (0: main itself); several start together, as after one bad launch.
+int crash(const std::string& how, int threads) {
   work(3);
   std::printf("expect {\"cudaMalloc\": 3, \"cudaFree\": 3}\n");
   std::fflush(stdout);
-  if (!on_thread) {
+  if (threads == 0) {
     crash_by(how);
     return 0;
   }
-  std::thread([how] { crash_by(how); }).detach();
-  for (;;) cudaDeviceSynchronize();  // main is inside a CUDA call when the thread crashes
+  static std::atomic<int> ready{0};
+  for (int t = 0; t < threads; ++t) {
+    std::thread([how, threads] {
+      ready.fetch_add(1);
+      while (ready.load() < threads) {
+      }
+      crash_by(how);
+    }).detach();
+  }
+  for (;;) cudaDeviceSynchronize();  // main is inside a CUDA call when the threads crash
 }
 
 sigjmp_buf g_back;
@@ -133,7 +144,7 @@ int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const std::string first = argc > 2 ? argv[2] : "";
   const std::string second = argc > 3 ? argv[3] : "";
-  if (mode == "crash") return crash(first, second == "thread");
+  if (mode == "crash") return crash(first, second == "thread" ? 1 : second == "threads" ? 4 : 0);
   if (mode == "own_segv") return own_segv_handler(first, second);
   if (mode == "xfsz_handler") return xfsz_handler();
   std::fprintf(stderr, "usage: crash_app crash HOW [thread] | own_segv before|after recover|die | xfsz_handler\n");
