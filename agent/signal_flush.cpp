@@ -95,6 +95,7 @@ void flush_requested(uint32_t number) {
   if (is_crash_signal(signal_number)) {
     g_crash_flush.store(true, std::memory_order_release);
     unblock_fault_signals();
+    if (flush_finished()) return;  // a crash after the exit flush (a late destructor): nothing to add
     log(LogLevel::Warn, std::string(signal_name(signal_number)) +
                             ": the program crashed; writing what was recorded until then, then it ends as it would have");
   }

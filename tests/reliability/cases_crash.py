@@ -114,6 +114,20 @@ def case_crashes_off(env):
     return f"{describe(agent.status)}, no trace, as asked"
 
 
+def case_crash_after_exit_flush(env):
+    """A crash in an exit handler that runs after the agent's exit flush (a late destructor):
+    the trace written at exit stays, its closing line stays the last agent line (no crash line
+    for a crash that has nothing left to write), and the process dies of SIGSEGV as without it."""
+    out = env.out("crash_at_exit")
+    agent, plain = both_raw(env, [crash_app(env), "crash_at_exit"], {"PROFAGENT_OUTPUT_DIR": out}, "crash_at_exit")
+    R.expect(os.WIFSIGNALED(plain.status) and os.WTERMSIG(plain.status) == signal.SIGSEGV,
+             f"the program itself did not die of SIGSEGV: {describe(plain.status)}")
+    R.one_valid_trace(out, R.expected(agent.stdout))
+    R.expect(not any("crashed" in line for line in agent.agent_lines()), f"agent lines: {agent.agent_lines()}")
+    R.expect(R.closing_line(agent).startswith("[profagent] wrote "), f"closing line {R.closing_line(agent)!r}")
+    return f"trace written at exit, then {describe(agent.status)} as without the agent, no second word"
+
+
 def own_handler_case(when, what):
     """The program's own SIGSEGV handler. `before` the first CUDA call (the agent chains it):
     `recover` siglongjmps back and works on (status 0; the trace is written at the real exit
@@ -180,6 +194,7 @@ CASES.update({
     "crash_segv_on_4_threads_at_once": crash_case("segv", "threads"),
     "crash_segv_signals_handled": crash_case("segv", extra={"PROFAGENT_HANDLE_SIGNALS": "1"}),
     "crash_handling_off": case_crashes_off,
+    "crash_after_exit_flush": case_crash_after_exit_flush,
     "crash_python": python_crash_case(False),
     "crash_python_faulthandler": python_crash_case(True),
     "crash_own_handler_recovers": own_handler_case("before", "recover"),

@@ -13,6 +13,8 @@
 //                                  `after` its first CUDA call: `recover` (siglongjmp back,
 //                                  more work, status 0) or `die` (a line, SIG_DFL, return:
 //                                  the write faults again and the process dies of SIGSEGV)
+//   crash_app crash_at_exit        2 rounds of work, then a SIGSEGV in an exit handler that
+//                                  runs after the agent wrote the trace
 //   crash_app xfsz_handler         its own SIGXFSZ handler; a handler registered with atexit
 //                                  before any CUDA call (so it runs after the agent's exit
 //                                  flush) prints how often it ran; status 0
@@ -140,6 +142,18 @@ int xfsz_handler() {
 
 }  // namespace
 
+// A crash after the agent's exit flush: an exit handler registered before the first CUDA call
+// runs after the agent's.
+void crash_late() { *g_null = 2; }
+
+int crash_at_exit() {
+  std::atexit(crash_late);
+  work(2);
+  std::printf("expect {\"cudaMalloc\": 2, \"cudaFree\": 2}\n");
+  std::fflush(stdout);  // stdio is flushed after the exit handlers, which crash first
+  return 0;
+}
+
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
   const std::string first = argc > 2 ? argv[2] : "";
@@ -147,6 +161,7 @@ int main(int argc, char** argv) {
   if (mode == "crash") return crash(first, second == "thread" ? 1 : second == "threads" ? 4 : 0);
   if (mode == "own_segv") return own_segv_handler(first, second);
   if (mode == "xfsz_handler") return xfsz_handler();
-  std::fprintf(stderr, "usage: crash_app crash HOW [thread] | own_segv before|after recover|die | xfsz_handler\n");
+  if (mode == "crash_at_exit") return crash_at_exit();
+  std::fprintf(stderr, "usage: crash_app crash HOW [thread|threads] | own_segv before|after recover|die | crash_at_exit | xfsz_handler\n");
   return 2;
 }
