@@ -208,7 +208,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 26> kVariables = {{
+const std::array<Variable, 27> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -255,6 +255,7 @@ const std::array<Variable, 26> kVariables = {{
     {"CHILD", [](std::string_view t, Config& c) { return parse_child(t, c.child); },
      [](const Config& c) { return std::string(c.child == ChildPolicy::Off ? "off" : "light"); }},
     PROFAGENT_BOOL_VARIABLE("HANDLE_SIGNALS", handle_signals),
+    PROFAGENT_BOOL_VARIABLE("HANDLE_CRASHES", handle_crashes),
 }};
 
 #undef PROFAGENT_COUNT_VARIABLE

@@ -62,6 +62,9 @@ struct Config {
   // Opt-in (by default the agent touches no signal; they belong to the program): on
   // SIGTERM/SIGINT the trace is written, then the previous action runs (agent/signals.h).
   bool handle_signals = false;
+  // On by default: a program that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) leaves the
+  // trace recorded until then, and dies as it would have (agent/crash_signals.h).
+  bool handle_crashes = true;
 
   static std::vector<std::string> default_summaries();
 

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "agent/crash_signals.h"
 #include "agent/device_poller.h"
 #include "agent/drop_report.h"
 #include "agent/log.h"
@@ -33,6 +34,7 @@ namespace {
 std::atomic<uint8_t> g_state{uint8_t(AgentState::Uninit)};
 std::atomic<pid_t> g_init_owner{0};
 std::atomic<bool> g_flushed{false};
+std::atomic<bool> g_flush_finished{false};
 const Config* g_config = nullptr;  // leaked; written once before g_state becomes Ready
 
 pid_t current_tid() noexcept { return pid_t(syscall(SYS_gettid)); }
@@ -106,9 +108,17 @@ void install_opt_in_signal_handlers() noexcept {
   log(LogLevel::Warn, "PROFAGENT_HANDLE_SIGNALS: could not start the flush thread; signals are left alone");
 }
 
+// PROFAGENT_HANDLE_CRASHES (default on): at the first CUDA call for the same reasons, and so
+// that the program's own crash handlers, set up by then, are chained (agent/crash_signals.h).
+void install_crash_signal_handlers() noexcept {
+  if (!g_config->handle_crashes || install_crash_handlers()) return;
+  log(LogLevel::Warn, "could not start the flush thread: a crash will leave no trace");
+}
+
 void on_first_cuda_use() noexcept {
   register_exit_handler();
   install_opt_in_signal_handlers();
+  install_crash_signal_handlers();
   start_device_poller();
 }
 
@@ -279,8 +289,11 @@ void flush_all(const char* reason) noexcept {
   if (g_flushed.exchange(true, std::memory_order_acq_rel)) return;
   collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
   freeze_and_export(reason);
+  g_flush_finished.store(true, std::memory_order_release);
   stop_agent_threads();  // nothing is left for them to do (agent/threads.h)
 }
+
+bool flush_finished() noexcept { return g_flush_finished.load(std::memory_order_acquire); }
 
 namespace {
 

@@ -31,6 +31,9 @@ const Config& config() noexcept;
 // Writes the output once; later calls return at once. `reason` goes to the debug log.
 void flush_all(const char* reason) noexcept;
 
+// Whether the one flush_all that writes (on whichever thread) has finished.
+bool flush_finished() noexcept;
+
 // What the agent itself lost so far (stderr lines, agent/stderr_writer.h; dlopen calls made
 // plainly, hooks/call_as_caller.h), into the counters written with a window.
 void note_agent_drops(DropCounters& drops) noexcept;

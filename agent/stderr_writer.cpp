@@ -1,7 +1,5 @@
 #include "agent/stderr_writer.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +8,7 @@
 #include <string>
 
 #include "exporters/printable_text.h"
+#include "exporters/quiet_write.h"
 
 namespace profagent::agent {
 namespace {
@@ -35,37 +34,17 @@ bool identity_of_fd2(FileIdentity& out) noexcept {
   return true;
 }
 
+// Never SIGPIPE nor SIGXFSZ (stderr a pipe nobody reads, or a file past `ulimit -f`):
+// exporters/quiet_write.h.
 bool write_all(const std::string& line) noexcept {
   size_t done = 0;
   while (done < line.size()) {
-    const ssize_t n = ::write(STDERR_FILENO, line.data() + done, line.size() - done);
+    const ssize_t n = exporters::write_without_signals(STDERR_FILENO, line.data() + done, line.size() - done);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return false;
     done += size_t(n);
   }
   return true;
-}
-
-// write_all with SIGPIPE blocked in this thread; a SIGPIPE the write raised is consumed so
-// that restoring the mask cannot deliver it. One pending before the write is the program's:
-// left alone.
-bool write_without_sigpipe(const std::string& line) noexcept {
-  sigset_t pipe_only{}, before{}, pending{};
-  sigemptyset(&pipe_only);
-  sigaddset(&pipe_only, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
-  sigpending(&pending);
-  const bool pending_before = sigismember(&pending, SIGPIPE) == 1;
-  const bool written = write_all(line);
-  const int saved_errno = errno;
-  if (!written && saved_errno == EPIPE && !pending_before) {
-    const timespec zero{0, 0};
-    while (sigtimedwait(&pipe_only, nullptr, &zero) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &before, nullptr);
-  errno = saved_errno;
-  return written;
 }
 
 bool dropped() noexcept {
@@ -97,7 +76,7 @@ bool write_agent_line(std::string_view message) noexcept {
     line.reserve(line.size() + message.size() + 1);
     exporters::append_printable(line, message);  // one line, no control character
     line += '\n';
-    return write_without_sigpipe(line) || dropped();
+    return write_all(line) || dropped();
   } catch (...) {
     return dropped();
   }

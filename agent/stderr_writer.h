@@ -5,10 +5,10 @@
 //   when the agent starts; a line is written only while fd 2 is still that file. A program
 //   that closed 0-2 and opened data files in their place keeps its data byte for byte; the
 //   line is dropped and counted instead (the count goes into the trace's profagent_drops).
-// - Never SIGPIPE. stderr may be a pipe whose reader is gone (`prog 2>&1 >/dev/null | true`, a
-//   dead log collector): SIGPIPE is blocked in this thread for the write, the SIGPIPE that the
-//   write itself raised is taken back (sigtimedwait with a zero timeout, only if none was
-//   pending before), and the mask is restored. Without this the process died at exit (141).
+// - Never SIGPIPE nor SIGXFSZ. stderr may be a pipe whose reader is gone (`prog 2>&1 >/dev/null
+//   | true`, a dead log collector) or a file past `ulimit -f`: the signal the write raises is
+//   blocked and taken back (exporters/quiet_write.h). Without this the process died at exit
+//   (141, or 153).
 // - One line, one prefix. Control characters in the message (a newline in a path taken from
 //   PROFAGENT_OUTPUT_DIR, say) are escaped (\n, \t, \xNN), so every agent line starts with
 //   "[profagent] " and the program's own stderr lines can always be told apart.

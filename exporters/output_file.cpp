@@ -8,6 +8,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "exporters/quiet_write.h"
+
 namespace profagent::exporters {
 namespace {
 
@@ -45,7 +47,7 @@ class AtomicFile final : public OutputStream {
 
 bool AtomicFile::write(const char* data, std::size_t size) {
   while (size > 0 && error_ == 0) {
-    const ssize_t n = ::write(fd_, data, size);
+    const ssize_t n = write_without_signals(fd_, data, size);  // past `ulimit -f`: EFBIG, no SIGXFSZ
     if (n < 0) {
       if (errno != EINTR) error_ = errno;
       continue;

@@ -9,7 +9,8 @@
 //   write(2) calls, every result checked; then renameat() to the final name, which replaces
 //   a file or a symlink at that name without following it.
 // - On any error (ENOSPC, EFBIG, EIO...) the temporary is removed and one line says why; a
-//   half-written file never appears under the final name.
+//   half-written file never appears under the final name. A file that reaches the program's
+//   size limit (`ulimit -f`) fails with EFBIG and never raises SIGXFSZ (quiet_write.h).
 // - No fsync: the goal is a consistent file after the process dies, not after power loss;
 //   an fsync per file would add seconds at exit on network file systems.
 #pragma once

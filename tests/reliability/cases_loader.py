@@ -139,6 +139,28 @@ def case_plain_dlopen_said_once(env):
     return "a caller without crti: plain dlopen, said once"
 
 
+def case_unload_queued_kernels(env):
+    """A plugin with kernels of its own queues 20 kernels of 20 ms and is unloaded while they
+    are still queued (its kernel names unmapped with it; another library may take the range);
+    the program then waits for the device. With CUPTI on, each kernel's record is made when it
+    ends, after the unload: its name must still be readable (a driver keeps its own copy), and
+    the trace has all 20 kernels under the plugin's kernel name."""
+    out = env.out("unload_queued")
+    plugin = os.path.join(fixtures(env), "libloader_kernel_plugin.so")
+    command = [program(env, "loader_unload_queued"), plugin, "20"]
+    extra = {"PROFAGENT_OUTPUT_DIR": out, "DEVSIM_KERNEL_NS": "plugin_queued_kernel=20000000"}
+    agent, plain = R.both(env, command, extra)
+    R.expect_unchanged(agent, plain)
+    R.expect(plain.returncode == 0 and "plugin still mapped after dlclose: no" in plain.stdout,
+             f"the plugin was not unloaded, the case proves nothing: {plain.stdout!r}")
+    document = R.one_valid_trace(out, R.expected(agent.stdout))
+    kernels = [e for e in R.events(document) if e.get("cat") == "kernel"]
+    names = {e["name"] for e in kernels}
+    R.expect(len(kernels) == 20 and names == {"plugin_queued_kernel(int*)"},
+             f"{len(kernels)} kernel records named {sorted(names)[:3]}, expected 20 of plugin_queued_kernel(int*)")
+    return "20 kernels of an unloaded plugin recorded under their names, output unchanged"
+
+
 CASES = {
     "loader_origin": case_origin,
     "loader_runpath_hwcaps": case_runpath_hwcaps,
@@ -147,4 +169,5 @@ CASES = {
     "loader_unload_pinned": unload_case("pin"),
     "loader_cancel_in_hook": case_cancel_in_hook,
     "loader_plain_dlopen_said_once": case_plain_dlopen_said_once,
+    "loader_unload_queued_kernels": case_unload_queued_kernels,
 }

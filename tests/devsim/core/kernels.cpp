@@ -82,11 +82,15 @@ KernelInfo* register_kernel(const void* host_stub, const char* device_name, cons
   Registry& r = registry();
   std::unique_lock lock(r.mutex);
   auto [it, inserted] = r.kernels.try_emplace(host_stub, nullptr);
-  if (!inserted) return it->second;
-  auto* k = new KernelInfo;
+  const std::string mangled = device_name != nullptr ? device_name : "";
+  // The same stub again (a module registered twice, a plugin reloaded at the same address) is
+  // the same kernel; another name there is a new library at an unloaded one's addresses.
+  if (!inserted && it->second->mangled == mangled) return it->second;
+  auto* k = new KernelInfo;  // an earlier one stays: queued kernels and handles still use it
   k->host_stub = host_stub;
-  k->name = device_name;
-  k->demangled = demangle(device_name);
+  k->mangled = mangled;
+  k->name = k->mangled.c_str();
+  k->demangled = demangle(k->name);
   take_resources(*k, resources);
   apply_overrides(*k);
   derive_limits(*k);

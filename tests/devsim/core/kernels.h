@@ -17,9 +17,17 @@ struct Dim3 {
 // One registered kernel. Its address is what __cudaGetKernel hands out as cudaKernel_t and
 // cudaGetFuncBySymbol as cudaFunction_t / CUfunction. Never freed.
 struct KernelInfo {
+  KernelInfo() = default;
+  KernelInfo(const KernelInfo&) = delete;  // `name` points into this object's own `mangled`
+  KernelInfo& operator=(const KernelInfo&) = delete;
+
   uint32_t magic = kMagic;
   const void* host_stub = nullptr;
-  const char* name = nullptr;          // mangled device name (static storage in the binary)
+  // The mangled device name, a copy the kernel owns, as NVIDIA's driver keeps its own: the
+  // string nvcc registered lives in the registering library, which may be unloaded while the
+  // kernel is still queued, and the kernel's record (with its name) is made when it ends.
+  std::string mangled;
+  const char* name = nullptr;          // mangled.c_str()
   std::string demangled;
   // What the compiler wrote into the kernel's cubin (cubin_resources.h), or the fallback
   // figures when the image says nothing (kFallbackRegisters, no shared or local memory).

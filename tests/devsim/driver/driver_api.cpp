@@ -200,16 +200,42 @@ CUresult CUDAAPI cuCtxGetDevice(CUdevice* device) {
   DEVSIM_CU_RETURN(CUDA_SUCCESS);
 }
 
-CUresult CUDAAPI cuCtxSynchronize() {
-  DEVSIM_CU_CALL(cuCtxSynchronize, Other, nullptr);
+// CUDA 13's cuCtxGetDevice_v2 and cuCtxSynchronize_v2 name their context (NULL: the current
+// one); cuGetProcAddress hands them out for versions from 13000, the older ABI below that.
+CUresult CUDAAPI cuCtxGetDevice_v2(CUdevice* device, CUcontext ctx) {
+  DEVSIM_CU_CALL(cuCtxGetDevice_v2, Light, nullptr);
+  if (!device) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_VALUE);
+  const int of_context = ctx ? device_of_context(ctx) : current_device();
+  if (of_context < 0) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  *device = of_context;
+  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+}
+
+namespace {
+
+CUresult context_synchronize(ApiScope& scope, int device) {
   uint64_t start = now_ns();
-  device_synchronize(current_device());
-  if (Tracer* t = tracer(); t && scope_.reported()) {
-    t->on_sync(SyncRecord{CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, scope_.correlation_id(),
-                          context_id(current_device()), CUPTI_SYNCHRONIZATION_INVALID_VALUE,
+  device_synchronize(device);
+  if (Tracer* t = tracer(); t && scope.reported()) {
+    t->on_sync(SyncRecord{CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, scope.correlation_id(),
+                          context_id(device), CUPTI_SYNCHRONIZATION_INVALID_VALUE,
                           CUPTI_SYNCHRONIZATION_INVALID_VALUE, start, now_ns()});
   }
-  DEVSIM_CU_RETURN(CUDA_SUCCESS);
+  return finish(scope, CUDA_SUCCESS);
+}
+
+}  // namespace
+
+CUresult CUDAAPI cuCtxSynchronize() {
+  DEVSIM_CU_CALL(cuCtxSynchronize, Other, nullptr);
+  return context_synchronize(scope_, current_device());
+}
+
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx) {
+  DEVSIM_CU_CALL(cuCtxSynchronize_v2, Other, nullptr);
+  const int device = ctx ? device_of_context(ctx) : current_device();
+  if (device < 0) DEVSIM_CU_RETURN(CUDA_ERROR_INVALID_CONTEXT);
+  return context_synchronize(scope_, device);
 }
 
 // A module loaded with cuModuleLoad* finds the kernels of its image (driver_module.cpp). Any

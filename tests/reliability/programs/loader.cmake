@@ -35,3 +35,12 @@ add_library(loader_nocrt SHARED ${loader_dir}/loader_nocrt.cpp)
 target_link_libraries(loader_nocrt PRIVATE ${CMAKE_DL_LIBS})
 target_link_options(loader_nocrt PRIVATE -nostartfiles)
 set_target_properties(loader_nocrt PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${loader_fixtures})
+
+# Kernels still queued when the plugin that registered them is unloaded.
+add_library(loader_kernel_plugin SHARED ${loader_dir}/loader_kernel_plugin.cu)
+set_target_properties(loader_kernel_plugin PROPERTIES CUDA_ARCHITECTURES ${PROFAGENT_CUDA_ARCH}
+  CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON
+  LIBRARY_OUTPUT_DIRECTORY ${loader_fixtures})
+add_executable(loader_unload_queued ${loader_dir}/loader_unload_queued.cpp)
+target_include_directories(loader_unload_queued SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_link_libraries(loader_unload_queued PRIVATE CUDA::cudart ${CMAKE_DL_LIBS})

@@ -3,12 +3,14 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <fstream>
 #include <set>
@@ -17,6 +19,7 @@
 
 #include "exporters/exporter.h"
 #include "exporters/output_file.h"
+#include "exporters/quiet_write.h"
 #include "synthetic_trace.h"
 
 using namespace profagent;
@@ -238,6 +241,67 @@ TEST_CASE("a write error (EFBIG) removes the temporary and reports one line",
   CHECK(result.find("big.json") != std::string::npos);
   CHECK(result.find("too large") != std::string::npos);  // strerror(EFBIG)
   CHECK(entries(tmp.path()).empty());
+}
+
+namespace {
+volatile sig_atomic_t g_program_handler_calls = 0;
+void program_handler(int) { g_program_handler_calls = g_program_handler_calls + 1; }
+
+bool is_pending(int number) {
+  sigset_t pending{};
+  return ::sigpending(&pending) == 0 && ::sigismember(&pending, number) == 1;
+}
+}  // namespace
+
+// The program's own SIGXFSZ handler (or its default action, which ends the process with a core
+// dump) must never see the agent's writes past `ulimit -f`.
+TEST_CASE("a file past the size limit fails with EFBIG and raises no SIGXFSZ in the program", "[exporters][output]") {
+  TempDir tmp;
+  std::string error;
+  auto dir = OutputDir::create(tmp.path(), &error);
+  REQUIRE(dir);
+  rlimit old{};
+  REQUIRE(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+  g_program_handler_calls = 0;
+  const auto old_handler = ::signal(SIGXFSZ, program_handler);
+  rlimit small = old;
+  small.rlim_cur = 64 * 1024;
+  REQUIRE(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+  const std::string result = write_one(*dir, "big.json", std::string(1 << 20, 'x'));
+  const bool left_pending = is_pending(SIGXFSZ);
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+  CHECK(result.find("too large") != std::string::npos);
+  CHECK(g_program_handler_calls == 0);
+  CHECK_FALSE(left_pending);
+  CHECK(entries(tmp.path()).empty());
+}
+
+TEST_CASE("write_without_signals: a pipe without reader gives EPIPE, no SIGPIPE; one pending before stays",
+          "[exporters][output]") {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  ::close(fds[0]);
+  g_program_handler_calls = 0;
+  const auto old_handler = ::signal(SIGPIPE, program_handler);
+  const ssize_t written = write_without_signals(fds[1], "x", 1);
+  const int error = errno;
+  CHECK(written == -1);
+  CHECK(error == EPIPE);
+  CHECK(g_program_handler_calls == 0);
+  CHECK_FALSE(is_pending(SIGPIPE));
+  // The program's own SIGPIPE, pending while it blocks it, is not taken by the agent's write.
+  sigset_t pipe_only{}, before{};
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_only, &before);
+  ::raise(SIGPIPE);
+  CHECK(write_without_signals(fds[1], "x", 1) == -1);
+  CHECK(is_pending(SIGPIPE));
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);  // delivered now, to the program's handler
+  CHECK(g_program_handler_calls == 1);
+  ::signal(SIGPIPE, old_handler);
+  ::close(fds[1]);
 }
 
 TEST_CASE("export_window writes the three files atomically into the directory",
