@@ -18,10 +18,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string_view>
-#if defined(__x86_64__) || defined(__i386__)
-#include <x86intrin.h>
-#endif
-
+#include "collector/cpu_counter.h"
 #include "collector/event.h"
 
 namespace profagent::collector {
@@ -149,16 +146,17 @@ class AgentBusy {  // the agent calls CUDA, CUPTI or DIOPI itself: do not record
 };
 
 // ---- clock ----------------------------------------------------------------------------
-// Raw agent clock ticks (TSC where it is invariant, else CLOCK_MONOTONIC ns). Converted to
-// nanoseconds when a window is frozen (collector/clock.h).
+// Raw agent clock ticks (the CPU's counter where its rate is constant: TSC, CNTVCT_EL0; else
+// CLOCK_MONOTONIC ns). Converted to nanoseconds when a window is frozen (collector/clock.h).
 // Inline: the TSC read is most of a recorded call's cost already (11.7 ns on the AMD EPYC
 // the benchmarks ran on); a call frame around it should not add more.
-extern std::atomic<uint8_t> g_clock_is_tsc;  // set once the TSC is chosen (clock.cpp)
-uint64_t now_slow() noexcept;                // source not decided yet, or CLOCK_MONOTONIC
+extern std::atomic<uint8_t> g_clock_is_cpu_counter;  // set once the counter is chosen (clock.cpp)
+uint64_t now_slow() noexcept;  // source not decided yet, or CLOCK_MONOTONIC
 inline uint64_t now() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_expect(g_clock_is_tsc.load(std::memory_order_relaxed) != 0, 1)) return __rdtsc();
-#endif
+  if (cpu_counter::kPresent &&
+      __builtin_expect(g_clock_is_cpu_counter.load(std::memory_order_relaxed) != 0, 1)) {
+    return cpu_counter::read();
+  }
   return now_slow();
 }
 

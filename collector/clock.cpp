@@ -1,17 +1,14 @@
 #include "collector/clock.h"
 
-#include <cpuid.h>
 #include <pthread.h>
 #include <time.h>
-#include <x86intrin.h>
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
-#include <cstring>
 #include <mutex>
 
 #include "collector/api.h"
+#include "collector/cpu_counter.h"
 
 namespace profagent::collector::clock {
 namespace {
@@ -44,35 +41,13 @@ std::vector<Anchor>& anchors() {
   anchors();
 }
 
-bool cpuid_invariant_tsc() noexcept {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid(0x80000000u, &eax, &ebx, &ecx, &edx) || eax < 0x80000007u) return false;
-  if (!__get_cpuid(0x80000007u, &eax, &ebx, &ecx, &edx)) return false;
-  return (edx & (1u << 8)) != 0;
-}
-
-// Hypervisors often hide leaf 0x80000007 but the kernel still reports what it verified.
-bool cpuinfo_invariant_tsc() noexcept {
-  FILE* file = std::fopen("/proc/cpuinfo", "re");
-  if (!file) return false;
-  char line[4096];
-  bool found = false;
-  while (std::fgets(line, sizeof line, file)) {
-    if (std::strncmp(line, "flags", 5) != 0) continue;
-    found = std::strstr(line, " constant_tsc") && std::strstr(line, " nonstop_tsc");
-    break;
-  }
-  std::fclose(file);
-  return found;
-}
-
 Anchor take_anchor_now() noexcept {
-  // Bracket the TSC read between two monotonic reads; keep the tightest of a few tries.
+  // Bracket the counter read between two monotonic reads; keep the tightest of a few tries.
   Anchor best;
   uint64_t best_width = UINT64_MAX;
   for (int attempt = 0; attempt < 5; ++attempt) {
     uint64_t before = monotonic_ns();
-    uint64_t ticks = __rdtsc();
+    uint64_t ticks = cpu_counter::read();
     uint64_t after = monotonic_ns();
     if (after - before < best_width) {
       best_width = after - before;
@@ -88,12 +63,12 @@ void append_anchor(const Anchor& anchor) {
 }
 
 Source detect() noexcept {
-  Source chosen = (cpuid_invariant_tsc() || cpuinfo_invariant_tsc()) ? Source::Tsc
-                                                                      : Source::Monotonic;
+  Source chosen = cpu_counter::kPresent && cpu_counter::constant_rate() ? Source::CpuCounter
+                                                                        : Source::Monotonic;
   uint8_t expected = uint8_t(Source::Unknown);
   if (g_source.compare_exchange_strong(expected, uint8_t(chosen))) {
-    if (chosen == Source::Tsc) append_anchor(take_anchor_now());
-    g_clock_is_tsc.store(chosen == Source::Tsc, std::memory_order_relaxed);
+    if (chosen == Source::CpuCounter) append_anchor(take_anchor_now());
+    g_clock_is_cpu_counter.store(chosen == Source::CpuCounter, std::memory_order_relaxed);
     return chosen;
   }
   return Source(expected);
@@ -114,22 +89,27 @@ Source source() noexcept {
 
 void force_source_for_testing(Source forced) noexcept {
   g_source.store(uint8_t(forced));
-  if (forced == Source::Tsc) append_anchor(take_anchor_now());
-  g_clock_is_tsc.store(forced == Source::Tsc, std::memory_order_relaxed);
+  if (forced == Source::CpuCounter) append_anchor(take_anchor_now());
+  g_clock_is_cpu_counter.store(forced == Source::CpuCounter, std::memory_order_relaxed);
 }
 
 TickConverter::TickConverter(std::vector<Anchor> anchors) : anchors_(std::move(anchors)) {}
 
 namespace {
 
-// floor(a * b / d) for a quotient that fits in 64 bits: one hardware divide instead of
-// libgcc's generic 128-bit division. Returns false when the quotient would not fit.
+// floor(a * b / d) for a quotient that fits in 64 bits: on x86-64 one hardware divide instead
+// of libgcc's generic 128-bit division (aarch64 has no 128/64 divide: libgcc's it is).
+// Returns false when the quotient would not fit.
 bool multiply_divide(uint64_t a, uint64_t b, uint64_t d, uint64_t* quotient) noexcept {
   const unsigned __int128 product = static_cast<unsigned __int128>(a) * b;
-  const uint64_t high = uint64_t(product >> 64), low = uint64_t(product);
+  const uint64_t high = uint64_t(product >> 64);
   if (d == 0 || high >= d) return false;
+#if defined(__x86_64__)
   uint64_t remainder;
-  asm("divq %4" : "=a"(*quotient), "=d"(remainder) : "a"(low), "d"(high), "rm"(d));
+  asm("divq %4" : "=a"(*quotient), "=d"(remainder) : "a"(uint64_t(product)), "d"(high), "rm"(d));
+#else
+  *quotient = uint64_t(product / d);
+#endif
   return true;
 }
 
@@ -168,7 +148,7 @@ uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
 }
 
 void add_anchor() noexcept {
-  if (source() != Source::Tsc) return;
+  if (source() != Source::CpuCounter) return;
   uint64_t first_ns = 0;
   {
     std::lock_guard lock(anchor_mutex());
@@ -176,13 +156,13 @@ void add_anchor() noexcept {
   }
   // A rate measured over a very short span is noisy: wait (busy, bounded) for a usable span.
   while (first_ns != 0 && monotonic_ns() - first_ns < kMinAnchorSpanNs) {
-    _mm_pause();
+    cpu_counter::relax();
   }
   append_anchor(take_anchor_now());
 }
 
 TickConverter converter() {
-  if (source() != Source::Tsc) return TickConverter();
+  if (source() != Source::CpuCounter) return TickConverter();
   std::lock_guard lock(anchor_mutex());
   std::vector<Anchor> copy = anchors();
   std::sort(copy.begin(), copy.end(),
@@ -206,10 +186,10 @@ int64_t unix_offset_ns() noexcept {
 
 namespace profagent::collector {
 
-std::atomic<uint8_t> g_clock_is_tsc{0};  // constant-initialised: now() works before init
+std::atomic<uint8_t> g_clock_is_cpu_counter{0};  // constant-initialised: now() works before init
 
 uint64_t now_slow() noexcept {
-  return clock::source() == clock::Source::Tsc ? __rdtsc() : clock::monotonic_ns();
+  return clock::source() == clock::Source::CpuCounter ? cpu_counter::read() : clock::monotonic_ns();
 }
 
 }  // namespace profagent::collector

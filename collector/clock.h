@@ -1,7 +1,8 @@
 // The agent clock: one clock for every timestamp, host and device.
 //
-// The hot path reads raw ticks with now() (collector/api.h): the TSC where it is invariant
-// (constant rate, not stopped in deep C-states), else CLOCK_MONOTONIC nanoseconds. Ticks are
+// The hot path reads raw ticks with now() (collector/api.h): the CPU's counter where it runs at
+// a constant rate (collector/cpu_counter.h: the invariant TSC on x86-64, CNTVCT_EL0 on
+// aarch64), else CLOCK_MONOTONIC nanoseconds. Ticks are
 // converted to CLOCK_MONOTONIC ns only when a window is frozen, piecewise-linearly between
 // anchors (tsc, monotonic ns) taken at start-up and at every freeze: no calibration sleep at
 // start-up, and NTP slewing of CLOCK_MONOTONIC is followed between freezes.
@@ -15,13 +16,13 @@
 
 namespace profagent::collector::clock {
 
-enum class Source : uint8_t { Unknown = 0, Tsc = 1, Monotonic = 2 };
+enum class Source : uint8_t { Unknown = 0, CpuCounter = 1, Monotonic = 2 };
 
 Source source() noexcept;  // decided at the first now(), then fixed
 uint64_t monotonic_ns() noexcept;
 
 struct Anchor {
-  uint64_t ticks = 0;
+  uint64_t ticks = 0;  // the CPU counter's
   uint64_t ns = 0;  // CLOCK_MONOTONIC
 };
 
@@ -29,7 +30,7 @@ struct Anchor {
 class TickConverter {
  public:
   TickConverter() = default;  // identity
-  explicit TickConverter(std::vector<Anchor> anchors);  // sorted by ticks, >= 2 for TSC
+  explicit TickConverter(std::vector<Anchor> anchors);  // sorted by ticks, >= 2 for the counter
   uint64_t to_ns(uint64_t ticks) const noexcept;
   bool identity() const noexcept { return anchors_.size() < 2; }
 
@@ -39,7 +40,7 @@ class TickConverter {
   std::vector<Anchor> anchors_;
 };
 
-// Records an anchor now (start-up and each freeze). With the TSC, the first freeze waits until
+// Records an anchor now (start-up and each freeze). With the counter, the first freeze waits until
 // at least kMinAnchorSpanNs have passed since the first anchor so the rate is well defined.
 inline constexpr uint64_t kMinAnchorSpanNs = 2'000'000;
 void add_anchor() noexcept;

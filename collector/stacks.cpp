@@ -21,6 +21,14 @@ namespace {
 using BacktraceFn = int (*)(void** buffer, int size);
 using CachingPolicyFn = int (*)(void* address_space, int policy);
 constexpr int kUnwCachePerThread = 2;  // UNW_CACHE_PER_THREAD (libunwind-common.h)
+// libunwind names its local-unwinding entry points per architecture (_UL<arch>_...).
+#if defined(__aarch64__)
+constexpr const char* kUnwSetCachingPolicy = "_ULaarch64_set_caching_policy";
+constexpr const char* kUnwLocalAddressSpace = "_ULaarch64_local_addr_space";
+#else
+constexpr const char* kUnwSetCachingPolicy = "_ULx86_64_set_caching_policy";
+constexpr const char* kUnwLocalAddressSpace = "_ULx86_64_local_addr_space";
+#endif
 
 struct AddressRange {
   uintptr_t low = 0;
@@ -168,8 +176,8 @@ bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
     return false;
   }
   auto backtrace = reinterpret_cast<BacktraceFn>(dlsym(handle, "unw_backtrace"));
-  auto policy = reinterpret_cast<CachingPolicyFn>(dlsym(handle, "_ULx86_64_set_caching_policy"));
-  auto* space = static_cast<void**>(dlsym(handle, "_ULx86_64_local_addr_space"));
+  auto policy = reinterpret_cast<CachingPolicyFn>(dlsym(handle, kUnwSetCachingPolicy));
+  auto* space = static_cast<void**>(dlsym(handle, kUnwLocalAddressSpace));
   if (backtrace == nullptr) return why = "libunwind has no unw_backtrace", false;
   // Per-thread caches: the global one takes a lock (and masks signals) on every frame.
   if (policy != nullptr && space != nullptr) policy(*space, kUnwCachePerThread);

@@ -3,45 +3,11 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 
-// void* profagent_call_via_return(const char* file, int mode, DlopenFn real, const void* ret)
-// Enters `real(file, mode)` with `ret` as its return address; `ret` must be the address of a
-// `ret` instruction, which then returns here. The stack is laid out as a call would leave it
-// (16-byte alignment at entry + 8), and our own frame has CFI, so unwinding from the code
-// after the detour is exact.
-asm(R"(
-  .text
-  .p2align 4
-  .globl profagent_call_via_return
-  .hidden profagent_call_via_return
-  .type profagent_call_via_return, @function
-profagent_call_via_return:
-  .cfi_startproc
-  pushq %rbp
-  .cfi_def_cfa_offset 16
-  .cfi_offset %rbp, -16
-  movq %rsp, %rbp
-  .cfi_def_cfa_register %rbp
-  subq $8, %rsp
-  leaq 1f(%rip), %rax
-  pushq %rax
-  pushq %rcx
-  jmpq *%rdx
-1:
-  leave
-  .cfi_def_cfa %rsp, 8
-  ret
-  .cfi_endproc
-  .size profagent_call_via_return, .-profagent_call_via_return
-)");
-
-extern "C" void* profagent_call_via_return(const char* file, int mode, profagent::hooks::DlopenFn real,
-                                           const void* ret);
+#include "hooks/call_as_caller_arch.h"
 
 namespace profagent::hooks {
 namespace {
@@ -49,29 +15,8 @@ namespace {
 std::atomic<uint64_t> g_misses{0};
 std::atomic<DetourReporter> g_reporter{nullptr};
 
-// crtn's epilogue of _init and _fini: `add $8, %rsp; ret` (the `ret` is what we return through).
-constexpr unsigned char kEpilogue[] = {0x48, 0x83, 0xc4, 0x08, 0xc3};
-// _fini whole: [endbr64] sub $8,%rsp; add $8,%rsp; ret
-constexpr unsigned char kEndbr[] = {0xf3, 0x0f, 0x1e, 0xfa};
-constexpr unsigned char kFiniBody[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x83, 0xc4, 0x08, 0xc3};
-constexpr size_t kInitScan = 48;  // _init: endbr, sub, the __gmon_start__ test and call, epilogue
-
-bool shadow_stack_active() noexcept {
-  static const bool active = [] {
-    constexpr int kArchShstkStatus = 0x5005;  // arch_prctl(ARCH_SHSTK_STATUS), Linux 6.6+
-    unsigned long features = 0;
-    return syscall(SYS_arch_prctl, kArchShstkStatus, &features) == 0 && (features & 1) != 0;
-  }();
-  return active;
-}
-
-struct Segment {
-  ElfW(Addr) begin = 0;
-  ElfW(Addr) end = 0;
-};
-
 // The executable PT_LOAD of the object `map` that holds `at` (empty if none).
-Segment executable_segment(const link_map* map, ElfW(Addr) at) noexcept {
+detour::Segment executable_segment(const link_map* map, ElfW(Addr) at) noexcept {
   Dl_info info{};
   if (dladdr(reinterpret_cast<const void*>(map->l_ld), &info) == 0 || info.dli_fbase == nullptr) return {};
   const auto* header = static_cast<const ElfW(Ehdr)*>(info.dli_fbase);
@@ -85,32 +30,6 @@ Segment executable_segment(const link_map* map, ElfW(Addr) at) noexcept {
   return {};
 }
 
-bool bytes_at(const Segment& segment, ElfW(Addr) at, const unsigned char* bytes, size_t n) noexcept {
-  return at >= segment.begin && at + n <= segment.end && std::memcmp(reinterpret_cast<const void*>(at), bytes, n) == 0;
-}
-
-// The `ret` of _fini: its whole body must match, so the byte is an instruction boundary.
-const void* fini_return(const link_map* map, ElfW(Addr) fini) noexcept {
-  const Segment segment = executable_segment(map, fini);
-  if (bytes_at(segment, fini, kEndbr, sizeof kEndbr)) fini += sizeof kEndbr;
-  if (!bytes_at(segment, fini, kFiniBody, sizeof kFiniBody)) return nullptr;
-  return reinterpret_cast<const void*>(fini + sizeof kFiniBody - 1);
-}
-
-// The `ret` of _init: the last epilogue within its first bytes, starting like _fini.
-const void* init_return(const link_map* map, ElfW(Addr) init) noexcept {
-  const Segment segment = executable_segment(map, init);
-  ElfW(Addr) body = init;
-  if (bytes_at(segment, body, kEndbr, sizeof kEndbr)) body += sizeof kEndbr;
-  if (!bytes_at(segment, body, kFiniBody, 4)) return nullptr;  // sub $8, %rsp
-  for (ElfW(Addr) at = body + 4; at + sizeof kEpilogue <= body + kInitScan; ++at) {
-    if (bytes_at(segment, at, kEpilogue, sizeof kEpilogue)) {
-      return reinterpret_cast<const void*>(at + sizeof kEpilogue - 1);
-    }
-  }
-  return nullptr;
-}
-
 // glibc leaves DT_INIT/DT_FINI as offsets from the load address (it relocates other d_ptr
 // entries in place); the vDSO and non-PIE programs have absolute values.
 ElfW(Addr) code_address(const link_map* map, ElfW(Addr) value) noexcept {
@@ -120,10 +39,13 @@ ElfW(Addr) code_address(const link_map* map, ElfW(Addr) value) noexcept {
 const void* return_instruction_of(const link_map* map) noexcept {
   const void* init = nullptr;
   for (const ElfW(Dyn)* dyn = map->l_ld; dyn != nullptr && dyn->d_tag != DT_NULL; ++dyn) {
+    if (dyn->d_tag != DT_FINI && dyn->d_tag != DT_INIT) continue;
+    const ElfW(Addr) at = code_address(map, dyn->d_un.d_ptr);
+    const detour::Segment segment = executable_segment(map, at);
     if (dyn->d_tag == DT_FINI) {
-      if (const void* found = fini_return(map, code_address(map, dyn->d_un.d_ptr))) return found;
-    } else if (dyn->d_tag == DT_INIT) {
-      init = init_return(map, code_address(map, dyn->d_un.d_ptr));
+      if (const void* found = detour::fini_return(segment, at)) return found;
+    } else {
+      init = detour::init_return(segment, at);
     }
   }
   return init;
@@ -149,7 +71,7 @@ void count_miss(const link_map* map) noexcept {
 // Not noexcept: a constructor run by dlopen may be cancelled (see hooks/hook.h).
 void* dlopen_as_caller(DlopenFn real, const char* file, int mode, const void* caller) {
   const link_map* map = caller_map(caller);
-  const void* ret = (map == nullptr || shadow_stack_active()) ? nullptr : return_instruction_of(map);
+  const void* ret = (map == nullptr || detour::returns_checked()) ? nullptr : return_instruction_of(map);
   if (ret == nullptr) {
     count_miss(map);
     return real(file, mode);

@@ -9,13 +9,16 @@
 // are not found, or found elsewhere — known in every dlopen interposer (ASan, uftrace,
 // libTAS, heaptrack).
 //
-// The fix: the real dlopen is entered with a return address INSIDE the caller's object — the
-// `ret` that ends that object's `_fini` (or `_init`), the crti/crtn code every gcc/clang-
-// linked object has, found through DT_FINI/DT_INIT and checked byte for byte — and that `ret`
-// returns to us. So glibc sees the caller's object, and the wrapper still gets control back
-// (to patch what was loaded). Where no such instruction is found (an object linked without
-// crti, JIT code calling dlopen), or where the process runs with a shadow stack (which would
-// refuse the detour), the plain call is made and that is counted and said once.
+// The fix: the real dlopen is entered with a return address INSIDE the caller's object — in
+// the epilogue that ends that object's `_fini` (or `_init`), the crti/crtn code every gcc/clang-
+// linked object has, found through DT_FINI/DT_INIT and checked instruction for instruction —
+// and that epilogue returns to us: on x86-64 its bare `ret` (the return address is on the
+// stack), on aarch64 its `ldp x29, x30, [sp], #16; ret` (the return address is a register, so
+// the epilogue must load ours). The architecture's half is hooks/call_as_caller_arch.h. So
+// glibc sees the caller's object, and the wrapper still gets control back (to patch what was
+// loaded). Where no such epilogue is found (an object linked without crti, JIT code calling
+// dlopen), or where the process runs with a shadow stack (x86 CET, arm64 GCS: it would refuse
+// the detour), the plain call is made and that is counted and said once.
 //
 // Unwinding across the detour: an unwinder that walks the stack during the dlopen (a
 // backtrace taken in a library constructor) stops at the `_fini` address, which crti leaves

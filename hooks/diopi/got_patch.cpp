@@ -39,6 +39,18 @@ struct DynamicView {
 
 constexpr size_t kMaxObjects = 4096;
 
+// The relocations that fill an imported function's GOT slot: through the PLT (JUMP_SLOT) and
+// for its address taken (GLOB_DAT). Both architectures use RELA tables.
+#if defined(__x86_64__)
+constexpr uint32_t kJumpSlot = R_X86_64_JUMP_SLOT;
+constexpr uint32_t kGlobDat = R_X86_64_GLOB_DAT;
+#elif defined(__aarch64__)
+constexpr uint32_t kJumpSlot = R_AARCH64_JUMP_SLOT;
+constexpr uint32_t kGlobDat = R_AARCH64_GLOB_DAT;
+#else
+#error "DIOPI GOT patching knows the relocations of x86-64 and aarch64 only"
+#endif
+
 using ObjectList = std::vector<LoadedObject>;
 
 // Lock order: loader's lock (dl_iterate_phdr's) -> g_scanned_mutex | g_relro_mutex. Ours are
@@ -139,7 +151,7 @@ bool read_dynamic(const LoadedObject& object, DynamicView& view) noexcept {
       default: break;
     }
   }
-  if (!plt_is_rela) view.tables[0] = nullptr;  // x86-64 uses RELA only
+  if (!plt_is_rela) view.tables[0] = nullptr;  // x86-64 and aarch64 use RELA only
   return view.symtab != nullptr && view.strtab != nullptr;
 }
 
@@ -300,7 +312,7 @@ void patch_object(const LoadedObject& object, ScanPass& pass) {
     for (size_t i = 0; i < count; ++i) {
       const ElfW(Rela)& rela = view.tables[t][i];
       const auto type = ELF64_R_TYPE(rela.r_info);
-      if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) continue;
+      if (type != kJumpSlot && type != kGlobDat) continue;
       const char* symbol = view.strtab + view.symtab[ELF64_R_SYM(rela.r_info)].st_name;
       if (std::strncmp(symbol, "diopi", 5) != 0) continue;
       const PatchTarget target = pass.lookup(symbol);

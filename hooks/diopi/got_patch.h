@@ -3,8 +3,8 @@
 // of loaded objects to our wrappers without exporting any symbol.
 //
 // For every loaded object not scanned before (never the object holding this code), the
-// R_X86_64_JUMP_SLOT and R_X86_64_GLOB_DAT relocations of DT_JMPREL and DT_RELA are read with
-// DT_SYMTAB/DT_STRTAB. A slot of a symbol the lookup knows is patched only when it is
+// JUMP_SLOT and GLOB_DAT relocations (R_X86_64_*, R_AARCH64_*) of DT_JMPREL and DT_RELA are
+// read with DT_SYMTAB/DT_STRTAB. A slot of a symbol the lookup knows is patched only when it is
 // NON-NULL: a null slot is a weak reference nothing defines, and must stay null so the
 // framework keeps choosing its fallback for it. The slot's value is the real target, except
 // for a lazy JUMP_SLOT that still points into its own object's PLT: then the real target is

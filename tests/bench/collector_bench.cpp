@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   start(options);
   NameId name = intern("cudaLaunchKernel");
   std::printf("collector_bench: %llu iterations, clock source %s\n", (unsigned long long)n,
-              clock::source() == clock::Source::Tsc ? "TSC" : "CLOCK_MONOTONIC");
+              clock::source() == clock::Source::CpuCounter ? cpu_counter::kName : "CLOCK_MONOTONIC");
 
   std::printf("  now()                       %7.2f ns\n",
               ns_per_iteration(n, [](uint64_t) { g_sink = now(); }));

@@ -15,10 +15,15 @@ add_test(NAME python_frames_unsupported_incomplete COMMAND python_frames_fake_py
 # The library the Python script loads; also the bench's (tests/bench/python_frames_bench.cmake).
 add_library(python_frames_probe MODULE ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_probe.cpp)
 target_link_libraries(python_frames_probe PRIVATE profagent_collector)
-add_test(NAME python_frames_py
-  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_test.py $<TARGET_FILE:python_frames_probe>)
 set_tests_properties(python_frames python_frames_unsupported_3_12 python_frames_unsupported_incomplete
-  python_frames_py PROPERTIES LABELS unit TIMEOUT 300)
+  PROPERTIES LABELS unit TIMEOUT 300)
+# The capture from a real CPython: this machine's python3 loads the probe, so not in a cross
+# build (an x86-64 interpreter cannot load an aarch64 library).
+if(NOT CMAKE_CROSSCOMPILING)
+  add_test(NAME python_frames_py
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_test.py $<TARGET_FILE:python_frames_probe>)
+  set_tests_properties(python_frames_py PROPERTIES LABELS unit TIMEOUT 300)
+endif()
 
 # The same script as users run Python on the simulated device: the agent preloaded, stacks on,
 # a CUDA runtime call beside every capture.
@@ -33,8 +38,9 @@ endif()
 
 # The offsets of collector/python_layout.h against CPython 3.11's own headers (a compile-time
 # check; the test runs the result). Needs python3.11-dev's internal headers.
+# This machine's headers describe its own architecture: not in a cross build.
 find_path(PROFAGENT_PYTHON311_INCLUDE internal/pycore_frame.h PATHS /usr/include/python3.11 NO_DEFAULT_PATH)
-if(PROFAGENT_PYTHON311_INCLUDE)
+if(PROFAGENT_PYTHON311_INCLUDE AND NOT CMAKE_CROSSCOMPILING)
   add_executable(python_layout_check ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_layout_check.c)
   target_include_directories(python_layout_check PRIVATE ${PROFAGENT_PYTHON311_INCLUDE} ${PROJECT_SOURCE_DIR})
   add_test(NAME python_layout COMMAND python_layout_check)

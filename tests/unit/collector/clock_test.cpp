@@ -1,8 +1,11 @@
 // The agent clock: monotonic raw ticks, and tick -> CLOCK_MONOTONIC ns conversion.
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "collector/api.h"
 #include "collector/clock.h"
+#include "collector/cpu_counter.h"
 
 using namespace profagent::collector;
 
@@ -73,6 +76,38 @@ TEST_CASE("converted ticks land on CLOCK_MONOTONIC", "[clock]") {
   CHECK(converted <= after_ns + 50'000);
   INFO("clock source " << int(clock::source()));
 }
+
+TEST_CASE("now() reads the CPU counter where its rate is constant", "[clock]") {
+  if (!cpu_counter::kPresent || !cpu_counter::constant_rate()) {
+    WARN("no constant-rate CPU counter here: the clock is CLOCK_MONOTONIC");
+    CHECK(clock::source() == clock::Source::Monotonic);
+    return;
+  }
+  REQUIRE(clock::source() == clock::Source::CpuCounter);
+  const uint64_t before = cpu_counter::read();
+  const uint64_t ticks = now();
+  const uint64_t after = cpu_counter::read();
+  INFO(cpu_counter::kName << " " << before << " <= " << ticks << " <= " << after);
+  CHECK(before <= ticks);
+  CHECK(ticks <= after);
+}
+
+#if defined(__aarch64__)
+// The anchors convert by the rate they measure; on aarch64 the firmware also states it, so the
+// two must agree (reading another counter, or CNTFRQ_EL0 wrong, would not).
+TEST_CASE("CNTVCT_EL0 counts at the rate CNTFRQ_EL0 states", "[clock]") {
+  const uint64_t hz = cpu_counter::stated_hz();
+  REQUIRE(hz != 0);
+  const uint64_t ns_before = clock::monotonic_ns();
+  const uint64_t ticks_before = now();
+  while (clock::monotonic_ns() - ns_before < 50'000'000) cpu_counter::relax();
+  const uint64_t ticks_after = now();
+  const uint64_t ns_after = clock::monotonic_ns();
+  const double measured_hz = double(ticks_after - ticks_before) * 1e9 / double(ns_after - ns_before);
+  INFO("stated " << hz << " Hz, measured " << measured_hz << " Hz");
+  CHECK(std::abs(measured_hz - double(hz)) < 0.01 * double(hz));
+}
+#endif
 
 TEST_CASE("the Unix offset matches CLOCK_REALTIME", "[clock]") {
   timespec real;
