@@ -91,6 +91,7 @@ bool CuptiBackend::start() noexcept {
     uint32_t version = 0;
     if (const CuptiOutcome got = CUPTI_CALL_QUIET(api_, get_version, &version); !got) return refused(got);
     version_ = std::to_string(version);
+    log(LogLevel::Info, "CUPTI %u loaded from %s", version, api_.path.c_str());
     g_active.store(this, std::memory_order_release);
     if (const CuptiOutcome registered = CUPTI_CALL_QUIET(api_, register_callbacks, &buffer_requested, &buffer_completed);
         !registered) {
