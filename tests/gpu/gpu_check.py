@@ -137,7 +137,8 @@ def check_survey(context):
 
 def checks(options):
     """(name, function, time limit in s), in the order they run: the comparison with
-    torch.profiler first, the timing checks last, so a short budget keeps what matters most."""
+    torch.profiler first, the timing checks last (after the survey of the traces made), so a
+    short budget keeps what matters most."""
     found = [("bundle.load", check_bundle, 60),
              ("torch.train_vs_torch_profiler", torch_checks.check_train_vs_torch_profiler, 240),
              ("torch.train_ld_preload", torch_checks.check_train_ld_preload, 120),
@@ -152,9 +153,9 @@ def checks(options):
              ("workloads.build", workloads.check_build, 300)]
     wanted = options.workloads.split(",") if options.workloads else list(workloads.RUNS)
     found += [(f"workloads.{name}", workloads.check_workload(name), 120) for name in wanted]
-    found += [("bench.launch_cost", workloads.check_launch_cost, 120),
-              ("torch.overhead", torch_checks.check_overhead, 240),
-              ("survey.traces", check_survey, 60)]
+    found += [("survey.traces", check_survey, 60),
+              ("bench.launch_cost", workloads.check_launch_cost, 120),
+              ("torch.overhead", torch_checks.check_overhead, 240)]
     if options.only:
         prefixes = options.only.split(",")
         found = [c for c in found if any(c[0] == p or c[0].startswith(p.rstrip(".") + ".") for p in prefixes)]

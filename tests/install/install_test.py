@@ -145,6 +145,25 @@ def profile_with_preload(prefix, build, work):
     print(f"LD_PRELOAD: {context.summary}")
 
 
+def profile_without_helpers(prefix, build, work):
+    """The tree without its RE2 and libdw helpers: the features they serve are switched off
+    with one line each (kernel: markers, source lines of stack frames); the program runs, the
+    window is still written."""
+    for helper in ("libprofagent_re2.so", "libprofagent_dwarf.so"):
+        os.remove(os.path.join(prefix, "lib", helper))
+    out = fresh(os.path.join(work, "no_helpers_out"))
+    env = clean_environment(build, work, PROFAGENT_WITH_STACK="1")
+    completed = run([os.path.join(prefix, "bin", "profagent"), "run", "--output-dir", out, "--step-on",
+                     "kernel:^profagent_no_such_kernel$", "--skip-first", "1", "--active", "2", "--repeat", "1", "--",
+                     os.path.join(build, "bin", "demo_train"), "5"], env=env)
+    lines = checkers.profagent_lines(completed.stderr)
+    for feature in ("RE2 could not be loaded", "libprofagent_dwarf.so could not be loaded"):
+        said = [line for line in lines if feature in line]
+        expect(len(said) == 1, f"{feature!r} said {len(said)} times: {lines}")
+    expect(glob.glob(os.path.join(out, "*.steps1-2.trace.json")), f"no window written without the helpers: {lines}")
+    print("without the RE2 and libdw helpers: one line each, the window still written")
+
+
 def test_bundle(options):
     size = os.path.getsize(options.tarball)
     expect(size < BUNDLE_LIMIT, f"the bundle is {size} bytes, above {BUNDLE_LIMIT}")
@@ -160,6 +179,7 @@ def test_bundle(options):
     result = audit(prefix, options.build)
     profile_with_launcher(prefix, options.build, options.work, result.carried)
     profile_with_preload(prefix, options.build, options.work)
+    profile_without_helpers(prefix, options.build, options.work)
 
 
 def test_deb(options):
