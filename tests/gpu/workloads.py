@@ -56,8 +56,14 @@ def nvcc_common(context):
                        "-cudart", "shared", f"-gencode=arch=compute_{arch},code=[sm_{arch},compute_{arch}]"]
 
 
+def wanted_programs(context):
+    """The programs the selected workload checks run, and bench_calls."""
+    selected = context.options.workloads.split(",") if context.options.workloads else list(RUNS)
+    return {RUNS[name][0][0] for name in selected} | {"bench_calls"}
+
+
 def build_commands(context, out):
-    """(name, command) for libsimblas.so first, then every program."""
+    """(name, command) for libsimblas.so first, then every program wanted."""
     stubs = os.path.join(context.options.cuda_home, "lib64", "stubs")
     # At link time the driver is the toolkit's stub, seen under its soname by the linker only.
     stub_dir = os.path.join(out, "driver-stub")
@@ -70,6 +76,8 @@ def build_commands(context, out):
         "-L", stubs, "-lcuda"])
     programs = []
     for name, (source, uses_simblas, extra) in PROGRAMS.items():
+        if name not in wanted_programs(context):
+            continue
         command = nvcc_common(context) + ["-I", WORKLOAD_DIR, "-I", SIMBLAS_DIR,
                                           os.path.join(TESTS, source), "-o", os.path.join(out, name)] + extra
         if uses_simblas:
@@ -80,7 +88,7 @@ def build_commands(context, out):
 
 
 def check_build(context):
-    """Builds every program (in parallel); the workload checks use what was built."""
+    """Builds the programs the checks run (in parallel); the workload checks use what was built."""
     nvcc = os.path.join(context.options.cuda_home, "bin", "nvcc")
     if not os.access(nvcc, os.X_OK):
         raise Skipped(f"no nvcc at {nvcc}")

@@ -1,9 +1,9 @@
 """Audit of an installed profagent tree (the bundle, an install prefix, an unpacked .deb): every
 ELF file may only need the system's C and C++ runtimes and the libraries the tree carries; its
 RPATH/RUNPATH entries are all $ORIGIN-relative; `ldd` resolves everything, the carried
-libraries from inside the tree; no build-tree path is left in what the loader maps. Also the newest glibc and
-libstdc++ symbol versions the files need (`objdump -T`), which are the tree's minimum system
-versions.
+libraries from inside the tree; no build-tree path is left in what the loader maps. Also the
+newest glibc and libstdc++ symbol versions the files need (`objdump -T`), which are the tree's
+minimum system versions.
 
     elf_audit.py TREE [--build-dir DIR]     prints the audit, exit status 1 if it fails
 
