@@ -63,9 +63,13 @@ def schedule_options():
 
 
 def reference_trace(context):
-    """torch.profiler's trace of the same steps (made once, shared by the comparisons)."""
+    """torch.profiler's trace of the same steps (made once, shared by the comparisons; a failed
+    run is not tried again)."""
     if "reference_trace" in context.facts:
+        if context.facts["reference_trace"] is None:
+            raise Failed("the torch.profiler reference run failed (see its check)")
         return context.facts["reference_trace"]
+    context.facts["reference_trace"] = None
     out = trace_folder(context, "torch_profiler")
     completed = context.run([context.options.python, script("train_loop.py"), "--steps", str(STEPS),
                              "--torch-profiler", out, "--skip-first", str(SKIP_FIRST), "--warmup", str(WARMUP),
@@ -104,7 +108,8 @@ def check_train_ld_preload(context):
     `profagent run` sets), no CUDA_INJECTION64_PATH."""
     needs_cuda_torch(context)
     out = trace_folder(context, "train_ld_preload")
-    environment = {"LD_PRELOAD": context.agent, "PYTHONPATH": context.python_hook, "PROFAGENT_OUTPUT_DIR": out,
+    python_path = os.pathsep.join(filter(None, [context.python_hook, os.environ.get("PYTHONPATH")]))
+    environment = {"LD_PRELOAD": context.agent, "PYTHONPATH": python_path, "PROFAGENT_OUTPUT_DIR": out,
                    "PROFAGENT_SCHEDULE": f"skip_first={SKIP_FIRST},warmup={WARMUP},active={ACTIVE},repeat=1",
                    "PROFAGENT_STEP_ON": "python"}
     completed = context.run([context.options.python, script("train_loop.py"), "--steps", str(STEPS)],
