@@ -101,12 +101,15 @@ def find_bundle(options, work):
 def check_bundle(context):
     """The bundle loads here: every ELF file's libraries are found, the carried ones inside the
     bundle; the glibc and libstdc++ versions it needs; the launcher runs."""
+    completed = context.run([context.launcher, "--help"], timeout=30)
+    expect(completed.returncode == 0, f"profagent --help exited {completed.returncode}: {completed.tail()}")
+    missing = [tool for tool in ("readelf", "objdump") if shutil.which(tool) is None]
+    if missing:
+        raise Skipped(f"{' and '.join(missing)} not installed here: no ELF audit (profagent --help ran)")
     audit = elf_audit.Audit(context.bundle).run()
     for problem in audit.problems:
         context.log.write(f"  problem: {problem}")
     expect(not audit.problems, "; ".join(audit.problems[:3]))
-    completed = context.run([context.launcher, "--help"], timeout=30)
-    expect(completed.returncode == 0, f"profagent --help exited {completed.returncode}: {completed.tail()}")
     return passed(f"{len(audit.files)} ELF files load; needs {audit.minimums()}")
 
 
