@@ -3,7 +3,7 @@
 # they never clash with the system's packages.
 set(CPACK_PACKAGE_NAME profagent)
 set(CPACK_PACKAGE_VENDOR "profagent")
-set(CPACK_PACKAGE_CONTACT "profagent maintainers <profagent@localhost>")
+set(CPACK_PACKAGE_CONTACT "profagent maintainers")  # the Maintainer field dpkg requires
 set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
   "Drop-in profiler for CUDA workloads: LD_PRELOAD=libprofagent.so prog writes Kineto traces and torch.profiler-style tables")
 set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
@@ -19,5 +19,4 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # against that measurement): GLIBC_2.34, GLIBCXX_3.4.30 (GCC 12), GCC_3.0.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1 (>= 3.0)")
-set(CPACK_DEBIAN_PACKAGE_HOMEPAGE "https://github.com/profagent/profagent")
 include(CPack)
