@@ -252,6 +252,9 @@ std::string why_no_call_was_recorded() {
 // CUDA use it inherited was its parent's.
 void say_why_nothing_was_recorded() {
   if (!hooks::g_cuda_seen.load(std::memory_order_acquire)) return;
+  // After the schedule's windows were written (each said so), there is nothing to add: the
+  // device queries the program made are no reason why nothing was recorded.
+  if (hand_over_stats().windows != 0) return;
   const std::string why = why_nothing_recorded();
   if (!why.empty()) {
     print_line("wrote nothing: " + why);

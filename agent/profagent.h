@@ -1,9 +1,12 @@
 /* profagent's public C API: optional calls a program may make when libprofagent.so is
- * loaded (LD_PRELOAD). Without the agent, declare them weak and test for NULL:
+ * loaded (LD_PRELOAD). The declarations are weak: a program built with this header links and
+ * runs without the agent, where each function is NULL, so test before calling:
  *
- *   #pragma weak profagent_step
+ *   #include <profagent/profagent.h>
  *   if (profagent_step) profagent_step();
  *
+ * Installed as include/profagent/profagent.h (CMake: find_package(profagent), target
+ * profagent::api; pkg-config: profagent). Nothing needs to be linked.
  * All functions are safe from any thread, never fail and never throw. */
 #ifndef PROFAGENT_H
 #define PROFAGENT_H
@@ -12,7 +15,14 @@
 extern "C" {
 #endif
 
+/* The agent defines the functions (PROFAGENT_BUILDING_AGENT is set for its own sources);
+ * everyone else gets weak references with default visibility, so a program built with
+ * -fvisibility=hidden still binds them to the agent's definitions. */
+#ifdef PROFAGENT_BUILDING_AGENT
 #define PROFAGENT_API __attribute__((visibility("default")))
+#else
+#define PROFAGENT_API __attribute__((weak, visibility("default")))
+#endif
 
 /* Marks the end of one training step (ProfilerStep#N); the step schedule counts these. */
 PROFAGENT_API void profagent_step(void);

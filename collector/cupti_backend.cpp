@@ -1,6 +1,7 @@
 #include "collector/cupti_backend.h"
 #include "collector/memory_ledger.h"
 
+#include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
 
@@ -91,6 +92,9 @@ bool CuptiBackend::start() noexcept {
     uint32_t version = 0;
     if (const CuptiOutcome got = CUPTI_CALL_QUIET(api_, get_version, &version); !got) return refused(got);
     version_ = std::to_string(version);
+    Dl_info loaded{};  // the file the loader found for api_.path (a bare soname or a full path)
+    const bool found = dladdr(reinterpret_cast<void*>(api_.get_version), &loaded) != 0 && loaded.dli_fname;
+    log(LogLevel::Info, "CUPTI %u loaded from %s", version, found ? loaded.dli_fname : api_.path.c_str());
     g_active.store(this, std::memory_order_release);
     if (const CuptiOutcome registered = CUPTI_CALL_QUIET(api_, register_callbacks, &buffer_requested, &buffer_completed);
         !registered) {

@@ -5,27 +5,15 @@
 #include <cstdio>
 
 #include "collector/api.h"
+#include "collector/helper_libraries.h"
 #include "collector/log.h"
 
 namespace profagent::collector {
 namespace {
 
-// libprofagent_re2.so beside the object holding this code (lib/ of the build and install
-// trees), or in ../lib of it (unit tests in bin/).
-std::vector<std::string> default_libraries() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&default_libraries), &info) == 0 || info.dli_fname == nullptr) {
-    return {"libprofagent_re2.so"};
-  }
-  std::string dir(info.dli_fname);
-  const size_t slash = dir.rfind('/');
-  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-  return {dir + "/libprofagent_re2.so", dir + "/../lib/libprofagent_re2.so"};
-}
-
 // RTLD_LOCAL: RE2's symbols never join the program's global scope (re2_shim.h). Leaked.
 void* open_re2(const std::string& library, std::string& why) {
-  const std::vector<std::string> candidates = library.empty() ? default_libraries()
+  const std::vector<std::string> candidates = library.empty() ? helper_library_paths("libprofagent_re2.so")
                                                               : std::vector<std::string>{library};
   for (const std::string& path : candidates) {
     if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;

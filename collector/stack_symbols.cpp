@@ -9,8 +9,10 @@
 #include <string_view>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "collector/api.h"
+#include "collector/helper_libraries.h"
 #include "collector/log.h"
 #include "collector/python_frames.h"
 #include "collector/stacks.h"
@@ -30,19 +32,13 @@ std::string demangle_symbol(const char* name) {
   return out;
 }
 
-std::string dwarf_library_path() {
+// The library set by set_dwarf_library (tests), else libprofagent_dwarf.so beside the agent.
+std::vector<std::string> dwarf_library_paths() {
   {
     std::lock_guard lock(g_dwarf_library_mutex);
-    if (!g_dwarf_library.empty()) return g_dwarf_library;
+    if (!g_dwarf_library.empty()) return {g_dwarf_library};
   }
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&symbolize_window_stacks), &info) == 0 || info.dli_fname == nullptr) {
-    return "libprofagent_dwarf.so";
-  }
-  std::string dir(info.dli_fname);
-  const size_t slash = dir.rfind('/');
-  dir = slash == std::string::npos ? "." : dir.substr(0, slash);
-  return dir + "/libprofagent_dwarf.so";
+  return helper_library_paths("libprofagent_dwarf.so");
 }
 
 // libdw, loaded the first time a window has stacks (RTLD_LOCAL, leaked: dwarf_shim.h says why).
@@ -54,11 +50,11 @@ struct Dwarf {
 const Dwarf& dwarf() {
   static const Dwarf loaded = [] {
     Dwarf d;
-    std::string path = dwarf_library_path();
-    void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (handle == nullptr) handle = dlopen((path.substr(0, path.rfind('/')) + "/../lib/libprofagent_dwarf.so").c_str(), RTLD_NOW | RTLD_LOCAL);
+    const std::vector<std::string> paths = dwarf_library_paths();
+    void* handle = nullptr;
+    for (size_t i = 0; i < paths.size() && handle == nullptr; ++i) handle = dlopen(paths[i].c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      log(LogLevel::Warn, "stacks: %s could not be loaded; frames have no source lines", path.c_str());
+      log(LogLevel::Warn, "stacks: %s could not be loaded; frames have no source lines", paths.front().c_str());
       return d;
     }
     d.open = reinterpret_cast<profagent_dwarf_open_fn>(dlsym(handle, kProfagentDwarfOpen));

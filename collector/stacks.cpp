@@ -6,8 +6,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "collector/api.h"
+#include "collector/helper_libraries.h"
 #include "collector/python_frames.h"
 #include "collector/python_stack_merge.h"
 #include "collector/thread_buffer.h"
@@ -166,15 +169,31 @@ void record_stack(uint64_t event_id, uint32_t stack, uint64_t at) noexcept {
   commit_record();
 }
 
+namespace {
+
+// dlsym through the shim's handle finds libunwind's symbols: a handle's scope holds its
+// dependencies. RTLD_LOCAL, leaked (stacks.h says why).
+void* open_libunwind(const std::string& library, std::string& why) {
+  std::vector<std::string> candidates{library};
+  if (library.empty()) {
+    candidates = helper_library_paths("libprofagent_unwind.so");
+    candidates.push_back("libunwind.so.8");
+  }
+  for (const std::string& path : candidates) {
+    if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) return handle;
+  }
+  const char* error = dlerror();
+  why = "libunwind could not be loaded: " + std::string(error ? error : candidates.back().c_str());
+  return nullptr;
+}
+
+}  // namespace
+
 bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
   StackState& s = state();
   if (s.backtrace != nullptr) return true;
-  void* handle = dlopen(options.libunwind.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (handle == nullptr) {
-    const char* error = dlerror();
-    why = std::string("libunwind could not be loaded: ") + (error ? error : options.libunwind.c_str());
-    return false;
-  }
+  void* handle = open_libunwind(options.libunwind, why);
+  if (handle == nullptr) return false;
   auto backtrace = reinterpret_cast<BacktraceFn>(dlsym(handle, "unw_backtrace"));
   auto policy = reinterpret_cast<CachingPolicyFn>(dlsym(handle, kUnwSetCachingPolicy));
   auto* space = static_cast<void**>(dlsym(handle, kUnwLocalAddressSpace));

@@ -28,7 +28,9 @@ struct StackOptions {
   // Remove the leading frames that lie in the module holding the collector (the agent's own:
   // hook, collector). Unit tests, which link the collector into the test program, turn it off.
   bool strip_own_module = true;
-  std::string libunwind = "libunwind.so.8";
+  // Empty: libprofagent_unwind.so beside the agent (it carries the path to a bundled libunwind
+  // and its dependencies), else the system's libunwind.so.8. Tests name a library here.
+  std::string libunwind;
   uint32_t table_slots = 1u << 20;     // distinct stacks kept
   uint64_t arena_words = 16u << 20;    // 128 MB of address space, touched as stacks come
 };

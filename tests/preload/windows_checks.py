@@ -13,6 +13,7 @@ launch with k+1 blocks) in the window that recorded it. Each expected window mus
 <host>.<pid>.w<N>[.steps<a>-<b>].trace.json holding exactly the witnesses of "work" (none from
 idle or warmup steps) and one ProfilerStep#N annotation per step of its range; no other window
 may exist. --loose (time:MS markers) checks only that windows are consistent and disjoint.
+A process that wrote windows says no "wrote nothing" line at exit.
 --launcher: the launcher's closing lines list every trace written. --count NAME=N: every window
 holds exactly N complete events named NAME (operators, whose steps carry no work_<k> range).
 Only the Python standard library is used.
@@ -162,6 +163,9 @@ def main():
         else:
             check_exact(found, parse_expect(options.expect), options.kernels)
         check_counts(found, options.count)
+        # Once windows were written (and said so), the process has nothing to add at exit.
+        nothing = [line for line in run.stderr.splitlines() if line.startswith("[profagent] wrote nothing")]
+        expect(not (found and nothing), f"windows were written, yet the agent said {nothing}")
         if options.launcher:
             check_launcher_lines(run.stderr, found)
     except CheckFailed as failure:

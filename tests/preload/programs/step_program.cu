@@ -63,6 +63,9 @@ void end_step(const char* mode, int step, int* buffer) {
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "call";
   const int steps = argc > 2 ? std::atoi(argv[2]) : 10;
+  // A device query first, as real programs make (the agent forwards it without an event).
+  int devices = 0;
+  check(cudaGetDeviceCount(&devices), "cudaGetDeviceCount");
   int* buffer = nullptr;
   check(cudaMalloc(&buffer, 1024 * sizeof(int)), "cudaMalloc");
   for (int step = 0; step < steps; ++step) {
