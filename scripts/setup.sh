@@ -13,6 +13,7 @@ packages=(
   libsimdjson-dev zlib1g-dev       # profagent report: reading saved traces (.json, .json.gz)
   catch2                           # unit tests
   python3                          # test drivers (trace checks), launcher tests
+  python3-dev                      # the Python hook's call wrapper (a stable-ABI extension)
   valgrind uftrace                 # benchmarks: callgrind counts, the peer tracer (scripts/bench.sh)
   python3-torch                    # --step-on python test: a CPU training loop (big, ~1 GB)
   chromium                         # report.html tests: the HTML report opened headless
