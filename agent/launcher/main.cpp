@@ -39,14 +39,12 @@ std::string find_agent(const std::string& bin) {
   return bin + "/../lib/libprofagent.so";
 }
 
-// False (with one line said) when the agent or the hook cannot be named in a list variable.
+// False (with one line said) when the agent cannot be named in LD_PRELOAD.
 bool set_environment(const Options& options, const std::string& agent, const std::string& bin) {
   std::string why;
   const std::string preload = profagent::launcher::unsplit_path(agent, why);
-  std::string hook;
-  if (options.python_hook) hook = profagent::launcher::unsplit_path(bin + "/../lib/profagent_python", why);
-  if (preload.empty() || (options.python_hook && hook.empty())) {
-    say("cannot name the agent in LD_PRELOAD or PYTHONPATH: " + why);
+  if (preload.empty()) {
+    say("cannot name the agent in LD_PRELOAD: " + why);
     return false;
   }
   for (const auto& [name, value] : options.variables) setenv(name.c_str(), value.c_str(), 1);
@@ -55,12 +53,16 @@ bool set_environment(const Options& options, const std::string& agent, const std
   // reach, and hands it the calls no hook sees (agent/injection.h). Another tool's value stays.
   char injection[PATH_MAX];
   if (realpath(agent.c_str(), injection) != nullptr) setenv("CUDA_INJECTION64_PATH", injection, 0);
-  if (options.python_hook) {
-    // "<hook>" for an unset PYTHONPATH, "<hook>:<value>" for a set one, even empty: the hook
-    // restores the value exactly (agent/python/sitecustomize.py).
-    const char* python_path = std::getenv("PYTHONPATH");
-    setenv("PYTHONPATH", (python_path == nullptr ? hook : hook + ":" + python_path).c_str(), 1);
+  if (!options.python_hook) return true;
+  const std::string hook = profagent::launcher::unsplit_path(bin + "/../lib/profagent_python", why);
+  if (hook.empty()) {
+    say("no Python hook: cannot name its folder in PYTHONPATH: " + why);
+    return true;
   }
+  // "<hook>" for an unset PYTHONPATH, "<hook>:<value>" for a set one, even empty: the hook
+  // restores the value exactly (agent/python/sitecustomize.py).
+  const char* python_path = std::getenv("PYTHONPATH");
+  setenv("PYTHONPATH", (python_path == nullptr ? hook : hook + ":" + python_path).c_str(), 1);
   return true;
 }
 
