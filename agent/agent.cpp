@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "agent/child_environment.h"
 #include "agent/injection.h"
 #include "agent/lifecycle.h"
 #include "agent/profagent.h"
@@ -20,6 +21,7 @@ namespace {
 __attribute__((constructor)) void profagent_start() {
   profagent::agent::ensure_init();
   profagent::agent::claim_cuda_injection();
+  profagent::agent::remember_own_variables();
 }
 
 // Fallback for exits that skip atexit handlers registered by us but still run ELF

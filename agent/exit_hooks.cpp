@@ -23,6 +23,9 @@
 #include <cerrno>
 #include <cstdarg>
 
+extern char** environ;
+
+#include "agent/child_environment.h"
 #include "agent/lifecycle.h"
 #include "hooks/hook.h"  // PROFAGENT_EXPORT
 
@@ -74,6 +77,8 @@ void fill_args(char** argv, size_t count, const char* first, va_list& list) noex
 }  // namespace
 }  // namespace profagent::agent
 
+using profagent::agent::child_environment;
+using profagent::agent::child_environment_room;
 using profagent::agent::flush_if_owner;
 using profagent::agent::next_definition;
 
@@ -102,41 +107,47 @@ PROFAGENT_EXPORT void quick_exit(int status) {
 }
 
 // exec: the trace is written before the image is replaced. If exec then fails the process
-// goes on with recording stopped (flush_all is once per process).
+// goes on with recording stopped (flush_all is once per process). A new image that does not
+// preload the agent gets its environment without the agent's own variables
+// (agent/child_environment.h); `scratch` is a VLA, as glibc's execl builds its argv.
 PROFAGENT_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
   flush_if_owner("execve");
   auto* real = next_definition<int(const char*, char* const[], char* const[])>("execve");
-  return real ? real(path, argv, envp) : (errno = ENOSYS, -1);
+  const size_t room = child_environment_room(envp);
+  char* scratch[room + 1];
+  return real ? real(path, argv, child_environment(envp, scratch, room)) : (errno = ENOSYS, -1);
 }
 
 PROFAGENT_EXPORT int execv(const char* path, char* const argv[]) {
-  flush_if_owner("execv");
-  auto* real = next_definition<int(const char*, char* const[])>("execv");
-  return real ? real(path, argv) : (errno = ENOSYS, -1);
+  return execve(path, argv, environ);
 }
 
 PROFAGENT_EXPORT int execvp(const char* file, char* const argv[]) {
-  flush_if_owner("execvp");
-  auto* real = next_definition<int(const char*, char* const[])>("execvp");
-  return real ? real(file, argv) : (errno = ENOSYS, -1);
+  return execvpe(file, argv, environ);
 }
 
 PROFAGENT_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
   flush_if_owner("execvpe");
   auto* real = next_definition<int(const char*, char* const[], char* const[])>("execvpe");
-  return real ? real(file, argv, envp) : (errno = ENOSYS, -1);
+  const size_t room = child_environment_room(envp);
+  char* scratch[room + 1];
+  return real ? real(file, argv, child_environment(envp, scratch, room)) : (errno = ENOSYS, -1);
 }
 
 PROFAGENT_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
   flush_if_owner("fexecve");
   auto* real = next_definition<int(int, char* const[], char* const[])>("fexecve");
-  return real ? real(fd, argv, envp) : (errno = ENOSYS, -1);
+  const size_t room = child_environment_room(envp);
+  char* scratch[room + 1];
+  return real ? real(fd, argv, child_environment(envp, scratch, room)) : (errno = ENOSYS, -1);
 }
 
 PROFAGENT_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
   flush_if_owner("execveat");
   auto* real = next_definition<int(int, const char*, char* const[], char* const[], int)>("execveat");
-  return real ? real(dirfd, path, argv, envp, flags) : (errno = ENOSYS, -1);
+  const size_t room = child_environment_room(envp);
+  char* scratch[room + 1];
+  return real ? real(dirfd, path, argv, child_environment(envp, scratch, room), flags) : (errno = ENOSYS, -1);
 }
 
 // The VLAs below are what glibc's execl allocates itself: the program's stack use is unchanged.

@@ -18,8 +18,6 @@ extern "C" PROFAGENT_API int InitializeInjection(void);
 namespace profagent::agent {
 namespace {
 
-constexpr const char* kInjectionVariable = "CUDA_INJECTION64_PATH";
-
 bool device_tracing_wanted(const Config& config) noexcept {
   return config.activity_cuda && config.cupti != CuptiMode::Off;
 }
@@ -28,13 +26,13 @@ bool device_tracing_wanted(const Config& config) noexcept {
 
 void claim_cuda_injection() noexcept {
   if (state() != AgentState::Ready || !device_tracing_wanted(config())) return;
-  if (const char* set = std::getenv(kInjectionVariable); set != nullptr && *set != '\0') return;
+  if (const char* set = std::getenv(kCudaInjectionVariable); set != nullptr && *set != '\0') return;
   const std::string path = collector::own_library_path();
   if (path.empty()) {
     log(LogLevel::Info, "cannot name this library in CUDA_INJECTION64_PATH: only interposed calls are recorded");
     return;
   }
-  setenv(kInjectionVariable, path.c_str(), 0);
+  setenv(kCudaInjectionVariable, path.c_str(), 0);
 }
 
 }  // namespace profagent::agent

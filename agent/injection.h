@@ -7,6 +7,8 @@
 
 namespace profagent::agent {
 
+inline constexpr const char* kCudaInjectionVariable = "CUDA_INJECTION64_PATH";
+
 // At load, while the process is single-threaded (setenv is not thread-safe later): sets
 // CUDA_INJECTION64_PATH to this library when it is unset and device tracing is wanted. A value
 // set by someone else is never touched: that tool owns CUPTI (the device backend then says so).

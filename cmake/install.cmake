@@ -6,7 +6,8 @@
 #   lib/libprofagent_{re2,dwarf,unwind}.so  helpers the agent loads by full path when needed
 #   lib/profagent/                        the third-party libraries the helpers and the launcher
 #                                         need, carried (cmake/carried_libraries.cmake)
-#   lib/profagent_python/sitecustomize.py the launcher's Python hook
+#   lib/profagent_python/                 the launcher's Python hook: sitecustomize.py,
+#                                         profagent_hook.py, _profagent_ranges.abi3.so
 #   include/profagent/profagent.h         the weak C API (CMake target profagent::api)
 #   lib/cmake/profagent/, lib/pkgconfig/profagent.pc
 #   share/doc/profagent/                  README, LICENSE, docs
@@ -21,8 +22,11 @@ set(profagent_cmake_dir ${profagent_lib_dir}/cmake/profagent)
 install(TARGETS profagent profagent_re2 profagent_dwarf profagent_unwind
         LIBRARY DESTINATION ${profagent_lib_dir})
 install(TARGETS profagent_launcher RUNTIME DESTINATION bin)
-install(FILES ${PROJECT_SOURCE_DIR}/agent/python/sitecustomize.py
+install(FILES ${PROJECT_SOURCE_DIR}/agent/python/sitecustomize.py ${PROJECT_SOURCE_DIR}/agent/python/profagent_hook.py
         DESTINATION ${profagent_lib_dir}/profagent_python)
+if(TARGET profagent_python_ranges)
+  install(TARGETS profagent_python_ranges LIBRARY DESTINATION ${profagent_lib_dir}/profagent_python)
+endif()
 install(FILES ${PROFAGENT_PUBLIC_HEADER} DESTINATION include/profagent)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION share/doc/profagent)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION share/doc/profagent/docs FILES_MATCHING PATTERN "*.md")

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@
 #include "collector/python_frames.h"
 #include "collector/python_stack_merge.h"
 #include "collector/thread_buffer.h"
+#include "collector/unwinder_memory.h"
 
 namespace profagent::collector {
 
@@ -198,6 +200,9 @@ bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
   auto policy = reinterpret_cast<CachingPolicyFn>(dlsym(handle, kUnwSetCachingPolicy));
   auto* space = static_cast<void**>(dlsym(handle, kUnwLocalAddressSpace));
   if (backtrace == nullptr) return why = "libunwind has no unw_backtrace", false;
+  const int saved_errno = errno;  // libunwind's initialisation sets it (the refused pipe)
+  // Before libunwind's first unwind: no descriptor of the program's (unwinder_memory.h).
+  if (!prepare_unwinder(handle, why)) return errno = saved_errno, false;
   // Per-thread caches: the global one takes a lock (and masks signals) on every frame.
   if (policy != nullptr && space != nullptr) policy(*space, kUnwCachePerThread);
   if (!s.table.reserve(options.table_slots, options.arena_words)) {
@@ -209,6 +214,7 @@ bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
   if (const unsigned long entry = getauxval(AT_ENTRY)) s.entry = {entry, entry + 64};  // _start is short
   void* warm[4];
   backtrace(warm, 4);  // libunwind's first unwind allocates its caches: not inside a hook
+  errno = saved_errno;
   s.python = python_frames_supported();  // decided here, at start-up, not in a hook
   s.backtrace = backtrace;
   g_stacks_on.store(true, std::memory_order_release);

@@ -129,6 +129,7 @@ ThreadBuffer* take_buffer(Registry* r) {
     buffer->read_index = 0;
     buffer->retired.store(false, std::memory_order_relaxed);
     buffer->reusable = false;
+    buffer->readable = ReadablePages{};  // another thread's stack
     return buffer;
   }
   if (r->next_slot >= kMaxThreadSlots) return nullptr;

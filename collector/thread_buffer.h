@@ -23,6 +23,7 @@
 #include "collector/api.h"
 #include "collector/chunk_pool.h"
 #include "collector/event.h"
+#include "collector/unwinder_memory.h"
 
 namespace profagent::collector {
 
@@ -36,6 +37,7 @@ struct ThreadBuffer : EventCursor {
   std::atomic<uint64_t> dropped{0};      // only the writer stores (no read-modify-write)
   std::atomic<Chunk*> head{nullptr};     // first chunk, published by the writer once
   bool unwinding = false;                // a call stack is being taken (collector/stacks.cpp)
+  ReadablePages readable;                // pages of this thread libunwind may read directly
 
   // Reader side (registry lock held).
   Chunk* read_chunk = nullptr;

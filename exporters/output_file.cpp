@@ -1,5 +1,7 @@
 #include "exporters/output_file.h"
 
+#include "exporters/output_dir_walk.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -139,37 +141,10 @@ std::string strip_trailing_slashes(std::string path) {
 
 }  // namespace
 
-std::string make_directories(const std::string& path) {
-  std::string prefix;
-  std::size_t pos = 0;
-  while (pos <= path.size()) {
-    const std::size_t slash = path.find('/', pos);
-    const std::size_t end = slash == std::string::npos ? path.size() : slash;
-    prefix = path.substr(0, end);
-    pos = end + 1;
-    if (prefix.empty() || prefix == "." || prefix == "..") continue;
-    if (::mkdir(prefix.c_str(), 0755) != 0 && errno != EEXIST) {
-      return "cannot create directory " + prefix + ": " + errno_text(errno);
-    }
-  }
-  return {};
-}
-
 std::unique_ptr<OutputDir> OutputDir::create(const std::string& raw_path, std::string* error) {
   const std::string path = strip_trailing_slashes(raw_path.empty() ? "." : raw_path);
-  if (std::string err = make_directories(path); !err.empty()) {
-    *error = std::move(err);
-    return nullptr;
-  }
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    struct stat st {};
-    const bool symlink = ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
-    *error = "cannot open output directory " + path + ": " +
-             (symlink ? std::string("it is a symbolic link (refused)") : errno_text(err));
-    return nullptr;
-  }
+  const int fd = open_output_directory(path, error);
+  if (fd < 0) return nullptr;
   return std::unique_ptr<OutputDir>(new OutputDir(fd, path));
 }
 

@@ -1,9 +1,11 @@
 // Safe file output: one directory, files appear atomically under their final names.
 //
 // - The directory is created if missing (mkdir -p, mode 0755 before umask: the files are
-//   meant to be read by the user's tools and colleagues; nothing secret is in them) and held
-//   open with O_DIRECTORY|O_NOFOLLOW, so every later operation is relative to that one inode:
-//   a symlink swapped in for the directory, or a name with '/', cannot redirect a write.
+//   meant to be read by the user's tools and colleagues; nothing secret is in them), reached
+//   one component at a time (output_dir_walk.h: a symbolic link on the way is followed only
+//   when the user running or root owns it) and held open with O_DIRECTORY|O_NOFOLLOW, so every
+//   later operation is relative to that one inode: a symlink swapped in for the directory, or a
+//   name with '/', cannot redirect a write.
 // - Each file is written to a fresh hidden temporary (".<name>.<pid>.<n>.tmp", created with
 //   O_CREAT|O_EXCL|O_NOFOLLOW, so a planted file or symlink is never opened), with large
 //   write(2) calls, every result checked; then renameat() to the final name, which replaces
@@ -25,7 +27,8 @@ namespace profagent::exporters {
 class OutputDir final : public OutputSink {
  public:
   // Creates (mkdir -p) and opens `path`. nullptr and *error set on failure. The last path
-  // component must not be a symlink (O_NOFOLLOW); earlier components may be.
+  // component must not be a symlink; earlier ones may be, when owned by the effective user or
+  // root (output_dir_walk.h).
   static std::unique_ptr<OutputDir> create(const std::string& path, std::string* error);
   ~OutputDir() override;
   OutputDir(const OutputDir&) = delete;
@@ -41,8 +44,5 @@ class OutputDir final : public OutputSink {
   int fd_;
   std::string path_;
 };
-
-// Creates every missing directory of `path` with mode 0755. "" on success, else one line.
-std::string make_directories(const std::string& path);
 
 }  // namespace profagent::exporters

@@ -13,6 +13,7 @@ case "$set_name" in build|demo|tests) ;; *) echo "setup: unknown set '$set_name'
 build_packages=(
   cmake g++ make pkg-config        # build
   python3                          # code generators run by the build; the Python hook
+  python3-dev                      # the Python hook's call wrapper (a stable-ABI extension)
   libspdlog-dev nlohmann-json3-dev # agent: logging, JSON summaries
   libunwind-dev                    # agent: call stacks (PROFAGENT_WITH_STACK), dlopen'ed
   libdw-dev                        # agent: source lines of stack frames (libprofagent_dwarf.so)

@@ -1,13 +1,37 @@
 # Included by agent/CMakeLists.txt once libprofagent.so is a target.
 add_library(profagent_launcher_options STATIC ${CMAKE_CURRENT_LIST_DIR}/options.cpp)
 target_include_directories(profagent_launcher_options PUBLIC ${PROJECT_SOURCE_DIR})
-add_executable(profagent_launcher ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${CMAKE_CURRENT_LIST_DIR}/supervise.cpp)
+add_executable(profagent_launcher ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${CMAKE_CURRENT_LIST_DIR}/supervise.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/unsplit_path.cpp)
 target_link_libraries(profagent_launcher PRIVATE profagent_launcher_options profagent_report_command)
 # Its libraries (simdjson, zlib: `profagent report`) are carried in lib/profagent by an install
 # or a bundle (cmake/carried_libraries.cmake); the build tree uses the system's.
 set_target_properties(profagent_launcher PROPERTIES OUTPUT_NAME profagent
   INSTALL_RPATH "$ORIGIN/../lib/${PROFAGENT_CARRIED_LIBDIR}" BUILD_WITH_INSTALL_RPATH ON)
 add_dependencies(profagent_launcher profagent)
-# The Python start-up hook (--step-on python), next to the library.
-configure_file(${CMAKE_CURRENT_LIST_DIR}/../python/sitecustomize.py
-               ${CMAKE_BINARY_DIR}/lib/profagent_python/sitecustomize.py COPYONLY)
+# The Python hook (phase ranges, --step-on python), next to the library: the start-up file the
+# launcher puts on PYTHONPATH, the hook, and its call wrapper, a stable-ABI (abi3) extension
+# built once for every CPython >= 3.8 (needs Python's headers: Debian python3-dev).
+foreach(file sitecustomize.py profagent_hook.py)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/../python/${file} ${CMAKE_BINARY_DIR}/lib/profagent_python/${file} COPYONLY)
+endforeach()
+# The headers of the system's Python (any CPython >= 3.8 gives the same stable ABI); asked of
+# /usr/bin/python3, as the tests run it, not of the first python3 on PATH.
+if(NOT PROFAGENT_PYTHON_INCLUDE)
+  execute_process(COMMAND /usr/bin/python3 -c "import sysconfig; print(sysconfig.get_path('include'))"
+    OUTPUT_VARIABLE profagent_python_include OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(profagent_python_include AND EXISTS "${profagent_python_include}/Python.h")
+    set(PROFAGENT_PYTHON_INCLUDE "${profagent_python_include}" CACHE PATH "Python.h of the Python hook's extension")
+  endif()
+endif()
+if(PROFAGENT_PYTHON_INCLUDE)
+  add_library(profagent_python_ranges MODULE ${CMAKE_CURRENT_LIST_DIR}/../python/profagent_ranges.c)
+  target_include_directories(profagent_python_ranges SYSTEM PRIVATE ${PROFAGENT_PYTHON_INCLUDE})
+  target_link_libraries(profagent_python_ranges PRIVATE ${CMAKE_DL_LIBS})
+  set_target_properties(profagent_python_ranges PROPERTIES PREFIX "" OUTPUT_NAME _profagent_ranges
+    SUFFIX ".abi3.so" C_VISIBILITY_PRESET hidden
+    LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/profagent_python)
+  add_dependencies(profagent_launcher profagent_python_ranges)
+else()
+  message(STATUS "profagent: Python headers not found (Debian python3-dev): the Python hook says it is off")
+endif()

@@ -14,6 +14,7 @@
 
 #include "agent/launcher/launcher.h"
 #include "agent/launcher/supervise.h"
+#include "agent/launcher/unsplit_path.h"
 #include "agent/report/report_command.h"
 
 namespace {
@@ -38,17 +39,31 @@ std::string find_agent(const std::string& bin) {
   return bin + "/../lib/libprofagent.so";
 }
 
-void set_environment(const Options& options, const std::string& agent, const std::string& bin) {
+// False (with one line said) when the agent cannot be named in LD_PRELOAD.
+bool set_environment(const Options& options, const std::string& agent, const std::string& bin) {
+  std::string why;
+  const std::string preload = profagent::launcher::unsplit_path(agent, why);
+  if (preload.empty()) {
+    say("cannot name the agent in LD_PRELOAD: " + why);
+    return false;
+  }
   for (const auto& [name, value] : options.variables) setenv(name.c_str(), value.c_str(), 1);
-  setenv("LD_PRELOAD", profagent::launcher::prepend_path(agent, std::getenv("LD_PRELOAD")).c_str(), 1);
+  setenv("LD_PRELOAD", profagent::launcher::prepend_path(preload, std::getenv("LD_PRELOAD")).c_str(), 1);
   // CUDA's tool injection: the driver loads the agent at cuInit even where the preload does not
   // reach, and hands it the calls no hook sees (agent/injection.h). Another tool's value stays.
   char injection[PATH_MAX];
   if (realpath(agent.c_str(), injection) != nullptr) setenv("CUDA_INJECTION64_PATH", injection, 0);
-  if (options.python_hook) {
-    const std::string hook = bin + "/../lib/profagent_python";
-    setenv("PYTHONPATH", profagent::launcher::prepend_path(hook, std::getenv("PYTHONPATH")).c_str(), 1);
+  if (!options.python_hook) return true;
+  const std::string hook = profagent::launcher::unsplit_path(bin + "/../lib/profagent_python", why);
+  if (hook.empty()) {
+    say("no Python hook: cannot name its folder in PYTHONPATH: " + why);
+    return true;
   }
+  // "<hook>" for an unset PYTHONPATH, "<hook>:<value>" for a set one, even empty: the hook
+  // restores the value exactly (agent/python/sitecustomize.py).
+  const char* python_path = std::getenv("PYTHONPATH");
+  setenv("PYTHONPATH", (python_path == nullptr ? hook : hook + ":" + python_path).c_str(), 1);
+  return true;
 }
 
 // Files of this run: written after it started (the program and any process it started).
@@ -116,7 +131,7 @@ int main(int argc, char** argv) {
     say("cannot find the agent library at " + agent + " (set PROFAGENT_LIBRARY)");
     return 2;
   }
-  set_environment(*options, agent, bin);
+  if (!set_environment(*options, agent, bin)) return 2;
   const time_t since = time(nullptr) - 1;  // mtime has one-second resolution
   pid_t pid = 0;
   const int code = profagent::launcher::run_and_forward(options->command, pid);

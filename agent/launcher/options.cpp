@@ -164,8 +164,8 @@ What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_
 The program may also call profagent_step() itself (C, or ctypes.CDLL(None).profagent_step).
 A marker ends the step AFTER the marking call returned: that call belongs to the step it ends.
 
-Python programs: a start-up hook is put first on PYTHONPATH (the system's sitecustomize
-still runs). When the program imports torch it marks the training phases with ranges named
+Python programs: a start-up hook is put first on PYTHONPATH; it takes itself off again
+(PYTHONPATH, sys.path, children) and runs the sitecustomize Python would have run. When the program imports torch it marks the training phases with ranges named
 as torch.profiler's own annotations, which the summaries read as Dataloader, Forward,
 Backward and Optimization:
   enumerate(DataLoader)#<Iter>.__next__   each DataLoader iteration

@@ -29,8 +29,10 @@ RUNTIMES = ("libcudart.so.12", "libcudart.so.13")
 # _exit, _Exit, quick_exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
 # InitializeInjection: what CUDA's driver calls in the library named by CUDA_INJECTION64_PATH
 # (agent/injection.h).
+# setenv, posix_spawn, posix_spawnp: agent/child_environment.h (the agent's own variables).
 UNVERSIONED = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
-               "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat", "InitializeInjection"}
+               "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat", "InitializeInjection",
+               "setenv", "posix_spawn", "posix_spawnp"}
 
 
 def exported_symbols(library):

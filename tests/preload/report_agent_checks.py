@@ -10,7 +10,7 @@ ProfilerStep#k holds exactly one DataLoader iteration, one zero_grad, one outerm
 (Tensor.backward's inner torch.autograd.backward opens none) and one optimizer step, in that
 order, none overlapping; the forward that raised left a closed range and nothing open. The
 program prints the same with and without the agent. Then: the hook patches nothing without
-the agent, imports no torch itself, and --no-python-hook keeps it off PYTHONPATH.
+the agent, imports no torch itself, and --no-python-hook keeps it out.
 Only the Python standard library is used.
 """
 import argparse
@@ -111,23 +111,20 @@ def check_training(args):
         check_phases(annotations(trace), args.iterations)
 
 
+# The wrappers answer for the original to introspection; only type() tells them apart.
 PROBE = ("import sys; print('torch' in sys.modules); import torch; "
-         "print(getattr(torch.nn.Module.__call__, '_profagent', False), "
-         "getattr(torch.autograd.backward, '_profagent', False))")
+         "print(type(torch.nn.Module.__call__).__name__, type(torch.autograd.backward).__name__)")
 
 
 def check_hook_alone(args):
     out = os.path.join(args.out, "probe")
     with_agent = run([args.launcher, "run", "--output-dir", out, "--", PYTHON, "-c", PROBE])
-    expect(with_agent.stdout.split() == ["False", "True", "True"],
+    expect(with_agent.stdout.split() == ["False", "Ranged", "Ranged"],
            f"under profagent run: {with_agent.stdout!r} (torch imported early, or not patched)")
     without = run([PYTHON, "-c", PROBE], env_extra={"PYTHONPATH": args.hook_dir}, env_drop=("LD_PRELOAD",))
-    expect(without.stdout.split() == ["False", "False", "False"], f"without the agent: {without.stdout!r}")
-    on_path = "import sys; print(any(p.rstrip('/').endswith('profagent_python') for p in sys.path))"
-    hooked = run([args.launcher, "run", "--output-dir", out, "--", PYTHON, "-c", on_path])
-    expect(hooked.stdout.strip() == "True", f"the hook is not on PYTHONPATH: {hooked.stdout!r}")
-    off = run([args.launcher, "run", "--no-python-hook", "--output-dir", out, "--", PYTHON, "-c", on_path])
-    expect(off.stdout.strip() == "False", f"--no-python-hook left the hook on PYTHONPATH: {off.stdout!r}")
+    expect(without.stdout.split() == ["False", "function", "function"], f"without the agent: {without.stdout!r}")
+    off = run([args.launcher, "run", "--no-python-hook", "--output-dir", out, "--", PYTHON, "-c", PROBE])
+    expect(off.stdout.split() == ["False", "function", "function"], f"--no-python-hook patched: {off.stdout!r}")
     both = run([args.launcher, "run", "--no-python-hook", "--step-on", "python", "--", "true"])
     expect(both.returncode == 2 and len(both.stderr.strip().splitlines()) == 1,
            f"--no-python-hook with --step-on python: exit {both.returncode}, {both.stderr!r}")

@@ -201,6 +201,37 @@ TEST_CASE("a symlinked output directory and names with '/' are refused", "[expor
   CHECK(entries(tmp.path() + "/real").empty());
 }
 
+TEST_CASE("a symlink on the way is followed only when this user or root owns it", "[exporters][output]") {
+  TempDir tmp;
+  const std::string target = tmp.path() + "/target";
+  REQUIRE(::mkdir(target.c_str(), 0755) == 0);
+  REQUIRE(::symlink(target.c_str(), (tmp.path() + "/mine").c_str()) == 0);
+  REQUIRE(::symlink("target/../target", (tmp.path() + "/relative").c_str()) == 0);
+  std::string error;
+  // Own links, absolute and relative (with ".."), then components still missing: created.
+  auto dir = OutputDir::create(tmp.path() + "/mine/a/b", &error);
+  REQUIRE(dir);
+  CHECK(write_one(*dir, "t.json", "{}").empty());
+  CHECK(read(target + "/a/b/t.json") == "{}");
+  CHECK(OutputDir::create(tmp.path() + "/relative/./a//c/", &error));
+  CHECK(entries(target + "/a") == std::set<std::string>{"b", "c"});
+  if (::geteuid() != 0) {
+    WARN("not root: a link another user owns cannot be made here");
+    return;
+  }
+  REQUIRE(::symlink(target.c_str(), (tmp.path() + "/theirs").c_str()) == 0);
+  REQUIRE(::lchown((tmp.path() + "/theirs").c_str(), 65534, 65534) == 0);
+  // Also when reached through an own link to the directory holding it.
+  REQUIRE(::symlink(tmp.path().c_str(), (tmp.path() + "/up").c_str()) == 0);
+  for (const std::string& path : {tmp.path() + "/theirs/x", tmp.path() + "/up/theirs/x"}) {
+    error.clear();
+    CHECK_FALSE(OutputDir::create(path, &error));
+    CHECK(error.find("symbolic link owned by uid 65534") != std::string::npos);
+    CHECK(error.find('\n') == std::string::npos);
+  }
+  CHECK(entries(target) == std::set<std::string>{"a"});  // nothing created behind it
+}
+
 TEST_CASE("an unusable directory gives one error line and no file", "[exporters][output]") {
   TempDir tmp;
   { std::ofstream(tmp.path() + "/plain") << "a file, not a directory"; }

@@ -1,0 +1,174 @@
+"""profagent's Python hook: marks the training phases of a torch program with the agent's user
+ranges, under the names torch's own profiler annotations use, so the summaries find Dataloader,
+Forward, Backward and Optimization without a line of profiler code in the script:
+
+    enumerate(DataLoader)#<Iter>.__next__     each DataLoader iteration
+    nn.Module: <Class>                        the outermost Module call (the forward pass)
+    autograd.backward#Tensor.backward         loss.backward()
+    autograd.backward#torch.autograd.backward torch.autograd.backward() called directly
+    Optimizer.step#<Class>.step               optimizer.step()
+    Optimizer.zero_grad#<Class>.zero_grad     optimizer.zero_grad()
+
+With `python` among PROFAGENT_STEP_ON's items, the end of every outermost Optimizer.step() also
+marks one profagent step, after its range closed, so the optimizer step belongs to the step it
+ends.
+
+What the program sees does not change:
+  - each patched function is replaced, in place on its class or module, by a wrapper written in
+    C (_profagent_ranges, next to this file): no frame of its own in a traceback, the original's
+    attributes for introspection, the same result and the same exception (the range closed
+    first). Module.__call__ and Module._call_impl stay one object;
+  - torch is never imported here, and no import finder or loader is added: each module is
+    patched once the program's import of it has finished, seen from an audit hook
+    (sys.addaudithook: the "import" event of any later import; torch imports hundreds of modules
+    after these five). Audit hooks cannot be listed or removed, and the program's finders are
+    asked once, as without the hook;
+  - this module and its extension are loaded without entering sys.modules.
+Without libprofagent.so in the process nothing is patched.
+
+install() needs nothing but this directory: the launcher's sitecustomize.py calls it.
+"""
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+
+# Kinds of outermost call, one counter each per thread (in the C wrapper); -1: every call.
+_MODULE, _BACKWARD, _STEP, _ZERO_GRAD, _ALWAYS = 0, 1, 2, 3, -1
+
+
+def _load_extension(path):
+    """The call wrapper, loaded without entering sys.modules (importlib's own frozen modules,
+    always loaded, do the work: no module is imported for it)."""
+    import _frozen_importlib_external as external
+    name = os.path.basename(path).split(".")[0]
+    loader = external.ExtensionFileLoader(name, path)
+    module = loader.create_module(external.spec_from_file_location(name, path, loader=loader))
+    loader.exec_module(module)
+    return module
+
+
+class _Probe:
+    def method(self):
+        pass
+
+
+def _class_name(prefix, suffix=""):
+    """A name function "<prefix><class of the first argument><suffix>", encoded once per class."""
+    cache = {}
+
+    def name_of(first):
+        cls = type(first)
+        name = cache.get(cls)
+        if name is None:
+            name = cache[cls] = f"{prefix}{cls.__name__}{suffix}".encode()
+        return name
+
+    return name_of
+
+
+class _Patcher:
+    def __init__(self, ranges, mark_steps):
+        self._ranges = ranges
+        self._after_step = True if mark_steps else None
+        self._pending = {
+            "torch.optim.optimizer": self._patch_optimizer,
+            "torch.utils.data.dataloader": self._patch_dataloader,
+            "torch.autograd": self._patch_autograd,
+            "torch._tensor": self._patch_tensor,
+            "torch.nn.modules.module": self._patch_module,
+        }
+        self._busy = False
+        self._step_name = _class_name("Optimizer.step#", ".step")
+        self._zero_grad_name = _class_name("Optimizer.zero_grad#", ".zero_grad")
+
+    # ---- when: after the program's import of each module finished --------------------------
+
+    def audit(self, event, _args):
+        if event == "import" and self._pending and not self._busy:
+            self.patch_loaded()
+
+    def patch_loaded(self):
+        self._busy = True
+        try:
+            for name in list(self._pending):
+                module = sys.modules.get(name)
+                spec = getattr(module, "__spec__", None)
+                if module is None or getattr(spec, "_initializing", False):
+                    continue  # not imported yet, or still running
+                patch = self._pending.pop(name)
+                try:
+                    patch(module)
+                except Exception as error:  # never break the program
+                    sys.stderr.write(f"[profagent] python hook not installed in {name}: {error}\n")
+        finally:
+            self._busy = False
+
+    # ---- what -------------------------------------------------------------------------------
+
+    def _wrap(self, owner, attribute, kind, name, after=None, also=()):
+        """owner.<attribute> (and owner.<each of also>, when it is the same object) replaced by one
+        wrapper, unless it is one already or absent."""
+        function = owner.__dict__.get(attribute)
+        if function is None or self._ranges.is_wrapper(function):
+            return
+        wrapper = self._ranges.wrap(function, kind, name, after)
+        for other in also:
+            if owner.__dict__.get(other) is function:
+                setattr(owner, other, wrapper)
+        setattr(owner, attribute, wrapper)
+
+    def _patch_optimizer(self, module):
+        """Optimizer.zero_grad directly; each optimizer class's own step() (and zero_grad()
+        override) once its first instance is made, after torch wrapped step() itself."""
+        optimizer = module.Optimizer
+        self._wrap(optimizer, "zero_grad", _ZERO_GRAD, self._zero_grad_name)
+
+        def after_init(instance):
+            for cls in type(instance).__mro__:
+                if cls is optimizer:
+                    break
+                self._wrap(cls, "step", _STEP, self._step_name, self._after_step)
+                self._wrap(cls, "zero_grad", _ZERO_GRAD, self._zero_grad_name)
+            self._wrap(optimizer, "step", _STEP, self._step_name, self._after_step)
+
+        self._wrap(optimizer, "__init__", _ALWAYS, None, after_init)
+
+    def _patch_dataloader(self, module):
+        self._wrap(module._BaseDataLoaderIter, "__next__", _ALWAYS,
+                   _class_name("enumerate(DataLoader)#", ".__next__"))
+
+    def _patch_autograd(self, module):
+        # Tensor.backward calls torch.autograd.backward: the one kind keeps that inner call from
+        # opening a second range.
+        if not self._ranges.is_wrapper(module.backward):
+            module.backward = self._ranges.wrap(module.backward, _BACKWARD,
+                                                b"autograd.backward#torch.autograd.backward", None)
+
+    def _patch_tensor(self, module):
+        self._wrap(module.Tensor, "backward", _BACKWARD, b"autograd.backward#Tensor.backward")
+
+    def _patch_module(self, module):
+        self._wrap(module.Module, "__call__", _MODULE, _class_name("nn.Module: "), also=("_call_impl",))
+
+
+def _steps_on_python():
+    items = os.environ.get("PROFAGENT_STEP_ON", "").split(",")
+    return any(item.strip() == "python" for item in items)
+
+
+def install():
+    """Patches what is loaded already and, from then on, what the program imports. Nothing
+    without the agent; one line on stderr if the call wrapper cannot be loaded."""
+    path = os.path.join(_HERE, "_profagent_ranges.abi3.so")
+    if not os.path.exists(path):
+        sys.stderr.write(f"[profagent] python hook off: its call wrapper {path} was not built (python3-dev)\n")
+        return
+    try:
+        ranges = _load_extension(path)
+    except ImportError:
+        return  # libprofagent.so is not in this process
+    ranges.set_method_type(type(_Probe().method))
+    patcher = _Patcher(ranges, _steps_on_python())
+    patcher.patch_loaded()
+    sys.addaudithook(patcher.audit)
