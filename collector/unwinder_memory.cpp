@@ -170,11 +170,22 @@ int read_memory(void*, uint64_t address, uint64_t* value, int write, void*) {
 
 namespace {
 
-bool keep_off_descriptors(void* libunwind_handle, std::string& why) noexcept {
+// The object that defines unw_backtrace: libunwind itself, also when the handle is the agent's
+// libprofagent_unwind.so, which only depends on it (the handle's own link map would be the
+// helper's, which imports no pipe2).
+link_map* libunwind_object(void* libunwind_handle) noexcept {
+  void* symbol = dlsym(libunwind_handle, "unw_backtrace");
+  Dl_info info{};
   link_map* object = nullptr;
-  if (dlinfo(libunwind_handle, RTLD_DI_LINKMAP, &object) != 0 || object == nullptr) {
-    return why = "libunwind's link map is not available", false;
+  if (symbol == nullptr || dladdr1(symbol, &info, reinterpret_cast<void**>(&object), RTLD_DL_LINKMAP) == 0) {
+    return nullptr;
   }
+  return object;
+}
+
+bool keep_off_descriptors(void* libunwind_handle, std::string& why) noexcept {
+  link_map* object = libunwind_object(libunwind_handle);
+  if (object == nullptr) return why = "libunwind's link map is not available", false;
   void** slot = import_slot(object, "pipe2");
   if (slot == nullptr) return true;  // it opens no pipe
   if (!write_slot(slot, reinterpret_cast<void*>(&no_pipe), relro_of(object->l_addr))) {
