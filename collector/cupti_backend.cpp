@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "collector/api.h"
@@ -102,6 +103,8 @@ bool CuptiBackend::start() noexcept {
     if (api_.set_thread_id_type) CUPTI_CALL_QUIET(api_, set_thread_id_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (!enable_kinds()) return false;
     subscribe_callbacks();
+    issuers_known_ = subscriber_ != nullptr ||
+                     std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
     usable_.store(true);
     status_ = "cupti";
     g_device_tracing.store(true);

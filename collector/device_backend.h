@@ -51,6 +51,10 @@ class DeviceBackend {
   virtual void flush() noexcept = 0;
   // Parses completed buffers into neutral records and recycles the buffers.
   virtual DeviceBatch drain() noexcept = 0;
+  // Whether every device record's issuing call can be known: linked to a host event (the
+  // external id a hook or range pushed, or the call the API callback recorded), or to its own
+  // DRIVER record. Then work linked to nothing was issued by a call no window recorded.
+  virtual bool issuers_known() const noexcept { return false; }
   // "cupti", or "none (<why>)" once host-only.
   virtual std::string status() const = 0;
   virtual std::string version() const { return {}; }
