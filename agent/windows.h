@@ -35,9 +35,10 @@ void step_ended() noexcept;
 // current window holds into `trace` (empty when nothing is being recorded). False on failure.
 bool freeze_last_window(Trace& trace) noexcept;
 
-// At exit, when nothing was recorded: why, if a schedule or profiler-api is the reason (no
-// window was ever written), else "". One sentence for the closing "wrote nothing:" line.
-std::string why_nothing_recorded() noexcept;
+// At exit, when the final window is empty, under a schedule or profiler-api: the closing line.
+// "wrote nothing: <why>" when no window was ever written; after windows were written, that
+// they were, and why nothing came after the last. "" without a schedule or profiler-api.
+std::string closing_line_without_window() noexcept;
 
 // Hand-over figures: how long step boundaries that cut a window held the program.
 struct HandOverStats {
