@@ -80,11 +80,13 @@ uint64_t monotonic_ms() {
 void apply_device_state(Session& s, DeviceBackend& backend) noexcept {
   const uint64_t serving = s.device_requests.load();
   // Read after the ticket: a later request is served again.
-  const bool wanted = recording() || g_device_ahead.load(std::memory_order_relaxed);
-  if (wanted != s.device_active) {
+  const DeviceActivity wanted = recording() ? DeviceActivity::All
+                                : g_device_ahead.load(std::memory_order_relaxed) ? DeviceActivity::WorkOnly
+                                                                                 : DeviceActivity::Off;
+  if (wanted != s.device_activity) {
     AgentBusy busy;
-    backend.set_active(wanted);  // CUPTI: no lock of ours is held here
-    s.device_active = wanted;
+    backend.set_activity(wanted);  // CUPTI: no lock of ours is held here
+    s.device_activity = wanted;
   }
   s.device_applied.store(serving);
 }
