@@ -113,12 +113,13 @@ void on_first_cuda_use() noexcept {
   register_exit_handler();
   install_opt_in_signal_handlers();
   start_device_poller();
+  start_time_marker();
 }
 
 // Everything init does after the secure-mode check. Returns the state to publish.
 AgentState initialise() noexcept {
   try {
-    watch_main_thread();  // before any agent thread (the time:MS timer starts below)
+    watch_main_thread();  // before any agent thread
     std::vector<std::string> warnings;
     g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
     start_logging(g_config->log_level);
@@ -238,8 +239,8 @@ std::string why_no_call_was_recorded() {
     return "no CUDA device: every call returned error " + std::to_string(queries.first_error) +
            error_name(queries.first_error) + ", " + calls;
   }
-  return "no CUDA call that the agent records was made (cudaSetDevice, cudaGetDevice, cudaGetLastError and "
-         "cudaEvent creation are left out of traces, as torch.profiler leaves them out)";
+  return "no CUDA call that the agent records was made (the calls torch.profiler leaves out of its traces, "
+         "such as cudaSetDevice, are not recorded)";
 }
 
 // The process's only recorded calls are device queries, and every one failed: it had no device

@@ -41,6 +41,8 @@ struct Windows {
   bool scheduled = false;     // a schedule variable was given
   bool profiler_api = false;  // cudaProfilerStart/Stop delimit windows
   collector::StepSchedule schedule;
+  uint64_t time_ms = 0;                      // PROFAGENT_STEP_ON=time:MS
+  std::atomic<bool> timer_started{false};    // at the first CUDA call (start_time_marker)
   // Guards everything below; never taken by hooks. Lock order: Windows::mutex ->
   // ExportQueue::mutex -> the collector's locks (collector/session.h). It is never held across
   // a CUDA or CUPTI call: under it a boundary only updates the step state, cuts (host buffers
@@ -397,9 +399,7 @@ bool start_windows(const Config& config) noexcept {
     pthread_atfork(nullptr, nullptr, forget_exports_in_child);
     collector::set_device_ahead(w->scheduled && !w->profiler_api && device_ahead(w->schedule, 0));
     collector::set_state(first_state(*w));
-    if (step_on.time_ms > 0 && !start_step_timer(step_on.time_ms, on_step, windows_finished)) {
-      log(LogLevel::Warn, "PROFAGENT_STEP_ON time: could not start the timer thread; no step is marked by time");
-    }
+    w->time_ms = step_on.time_ms;
     return true;
   } catch (...) {
     static collector::SwallowedSite site{"step windows could not be set up (out of memory); nothing is recorded"};
@@ -409,6 +409,14 @@ bool start_windows(const Config& config) noexcept {
 }
 
 void step_ended() noexcept { on_step(); }
+
+void start_time_marker() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr || w->time_ms == 0 || w->timer_started.exchange(true)) return;
+  if (!start_step_timer(w->time_ms, on_step, windows_finished)) {
+    log(LogLevel::Warn, "PROFAGENT_STEP_ON time: could not start the timer thread; no step is marked by time");
+  }
+}
 
 namespace {
 

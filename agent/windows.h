@@ -31,6 +31,11 @@ bool start_windows(const Config& config) noexcept;
 // One step ended (any marker, or profagent_step()).
 void step_ended() noexcept;
 
+// PROFAGENT_STEP_ON=time:MS: starts the timer thread, at the process's first CUDA call (once;
+// later calls do nothing). A process that never uses CUDA (a shell, a launcher, every stage of
+// a pipeline started with the variable) runs no timer and so writes no window of empty steps.
+void start_time_marker() noexcept;
+
 // At exit: waits for queued window exports, then stops recording and freezes what the
 // current window holds into `trace` (empty when nothing is being recorded). False on failure.
 bool freeze_last_window(Trace& trace) noexcept;

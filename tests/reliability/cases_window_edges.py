@@ -108,6 +108,19 @@ def case_time_marker_1ms(env):
             f"CPU +{agent_cpu - plain_cpu:.3f} s, peak RSS {agent_rss:.0f} MiB (plain {plain_rss:.0f})")
 
 
+def case_time_marker_not_cuda(env):
+    """time:MS in processes that never use CUDA (a shell pipeline, sleep): no timer, no window
+    of empty steps, no output."""
+    out = env.out("window_edges_time_not_cuda")
+    extra = {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_STEP_ON": "time:20", "PROFAGENT_SCHEDULE": "active=1"}
+    for command in (["/bin/sleep", "0.3"], ["/bin/sh", "-c", "sleep 0.2 | cat; echo done"]):
+        agent, plain = R.both(env, command, extra)
+        R.expect((agent.stdout, agent.stderr, agent.returncode) == (plain.stdout, plain.stderr, plain.returncode),
+                 f"{command}: the agent printed {agent.stderr[:300]!r}")
+        R.expect(os.listdir(out) == [], f"{command}: wrote {sorted(os.listdir(out))[:4]}")
+    return "sleep and a shell pipeline under time:20: no file, no output"
+
+
 # ---- graphs without device work ------------------------------------------------------------
 
 GRAPH_STEPS = 8
@@ -218,6 +231,7 @@ def closing_case(schedule, windows_written, why):
 
 CASES = {
     "window_edges_time_marker_1ms": case_time_marker_1ms,
+    "window_edges_time_marker_not_cuda": case_time_marker_not_cuda,
     # Recorded steps between idle ones (recording and device tracing switched at every boundary)
     # and back to back (windows cut while launches are under way).
     "window_edges_race_idle_between": race_case("wait=1,active=1"),
