@@ -8,6 +8,7 @@
 #include "agent/child_environment.h"
 #include "agent/injection.h"
 #include "agent/lifecycle.h"
+#include "agent/log.h"
 #include "agent/profagent.h"
 #include "agent/session_glue.h"
 #include "collector/api.h"
@@ -97,6 +98,7 @@ void push_range(const char* name) noexcept {
 extern "C" {
 
 PROFAGENT_API void profagent_range_push(const char* name) {
+  profagent::agent::say_held_warnings();  // the program uses the agent (agent/log.h)
   push_range(name);
   // range:REGEX marks a step once the range is open (it belongs to the step it starts).
   if (profagent::collector::step_markers_armed()) profagent::collector::range_pushed(name);
@@ -112,6 +114,7 @@ PROFAGENT_API void profagent_range_pop(void) {
 }
 
 PROFAGENT_API void profagent_step(void) {
+  profagent::agent::say_held_warnings();
   profagent::agent::count_step();
 }
 

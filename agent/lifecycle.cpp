@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string>
@@ -16,6 +17,7 @@
 #include "agent/session_glue.h"
 #include "agent/signals.h"
 #include "agent/stderr_writer.h"
+#include "agent/step_timer.h"
 #include "agent/threads.h"
 #include "agent/windows.h"
 #include "collector/api.h"
@@ -116,20 +118,22 @@ void install_crash_signal_handlers() noexcept {
 }
 
 void on_first_cuda_use() noexcept {
+  say_held_warnings();  // this process uses its configuration (agent/log.h)
   register_exit_handler();
   install_opt_in_signal_handlers();
   install_crash_signal_handlers();
   start_device_poller();
+  start_time_marker();
 }
 
 // Everything init does after the secure-mode check. Returns the state to publish.
 AgentState initialise() noexcept {
   try {
-    watch_main_thread();  // before any agent thread (the time:MS timer starts below)
+    watch_main_thread();  // before any agent thread
     std::vector<std::string> warnings;
     g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
     start_logging(g_config->log_level);
-    for (const std::string& warning : warnings) log(LogLevel::Warn, warning);
+    for (std::string& warning : warnings) hold_warning(std::move(warning));
     collector::set_log_sink(collector_log_sink);
     hooks::set_unresolved_reporter(report_unresolved_symbol);
     hooks::set_detour_reporter(report_plain_dlopen);
@@ -215,6 +219,7 @@ void print_table(const std::string& table) noexcept {
 // Lost events are said once per written window, with the setting that bounds them, so a
 // trace that is short of events never looks complete (its profagent_drops has the numbers).
 void export_trace(const Trace& trace) {
+  say_held_warnings();  // before anything else this process prints
   report_drops(trace, trace.whole_run ? "" : "window " + std::to_string(trace.window) + ": ");
   const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
   // With no file written, the first error is the reason and goes into the last line.
@@ -232,10 +237,10 @@ std::string error_name(int error) {
   }
 }
 
-// A whole-run window with nothing in it although CUDA was used: the program's only CUDA calls
-// were ones the agent forwards without recording. When those were device queries that all
-// failed, there was no device to use (a machine without a GPU or driver, where cuda-samples
-// stop after cudaGetDeviceCount).
+// A whole-run window with nothing in it although CUDA was used (the program's only CUDA calls
+// were ones left out of traces), or with nothing but failed device queries. When device queries
+// all failed, there was no device to use (a machine without a GPU or driver, where
+// cuda-samples stop after cudaGetDeviceCount).
 std::string why_no_call_was_recorded() {
   const hooks::DeviceQueryOutcome queries = hooks::device_query_outcome();
   if (queries.failed != 0 && !queries.any_succeeded) {
@@ -244,7 +249,20 @@ std::string why_no_call_was_recorded() {
     return "no CUDA device: every call returned error " + std::to_string(queries.first_error) +
            error_name(queries.first_error) + ", " + calls;
   }
-  return "no CUDA call that the agent records was made (device queries are forwarded without events)";
+  return "no CUDA call that the agent records was made (the calls torch.profiler leaves out of its traces, "
+         "such as cudaSetDevice, are not recorded)";
+}
+
+// The process's only recorded calls are device queries, and every one failed: it had no device
+// to use, which one line says better than a trace of failed queries.
+bool only_failed_device_queries(const Trace& trace) {
+  if (trace.host.empty() || !trace.device.empty() || !trace.memory.records.empty() || trace.drops.host_events != 0) {
+    return false;
+  }
+  if (hooks::device_query_outcome().any_succeeded) return false;
+  return std::all_of(trace.host.begin(), trace.host.end(), [](const HostRecord& r) {
+    return (r.flags & kFlagFailed) && hooks::is_device_query(r.name);
+  });
 }
 
 // Every process that used CUDA ends with a "wrote" line, also when there is nothing to write.
@@ -252,12 +270,9 @@ std::string why_no_call_was_recorded() {
 // CUDA use it inherited was its parent's.
 void say_why_nothing_was_recorded() {
   if (!hooks::g_cuda_seen.load(std::memory_order_acquire)) return;
-  // After the schedule's windows were written (each said so), there is nothing to add: the
-  // device queries the program made are no reason why nothing was recorded.
-  if (hand_over_stats().windows != 0) return;
-  const std::string why = why_nothing_recorded();
-  if (!why.empty()) {
-    print_line("wrote nothing: " + why);
+  const std::string line = closing_line_without_window();
+  if (!line.empty()) {
+    print_line(line);
   } else if (hooks::device_query_outcome().seen()) {
     print_line("wrote nothing: " + why_no_call_was_recorded());
   }
@@ -276,6 +291,11 @@ void freeze_and_export(const char* reason) noexcept {
     // used CUDA under a schedule or marker that never let it record says why.
     if (trace->host.empty() && trace->device.empty() && trace->drops.host_events == 0) {
       say_why_nothing_was_recorded();
+      return;
+    }
+    if (only_failed_device_queries(*trace)) {
+      say_held_warnings();
+      print_line("wrote nothing: " + why_no_call_was_recorded());
       return;
     }
     note_agent_drops(trace->drops);
@@ -341,6 +361,7 @@ void note_agent_drops(DropCounters& drops) noexcept {
   drops.stderr_replaced = !stderr_is_original();
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
+  drops.timer_periods_missed = timer_periods_missed();  // said once by the timer itself
   say_shape_drops_once(drops.shape_records);
   say_stack_drops_once(drops);
   say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);

@@ -1,7 +1,9 @@
 #include "agent/log.h"
 
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include <spdlog/details/null_mutex.h>
 #include <spdlog/logger.h>
@@ -77,6 +79,36 @@ void log_capped(CappedSite& site, LogLevel level, std::string_view message) noex
       count_dropped_agent_line();
     }
   }
+}
+
+namespace {
+
+struct HeldWarnings {
+  std::mutex mutex;  // leaf; never held while logging
+  std::vector<std::string> lines;
+  std::atomic<bool> said{false};
+};
+HeldWarnings* g_held = new HeldWarnings;  // leaked: said on exit paths too
+
+}  // namespace
+
+void hold_warning(std::string message) noexcept {
+  try {
+    std::lock_guard lock(g_held->mutex);
+    g_held->lines.push_back(std::move(message));
+  } catch (...) {
+    count_dropped_agent_line();  // no memory to keep it
+  }
+}
+
+void say_held_warnings() noexcept {
+  if (g_held->said.load(std::memory_order_acquire) || g_held->said.exchange(true)) return;
+  std::vector<std::string> lines;
+  {
+    std::lock_guard lock(g_held->mutex);
+    lines.swap(g_held->lines);
+  }
+  for (const std::string& line : lines) log(LogLevel::Warn, line);
 }
 
 void print_line(std::string_view message) noexcept {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "agent/config.h"
@@ -25,6 +26,14 @@ struct CappedSite {
   std::atomic<uint32_t> count{0};
 };
 void log_capped(CappedSite& site, LogLevel level, std::string_view message) noexcept;
+
+// Warnings about the configuration (a bad PROFAGENT_* value, a bad step marker) are held until
+// the process uses the agent: its first CUDA call, a call of the C API, or output at exit. A
+// process that never does (/bin/true, each stage of a shell pipeline that inherited the
+// variables) says nothing; the one that does says each warning once, then and there. A forked
+// child that uses the agent says them only if its parent had not.
+void hold_warning(std::string message) noexcept;
+void say_held_warnings() noexcept;  // the first call logs them; later calls cost one load
 
 // Writes one line to stderr with the "[profagent] " prefix (control characters escaped; only
 // while fd 2 is still the process's stderr: agent/stderr_writer.h), whatever the level unless

@@ -11,10 +11,14 @@ std::string_view trim(std::string_view text) {
   return text;
 }
 
+// A period from 1 ms to one day (longer ones are typing mistakes, and keep the timer's
+// nanosecond arithmetic far from overflow).
+constexpr uint64_t kLongestPeriodMs = 24ull * 3600 * 1000;
+
 bool parse_ms(std::string_view text, uint64_t& out) {
   uint64_t value = 0;
   auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc{} || end != text.data() + text.size() || value == 0) return false;
+  if (error != std::errc{} || end != text.data() + text.size() || value == 0 || value > kLongestPeriodMs) return false;
   out = value;
   return true;
 }
@@ -46,7 +50,7 @@ std::string describe_bad_items(const std::vector<size_t>& bad) {
   if (bad.size() > kNamed) positions += " and " + std::to_string(bad.size() - kNamed) + " more";
   return "PROFAGENT_STEP_ON: " + std::to_string(bad.size()) + (bad.size() == 1 ? " item" : " items") +
          " ignored (item " + positions +
-         "): each must be one of api:NAME, kernel:REGEX, range:REGEX, profiler-api, python, time:MS (MS > 0)";
+         "): each must be one of api:NAME, kernel:REGEX, range:REGEX, profiler-api, python, time:MS (MS from 1 to 86400000)";
 }
 
 }  // namespace

@@ -4,7 +4,6 @@
 #include <time.h>
 
 #include <atomic>
-#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -18,6 +17,7 @@
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/step_on.h"
+#include "agent/step_timer.h"
 #include "agent/threads.h"
 #include "collector/clock.h"
 #include "collector/session.h"
@@ -41,6 +41,8 @@ struct Windows {
   bool scheduled = false;     // a schedule variable was given
   bool profiler_api = false;  // cudaProfilerStart/Stop delimit windows
   collector::StepSchedule schedule;
+  uint64_t time_ms = 0;                      // PROFAGENT_STEP_ON=time:MS
+  std::atomic<bool> timer_started{false};    // at the first CUDA call (start_time_marker)
   // Guards everything below; never taken by hooks. Lock order: Windows::mutex ->
   // ExportQueue::mutex -> the collector's locks (collector/session.h). It is never held across
   // a CUDA or CUPTI call: under it a boundary only updates the step state, cuts (host buffers
@@ -50,6 +52,7 @@ struct Windows {
   uint64_t step = 0;          // the step in progress
   uint64_t step_start = 0;
   std::vector<StepTicks> window_steps;  // recorded steps of the current window
+  uint64_t last_window_step = 0;  // the last step of the last window cut
   bool profiler_window_open = false;
   uint64_t profiler_windows = 0;
   std::atomic<bool> finished{false};  // the final window was frozen: boundaries do nothing
@@ -227,6 +230,7 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   if (next == RecordState::Off) set_record_state(next, effects);  // nothing more in this window
   collector::CutWindow* cut = collector::cut_window();
   set_record_state(next, effects);
+  if (!w.window_steps.empty()) w.last_window_step = w.window_steps.back().number;
   queue_export({cut, std::move(w.window_steps)});
   effects.serve_exports = true;
   w.window_steps.clear();
@@ -237,9 +241,21 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   log(LogLevel::Debug, "window cut and handed over in " + std::to_string(held / 1000) + " us");
 }
 
+// An idle step right before a recorded one (no warmup step between them) keeps the device
+// traced: set_device_ahead (collector/session.h) — a warmup step does that otherwise.
+bool device_ahead(const collector::StepSchedule& schedule, uint64_t step) {
+  return collector::action(schedule, step) == StepAction::None && records(collector::action(schedule, step + 1));
+}
+
+void set_device_ahead(const Windows& w, uint64_t step, BoundaryEffects& effects) {
+  collector::set_device_ahead(w.scheduled && !w.profiler_api && device_ahead(w.schedule, step));
+  effects.follow_device = true;
+}
+
 void scheduled_boundary(Windows& w, uint64_t ended, BoundaryEffects& effects) {
   const StepAction was = collector::action(w.schedule, ended);
   const StepAction next = collector::action(w.schedule, ended + 1);
+  set_device_ahead(w, ended + 1, effects);
   if (was == StepAction::RecordAndSave) {
     save_window(w, state_for(next), effects);
     return;
@@ -308,38 +324,8 @@ void on_profiler_api(bool start) noexcept {
   }
 }
 
-// Sleeps until `deadline` (CLOCK_MONOTONIC) in slices of at most kAgentTickMs; false if
-// agent threads were told to stop meanwhile.
-bool sleep_until(const timespec& deadline) {
-  for (;;) {
-    timespec now{};
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    const int64_t left_ms = (deadline.tv_sec - now.tv_sec) * 1000 + (deadline.tv_nsec - now.tv_nsec) / 1'000'000;
-    if (left_ms <= 0) return true;
-    if (left_ms <= kAgentTickMs) {
-      while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nullptr) == EINTR) {
-      }
-      return true;
-    }
-    const timespec slice{0, kAgentTickMs * 1'000'000L};
-    nanosleep(&slice, nullptr);
-    if (!keep_running()) return false;
-  }
-}
-
-// time:MS: a step period_ms after the previous one ended.
-void mark_steps_on_time(void* raw_period_ms) noexcept {
-  const uint64_t period_ms = reinterpret_cast<uintptr_t>(raw_period_ms);
-  while (keep_running()) {
-    timespec deadline{};
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += time_t(period_ms / 1000);
-    deadline.tv_nsec += long(period_ms % 1000) * 1'000'000L;
-    if (deadline.tv_nsec >= 1'000'000'000L) deadline.tv_sec += 1, deadline.tv_nsec -= 1'000'000'000L;
-    if (!sleep_until(deadline) || g_windows->finished) return;
-    on_step();
-  }
-}
+// time:MS stops marking once the final window was frozen.
+bool windows_finished() { return g_windows->finished.load(); }
 
 // Why a run with a schedule, or with profiler-api, wrote no window (without this line such
 // a run ended in silence, and the user could not tell why). `w.step` steps have ended; the one in progress is `w.step`.
@@ -363,6 +349,30 @@ std::string profiler_api_silence(const Windows& w) {
          "cudaProfilerStop, and no cudaProfilerStart was seen";
 }
 
+// Why nothing came after the last window written (the exit found nothing to write).
+std::string after_last_window(const Windows& w) {
+  if (w.profiler_api) return "the last one: no cudaProfilerStart followed its cudaProfilerStop";
+  const std::string step = std::to_string(w.step);
+  if (collector::finished(w.schedule, w.step)) {
+    return "the schedule's " + std::to_string(w.schedule.repeat) + " cycles (repeat=" +
+           std::to_string(w.schedule.repeat) + ") were done";
+  }
+  switch (collector::action(w.schedule, w.step)) {
+    case StepAction::None: return "the process ended in idle step " + step + " of the schedule";
+    case StepAction::Warmup: return "the process ended during warmup step " + step + " (warmup data is never written)";
+    default: return "the steps since then made no call the agent records";
+  }
+}
+
+// The closing line of an exit with nothing to write, after windows were written earlier: it
+// says so, never "wrote nothing" (those windows' own lines name their files).
+std::string windows_written_line(const Windows& w) {
+  const uint64_t n = w.hand_over.windows;
+  const std::string after = w.profiler_api ? "" : "step " + std::to_string(w.last_window_step) + ": ";
+  return "wrote " + std::to_string(n) + (n == 1 ? " window" : " windows") + " (files listed above); nothing " +
+         "was recorded after " + after + after_last_window(w);
+}
+
 RecordState first_state(const Windows& w) {
   if (w.profiler_api) return RecordState::Off;
   return w.scheduled ? state_for(collector::action(w.schedule, 0)) : RecordState::Record;
@@ -382,17 +392,14 @@ bool start_windows(const Config& config) noexcept {
     const bool marked = collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &problem);
     if (!marked) problem = "no step marker could be set up";
     if (!problem.empty()) warnings.push_back("PROFAGENT_STEP_ON: " + problem);
-    for (const std::string& warning : warnings) log(LogLevel::Warn, warning);
+    for (std::string& warning : warnings) hold_warning(std::move(warning));
     w->profiler_api = step_on.markers.profiler_api && marked;
     w->step_start = collector::now();
     g_windows = w;
     pthread_atfork(nullptr, nullptr, forget_exports_in_child);
+    collector::set_device_ahead(w->scheduled && !w->profiler_api && device_ahead(w->schedule, 0));
     collector::set_state(first_state(*w));
-    if (step_on.time_ms > 0 &&
-        !start_agent_thread("profagent-timer", mark_steps_on_time,
-                            reinterpret_cast<void*>(uintptr_t(step_on.time_ms)))) {
-      log(LogLevel::Warn, "PROFAGENT_STEP_ON time: could not start the timer thread; no step is marked by time");
-    }
+    w->time_ms = step_on.time_ms;
     return true;
   } catch (...) {
     static collector::SwallowedSite site{"step windows could not be set up (out of memory); nothing is recorded"};
@@ -403,6 +410,14 @@ bool start_windows(const Config& config) noexcept {
 
 void step_ended() noexcept { on_step(); }
 
+void start_time_marker() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr || w->time_ms == 0 || w->timer_started.exchange(true)) return;
+  if (!start_step_timer(w->time_ms, on_step, windows_finished)) {
+    log(LogLevel::Warn, "PROFAGENT_STEP_ON time: could not start the timer thread; no step is marked by time");
+  }
+}
+
 namespace {
 
 // The exit's boundary, under Windows::mutex: no more boundaries, recording stops, and the
@@ -411,6 +426,7 @@ collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps,
   std::lock_guard lock(w.mutex);
   w.finished = true;
   const bool recording = collector::state() == RecordState::Record;
+  collector::set_device_ahead(false);
   set_record_state(RecordState::Off, effects);  // hooks forward, record nothing more
   if (!recording) {
     collector::discard_window();  // idle or warmup at exit: nothing to write
@@ -454,13 +470,13 @@ bool freeze_last_window(Trace& trace) noexcept {
   }
 }
 
-std::string why_nothing_recorded() noexcept {
+std::string closing_line_without_window() noexcept {
   Windows* w = g_windows;
   if (w == nullptr || (!w->scheduled && !w->profiler_api)) return {};
   try {
     std::lock_guard lock(w->mutex);
-    if (w->hand_over.windows != 0) return {};  // windows were written (and said so)
-    return w->profiler_api ? profiler_api_silence(*w) : schedule_silence(*w);
+    if (w->hand_over.windows != 0) return windows_written_line(*w);
+    return "wrote nothing: " + (w->profiler_api ? profiler_api_silence(*w) : schedule_silence(*w));
   } catch (...) {
     static collector::SwallowedSite site{"could not say why nothing was recorded (out of memory)"};
     collector::note_swallowed(site);

@@ -31,13 +31,19 @@ bool start_windows(const Config& config) noexcept;
 // One step ended (any marker, or profagent_step()).
 void step_ended() noexcept;
 
+// PROFAGENT_STEP_ON=time:MS: starts the timer thread, at the process's first CUDA call (once;
+// later calls do nothing). A process that never uses CUDA (a shell, a launcher, every stage of
+// a pipeline started with the variable) runs no timer and so writes no window of empty steps.
+void start_time_marker() noexcept;
+
 // At exit: waits for queued window exports, then stops recording and freezes what the
 // current window holds into `trace` (empty when nothing is being recorded). False on failure.
 bool freeze_last_window(Trace& trace) noexcept;
 
-// At exit, when nothing was recorded: why, if a schedule or profiler-api is the reason (no
-// window was ever written), else "". One sentence for the closing "wrote nothing:" line.
-std::string why_nothing_recorded() noexcept;
+// At exit, when the final window is empty, under a schedule or profiler-api: the closing line.
+// "wrote nothing: <why>" when no window was ever written; after windows were written, that
+// they were, and why nothing came after the last. "" without a schedule or profiler-api.
+std::string closing_line_without_window() noexcept;
 
 // Hand-over figures: how long step boundaries that cut a window held the program.
 struct HandOverStats {

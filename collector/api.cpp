@@ -19,6 +19,14 @@ __thread uint16_t tls_runtime_depth __attribute__((tls_model("initial-exec"))) =
 __thread uintptr_t tls_runtime_sp __attribute__((tls_model("initial-exec"))) = 0;
 __thread uintptr_t tls_hook_entry __attribute__((tls_model("initial-exec"))) = 0;
 
+bool left_out_of_traces(std::string_view api) noexcept {
+  for (std::string_view left_out : {"cudaGetDevice", "cudaSetDevice", "cudaGetLastError", "cudaEventCreate",
+                                    "cudaEventCreateWithFlags", "cudaEventDestroy"}) {
+    if (api == left_out) return true;
+  }
+  return false;
+}
+
 void push_external_id_slow(uint64_t id) noexcept {
   if (DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire)) {
     backend->push_external_id(id);

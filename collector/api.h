@@ -294,6 +294,16 @@ struct SwallowedSite {
 };
 void note_swallowed(SwallowedSite& site) noexcept;
 
+// ---- what is recorded ------------------------------------------------------------------
+// One rule, whichever way the agent came in (interposition or CUDA injection): every CUDA
+// runtime and driver API call the program makes is recorded, except the few runtime calls
+// torch.profiler's Kineto also leaves out of its traces as too frequent to be worth an event
+// (cudaGetDevice, cudaSetDevice, cudaGetLastError, cudaEventCreate, cudaEventCreateWithFlags,
+// cudaEventDestroy: isBlockListedRuntimeCbid in
+// https://github.com/pytorch/kineto/blob/main/libkineto/src/CuptiActivityProfiler.cpp).
+// `api` is the plain runtime function name (no _ptsz or ABI suffix).
+bool left_out_of_traces(std::string_view api) noexcept;
+
 // ---- facts hooks learn ----------------------------------------------------------------
 // __cudaRegisterFunction: the host stub (or kernel handle) and its mangled device name, so
 // kernels have names even when no device records come.

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "collector/api.h"
@@ -106,6 +107,8 @@ bool CuptiBackend::start() noexcept {
     if (api_.set_thread_id_type) CUPTI_CALL_QUIET(api_, set_thread_id_type, CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (!enable_kinds()) return false;
     subscribe_callbacks();
+    issuers_known_ = subscriber_ != nullptr ||
+                     std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
     usable_.store(true);
     status_ = "cupti";
     g_device_tracing.store(true);
@@ -196,18 +199,20 @@ void CuptiBackend::pop_external_id() noexcept {
 // Every kind enabled at start is switched together. The first enable happened at the first
 // CUDA use, before module loading (kernel tracing enabled late has stalled processes for seconds
 // while CUPTI instrumented the loaded modules): a resume at a warmup step may pay CUPTI's
-// instrumentation of modules loaded since, which is what the warmup steps absorb.
-void CuptiBackend::set_active(bool active) noexcept {
+// instrumentation of modules loaded since, which is what the warmup steps absorb. WorkOnly
+// leaves the allocation kinds off (device_backend.h).
+void CuptiBackend::set_activity(DeviceActivity activity) noexcept {
   if (!usable_.load()) return;
   AgentBusy busy;
-  // The API callbacks also serve step markers, which must see calls while nothing records.
-  const bool callbacks_wanted = active || step_markers_armed();
+  // The API callbacks record calls, and serve step markers, which must see calls while nothing records.
+  const bool callbacks_wanted = activity == DeviceActivity::All || step_markers_armed();
   if (subscriber_ != nullptr && callbacks_wanted != callbacks_on_ &&
       enable_api_callbacks(api_, subscriber_, callbacks_wanted)) {
     callbacks_on_ = callbacks_wanted;
   }
   for (CUpti_ActivityKind kind : enabled_) {
-    if (!active) {
+    const bool allocations = kind == CUPTI_ACTIVITY_KIND_MEMORY2 || kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+    if (activity == DeviceActivity::Off || (activity == DeviceActivity::WorkOnly && allocations)) {
       CUPTI_CALL(api_, disable, kind);
     } else if (const CuptiOutcome resumed = CUPTI_CALL_QUIET(api_, enable, kind); !resumed && !resume_failed_reported_) {
       resume_failed_reported_ = true;

@@ -28,10 +28,11 @@ class CuptiBackend final : public DeviceBackend {
   bool start() noexcept override;
   void push_external_id(uint64_t id) noexcept override;
   void pop_external_id() noexcept override;
-  void set_active(bool active) noexcept override;
+  void set_activity(DeviceActivity activity) noexcept override;
   void flush() noexcept override;
   DeviceBatch drain() noexcept override;
   std::string status() const override { return status_; }
+  bool issuers_known() const noexcept override { return issuers_known_; }
   std::string version() const override { return version_; }
   void disable_in_child() noexcept override;
 
@@ -56,7 +57,8 @@ class CuptiBackend final : public DeviceBackend {
   std::vector<CUpti_ActivityKind> enabled_;
   std::atomic<bool> usable_{false};  // false: never call CUPTI again
   CUpti_SubscriberHandle subscriber_ = nullptr;  // API callbacks, when CUPTI gave them
-  bool callbacks_on_ = false;  // their domains are enabled (set_active's caller serialises it)
+  bool callbacks_on_ = false;  // their domains are enabled (set_activity's caller serialises it)
+  bool issuers_known_ = false;  // API callbacks or DRIVER records (set once, at start)
   bool resume_failed_reported_ = false;
   std::atomic<uint64_t> dropped_{0};
   int64_t offset_ns_ = 0;            // CUPTI time - agent time, when no timestamp callback

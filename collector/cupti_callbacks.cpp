@@ -80,8 +80,11 @@ void classify(CallKind& slot, CUpti_CallbackDomain domain, std::string_view name
   slot.flags.store(flags, std::memory_order_relaxed);
   // nvcc's registration and launch-configuration calls are the runtime's plumbing, not the
   // program's API calls (the hooks do not record them either); its launch (__cudaLaunchKernel,
-  // what `<<<>>>` compiles to in CUDA 13) is recorded, as the hooks record it.
-  slot.skip.store(name.starts_with("__cuda") && kind != EventKind::Launch, std::memory_order_relaxed);
+  // what `<<<>>>` compiles to in CUDA 13) is recorded, as the hooks record it. The calls left
+  // out of traces (collector/api.h) are left out here as the hooks leave them out.
+  const bool plumbing = name.starts_with("__cuda") && kind != EventKind::Launch;
+  const bool left_out = domain == CUPTI_CB_DOMAIN_RUNTIME_API && left_out_of_traces(plain_name(name));
+  slot.skip.store(plumbing || left_out, std::memory_order_relaxed);
   slot.name.store(intern(plain_name(name)), std::memory_order_release);
 }
 

@@ -33,6 +33,12 @@ struct DeviceBatch {
   void append(DeviceBatch&& other);
 };
 
+// How much device activity is on: none (idle steps), device work only (an idle step right
+// before a recorded one: kernels, copies, sets and their links, so that the window's first
+// launches are traced — not allocations, which only recorded calls tell apart from a library's
+// own), or everything (warmup and recorded steps).
+enum class DeviceActivity : uint8_t { Off, WorkOnly, All };
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -42,15 +48,19 @@ class DeviceBackend {
   // Hot path, only while tracing (g_device_tracing): see api.h.
   virtual void push_external_id(uint64_t id) noexcept = 0;
   virtual void pop_external_id() noexcept = 0;
-  // Pauses (false) or resumes (true) device activity: the session turns it off while no step
-  // records, as torch.profiler/Kineto enable CUPTI activities only from warmup to the end of
-  // the active steps, so idle steps pay nothing in the device library. Callers hold no
-  // collector lock but the session's activity lock.
-  virtual void set_active(bool active) noexcept { (void)active; }
+  // Pauses or resumes device activity: the session turns it off while no step records, as
+  // torch.profiler/Kineto enable CUPTI activities only from warmup to the end of the active
+  // steps, so idle steps pay nothing in the device library. Callers hold no collector lock but
+  // the session's activity lock.
+  virtual void set_activity(DeviceActivity activity) noexcept { (void)activity; }
   // Forces every record so far into completed buffers. Callers hold no collector lock.
   virtual void flush() noexcept = 0;
   // Parses completed buffers into neutral records and recycles the buffers.
   virtual DeviceBatch drain() noexcept = 0;
+  // Whether every device record's issuing call can be known: linked to a host event (the
+  // external id a hook or range pushed, or the call the API callback recorded), or to its own
+  // DRIVER record. Then work linked to nothing was issued by a call no window recorded.
+  virtual bool issuers_known() const noexcept { return false; }
   // "cupti", or "none (<why>)" once host-only.
   virtual std::string status() const = 0;
   virtual std::string version() const { return {}; }

@@ -23,8 +23,8 @@ bool queues_work(const DeviceRecord& call) {
 bool expects_device_work(const HostEvent& event) {
   if (event.flags & (kFlagFailed | kFlagCaptured)) return false;
   switch (EventKind(event.kind)) {
-    case EventKind::Launch:
-    case EventKind::GraphLaunch: return true;
+    case EventKind::Launch: return true;
+    case EventKind::GraphLaunch: return !(event.flags & kFlagGraphWithoutWork);
     case EventKind::Memcpy:
     case EventKind::Memset:  // the byte count (event.h: where a callback-recorded call keeps it)
       return (event.flags & kFlagCallback ? event.arg1 : event.arg0) != 0;
@@ -77,6 +77,8 @@ WindowClaim::Owner WindowClaim::owner_of(const DevicePool::Pooled& pooled, const
   auto link = pool.links.find(r.correlation);
   if (link != pool.links.end()) return kinds_.count(link->second.external_id) ? Owner::Mine : Owner::Later;
   if (r.kind != DeviceKind::DriverApi && driver_calls_.count(r.correlation)) return Owner::Mine;
+  // Work whose call is unknown: not this window's (a link or driver call may still come).
+  if (issuers_known && r.kind != DeviceKind::DriverApi) return r.start_ns < start_ns_ ? Owner::Earlier : Owner::Later;
   // Unlinked: by time. A driver call's start is host time; other work's is device time, which
   // is after its launch, so work started before this window was launched before it too.
   if (r.start_ns < start_ns_) return Owner::Earlier;

@@ -8,7 +8,11 @@
 //     window holding that host event, and to no other window;
 //   - unlinked DRIVER records (a library's cuLaunchKernel outside any range) go to the window
 //     whose time span holds the call, and their work follows them by correlation id;
-//   - other unlinked work goes to the first window joined after it started on the device.
+//   - other unlinked work was issued by a call no window recorded (one of an idle step, or one
+//     that began while recording was being switched on), or its link has not been read yet:
+//     it goes to no window while it may still be linked, and is dropped once old (below). Only
+//     where the device backend cannot name every issuing call (no CUPTI callbacks and no
+//     DRIVER records) does it go by time instead, to the first window joined after it started.
 // Every record and link carries the number of cuts made when it arrived, and when. Joins run in
 // cut order, and a call usually belongs to the window after the last cut before it returned,
 // so what arrived several cuts before the window being joined is normally unclaimable: a warmup
@@ -71,6 +75,9 @@ class WindowClaim {
   std::vector<DeviceRecord> records;
   std::unordered_map<uint32_t, uint64_t> links;  // of the claimed records
   uint64_t dropped_earlier = 0;  // unlinked records from before the window (warmup, idle)
+  // The backend names the call behind every record (DeviceBackend::issuers_known): work
+  // without a link or a driver call is then never claimed by its time.
+  bool issuers_known = false;
 
  private:
   enum class Owner : uint8_t { Mine, Later, Earlier };
@@ -89,8 +96,9 @@ class WindowClaim {
 };
 
 // Whether a host event is a call that queues device work CUPTI reports (so its window waits
-// for that record): a launch, graph launch, copy or set that succeeded, was not captured into a
-// graph, and (copies, sets) moves at least one byte.
+// for that record): a launch, graph launch (of a graph with a kernel, copy or set node), copy
+// or set that succeeded, was not captured into a graph, and (copies, sets) moves at least one
+// byte.
 bool expects_device_work(const HostEvent& event);
 
 }  // namespace profagent::collector

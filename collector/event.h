@@ -16,7 +16,7 @@ inline constexpr NameId kNoName = 0;
 // What a host event is. The payload words arg0/arg1 mean different things per kind.
 enum class EventKind : uint8_t {
   Launch = 1,  // kernel launch of any form. arg0 = host function / cudaKernel_t, arg1 = stream
-  GraphLaunch, // cudaGraphLaunch. arg0 = graph exec, arg1 = stream
+  GraphLaunch, // cudaGraphLaunch. arg0 = graph exec, arg1 = stream; flags: kFlagGraphWithoutWork
   Memcpy,      // arg0 = bytes, arg1 = stream; flags & kMemcpyKindMask = cudaMemcpyKind
   Memset,      // arg0 = bytes, arg1 = stream
   Alloc,       // arg0 = bytes, arg1 = returned pointer (0 on failure)
@@ -35,6 +35,9 @@ enum class EventKind : uint8_t {
 
 enum EventFlags : uint8_t {
   kMemcpyKindMask = 0x07,  // cudaMemcpyKind for Memcpy events
+  // GraphLaunch events (these bits mean the copy kind of Memcpy events only): the graph has
+  // no kernel, copy or set node, so its launch yields no device record (hooks/graph_work.h).
+  kFlagGraphWithoutWork = 0x01,
   kFlagAsync = 0x08,       // the call only enqueued work (…Async forms, launches)
   kFlagCaptured = 0x10,    // issued while its stream was being captured into a graph
   kFlagFailed = 0x20,      // the real call returned an error (result holds it)

@@ -46,6 +46,8 @@ Session& session() {
 namespace {
 
 enum CudaState : uint8_t { kCudaUnused = 0, kCudaStarting = 1, kCudaReady = 2 };
+
+std::atomic<bool> g_device_ahead{false};  // set_device_ahead()
 std::atomic<uint8_t> g_cuda_state{kCudaUnused};
 
 // Fork child: the parent's device data must never be written by the child, and CUDA/CUPTI
@@ -77,11 +79,14 @@ uint64_t monotonic_ms() {
 // Applies the record state to the device while this thread holds `device_applying`.
 void apply_device_state(Session& s, DeviceBackend& backend) noexcept {
   const uint64_t serving = s.device_requests.load();
-  const bool wanted = recording();  // read after the ticket: a later request is served again
-  if (wanted != s.device_active) {
+  // Read after the ticket: a later request is served again.
+  const DeviceActivity wanted = recording() ? DeviceActivity::All
+                                : g_device_ahead.load(std::memory_order_relaxed) ? DeviceActivity::WorkOnly
+                                                                                 : DeviceActivity::Off;
+  if (wanted != s.device_activity) {
     AgentBusy busy;
-    backend.set_active(wanted);  // CUPTI: no lock of ours is held here
-    s.device_active = wanted;
+    backend.set_activity(wanted);  // CUPTI: no lock of ours is held here
+    s.device_activity = wanted;
   }
   s.device_applied.store(serving);
 }
@@ -198,6 +203,8 @@ void set_record_state(RecordState state) noexcept {
 }
 
 void follow_device_state() noexcept { follow_state_with_device(session()); }
+
+void set_device_ahead(bool on) noexcept { g_device_ahead.store(on, std::memory_order_relaxed); }
 
 void set_state(RecordState state) noexcept {
   set_record_state(state);

@@ -77,6 +77,11 @@ RecordState state() noexcept;
 // order: the device ends in the state of the last set_record_state().
 void set_record_state(RecordState state) noexcept;
 void follow_device_state() noexcept;
+// Device work traced although nothing records (DeviceActivity::WorkOnly: the step before a
+// recorded one, when no warmup step precedes it): a launch recorded at the first instant of
+// recording then finds the device traced. Records of calls made meanwhile link to no host
+// event and go to no window. Takes effect at the next follow_device_state().
+void set_device_ahead(bool on) noexcept;
 
 // Ends the current window now and returns it (never throws; on failure an empty Trace whose
 // device_backend says why). Waits (bounded) for the window's device work as said above.

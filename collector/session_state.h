@@ -18,7 +18,7 @@ struct Session {
   SessionOptions options;
   std::atomic<bool> started{false};
   std::atomic<bool> backend_started{false};
-  std::atomic<bool> backend_ready{false};  // start_backend() done: set_active() may be called
+  std::atomic<bool> backend_ready{false};  // start_backend() done: set_activity() may be called
   // A forked child (until exec): the runtime's own locks may be held by parent threads that
   // do not exist here, so the child's freeze asks the runtime nothing (no platform facts).
   std::atomic<bool> forked_child{false};
@@ -36,13 +36,13 @@ struct Session {
   // Drains taken from the backend but not yet in the pool: a join finishing meanwhile would
   // miss their records, so it waits for this to be 0 (no lock is held across the drain).
   std::atomic<uint32_t> drains_in_flight{0};
-  // Device activity follows the record state (DeviceBackend::set_active) without a lock held
+  // Device activity follows the record state (DeviceBackend::set_activity) without a lock held
   // across CUPTI: a boundary asks by taking a ticket; whoever holds `device_applying` applies
   // the latest state until every ticket taken is served (session.cpp follow_state_with_device).
   std::atomic<uint64_t> device_requests{0};
   std::atomic<uint64_t> device_applied{0};
   std::atomic<bool> device_applying{false};
-  bool device_active = true;  // written only while holding device_applying
+  DeviceActivity device_activity = DeviceActivity::All;  // written only while holding device_applying
 };
 
 

@@ -144,6 +144,9 @@ struct DropCounters {
   // that failed the layout checks, code objects after the intern table filled, captures while
   // support was still being decided).
   uint64_t python_frames_lost = 0;
+  // PROFAGENT_STEP_ON=time:MS: periods the timer thread skipped so far in the process because
+  // it woke too late (agent/step_timer.h): no step was marked for them.
+  uint64_t timer_periods_missed = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),

@@ -220,6 +220,11 @@ void link_callback_calls(Session& s, const CutWindow& window) {
   }
 }
 
+bool issuers_known(Session& s) {
+  std::lock_guard lock(s.mutex);
+  return s.backend != nullptr && s.backend->issuers_known();
+}
+
 uint64_t elapsed_since(uint64_t start_ns) { return clock::monotonic_ns() - start_ns; }
 
 // Waits with a short back-off (0.1 ms doubling to 20 ms, never past the deadline).
@@ -289,6 +294,7 @@ Trace join_part(Session& s, CutWindow& window) {
   WindowIds ids = window_ids(window.threads);
   WindowClaim claim(std::move(ids.kinds), std::move(ids.expected), std::move(ids.expected_callback_calls),
                     trace.start_ns, trace.end_ns, window.cut);
+  claim.issuers_known = issuers_known(s);
   const uint64_t late = claim_device_records(s, claim);
   trace.join_wait_ns = elapsed_since(wait_start);
   std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten

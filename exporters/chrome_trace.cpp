@@ -332,6 +332,7 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"stacks_truncated\":"), w_.u64(t_.drops.stacks_truncated);
   w_.raw(",\"stacks_lost\":"), w_.u64(t_.drops.stacks_lost);
   w_.raw(",\"python_frames_lost\":"), w_.u64(t_.drops.python_frames_lost);
+  w_.raw(",\"timer_periods_missed\":"), w_.u64(t_.drops.timer_periods_missed);
   w_.raw(",\"memory_records\":"), w_.u64(t_.memory.dropped_records);
   w_.raw("},\n");
   write_memory_metadata(t_, w_);

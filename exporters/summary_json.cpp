@@ -39,6 +39,7 @@ void header(const Trace& t, JsonWriter& w) {
   w.raw(",\"stacks_truncated\":"), w.u64(t.drops.stacks_truncated);
   w.raw(",\"stacks_lost\":"), w.u64(t.drops.stacks_lost);
   w.raw(",\"python_frames_lost\":"), w.u64(t.drops.python_frames_lost);
+  w.raw(",\"timer_periods_missed\":"), w.u64(t.drops.timer_periods_missed);
   w.raw("}");
 }
 

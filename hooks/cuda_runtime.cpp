@@ -6,6 +6,7 @@
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
+#include "hooks/graph_work.h"
 #include "hooks/hook.h"
 #include "hooks/stream_capture.h"
 
@@ -16,6 +17,7 @@ decltype(cudaLaunchKernel) cudaLaunchKernel_ptsz;
 decltype(cudaLaunchKernelExC) cudaLaunchKernelExC_ptsz;
 decltype(cudaLaunchCooperativeKernel) cudaLaunchCooperativeKernel_ptsz;
 decltype(cudaGraphLaunch) cudaGraphLaunch_ptsz;
+decltype(cudaGraphInstantiateWithParams) cudaGraphInstantiateWithParams_ptsz;
 decltype(cudaMemcpy) cudaMemcpy_ptds;
 decltype(cudaMemcpyAsync) cudaMemcpyAsync_ptsz;
 decltype(cudaMemcpy2D) cudaMemcpy2D_ptds;
@@ -41,6 +43,7 @@ namespace {
 using profagent::EventKind;
 using profagent::hooks::Payload;
 namespace capture = profagent::hooks::capture;
+namespace graph_work = profagent::hooks::graph_work;
 
 uint64_t word(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
 
@@ -53,7 +56,8 @@ Payload launch_ex(const cudaLaunchConfig_t* config, const void* function) {
 }
 Payload graph_launch(cudaGraphExec_t graph, cudaStream_t stream) {
   // Launched into a capture, a graph becomes a node of the graph being built.
-  const uint8_t flags = profagent::kFlagAsync | (capture::is_capturing(stream) ? profagent::kFlagCaptured : 0);
+  const uint8_t flags = profagent::kFlagAsync | (capture::is_capturing(stream) ? profagent::kFlagCaptured : 0) |
+                        (graph_work::without_device_work(graph) ? profagent::kFlagGraphWithoutWork : 0);
   return {EventKind::GraphLaunch, flags, word(graph), word(stream)};
 }
 Payload copy(size_t bytes, cudaMemcpyKind kind, cudaStream_t stream = nullptr, bool async = false) {
@@ -91,6 +95,17 @@ PROFAGENT_HOOK(cudaLaunchCooperativeKernel, (const void* f, dim3 g, dim3 b, void
 PROFAGENT_HOOK(cudaLaunchCooperativeKernel_ptsz, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
 PROFAGENT_HOOK(cudaGraphLaunch, (cudaGraphExec_t e, cudaStream_t s), (e, s), graph_launch(e, s))
 PROFAGENT_HOOK(cudaGraphLaunch_ptsz, (cudaGraphExec_t e, cudaStream_t s), (e, s), graph_launch(e, s))
+
+// Instantiation learns whether the graph does device work (hooks/graph_work.h), with the
+// graph queries of the caller's runtime major; a destroyed handle is forgotten.
+#define PROFAGENT_GRAPH_INSTANTIATE(name, params, args, exec, graph)                                              \
+  PROFAGENT_HOOK_THEN_VERSION(name, 13, params, args, runtime(), graph_work::instantiated(result, exec, graph, 13)) \
+  PROFAGENT_HOOK_THEN_VERSION(name, 12, params, args, runtime(), graph_work::instantiated(result, exec, graph, 12))
+PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiate, (cudaGraphExec_t* e, cudaGraph_t g, unsigned long long f), (e, g, f), e, g)
+PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiateWithFlags, (cudaGraphExec_t* e, cudaGraph_t g, unsigned long long f), (e, g, f), e, g)
+PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiateWithParams, (cudaGraphExec_t* e, cudaGraph_t g, cudaGraphInstantiateParams* p), (e, g, p), e, g)
+PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiateWithParams_ptsz, (cudaGraphExec_t* e, cudaGraph_t g, cudaGraphInstantiateParams* p), (e, g, p), e, g)
+PROFAGENT_HOOK_THEN(cudaGraphExecDestroy, (cudaGraphExec_t e), (e), runtime(word(e)), graph_work::destroyed(e))
 
 // ---- copies ----------------------------------------------------------------------------------
 PROFAGENT_HOOK(cudaMemcpy, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k), copy(n, k))

@@ -1,6 +1,5 @@
-// The watched device queries (hooks/device_queries.h): forwarded like every hook, with the
-// first-use steps, then their result counted. Nothing is recorded, so no event, no id, no
-// timestamp: a success costs one relaxed load once the first success was seen.
+// The watched device queries (hooks/device_queries.h): hooked like every call, then their
+// result counted (a success costs one relaxed load once the first success was seen).
 #include "hooks/device_queries.h"
 
 #include <pthread.h>
@@ -17,7 +16,7 @@ std::atomic<int> g_first_error{0};
 std::atomic<bool> g_mixed_errors{false};
 std::atomic<bool> g_any_succeeded{false};
 
-void count_result(cudaError_t result) noexcept {
+void count_query_result(cudaError_t result) noexcept {
   if (collector::tls_agent_busy != 0) return;  // CUPTI or the agent asking, not the program
   if (result == cudaSuccess) {
     if (!g_any_succeeded.load(std::memory_order_relaxed)) g_any_succeeded.store(true, std::memory_order_relaxed);
@@ -42,21 +41,19 @@ __attribute__((constructor)) void reset_in_forked_children() {
   pthread_atfork(nullptr, nullptr, forget_parent_queries);
 }
 
-// Not noexcept: the real call may be a cancellation point's caller (see hooks/hook.h).
+// A query left out of traces (collector/api.h: cudaSetDevice) is the hook's, recorded or not:
+// the CUPTI callback, which sees it too, must not record it either. Not noexcept: the real
+// call may be a cancellation point's caller (see hooks/hook.h).
 template <typename Fn, typename... Args>
-cudaError_t watch(Site& site, Args... args) {
+cudaError_t forward_query(Site& site, Args... args) {
   auto* real = reinterpret_cast<Fn*>(resolve(site.real));
   if (real == nullptr) {
     report_unresolved(site);
     return unresolved_result<cudaError_t>();
   }
-  // The query is the hook's, recorded or not: the CUPTI callback, which sees it too, must not
-  // record it either.
   collector::HookForwarding forwarding;
   note_cuda_use();
-  const cudaError_t result = real(args...);
-  count_result(result);
-  return result;
+  return real(args...);
 }
 
 }  // namespace
@@ -68,17 +65,35 @@ DeviceQueryOutcome device_query_outcome() noexcept {
 
 }  // namespace profagent::hooks
 
-// One watched query, once per runtime major (as PROFAGENT_HOOK, hooks/hook.h).
-#define PROFAGENT_WATCH_VERSION(name, major, params, args)                                       \
-  PROFAGENT_DECLARE_SITE(name, major)                                                            \
-  PROFAGENT_HOOK_SYMVER(name, major) cudaError_t pahook##major##_##name params {                 \
-    return ::profagent::hooks::watch<decltype(name)>(site_##name##_##major PROFAGENT_TRAILING_ARGS args); \
+// One watched query, once per runtime major (as PROFAGENT_HOOK, hooks/hook.h): recorded as any
+// hooked call (or only forwarded when left out of traces), then its result counted.
+#define PROFAGENT_WATCH_VERSION(name, major, params, args)                                           \
+  PROFAGENT_DECLARE_SITE(name, major)                                                                \
+  PROFAGENT_HOOK_SYMVER(name, major) cudaError_t pahook##major##_##name params {                     \
+    static const bool left_out = ::profagent::collector::left_out_of_traces(#name);                  \
+    auto& site = site_##name##_##major;                                                              \
+    cudaError_t result;                                                                              \
+    if (left_out) {                                                                                  \
+      result = ::profagent::hooks::forward_query<decltype(name)>(site PROFAGENT_TRAILING_ARGS args); \
+    } else if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site)) {              \
+      result = real args;                                                                            \
+    } else {                                                                                         \
+      result = ::profagent::hooks::intercept_hook<decltype(name)>(                                   \
+          site, []() noexcept { return ::profagent::hooks::Payload{}; } PROFAGENT_TRAILING_ARGS args); \
+    }                                                                                                \
+    ::profagent::hooks::count_query_result(result);                                                  \
+    return result;                                                                                   \
   }
 #define PROFAGENT_WATCH(name, params, args)       \
   PROFAGENT_WATCH_VERSION(name, 13, params, args) \
   PROFAGENT_WATCH_VERSION(name, 12, params, args)
 
-PROFAGENT_WATCH(cudaGetDeviceCount, (int* n), (n))
-PROFAGENT_WATCH(cudaSetDevice, (int d), (d))
-PROFAGENT_WATCH(cudaGetDeviceProperties, (cudaDeviceProp* p, int d), (p, d))
-PROFAGENT_WATCH(cudaInitDevice, (int d, unsigned int df, unsigned int f), (d, df, f))
+PROFAGENT_DEVICE_QUERIES(PROFAGENT_WATCH)
+
+bool profagent::hooks::is_device_query(std::string_view api) noexcept {
+#define PROFAGENT_QUERY_NAMED(name, params, args) \
+  if (api == #name) return true;
+  PROFAGENT_DEVICE_QUERIES(PROFAGENT_QUERY_NAMED)
+#undef PROFAGENT_QUERY_NAMED
+  return false;
+}

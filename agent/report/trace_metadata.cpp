@@ -99,6 +99,7 @@ void drops(od::value v, Trace& t) {
     else if (key == "stacks_truncated") number(value, d.stacks_truncated);
     else if (key == "stacks_lost") number(value, d.stacks_lost);
     else if (key == "python_frames_lost") number(value, d.python_frames_lost);
+    else if (key == "timer_periods_missed") number(value, d.timer_periods_missed);
     else if (key == "memory_records") number(value, t.memory.dropped_records);
   });
 }

@@ -74,8 +74,8 @@ def case_pthread_exit(env):
 
 def blocked_signal_case(how):
     def case(env):
-        """SIGUSR1 blocked in main before the first CUDA call, the agent's timer (created in its
-        constructor) and exporter threads busy, then kill(getpid(), SIGUSR1) and sigwait/
+        """SIGUSR1 blocked in main before the first CUDA call, the agent's timer (created at the
+        first CUDA call) and exporter threads busy, then kill(getpid(), SIGUSR1) and sigwait/
         signalfd: the program takes it, as without the agent."""
         out = env.out(f"blocked_{how}")
         extra = {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_STEP_ON": "time:20",

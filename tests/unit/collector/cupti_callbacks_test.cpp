@@ -127,6 +127,25 @@ TEST_CASE("callbacks: calls a hook has, the agent's own and nested ones are not 
   CHECK(events[0].arg0 == 1104);
 }
 
+// One rule with the hooks (collector/api.h): device queries are recorded, the calls Kineto
+// leaves out of its traces are not, also in their ABI-suffixed CUPTI spelling.
+TEST_CASE("callbacks: the calls torch.profiler leaves out are left out, device queries are not", "[callbacks]") {
+  Recording recording;
+  { FakeCall call(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaSetDevice_v3020, "cudaSetDevice_v3020", 1401); }
+  { FakeCall call(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, "cudaGetLastError_v3020", 1402); }
+  { FakeCall call(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaEventCreate_v3020, "cudaEventCreate_v3020", 1403); }
+  { FakeCall call(kRuntime, CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceCount_v3020, "cudaGetDeviceCount_v3020", 1404); }
+  { FakeCall call(kDriver, CUPTI_DRIVER_TRACE_CBID_cuCtxSetCurrent, "cuCtxSetCurrent", 1405); }
+  const auto events = drain_callback_events(1400);
+  REQUIRE(events.size() == 2);
+  CHECK(name_of(events[0].name) == "cudaGetDeviceCount");
+  CHECK(name_of(events[1].name) == "cuCtxSetCurrent");  // the rule is about runtime calls
+  CHECK(left_out_of_traces("cudaGetDevice"));
+  CHECK(left_out_of_traces("cudaEventDestroy"));
+  CHECK_FALSE(left_out_of_traces("cudaEventRecord"));
+  CHECK_FALSE(left_out_of_traces("cudaGetDeviceProperties"));
+}
+
 TEST_CASE("callbacks: nothing is recorded while the session does not record", "[callbacks]") {
   set_state(RecordState::Off);
   { FakeCall launch(kDriver, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, "cuLaunchKernel", 1201); }

@@ -94,6 +94,30 @@ TEST_CASE("device pool: a driver launch inside a range of the window is waited f
   CHECK(window.missing() == 0);
 }
 
+// With CUPTI naming every issuing call (callbacks or DRIVER records), work linked to nothing
+// was issued by a call no window recorded (an idle step's, or one under way while recording was
+// switched on) — or its link is still to be read: it is claimed by no window on its time.
+TEST_CASE("device pool: work of an unknown call is no window's when every issuer can be known", "[device_pool]") {
+  DevicePool pool;
+  WindowClaim window({{60, EventKind::Launch}}, {60}, {}, 1000, 2000, 2);
+  window.issuers_known = true;
+  pool.absorb(batch({record(DeviceKind::Kernel, 11, 1500),    // inside the window, but no link yet
+                     record(DeviceKind::Kernel, 12, 1600),    // an idle-step call's: never linked
+                     record(DeviceKind::Kernel, 13, 500)}),   // before the window
+               2, 0);
+  window.claim(pool);
+  CHECK(window.records.empty());
+  CHECK(window.dropped_earlier == 1);
+  CHECK(window.missing() == 1);
+  pool.absorb(batch({}, {{11, 60}}), 2, 0);  // the link of launch 60 is read after its kernel
+  window.claim(pool);
+  REQUIRE(window.records.size() == 1);
+  CHECK(window.records[0].correlation == 11);
+  CHECK(window.missing() == 0);
+  REQUIRE(pool.records.size() == 1);  // kept until old, as any unclaimed record
+  CHECK(pool.records[0].record.correlation == 12);
+}
+
 // A driver launch the CUPTI callback recorded (host event 51, CUPTI correlation 6) inside a
 // range (host event 50): CUPTI links correlation 6 to the range, so the launch's own event is
 // never the link's target. It must still stop waiting when its kernel comes.
@@ -124,5 +148,10 @@ TEST_CASE("device pool: which host calls expect device work", "[device_pool]") {
   e.arg0 = 64;
   CHECK(expects_device_work(e));
   e.kind = uint8_t(EventKind::Sync);
+  CHECK_FALSE(expects_device_work(e));
+  e.kind = uint8_t(EventKind::GraphLaunch);
+  e.flags = kFlagAsync;
+  CHECK(expects_device_work(e));
+  e.flags = kFlagAsync | kFlagGraphWithoutWork;  // memory, host or empty nodes only
   CHECK_FALSE(expects_device_work(e));
 }

@@ -41,9 +41,9 @@ class FakeBackend final : public DeviceBackend {
     std::lock_guard lock(mutex_);
     return std::exchange(completed_, DeviceBatch());
   }
-  void set_active(bool on) noexcept override {
+  void set_activity(DeviceActivity activity) noexcept override {
     ++active_switches;
-    active.store(on);
+    active.store(activity != DeviceActivity::Off);
   }
   std::string status() const override { return status_; }
   std::string version() const override { return "fake-1"; }

@@ -33,6 +33,16 @@ TEST_CASE("PROFAGENT_STEP_ON: bad items are one warning naming the variable, the
   CHECK(on.time_ms == 0);
 }
 
+TEST_CASE("PROFAGENT_STEP_ON time:MS: 1 ms to one day") {
+  std::vector<std::string> warnings;
+  CHECK(parse_step_on("time:1", warnings).time_ms == 1);
+  CHECK(parse_step_on("time:86400000", warnings).time_ms == 86400000);
+  CHECK(warnings.empty());
+  CHECK(parse_step_on("time:86400001", warnings).time_ms == 0);
+  CHECK(parse_step_on("time:18446744073709551615", warnings).time_ms == 0);
+  CHECK(warnings.size() == 2);
+}
+
 TEST_CASE("PROFAGENT_STEP_ON: 18,000 bad items are still one short line") {
   std::string text;
   for (int i = 0; i < 18000; ++i) text += "x,";
