@@ -313,7 +313,7 @@ Trace join_part(Session& s, CutWindow& window) {
   trace.drops.stacks_lost += counts.orphan_stacks;
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
-  absorb_device_memory(window.memory, trace.end_ns);
+  absorb_device_memory(window.memory, trace.start_ns, trace.end_ns);
   finish_memory(std::move(window.memory), window.converter, trace);
   if (!s.options.activity_cpu) drop_host_side(trace);
   return std::move(trace);
@@ -357,7 +357,8 @@ void discard_window() noexcept {
 
 void poll_device() noexcept {
   try {
-    collect_device_records(session(), false);
+    // Hooked allocation calls wait for their records (memory_ledger.h): have them come.
+    collect_device_records(session(), memory_tracking() && device_memory_records_wanted());
   } catch (...) {
     static SwallowedSite site{"out of memory while reading device records; some are lost"};
     note_swallowed(site);

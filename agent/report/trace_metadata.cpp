@@ -129,7 +129,8 @@ void totals(od::value v, std::vector<MemoryTotals>& out) {
   });
 }
 
-// [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call], ...]
+// [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call, its call
+// site], ...]
 void live(od::value v, MemoryReport& m, TraceHeader& h) {
   elements(v, [&](od::value row) {
     std::size_t i = 0;
@@ -145,6 +146,7 @@ void live(od::value v, MemoryReport& m, TraceHeader& h) {
         case 5: number(x, a.tid); break;
         case 6: text(x, a.api); break;
         case 7: number(x, call); break;
+        case 8: text(x, a.call_site); break;
         default: break;
       }
     });
