@@ -144,6 +144,13 @@ struct DropCounters {
   // that failed the layout checks, code objects after the intern table filled, captures while
   // support was still being decided).
   uint64_t python_frames_lost = 0;
+  // A window whose join and writing would not fit in the memory its limits leave (`ulimit -v`,
+  // `ulimit -d`: collector/memory_room.h): its latest host events and device records are left
+  // out, so that what fits is written. The room seen and what writing all would have needed.
+  uint64_t left_out_host_events = 0;
+  uint64_t left_out_device_records = 0;
+  uint64_t memory_room_bytes = 0;
+  uint64_t memory_needed_bytes = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),

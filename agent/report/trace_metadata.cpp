@@ -100,6 +100,10 @@ void drops(od::value v, Trace& t) {
     else if (key == "stacks_lost") number(value, d.stacks_lost);
     else if (key == "python_frames_lost") number(value, d.python_frames_lost);
     else if (key == "memory_records") number(value, t.memory.dropped_records);
+    else if (key == "left_out_host_events") number(value, d.left_out_host_events);
+    else if (key == "left_out_device_records") number(value, d.left_out_device_records);
+    else if (key == "memory_room_bytes") number(value, d.memory_room_bytes);
+    else if (key == "memory_needed_bytes") number(value, d.memory_needed_bytes);
   });
 }
 
