@@ -56,9 +56,11 @@ def case_address_reuse(env):
     """The issue's shape: a peak of 2.00 Mb where the program never held more than 1.00 Mb, the
     driver's records taken for the runtime's and the runtime's counted twice."""
     out, agent, document = run_edges(env, "memory_address_reuse", ["reuse", str(MIB)])
-    R.expect(result(agent.stdout, "same_address") == 3,
-             f"the allocator gave no address back: the case does not share one ({agent.stdout!r})")
-    got = [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in memory_events(document)]
+    events = memory_events(document)
+    made = [e["args"]["Addr"] for e in events if e["args"]["Bytes"] > 0][1:]  # the sequence's four
+    shared = sum(1 for a, b in zip(made, made[1:]) if a == b)
+    R.expect(shared >= 2, f"the allocator gave the address back {shared} of 3 times: the case shares none ({made})")
+    got = [(e["args"]["Bytes"], e["args"]["Total Allocated"]) for e in events]
     sizes = [8, 4, 3, 2, 1]  # the warm-up cudaMalloc, then the sequence: one allocation live at a time
     want = [pair for n in sizes for pair in ((n * MIB, n * MIB), (-n * MIB, 0))]
     R.expect(got == want, f"[memory] (Bytes, Total Allocated)\n{got}\nexpected\n{want}")
