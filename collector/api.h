@@ -279,12 +279,14 @@ struct MemoryOp {
   uint64_t bytes = 0;     // Alloc/FailedAlloc/Refused: the size asked for
   NameId api = kNoName;   // the hooked function's name (where a leak was made)
   int32_t error = 0;      // FailedAlloc/Refused: the call's error code
-  uint64_t call_ns = 0;   // device_memory_clock() at the call's start (0: not taken)
+  uint64_t call_ns = 0;   // memory_call_starts() at the call's start (0: not taken)
 };
-// The clock of the device's allocation records (monotonic ns) while those records are on, else
-// 0. An allocation hook reads it at its call's start while recording: the ledger tells the
-// device's record of that very call from another allocation's at the same address by it.
-uint64_t device_memory_clock() noexcept;
+// An allocation hook calls it at its call's start while recording, and passes what it returned
+// in MemoryOp::call_ns to note_memory(), which every such call must reach. While the device's
+// allocation records are on it is the time on their clock (monotonic ns): the ledger tells the
+// record of that very call from another allocation's at the same address by it, and holds a
+// record read while the call is still in flight for the call to claim. Else 0.
+uint64_t memory_call_starts() noexcept;
 // Books the call (totals per device, live allocations) and, while recording, keeps an
 // allocation record for the window, linked to the call's host event `event_id` (0 if none).
 // Never calls CUDA; takes one leaf lock (allocation calls cost microseconds already).

@@ -57,14 +57,21 @@ bool within(const PendingCall& call, uint64_t ns, uint64_t slack) {
 bool take_pending(Ledger& l, uint64_t address, bool release, uint64_t ns, PendingCall* out) {
   const auto it = l.pending.find(call_key(address, release));
   if (it == l.pending.end()) return false;
-  std::deque<PendingCall>& calls = it->second;
-  for (auto call = calls.begin(); call != calls.end(); ++call) {
-    if (call->op.call_ns > ns + l.match_slack_ns) break;
-    if (!within(*call, ns, l.match_slack_ns)) continue;
-    *out = *call;
-    calls.erase(call);
-    if (calls.empty()) l.pending.erase(it);
+  PendingQueue& queue = it->second;
+  for (size_t i = queue.head; i < queue.calls.size(); ++i) {
+    const PendingCall& call = queue.calls[i];
+    if (call.op.call_ns > ns + l.match_slack_ns) break;
+    if (!within(call, ns, l.match_slack_ns)) continue;
+    *out = call;
+    if (i == queue.head) ++queue.head;
+    else queue.calls.erase(queue.calls.begin() + long(i));  // a call before it has no record yet
     --l.pending_count;
+    if (queue.empty()) {
+      l.pending.erase(it);
+    } else if (queue.head > 64 && 2 * queue.head > queue.calls.size()) {  // give the taken ones back
+      queue.calls.erase(queue.calls.begin(), queue.calls.begin() + long(queue.head));
+      queue.head = 0;
+    }
     return true;
   }
   return false;
@@ -136,6 +143,43 @@ void book_device_free(Ledger& l, uint64_t address, const Source& source) {
   if (!free_displaced(l, address, source)) add_orphan(l, address, source);
 }
 
+// A record no hooked call made: a library's cuMemAlloc, a graph's allocation node.
+void book_device_record(Ledger& l, const DeviceMemoryEvent& e) {
+  const Source source = device_source(e.ns, e.correlation);
+  if (e.release) return book_device_free(l, e.address, source);
+  MemoryOp op;
+  op.kind = e.kind;
+  op.device = e.device;
+  op.address = e.address;
+  op.bytes = e.bytes;
+  book_device_alloc(l, op, source);
+}
+
+// Records held for calls in flight that no call still in flight can claim (every one started
+// after them): booked as the device's, in order.
+void release_unclaimed(Ledger& l) {
+  if (l.unclaimed.empty()) return;
+  const uint64_t first_in_flight = l.in_flight.empty() ? UINT64_MAX : *l.in_flight.begin();
+  std::vector<DeviceMemoryEvent> held = std::move(l.unclaimed);
+  l.unclaimed = {};
+  for (const DeviceMemoryEvent& e : held) {
+    if (e.ns + l.match_slack_ns < first_in_flight) book_device_record(l, e);
+    else l.unclaimed.push_back(e);
+  }
+}
+
+// The record a call booked now claims among those held for calls in flight, taken out.
+bool claim_unclaimed(Ledger& l, const PendingCall& call, DeviceMemoryEvent* out) {
+  const bool release = call.op.type == MemoryOpType::Free;
+  for (auto it = l.unclaimed.begin(); it != l.unclaimed.end(); ++it) {
+    if (it->address != call.op.address || it->release != release || !within(call, it->ns, l.match_slack_ns)) continue;
+    *out = *it;
+    l.unclaimed.erase(it);
+    return true;
+  }
+  return false;
+}
+
 // A hooked call, at its record's time (or its own, from the join when the record never came).
 void book_call(Ledger& l, const PendingCall& call, Source source) {
   source.event_id = call.event_id, source.tid = call.tid;
@@ -148,7 +192,9 @@ void book_call(Ledger& l, const PendingCall& call, Source source) {
 void book_unreported_calls(Ledger& l, uint32_t cut, uint64_t end_ns) {
   std::vector<PendingCall> unreported;
   for (auto it = l.pending.begin(); it != l.pending.end();) {
-    std::deque<PendingCall>& calls = it->second;
+    std::vector<PendingCall>& calls = it->second.calls;
+    calls.erase(calls.begin(), calls.begin() + long(it->second.head));
+    it->second.head = 0;
     const auto later = std::stable_partition(calls.begin(), calls.end(), [cut](const PendingCall& c) { return c.cut < cut; });
     unreported.insert(unreported.end(), calls.begin(), later);
     calls.erase(calls.begin(), later);
@@ -258,9 +304,25 @@ bool leave_to_device_record(Ledger& l, const MemoryOp& op, const Source& source)
   call.event_id = source.event_id;
   call.tid = source.tid;
   call.cut = l.cuts;
-  l.pending[call_key(op.address, op.type == MemoryOpType::Free)].push_back(call);
+  DeviceMemoryEvent record;
+  if (claim_unclaimed(l, call, &record)) {  // read before the call was booked
+    book_call(l, call, device_source(record.ns, record.correlation));
+    return true;
+  }
+  l.pending[call_key(op.address, op.type == MemoryOpType::Free)].calls.push_back(call);
   ++l.pending_count;
   return true;
+}
+
+void call_ended(Ledger& l, const MemoryOp& op) noexcept {
+  if (op.call_ns == 0) return;
+  const auto it = l.in_flight.find(op.call_ns);
+  if (it != l.in_flight.end()) l.in_flight.erase(it);
+}
+
+void call_booked(Ledger& l, const MemoryOp& op) {
+  call_ended(l, op);
+  release_unclaimed(l);
 }
 
 void free_unknown_later(Ledger& l, uint64_t address, const Source& source) {
@@ -270,6 +332,8 @@ void free_unknown_later(Ledger& l, uint64_t address, const Source& source) {
 }
 
 void clear_device_record_state(Ledger& l) {
+  l.in_flight.clear();
+  l.unclaimed.clear();
   l.pending.clear();
   l.pending_count = 0;
   l.displaced.clear();
@@ -285,8 +349,17 @@ bool device_memory_records_wanted() noexcept {
   return l.pending_count >= kFlushPendingCalls;
 }
 
-uint64_t device_memory_clock() noexcept {
-  return g_device_records.load(std::memory_order_relaxed) ? clock::monotonic_ns() : 0;
+uint64_t memory_call_starts() noexcept {
+  if (!g_device_records.load(std::memory_order_relaxed)) return 0;
+  try {
+    Ledger& l = state();
+    std::lock_guard lock(l.mutex);
+    const uint64_t start = clock::monotonic_ns();  // under the lock: in_flight is in start order
+    l.in_flight.insert(start);
+    return start;
+  } catch (...) {
+    return 0;  // out of memory: the call is matched by address alone
+  }
 }
 
 void set_device_memory_records(bool on, bool shared_clock) noexcept {
@@ -302,16 +375,11 @@ void note_device_memory(const DeviceMemoryEvent& e) noexcept {
   try {
     Ledger& l = state();
     std::lock_guard lock(l.mutex);
-    const Source source = device_source(e.ns, e.correlation);
     PendingCall call;
-    if (take_pending(l, e.address, e.release, e.ns, &call)) return book_call(l, call, source);
-    if (e.release) return book_device_free(l, e.address, source);
-    MemoryOp op;
-    op.kind = e.kind;
-    op.device = e.device;
-    op.address = e.address;
-    op.bytes = e.bytes;
-    book_device_alloc(l, op, source);
+    if (take_pending(l, e.address, e.release, e.ns, &call)) return book_call(l, call, device_source(e.ns, e.correlation));
+    // A call that started before this record is still in flight: the record may be its own.
+    if (!l.in_flight.empty() && *l.in_flight.begin() <= e.ns + l.match_slack_ns) return l.unclaimed.push_back(e);
+    book_device_record(l, e);
   } catch (...) {
     static SwallowedSite site{"out of memory in the allocation bookkeeping: a driver-level allocation is missing"};
     note_swallowed(site);
@@ -339,6 +407,10 @@ void absorb_device_memory(MemoryCut& cut, uint64_t start_ns, uint64_t end_ns) no
   try {
     Ledger& l = state();
     std::lock_guard lock(l.mutex);
+    // A call in flight since before the window began never reached its booking (cancelled
+    // inside the runtime): it holds no record back any more.
+    l.in_flight.erase(l.in_flight.begin(), l.in_flight.lower_bound(start_ns));
+    release_unclaimed(l);
     book_unreported_calls(l, cut.cut, end_ns);
     settle_displaced(l, end_ns);
     cut.report.unknown_frees += settle_orphans(l, end_ns);

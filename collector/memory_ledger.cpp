@@ -173,8 +173,7 @@ void book_failure(Ledger& l, const MemoryOp& op, const Source& source) {
   keep_record(l, std::move(r), source);
 }
 
-void book(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
-  const Source source = hook_source(l, op, ticks, event_id, tid);
+void book_op(Ledger& l, const MemoryOp& op, const Source& source) {
   switch (op.type) {
     case MemoryOpType::Alloc: return book_alloc(l, op, source);
     case MemoryOpType::Free: return book_free(l, op, source);
@@ -184,6 +183,11 @@ void book(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint
       if (l.live.count(op.address) == 0) ++l.unknown_frees;  // why it failed, most likely
       return;
   }
+}
+
+void book(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
+  book_op(l, op, hook_source(l, op, ticks, event_id, tid));
+  call_booked(l, op);
 }
 
 std::vector<MemoryTotals> totals_now(const Ledger& l) {
@@ -268,12 +272,14 @@ void configure_memory_records(size_t max_records) noexcept {
 }
 
 void note_memory(const MemoryOp& op, uint64_t event_id) noexcept {
+  Ledger& l = state();
   try {
     const uint32_t tid = current_tid();
-    Ledger& l = state();
     std::lock_guard lock(l.mutex);
     book(l, op, now(), event_id, tid);  // ticks under the lock: records are in booking order
   } catch (...) {
+    std::lock_guard lock(l.mutex);
+    call_ended(l, op);
     static SwallowedSite site{"out of memory in the allocation bookkeeping: an allocation is missing from the totals"};
     note_swallowed(site);
   }

@@ -14,13 +14,14 @@
 #pragma once
 
 #include <array>
+#include <set>
 #include <cstdint>
-#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
 
 #include "collector/api.h"
+#include "collector/cupti_memory.h"
 #include "collector/trace.h"
 
 namespace profagent::collector::ledger {
@@ -75,6 +76,14 @@ struct PendingCall {
                           // latest, from the call itself, if its record never came
 };
 
+// The pending calls of one address and operation, in call order: a record usually matches the
+// first, which is then taken from the front (one allocation for the usual single call).
+struct PendingQueue {
+  std::vector<PendingCall> calls;
+  size_t head = 0;  // calls before it are taken
+  bool empty() const { return head == calls.size(); }
+};
+
 // An allocation whose address was handed out again before its free was seen (the free comes
 // in a device record not read yet, or never: a driver-level free while nothing recorded).
 struct Displaced {
@@ -106,8 +115,14 @@ struct Ledger {
   bool device_records = false;
   uint64_t match_slack_ns = 0;  // how far a record's time may lie outside its call (clock error)
   size_t pending_count = 0;
-  // By call_key(address, release), each in call order (a record usually matches the first).
-  std::unordered_map<uint64_t, std::deque<PendingCall>> pending;
+  std::unordered_map<uint64_t, PendingQueue> pending;  // by call_key(address, release)
+  // Hooked calls between their start and their booking, by start time: a record of one of them
+  // can be read (another thread flushes CUPTI) before the call is booked.
+  std::multiset<uint64_t> in_flight;
+  // Records read while a call that started before them was in flight and that no pending call
+  // claimed: the in-flight call claims its own when it is booked; the others are booked as
+  // the device's once no call that started before them is in flight.
+  std::vector<DeviceMemoryEvent> unclaimed;
   std::unordered_multimap<uint64_t, Displaced> displaced;   // by address
   std::unordered_multimap<uint64_t, Orphan> orphans;        // by address
   std::unordered_map<uint64_t, std::pair<int32_t, int64_t>> pools;  // pool address -> device, size
@@ -130,6 +145,10 @@ void displace(Ledger& l, uint64_t address, const Live& entry, const Source& by);
 // While recording with device records on, a hooked allocation or free (not of registered
 // memory, which the device does not report) is left to its device record: true when it was.
 bool leave_to_device_record(Ledger& l, const MemoryOp& op, const Source& source);
+// The call (op.call_ns) is booked: no longer in flight; the records it held back are booked.
+// call_ended only takes it out of flight (its booking failed).
+void call_booked(Ledger& l, const MemoryOp& op);
+void call_ended(Ledger& l, const MemoryOp& op) noexcept;
 // A hooked free, while nothing records, of memory the ledger does not hold: an allocation
 // record not read yet may still explain it (memory_device_records.cpp).
 void free_unknown_later(Ledger& l, uint64_t address, const Source& source);

@@ -41,7 +41,7 @@ __attribute__((noinline)) cudaError_t intercept_memory(Site& site, RealSymbol& g
   const bool recording = collector::recording();
   const uint64_t id = recording ? collector::new_event_id() : 0;
   const uint64_t start = recording ? collector::now() : 0;
-  const uint64_t call_ns = recording ? collector::device_memory_clock() : 0;
+  const uint64_t call_ns = recording ? collector::memory_call_starts() : 0;
   const cudaError_t result = recording ? call_with_external_id(id, real, args...) : real(args...);
   MemoryCall call = describe(result);
   call.op.call_ns = call_ns;

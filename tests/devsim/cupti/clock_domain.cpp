@@ -60,6 +60,15 @@ void ClockDomain::refresh_if_stale(uint64_t monotonic_now) {
   if (client_ == client && anchor.monotonic_ns > latest_.monotonic_ns) latest_ = anchor;
 }
 
+uint64_t ClockDomain::now_or_mapped(uint64_t monotonic_ns) {
+  CUpti_TimestampCallbackFunc client = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    client = client_;
+  }
+  return client != nullptr ? client() : to_domain(monotonic_ns);
+}
+
 uint64_t ClockDomain::to_domain(uint64_t monotonic_ns) {
   refresh_if_stale(monotonic_());
   std::lock_guard lock(mutex_);

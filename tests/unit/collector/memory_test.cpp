@@ -242,6 +242,22 @@ TEST_CASE("a free whose allocation never comes is unknown at the join; a call wh
   CHECK(m.live[0].api == "cudaMalloc");
 }
 
+TEST_CASE("a record read while its call is still in flight is claimed by the call", "[memory]") {
+  Recording recording;
+  set_device_memory_records(true);
+  MemoryOp call = op(MemoryOpType::Alloc, 0xA0000, 4096);
+  call.call_ns = memory_call_starts();                                             // the hook, before the real call
+  note_device_memory(device_at(false, 0xA0000, 4096, clock::monotonic_ns()));      // another thread flushed CUPTI
+  note_device_memory(device_at(false, 0xB0000, 64, clock::monotonic_ns()));        // a library's, held too
+  note_memory(call, 61);                                                           // the hook books its call
+  Trace trace = finish(cut_memory(true));
+  const MemoryReport& m = trace.memory;
+  REQUIRE(m.records.size() == 2);
+  CHECK((m.records[0].event_id == 61 && m.records[0].bytes == 4096));
+  CHECK((m.records[1].event_id == 0 && m.records[1].bytes == 64));
+  CHECK((m.live_count == 2 && m.end[0].allocated == 4096 + 64));
+}
+
 TEST_CASE("a driver allocation read after the cut joins its window and starts the next one", "[memory]") {
   Recording recording;
   set_device_memory_records(true);
