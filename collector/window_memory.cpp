@@ -50,7 +50,9 @@ void fit_window_in_memory(std::vector<ThreadEvents>& threads, std::vector<Device
   drops.memory_needed_bytes = cost(host_events, device.size());
   if (room == SIZE_MAX) return;
   drops.memory_room_bytes = room;
-  const uint64_t budget = room / 4 * 3;  // the rest for what the estimate misses
+  // Some room stays for the writers' buffers and what the program allocates meanwhile (the
+  // join runs beside it).
+  const uint64_t budget = room > kJoinReserveBytes ? room - kJoinReserveBytes : 0;
   if (drops.memory_needed_bytes <= budget) return;
   const uint64_t cut = latest_fitting_time(threads, device, converter, budget);
   for (ThreadEvents& thread : threads) {

@@ -16,14 +16,16 @@
 
 namespace profagent::collector {
 
-// Bytes the join and the writers add per host event and per device record, beyond the events
-// already drained and the records already claimed when the estimate is made. The whole window
-// end costs about 350 bytes per host event (tests/bench/window_memory_bench.py: peak resident
-// memory over the window's events), of which 96 are held already (the event buffer and the
-// drained copy): about 250 are added, mostly its HostRecord (208 bytes with its names); 300
-// leaves a margin.
-inline constexpr uint64_t kJoinBytesPerHostEvent = 300;
+// Address space the join and the writers add per host event and per device record, beyond the
+// events already drained and the records already claimed when the estimate is made: a
+// HostRecord (200 bytes) and a share of its names and indexes. Measured under `ulimit -v` (the
+// room left before and after the join of 600,000 calls: 200 bytes each); the whole window end
+// costs about 360 bytes of resident memory per host event (tests/bench/window_memory_bench.py),
+// 96 of them held before the join (the event buffer and the drained copy). kJoinReserveBytes
+// stays free for the writers' buffers and what the program allocates meanwhile.
+inline constexpr uint64_t kJoinBytesPerHostEvent = 216;
 inline constexpr uint64_t kJoinBytesPerDeviceRecord = 100;
+inline constexpr uint64_t kJoinReserveBytes = uint64_t(8) << 20;
 
 // Trims `threads` and `device` to what fits in `room` bytes (SIZE_MAX: no limit, nothing is
 // trimmed) and fills the left_out_* and memory_* counters of `drops`.
