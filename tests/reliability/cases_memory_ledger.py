@@ -53,8 +53,8 @@ def result(stdout, what):
 
 
 def case_address_reuse(env):
-    """The issue's shape: a peak of 2.00 Mb where the program never held more than 1.00 Mb, the
-    driver's records taken for the runtime's and the runtime's counted twice."""
+    """Before, a peak of 2.00 Mb where the program never held more than 1.00 Mb: the driver's
+    records were taken for the runtime's and the runtime's counted twice."""
     out, agent, document = run_edges(env, "memory_address_reuse", ["reuse", str(MIB)])
     events = memory_events(document)
     made = [e["args"]["Addr"] for e in events if e["args"]["Bytes"] > 0][1:]  # the sequence's four
