@@ -30,6 +30,14 @@ std::string late_records_line(const Trace& trace) {
          "dropped when they come";
 }
 
+std::string left_out_line(const DropCounters& drops) {
+  if (drops.left_out_host_events == 0 && drops.left_out_device_records == 0) return {};
+  return std::to_string(drops.left_out_host_events) + " host events and " + std::to_string(drops.left_out_device_records) +
+         " device records left out: writing the whole window needs about " + mib(drops.memory_needed_bytes) +
+         ", the memory limit (ulimit -v or -d) leaves " + mib(drops.memory_room_bytes) +
+         "; the trace has the window's earliest part (profagent_drops.left_out_host_events)";
+}
+
 void report_drops(const Trace& trace, const std::string& prefix) {
   const DropCounters& drops = trace.drops;
   if (drops.host_events != 0) log(LogLevel::Warn, prefix + host_drops_line(drops));
@@ -43,6 +51,8 @@ void report_drops(const Trace& trace, const std::string& prefix) {
                             " (the totals stay exact; a quarter of PROFAGENT_BUFFER_MB holds them): counted in "
                             "profagent_drops.memory_records");
   }
+  const std::string left_out = left_out_line(drops);
+  if (!left_out.empty()) log(LogLevel::Warn, prefix + left_out);
   const std::string late = late_records_line(trace);
   if (!late.empty()) log(LogLevel::Warn, prefix + late);
 }

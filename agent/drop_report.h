@@ -17,6 +17,10 @@ std::string host_drops_line(const DropCounters& drops);
 // are dropped when they come, never put into another window).
 std::string late_records_line(const Trace& trace);
 
+// "" when the whole window was written; else how many host events and device records were left
+// out because writing them would not have fit in the memory the process's limits leave.
+std::string left_out_line(const DropCounters& drops);
+
 // Says on stderr (one warning each) the host events, device records and late device records
 // the window lost; `prefix` names the window ("" for the whole run).
 void report_drops(const Trace& trace, const std::string& prefix);

@@ -265,16 +265,26 @@ extern std::atomic<bool> g_memory_tracking;
 inline bool memory_tracking() noexcept { return g_memory_tracking.load(std::memory_order_relaxed); }
 
 // One allocation call, as its hook saw it after the real call returned.
+// FailedAlloc: out of memory. Refused: an allocation or registration that failed for another
+// reason (already registered, invalid value): it changes nothing and is no OOM.
 // FailedFree: a free that returned an error (the memory stays allocated if it was ours).
-enum class MemoryOpType : uint8_t { Alloc, Free, FailedAlloc, FailedFree };
+enum class MemoryOpType : uint8_t { Alloc, Free, FailedAlloc, FailedFree, Refused };
 struct MemoryOp {
   MemoryOpType type = MemoryOpType::Alloc;
   MemoryKind kind = MemoryKind::Device;
-  int32_t device = -1;    // Alloc/FailedAlloc: the current device; -1 for host memory
+  int32_t device = -1;    // Alloc/FailedAlloc/Refused: the current device; -1 for host memory
   uint64_t address = 0;   // the pointer made or freed (0 for a failed allocation)
-  uint64_t bytes = 0;     // Alloc/FailedAlloc: the size asked for
+  uint64_t bytes = 0;     // Alloc/FailedAlloc/Refused: the size asked for
   NameId api = kNoName;   // the hooked function's name (where a leak was made)
+  int32_t error = 0;      // FailedAlloc/Refused: the call's error code
+  uint64_t call_ns = 0;   // memory_call_starts() at the call's start (0: not taken)
 };
+// An allocation hook calls it at its call's start while recording, and passes what it returned
+// in MemoryOp::call_ns to note_memory(), which every such call must reach. While the device's
+// allocation records are on it is the time on their clock (monotonic ns): the ledger tells the
+// record of that very call from another allocation's at the same address by it, and holds a
+// record read while the call is still in flight for the call to claim. Else 0.
+uint64_t memory_call_starts() noexcept;
 // Books the call (totals per device, live allocations) and, while recording, keeps an
 // allocation record for the window, linked to the call's host event `event_id` (0 if none).
 // Never calls CUDA; takes one leaf lock (allocation calls cost microseconds already).

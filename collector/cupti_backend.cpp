@@ -135,6 +135,7 @@ void CuptiBackend::align_clock() noexcept {
   // Optional (older CUPTI lacks it): without it the clocks are aligned by measurement.
   if (api_.register_timestamp_callback && CUPTI_CALL_QUIET(api_, register_timestamp_callback, &agent_timestamp)) {
     offset_ns_ = 0;
+    clock_shared_ = true;
     return;
   }
   // No callback: measure CUPTI's clock against ours, bracketed, and keep the tightest sample.
@@ -179,7 +180,7 @@ bool CuptiBackend::enable_optional(CUpti_ActivityKind kind) noexcept {
 void CuptiBackend::enable_memory_kinds() noexcept {
   const bool memory = enable_optional(CUPTI_ACTIVITY_KIND_MEMORY2);
   enable_optional(CUPTI_ACTIVITY_KIND_MEMORY_POOL);
-  set_device_memory_records(memory);
+  set_device_memory_records(memory, clock_shared_);
   if (!memory) log(LogLevel::Warn, "CUPTI has no MEMORY2 records: driver-level allocations by libraries are not counted");
 }
 
@@ -239,6 +240,7 @@ DeviceBatch CuptiBackend::drain() noexcept {
       if (usable_.load()) parser.parse(done.buffer, done.valid_bytes, batch);
       buffers_.give_back(done.buffer);
     }
+    parser.book_memory();
   } catch (...) {
     log(LogLevel::Warn, "out of memory while reading device records; some are lost");
   }

@@ -62,6 +62,7 @@ class CuptiBackend final : public DeviceBackend {
   bool resume_failed_reported_ = false;
   std::atomic<uint64_t> dropped_{0};
   int64_t offset_ns_ = 0;            // CUPTI time - agent time, when no timestamp callback
+  bool clock_shared_ = false;        // CUPTI stamps records with the agent's clock (callback)
   std::string status_ = "none (device backend not started)";
   std::string version_;
 };

@@ -1,5 +1,7 @@
 #include "collector/cupti_records.h"
 
+#include <algorithm>
+
 #include "collector/cupti_status.h"
 #include "collector/device_names.h"
 #include "collector/memory_ledger.h"
@@ -127,19 +129,35 @@ void CuptiRecordParser::add_driver_call(const CUpti_ActivityAPI& call, DeviceBat
   r.name = driver_function_name(call.cbid);
 }
 
-// Allocation records go straight to the ledger (no collector lock is held while parsing).
+// Allocation records go to the ledger after the drain's last buffer (book_memory).
 void CuptiRecordParser::add_memory(const CUpti_ActivityMemory4& record) {
-  DeviceMemoryEvent event;
-  if (!memory_event_of(record, offset_ns_, &event)) return;
-  note_device_memory(event);
-  if (event.pool_address != 0 && !event.release) {
-    note_pool_reservation({event.pool_address, event.device, event.pool_size, event.ns});
+  MemoryNote note;
+  if (!memory_event_of(record, offset_ns_, &note.memory)) return;
+  note.ns = note.memory.ns;
+  memory_.push_back(note);
+  if (note.memory.pool_address != 0 && !note.memory.release) {
+    note.is_pool = true;
+    note.pool = {note.memory.pool_address, note.memory.device, note.memory.pool_size, note.memory.ns};
+    memory_.push_back(note);
   }
 }
 
 void CuptiRecordParser::add_memory_pool(const CUpti_ActivityMemoryPool3& record) {
-  PoolReservation pool;
-  if (pool_reservation_of(record, offset_ns_, &pool)) note_pool_reservation(pool);
+  MemoryNote note;
+  if (!pool_reservation_of(record, offset_ns_, &note.pool)) return;
+  note.ns = note.pool.ns;
+  note.is_pool = true;
+  memory_.push_back(note);
+}
+
+// No collector lock is held here (drain's caller holds none).
+void CuptiRecordParser::book_memory() noexcept {
+  std::stable_sort(memory_.begin(), memory_.end(), [](const MemoryNote& a, const MemoryNote& b) { return a.ns < b.ns; });
+  for (const MemoryNote& note : memory_) {
+    if (note.is_pool) note_pool_reservation(note.pool);
+    else note_device_memory(note.memory);
+  }
+  memory_.clear();
 }
 
 const std::string& CuptiRecordParser::driver_function_name(uint32_t cbid) {

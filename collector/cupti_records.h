@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "collector/cupti_api.h"
+#include "collector/cupti_memory.h"
 #include "collector/device_backend.h"
 
 namespace profagent::collector {
@@ -18,6 +20,9 @@ class CuptiRecordParser {
   CuptiRecordParser(const CuptiApi& api, int64_t offset_ns) : api_(api), offset_ns_(offset_ns) {}
 
   void parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& out);
+  // Hands the allocation records of every buffer parsed to the ledger, in time order (one
+  // buffer's records are in order, records of different buffers interleave).
+  void book_memory() noexcept;
 
  private:
   uint64_t to_agent_ns(uint64_t cupti_ns) const;
@@ -33,9 +38,18 @@ class CuptiRecordParser {
   void add_memory_pool(const CUpti_ActivityMemoryPool3& record);
   const std::string& driver_function_name(uint32_t cbid);
 
+  // An allocation record (MEMORY2) or a pool's size (MEMORY_POOL, or a pool allocation's).
+  struct MemoryNote {
+    uint64_t ns = 0;
+    bool is_pool = false;
+    DeviceMemoryEvent memory;
+    PoolReservation pool;
+  };
+
   const CuptiApi& api_;
   int64_t offset_ns_;
   std::map<uint32_t, std::string> driver_names_;
+  std::vector<MemoryNote> memory_;
 };
 
 }  // namespace profagent::collector

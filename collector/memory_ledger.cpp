@@ -1,16 +1,14 @@
-// The allocation ledger (memory_ledger.h).
+// The allocation ledger (memory_ledger.h): what the hooks book, window cuts and the finish.
+// The device's own records are booked in memory_device_records.cpp.
 #include "collector/memory_ledger.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <array>
-#include <mutex>
 #include <new>
-#include <unordered_map>
-#include <vector>
 
+#include "collector/memory_ledger_state.h"
 #include "collector/names.h"
 #include "collector/thread_buffer.h"
 
@@ -18,87 +16,25 @@ namespace profagent::collector {
 
 std::atomic<bool> g_memory_tracking{false};
 
-namespace {
+namespace ledger {
 
-inline constexpr int32_t kMaxDevices = 64;  // devices above are booked on the last slot
-
-struct Live {
-  uint64_t bytes = 0;
-  uint64_t ticks = 0;
-  uint64_t event_id = 0;
-  uint32_t tid = 0;
-  int32_t device = kHostDevice;
-  MemoryKind kind = MemoryKind::Device;
-  NameId api = kNoName;
-  bool from_device = false;  // booked from a device record: `ticks` are ns already
-};
-
-struct DeviceTotals {
-  int64_t allocated = 0;       // all live allocations
-  int64_t pool_allocated = 0;  // the part of `allocated` served by pools
-  int64_t pool_reserved = 0;   // what the pools hold, as the device last reported (sum of pools)
-  bool used = false;
-  int64_t reserved() const {
-    return allocated - pool_allocated + std::max(pool_allocated, pool_reserved);
-  }
-};
-
-struct Ledger {
-  std::mutex mutex;  // leaf lock
-  std::unordered_map<uint64_t, Live> live;
-  std::array<DeviceTotals, kMaxDevices + 1> totals{};  // [0] host, [d + 1] device d
-  std::vector<MemoryTotals> window_start;               // totals at the previous cut
-  std::vector<MemoryRecord> records;                    // this window's, ns still in ticks
-  size_t capacity = (size_t(64) << 20) / sizeof(MemoryRecord);  // configure_memory_records()
-  uint64_t unknown_frees = 0;
-  uint64_t null_frees = 0;
-  uint64_t dropped = 0;
-  // Device allocation records: echoes still expected of hooked calls (address << 1 | release).
-  bool device_records = false;
-  std::unordered_map<uint64_t, uint32_t> echoes;
-  std::unordered_map<uint64_t, std::pair<int32_t, int64_t>> pools;  // pool address -> device, size
-};
-
-inline constexpr size_t kMaxEchoes = size_t(1) << 16;  // echoes that never came are forgotten
-
-uint64_t echo_key(uint64_t address, bool release) { return address << 1 | (release ? 1 : 0); }
-
-// A hooked call the device will report too (cudaHostRegister memory it does not report).
-void expect_echo(Ledger& l, uint64_t address, bool release, MemoryKind kind, uint64_t event_id) {
-  if (!l.device_records || event_id == 0 || kind == MemoryKind::Registered) return;
-  if (l.echoes.size() >= kMaxEchoes) l.echoes.clear();
-  ++l.echoes[echo_key(address, release)];
-}
-
-bool is_echo(Ledger& l, uint64_t address, bool release) {
-  const auto it = l.echoes.find(echo_key(address, release));
-  if (it == l.echoes.end()) return false;
-  if (--it->second == 0) l.echoes.erase(it);
-  return true;
-}
-
-Ledger& ledger() {
+Ledger& state() {
   static Ledger* instance = new Ledger;  // leaked: hooks may run during static destruction
   return *instance;
 }
 
-size_t slot_of(int32_t device) {
-  return device < 0 ? 0 : size_t(std::min(device, kMaxDevices - 1)) + 1;
+DeviceTotals& totals_of(Ledger& l, int32_t device) {
+  const size_t slot = device < 0 ? 0 : size_t(std::min(device, kMaxDevices - 1)) + 1;
+  return l.totals[slot];
 }
 
-// The OS thread id, from the thread's event buffer when it has one. A thread that never
-// recorded asks the kernel only while recording: outside windows the syscall was most of the
-// bookkeeping's cost (~175 ns of ~250 ns per call), and only a leak list would show it (as 0).
-uint32_t current_tid() noexcept {
-  if (EventCursor* cursor = tls_cursor) return static_cast<ThreadBuffer*>(cursor)->tid;
-  return recording() ? uint32_t(syscall(SYS_gettid)) : 0;
-}
+namespace {
 
-// Under the lock: a record of this call for the window, if the session records. Device records
-// come later than their time, often after recording stopped: they come only from times the
-// device activity was on (it follows recording), so they are always kept.
-void keep_record(Ledger& l, MemoryRecord&& record) {
-  if (!recording() && !record.from_device) return;
+// Under the lock: a record of this operation for the window, if it happened in one. Device
+// records come later than their time, often after recording stopped: they come only from times
+// the device activity was on (it follows recording), so they are always kept.
+void keep_record(Ledger& l, MemoryRecord&& record, const Source& source) {
+  if (!source.in_window) return;
   if (l.records.size() >= l.capacity) {
     ++l.dropped;
     return;
@@ -109,14 +45,16 @@ void keep_record(Ledger& l, MemoryRecord&& record) {
   l.records.push_back(record);
 }
 
-MemoryRecord record_of(const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
+MemoryRecord record_of(uint64_t address, int32_t device, MemoryKind kind, const Source& source) {
   MemoryRecord r;
-  r.ns = ticks;
-  r.address = op.address;
-  r.event_id = event_id;
-  r.tid = tid;
-  r.device = op.device;
-  r.kind = op.kind;
+  r.ns = source.ticks;
+  r.address = address;
+  r.event_id = source.event_id;
+  r.tid = source.tid;
+  r.device = device;
+  r.kind = kind;
+  r.from_device = source.from_device;
+  r.correlation = source.correlation;
   return r;
 }
 
@@ -125,71 +63,131 @@ void with_totals(MemoryRecord& r, const DeviceTotals& t) {
   r.total_reserved = t.reserved();
 }
 
-void book_alloc(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid,
-                bool from_device = false, uint32_t correlation = 0) {
-  expect_echo(l, op.address, false, op.kind, event_id);
-  Live entry{op.bytes, ticks, event_id, tid, op.device, op.kind, op.api, from_device};
-  auto [it, inserted] = l.live.insert_or_assign(op.address, entry);
-  (void)it;
-  (void)inserted;  // an address handed out again without our seeing its free: the new one wins
-  DeviceTotals& t = l.totals[slot_of(op.device)];
-  t.used = true;
-  t.allocated += int64_t(op.bytes);
-  if (op.kind == MemoryKind::Pool) t.pool_allocated += int64_t(op.bytes);
-  MemoryRecord r = record_of(op, ticks, event_id, tid);
-  r.bytes = int64_t(op.bytes);
-  r.from_device = from_device;
-  r.correlation = correlation;
-  with_totals(r, t);
-  keep_record(l, std::move(r));
+}  // namespace
+
+Live make_live(Ledger& l, const MemoryOp& op, const Source& source) {
+  Live entry;
+  entry.bytes = op.bytes;
+  entry.ticks = source.ticks;
+  entry.order_ns = source.order_ns;
+  entry.event_id = source.event_id;
+  entry.serial = l.next_serial++;
+  entry.tid = source.tid;
+  entry.device = op.device;
+  entry.kind = op.kind;
+  entry.api = op.api;
+  entry.from_device = source.from_device;
+  return entry;
 }
 
-void book_free(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid,
-               bool from_device = false, uint32_t correlation = 0) {
+void count_allocation(Ledger& l, uint64_t address, const Live& made, const Source& source) {
+  DeviceTotals& t = totals_of(l, made.device);
+  t.used = true;
+  t.allocated += int64_t(made.bytes);
+  if (made.kind == MemoryKind::Pool) t.pool_allocated += int64_t(made.bytes);
+  MemoryRecord r = record_of(address, made.device, made.kind, source);
+  r.bytes = int64_t(made.bytes);
+  r.allocation = made.serial;
+  with_totals(r, t);
+  keep_record(l, std::move(r), source);
+}
+
+void count_free(Ledger& l, uint64_t address, const Live& freed, const Source& source) {
+  DeviceTotals& t = totals_of(l, freed.device);
+  t.allocated -= int64_t(freed.bytes);
+  if (freed.kind == MemoryKind::Pool) t.pool_allocated -= int64_t(freed.bytes);
+  MemoryRecord r = record_of(address, freed.device, freed.kind, source);
+  r.bytes = -int64_t(freed.bytes);
+  r.allocation = freed.serial;
+  r.allocated_ns = freed.ticks;
+  r.allocated_by_device = freed.from_device;
+  with_totals(r, t);
+  keep_record(l, std::move(r), source);
+}
+
+}  // namespace ledger
+
+namespace {
+
+using namespace ledger;
+
+// The OS thread id, from the thread's event buffer when it has one. A thread that never
+// recorded asks the kernel only while recording: outside windows the syscall was most of the
+// bookkeeping's cost (~175 ns of ~250 ns per call), and only a leak list would show it (as 0).
+uint32_t current_tid() noexcept {
+  if (EventCursor* cursor = tls_cursor) return static_cast<ThreadBuffer*>(cursor)->tid;
+  return recording() ? uint32_t(syscall(SYS_gettid)) : 0;
+}
+
+// A hooked call, booked now. Its start on the device records' clock (op.call_ns; the latest
+// cut for a call made while nothing recorded) orders it against them.
+Source hook_source(const Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
+  Source source;
+  source.ticks = ticks;
+  source.order_ns = op.call_ns != 0 ? op.call_ns : l.cut_ns;
+  source.event_id = event_id;
+  source.tid = tid;
+  source.in_window = recording();
+  return source;
+}
+
+void book_alloc(Ledger& l, const MemoryOp& op, const Source& source) {
+  // A zero-byte allocation returns no memory (a null pointer): nothing to book, nothing to free.
+  if (op.address == 0) return;
+  if (leave_to_device_record(l, op, source)) return;
+  const Live made = make_live(l, op, source);
+  count_allocation(l, op.address, made, source);
+  const auto [it, inserted] = l.live.try_emplace(op.address, made);
+  if (!inserted) {  // the address was handed out again: its earlier allocation was freed unseen
+    displace(l, op.address, it->second, source);
+    it->second = made;
+  }
+}
+
+void book_free(Ledger& l, const MemoryOp& op, const Source& source) {
   if (op.address == 0) {
     ++l.null_frees;
     return;
   }
+  if (leave_to_device_record(l, op, source)) return;
   const auto it = l.live.find(op.address);
   if (it == l.live.end()) {
-    ++l.unknown_frees;
+    if (l.device_records && op.kind != MemoryKind::Registered) free_unknown_later(l, op.address, source);
+    else ++l.unknown_frees;
     return;
   }
   const Live freed = it->second;
   l.live.erase(it);
-  expect_echo(l, op.address, true, freed.kind, event_id);
-  DeviceTotals& t = l.totals[slot_of(freed.device)];
-  t.allocated -= int64_t(freed.bytes);
-  if (freed.kind == MemoryKind::Pool) t.pool_allocated -= int64_t(freed.bytes);
-  MemoryOp as_freed = op;
-  as_freed.device = freed.device;
-  as_freed.kind = freed.kind;
-  MemoryRecord r = record_of(as_freed, ticks, event_id, tid);
-  r.bytes = -int64_t(freed.bytes);
-  r.allocated_ns = freed.from_device ? 0 : freed.ticks;  // ticks; a device-booked one's is not kept
-  r.from_device = from_device;
-  r.correlation = correlation;
-  with_totals(r, t);
-  keep_record(l, std::move(r));
+  count_free(l, op.address, freed, source);
 }
 
-void book_failure(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
-  MemoryRecord r = record_of(op, ticks, event_id, tid);
+// A failed call changes no total; its record carries the totals of that moment (what someone
+// debugging an out-of-memory needs) and its error.
+void book_failure(Ledger& l, const MemoryOp& op, const Source& source) {
+  MemoryRecord r = record_of(op.address, op.device, op.kind, source);
   r.bytes = int64_t(op.bytes);
   r.failed = true;
-  with_totals(r, l.totals[slot_of(op.device)]);
-  keep_record(l, std::move(r));
+  r.error = op.error;
+  r.refused = op.type == MemoryOpType::Refused;
+  with_totals(r, totals_of(l, op.device));
+  keep_record(l, std::move(r), source);
 }
 
-void book(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
+void book_op(Ledger& l, const MemoryOp& op, const Source& source) {
   switch (op.type) {
-    case MemoryOpType::Alloc: return book_alloc(l, op, ticks, event_id, tid);
-    case MemoryOpType::Free: return book_free(l, op, ticks, event_id, tid);
-    case MemoryOpType::FailedAlloc: return book_failure(l, op, ticks, event_id, tid);
+    case MemoryOpType::Alloc: return book_alloc(l, op, source);
+    case MemoryOpType::Free: return book_free(l, op, source);
+    case MemoryOpType::FailedAlloc:
+    case MemoryOpType::Refused: return book_failure(l, op, source);
     case MemoryOpType::FailedFree:
       if (l.live.count(op.address) == 0) ++l.unknown_frees;  // why it failed, most likely
       return;
   }
+}
+
+void book(Ledger& l, const MemoryOp& op, uint64_t ticks, uint64_t event_id, uint32_t tid) {
+  book_op(l, op, hook_source(l, op, ticks, event_id, tid));
+  call_booked(l, op);
 }
 
 std::vector<MemoryTotals> totals_now(const Ledger& l) {
@@ -201,7 +199,7 @@ std::vector<MemoryTotals> totals_now(const Ledger& l) {
   return out;
 }
 
-std::vector<LiveAllocation> largest_live(const Ledger& l, std::vector<NameId>& apis) {
+void largest_live(const Ledger& l, MemoryCut& cut) {
   std::vector<std::pair<uint64_t, const Live*>> all;
   all.reserve(l.live.size());
   for (const auto& [address, entry] : l.live) all.emplace_back(address, &entry);
@@ -209,14 +207,12 @@ std::vector<LiveAllocation> largest_live(const Ledger& l, std::vector<NameId>& a
   std::partial_sort(all.begin(), all.begin() + listed, all.end(), [](const auto& a, const auto& b) {
     return a.second->bytes != b.second->bytes ? a.second->bytes > b.second->bytes : a.second->ticks < b.second->ticks;
   });
-  std::vector<LiveAllocation> out;
-  out.reserve(listed);
+  cut.report.live.reserve(listed);
   for (size_t i = 0; i < listed; ++i) {
     const Live& e = *all[i].second;
-    out.push_back({all[i].first, e.bytes, e.ticks, e.event_id, e.tid, e.device, e.kind, {}});
-    apis.push_back(e.from_device ? kNoName : e.api);  // named at finish_memory (not under this lock)
+    cut.report.live.push_back({all[i].first, e.bytes, e.ticks, e.event_id, e.tid, e.device, e.kind, {}, {}});
+    cut.live_sources.push_back({e.api, e.serial, e.from_device});  // named at finish_memory (not under this lock)
   }
-  return out;
 }
 
 uint64_t bookkeeping_bytes(const Ledger& l) {
@@ -232,6 +228,8 @@ MemoryCut take_window(Ledger& l, bool keep) {
   report.start = std::move(l.window_start);
   report.end = totals_now(l);
   l.window_start = report.end;
+  l.cut_ns = clock::monotonic_ns();
+  ++l.cuts;
   report.unknown_frees = std::exchange(l.unknown_frees, 0);
   report.null_frees = std::exchange(l.null_frees, 0);
   report.dropped_records = std::exchange(l.dropped, 0);
@@ -239,137 +237,17 @@ MemoryCut take_window(Ledger& l, bool keep) {
   report.bookkeeping_bytes = bookkeeping_bytes(l);
   report.records = std::move(l.records);
   l.records = {};
+  cut.cut = l.cuts;
   if (!keep) return {};
   report.live_count = l.live.size();
   for (const auto& [address, entry] : l.live) report.live_bytes += entry.bytes;
-  report.live = largest_live(l, cut.live_apis);
+  largest_live(l, cut);
   return cut;
 }
 
-}  // namespace
-
-void configure_memory_records(size_t max_records) noexcept {
-  Ledger& l = ledger();
-  std::lock_guard lock(l.mutex);
-  l.capacity = max_records;
-}
-
-void note_memory(const MemoryOp& op, uint64_t event_id) noexcept {
-  try {
-    const uint32_t tid = current_tid();
-    Ledger& l = ledger();
-    std::lock_guard lock(l.mutex);
-    book(l, op, now(), event_id, tid);  // ticks under the lock: records are in booking order
-  } catch (...) {
-    static SwallowedSite site{"out of memory in the allocation bookkeeping: an allocation is missing from the totals"};
-    note_swallowed(site);
-  }
-}
-
-void set_device_memory_records(bool on) noexcept {
-  Ledger& l = ledger();
-  std::lock_guard lock(l.mutex);
-  l.device_records = on;
-}
-
-void note_device_memory(const DeviceMemoryEvent& e) noexcept {
-  try {
-    Ledger& l = ledger();
-    std::lock_guard lock(l.mutex);
-    if (is_echo(l, e.address, e.release)) return;  // a hooked call's own record: booked already
-    MemoryOp op;
-    op.type = e.release ? MemoryOpType::Free : MemoryOpType::Alloc;
-    op.kind = e.kind;
-    op.device = e.device;
-    op.address = e.address;
-    op.bytes = e.bytes;
-    if (e.release) book_free(l, op, e.ns, 0, 0, true, e.correlation);
-    else book_alloc(l, op, e.ns, 0, 0, true, e.correlation);
-  } catch (...) {
-    static SwallowedSite site{"out of memory in the allocation bookkeeping: a driver-level allocation is missing"};
-    note_swallowed(site);
-  }
-}
-
-void note_pool_reservation(const PoolReservation& pool) noexcept {
-  try {
-    Ledger& l = ledger();
-    std::lock_guard lock(l.mutex);
-    DeviceTotals& t = l.totals[slot_of(pool.device)];
-    auto& [device, size] = l.pools[pool.pool];
-    t.pool_reserved += int64_t(pool.reserved) - size;
-    device = pool.device, size = int64_t(pool.reserved);
-    t.used = true;
-    if (pool.reserved == 0) l.pools.erase(pool.pool);
-  } catch (...) {
-    static SwallowedSite site{"out of memory in the allocation bookkeeping: a pool's size is missing"};
-    note_swallowed(site);
-  }
-}
-
-namespace {
-
-void add_to_totals(std::vector<MemoryTotals>& totals, int32_t device, int64_t bytes) {
-  for (MemoryTotals& t : totals) {
-    if (t.device == device) return void((t.allocated += bytes, t.reserved += bytes));
-  }
-  totals.push_back({device, bytes, bytes});
-}
-
-// A device record moved into the window before the cut: the live list at the window's end
-// follows it (a leak the library made, or a listed allocation it freed).
-void follow_live(MemoryCut& cut, const Ledger& l, const MemoryRecord& r) {
-  MemoryReport& m = cut.report;
-  if (r.bytes < 0) {
-    for (size_t i = 0; i < m.live.size(); ++i) {
-      if (m.live[i].address != r.address) continue;
-      m.live.erase(m.live.begin() + long(i));
-      if (i < cut.live_apis.size()) cut.live_apis.erase(cut.live_apis.begin() + long(i));
-      break;
-    }
-    m.live_count -= m.live_count > 0 ? 1 : 0;
-    m.live_bytes -= std::min<uint64_t>(m.live_bytes, uint64_t(-r.bytes));
-    return;
-  }
-  ++m.live_count, m.live_bytes += uint64_t(r.bytes);
-  if (l.live.count(r.address) != 0 && m.live.size() < kMaxLiveListed) {
-    m.live.push_back({r.address, uint64_t(r.bytes), r.ns, 0, 0, r.device, r.kind, {}});
-    cut.live_apis.push_back(kNoName);
-  }
-}
-
-}  // namespace
-
-void absorb_device_memory(MemoryCut& cut, uint64_t end_ns) noexcept {
-  if (!cut.report.enabled) return;
-  try {
-    Ledger& l = ledger();
-    std::lock_guard lock(l.mutex);
-    auto later = std::stable_partition(l.records.begin(), l.records.end(),
-                                       [end_ns](const MemoryRecord& r) { return !(r.from_device && r.ns <= end_ns); });
-    for (auto it = later; it != l.records.end(); ++it) {
-      add_to_totals(cut.report.end, it->device, it->bytes);
-      add_to_totals(l.window_start, it->device, -it->bytes);  // the next window starts after it
-      follow_live(cut, l, *it);
-      cut.report.records.push_back(*it);
-    }
-    l.records.erase(later, l.records.end());
-  } catch (...) {
-    static SwallowedSite site{"out of memory moving driver-level allocations into their window"};
-    note_swallowed(site);
-  }
-}
-
-MemoryCut cut_memory(bool keep) {
-  if (!memory_tracking()) return {};
-  Ledger& l = ledger();
-  std::lock_guard lock(l.mutex);
-  return take_window(l, keep);
-}
-
-// Device-booked records came later than the hooked calls around them: in time order, the
-// totals are those of the window's start plus every record up to each one. (The hooks' own
-// totals stay when records were dropped: a replay would miss the dropped ones.)
+// Device-booked records came later than the calls around them: in time order, the totals are
+// those of the window's start plus every record up to each one. (The booked totals stay when
+// records were dropped: a replay would miss the dropped ones.)
 void replay_totals(MemoryReport& report) {
   std::stable_sort(report.records.begin(), report.records.end(),
                    [](const MemoryRecord& a, const MemoryRecord& b) { return a.ns < b.ns; });
@@ -385,6 +263,35 @@ void replay_totals(MemoryReport& report) {
   }
 }
 
+}  // namespace
+
+void configure_memory_records(size_t max_records) noexcept {
+  Ledger& l = state();
+  std::lock_guard lock(l.mutex);
+  l.capacity = max_records;
+}
+
+void note_memory(const MemoryOp& op, uint64_t event_id) noexcept {
+  Ledger& l = state();
+  try {
+    const uint32_t tid = current_tid();
+    std::lock_guard lock(l.mutex);
+    book(l, op, now(), event_id, tid);  // ticks under the lock: records are in booking order
+  } catch (...) {
+    std::lock_guard lock(l.mutex);
+    call_ended(l, op);
+    static SwallowedSite site{"out of memory in the allocation bookkeeping: an allocation is missing from the totals"};
+    note_swallowed(site);
+  }
+}
+
+MemoryCut cut_memory(bool keep) {
+  if (!memory_tracking()) return {};
+  Ledger& l = state();
+  std::lock_guard lock(l.mutex);
+  return take_window(l, keep);
+}
+
 void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace& trace) {
   MemoryReport& report = cut.report;
   if (!report.enabled) return;
@@ -397,7 +304,7 @@ void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace
   bool any_from_device = false;
   for (MemoryRecord& r : report.records) {
     any_from_device |= r.from_device;
-    if (r.allocated_ns != 0) r.allocated_ns = converter.to_ns(r.allocated_ns);
+    if (r.allocated_ns != 0 && !r.allocated_by_device) r.allocated_ns = converter.to_ns(r.allocated_ns);
     if (!r.from_device) r.ns = converter.to_ns(r.ns);
     const auto call = r.from_device ? host_of_correlation.find(r.correlation) : host_of_correlation.end();
     if (call != host_of_correlation.end() && r.correlation != 0) r.host = call->second;
@@ -406,41 +313,38 @@ void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace
   }
   if (any_from_device) replay_totals(report);
   const std::vector<std::string> names = names_snapshot();
-  for (size_t i = 0; i < report.live.size(); ++i) {
+  for (size_t i = 0; i < report.live.size() && i < cut.live_sources.size(); ++i) {
     LiveAllocation& a = report.live[i];
-    const NameId id = i < cut.live_apis.size() ? cut.live_apis[i] : kNoName;
-    if (id == kNoName) {
-      a.api = "driver";  // booked from a device record: its time is ns already
-      continue;
-    }
-    a.ns = converter.to_ns(a.ns);
-    a.api = id < names.size() ? names[id] : std::string("?");
+    const MemoryCut::LiveSource& source = cut.live_sources[i];
+    if (!source.in_ns) a.ns = converter.to_ns(a.ns);
+    // No hooked call made it: a driver-level allocation only the device's record showed.
+    a.api = source.api == kNoName ? std::string("driver") : source.api < names.size() ? names[source.api] : std::string("?");
   }
   trace.memory = std::move(report);
 }
 
 void forget_memory_in_child() noexcept {
-  Ledger& l = ledger();
+  Ledger& l = state();
   new (&l.mutex) std::mutex;  // a parent thread may have held it at the fork
   l.live = {};
   l.totals = {};
   l.window_start = {};
   l.records = {};
   l.unknown_frees = l.null_frees = l.dropped = 0;
-  l.echoes.clear();
-  l.pools.clear();
+  clear_device_record_state(l);
 }
 
 void reset_memory_for_tests() noexcept {
-  Ledger& l = ledger();
+  Ledger& l = state();
   std::lock_guard lock(l.mutex);
   l.live.clear();
   l.totals = {};
   l.window_start.clear();
   l.records.clear();
   l.unknown_frees = l.null_frees = l.dropped = 0;
-  l.echoes.clear();
-  l.pools.clear();
+  l.cut_ns = 0;
+  l.cuts = 0;
+  clear_device_record_state(l);
 }
 
 }  // namespace profagent::collector

@@ -35,23 +35,42 @@ void configure_memory_records(size_t max_records) noexcept;
 // The device's allocation records (CUPTI MEMORY2 / MEMORY_POOL, collector/cupti_memory.h).
 // While they are on, every allocation and free a hook books while recording expects its echo
 // among them: that echo is dropped (counted once). Any other record — a library's cuMemAlloc,
-// cuMemCreate/cuMemMap, a pool allocation at the driver level — is booked here, at its own time.
-void set_device_memory_records(bool on) noexcept;
+// cuMemCreate/cuMemMap, a pool allocation at the driver level, a graph's allocation node — is
+// booked here, at its own time. Records arrive later than the calls around them, so each is
+// placed by time: an echo is the record at the call's address whose time lies within the call
+// (with `shared_clock`, CUPTI stamps records with the agent's clock; without it, by address
+// alone), and an allocation or free at an address that a later allocation holds by now belongs
+// to that address's earlier life (memory_ledger_state.h).
+void set_device_memory_records(bool on, bool shared_clock = true) noexcept;
 void note_device_memory(const DeviceMemoryEvent& event) noexcept;
+// True when many hooked calls wait for their records: the poller then flushes CUPTI's buffers
+// (their records come only when a buffer is full or flushed).
+bool device_memory_records_wanted() noexcept;
 void note_pool_reservation(const PoolReservation& pool) noexcept;
 
 // The window's memory part at a cut: records up to now (raw ticks in MemoryRecord::ns until
 // converted), totals at the previous cut and now, live allocations. Everything after the cut
 // belongs to the next window. `keep` false (a discarded warmup window) returns an empty report.
 struct MemoryCut {
+  // Where a report.live entry came from: its allocating function (kNoName: none seen), the
+  // ledger's number of the allocation, and whether its time is ns already (a device record's).
+  struct LiveSource {
+    NameId api = kNoName;
+    uint64_t serial = 0;
+    bool in_ns = false;
+  };
   MemoryReport report;
-  std::vector<NameId> live_apis;  // the allocating function of each report.live entry
+  std::vector<LiveSource> live_sources;  // one per report.live entry
+  uint32_t cut = 0;                      // cuts up to and including this one
 };
 MemoryCut cut_memory(bool keep);
 
 // At the join, after the window's device records were drained: device-booked records up to
-// `end_ns` (they came after the cut) join the window, its end totals and live list.
-void absorb_device_memory(MemoryCut& cut, uint64_t end_ns) noexcept;
+// `end_ns` (they came after the cut) join the window, its end totals and live list. What the
+// records could not settle by then is settled here: an allocation whose address was handed out
+// again before `end_ns` was freed unseen by then (a free record at that time), and a free up to
+// `end_ns` whose allocation never came was a free of unknown memory.
+void absorb_device_memory(MemoryCut& cut, uint64_t start_ns, uint64_t end_ns) noexcept;
 
 // Converts a cut's ticks to ns, links each record to its call in `trace.host` and moves the
 // report into `trace.memory`.

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -14,6 +13,7 @@
 
 #include "collector/api.h"
 #include "collector/log.h"
+#include "collector/memory_room.h"
 
 namespace profagent::collector {
 namespace {
@@ -66,19 +66,13 @@ void fork_child() noexcept {
   r->mutex.unlock();
 }
 
-// Under an address-space limit (RLIMIT_AS, `ulimit -v`) the arena takes at most an eighth of
-// the room left below it: reserving the whole PROFAGENT_BUFFER_MB there could make the
-// program's own allocations fail, and the freeze at the end needs memory too. Read once,
-// when the first event of the process is recorded.
+// Under a memory limit (`ulimit -v` or `-d`) the arena takes at most an eighth of the room left
+// below it: reserving the whole PROFAGENT_BUFFER_MB there could make the program's own
+// allocations fail, and the freeze at the end needs memory too. Read once, when the first event
+// of the process is recorded.
 size_t address_space_share() noexcept {
-  rlimit limit{};
-  if (getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return SIZE_MAX;
-  char text[64] = {};
-  const int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-  const ssize_t n = fd >= 0 ? read(fd, text, sizeof text - 1) : -1;
-  if (fd >= 0) close(fd);
-  const size_t used = n > 0 ? size_t(std::strtoull(text, nullptr, 10)) * size_t(sysconf(_SC_PAGESIZE)) : 0;
-  return used < limit.rlim_cur ? (limit.rlim_cur - used) / 8 : 0;
+  const size_t room = memory_room();
+  return room == SIZE_MAX ? SIZE_MAX : room / 8;
 }
 
 // Racing threads each build one and publish with a compare-and-swap; the losers take theirs

@@ -147,6 +147,13 @@ struct DropCounters {
   // PROFAGENT_STEP_ON=time:MS: periods the timer thread skipped so far in the process because
   // it woke too late (agent/step_timer.h): no step was marked for them.
   uint64_t timer_periods_missed = 0;
+  // A window whose join and writing would not fit in the memory its limits leave (`ulimit -v`,
+  // `ulimit -d`: collector/memory_room.h): its latest host events and device records are left
+  // out, so that what fits is written. The room seen and what writing all would have needed.
+  uint64_t left_out_host_events = 0;
+  uint64_t left_out_device_records = 0;
+  uint64_t memory_room_bytes = 0;
+  uint64_t memory_needed_bytes = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),
@@ -176,14 +183,19 @@ struct MemoryRecord {
   int64_t total_reserved = 0;     // what the device's pools and allocations hold after it
   uint64_t event_id = 0;          // the hooked call's host event id (0: none recorded)
   int64_t host = kNoIndex;        // index into Trace::host of that call, if in this window
-  uint64_t allocated_ns = 0;      // a free: when the freed allocation was made
+  uint64_t allocated_ns = 0;      // a free: when the freed allocation was made (0: unknown)
+  uint64_t allocation = 0;        // the ledger's number of the allocation made or freed
   uint32_t tid = 0;
   int32_t device = kHostDevice;
   MemoryKind kind = MemoryKind::Device;
-  bool failed = false;            // an allocation that returned an error (out of memory)
+  bool failed = false;            // an allocation that returned an error
+  int32_t error = 0;              // failed: the call's error; out of memory unless refused
+  bool refused = false;           // failed for another reason than memory (already registered)
   bool from_device = false;       // from the device's allocation records (a driver-level
                                   // allocation no hook saw: event_id 0, tid 0)
+  bool allocated_by_device = false;  // a free: allocated_ns is ns already (device-booked)
   uint32_t correlation = 0;       // from_device: the CUPTI correlation id of the driver call
+  uint32_t call_site = 0;         // read back from a trace: 1 + index into MemoryReport::call_sites
 };
 
 struct MemoryTotals {
@@ -202,6 +214,7 @@ struct LiveAllocation {
   int32_t device = kHostDevice;
   MemoryKind kind = MemoryKind::Device;
   std::string api;                // the allocating function ("driver" when no hook saw it)
+  std::string call_site;          // read back from a trace: the allocating call's call site
 };
 
 inline constexpr size_t kMaxLiveListed = 10000;  // live allocations listed per window
@@ -219,6 +232,9 @@ struct MemoryReport {
   uint64_t dropped_records = 0;         // records beyond record_capacity (totals stay exact)
   uint64_t record_capacity = 0;         // records one window keeps at most
   uint64_t bookkeeping_bytes = 0;       // what the agent's allocation bookkeeping holds now
+  // Read back from a trace (profagent report): the call sites its memory events name. The
+  // agent's own records find theirs through their call's stack instead.
+  std::vector<std::string> call_sites;
 };
 
 // /proc CPU times read at a window's start and end: the Device Summary's CPU utilisation.

@@ -15,10 +15,12 @@
 #include "collector/join.h"
 #include "collector/log.h"
 #include "collector/memory_ledger.h"
+#include "collector/memory_room.h"
 #include "collector/names.h"
 #include "collector/process_info.h"
 #include "collector/session_state.h"
 #include "collector/stack_symbols.h"
+#include "collector/window_memory.h"
 
 namespace profagent::collector {
 namespace {
@@ -298,6 +300,8 @@ Trace join_part(Session& s, CutWindow& window) {
   const uint64_t late = claim_device_records(s, claim);
   trace.join_wait_ns = elapsed_since(wait_start);
   std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten
+  // Under a memory limit, only what the join and the writers can hold is joined.
+  fit_window_in_memory(window.threads, claim.records, window.converter, memory_room(), trace.drops);
   uint64_t forgotten = 0;
   {
     std::lock_guard lock(s.mutex);
@@ -319,7 +323,7 @@ Trace join_part(Session& s, CutWindow& window) {
   trace.drops.stacks_lost += counts.orphan_stacks;
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.late_device_records = late + counts.late;
-  absorb_device_memory(window.memory, trace.end_ns);
+  absorb_device_memory(window.memory, trace.start_ns, trace.end_ns);
   finish_memory(std::move(window.memory), window.converter, trace);
   if (!s.options.activity_cpu) drop_host_side(trace);
   return std::move(trace);
@@ -340,16 +344,36 @@ CutWindow* cut_window() noexcept {
   }
 }
 
+// Out of memory in the join despite fit_window_in_memory's estimate: what is left of the window
+// is its frame (number, span, drops) with every event left out and counted, so a trace that says
+// so is still written. Frees what the join had built first.
+Trace what_is_left(CutWindow& window) noexcept {
+  uint64_t host_events = 0;
+  for (const ThreadEvents& thread : window.threads) host_events += thread.events.size();
+  Trace& trace = window.trace;
+  window.threads = {};
+  trace.host = {}, trace.device = {}, trace.stacks = {};
+  trace.memory.records = {}, trace.memory.live = {};
+  window.memory = {};
+  trace.drops.left_out_host_events += host_events;
+  trace.device_backend = "none (out of memory while joining the window: every event is left out)";
+  log(LogLevel::Error, "out of memory while joining window %u: its events are left out, the trace has its frame only",
+      trace.window);
+  return std::move(trace);
+}
+
 Trace finish_window(CutWindow* cut) noexcept {
   std::unique_ptr<CutWindow> window(cut);
-  try {
-    if (window) return join_part(session(), *window);
-  } catch (...) {
-    log(LogLevel::Error, "out of memory while freezing a window; it is lost");
+  if (!window) {  // the cut itself ran out of memory (said there)
+    Trace lost;
+    lost.device_backend = "none (out of memory while cutting the window)";
+    return lost;
   }
-  Trace trace;
-  trace.device_backend = "none (out of memory while freezing)";
-  return trace;
+  try {
+    return join_part(session(), *window);
+  } catch (...) {
+    return what_is_left(*window);
+  }
 }
 
 void discard_window() noexcept {
@@ -363,7 +387,8 @@ void discard_window() noexcept {
 
 void poll_device() noexcept {
   try {
-    collect_device_records(session(), false);
+    // Hooked allocation calls wait for their records (memory_ledger.h): have them come.
+    collect_device_records(session(), memory_tracking() && device_memory_records_wanted());
   } catch (...) {
     static SwallowedSite site{"out of memory while reading device records; some are lost"};
     note_swallowed(site);

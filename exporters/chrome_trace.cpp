@@ -334,6 +334,10 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"python_frames_lost\":"), w_.u64(t_.drops.python_frames_lost);
   w_.raw(",\"timer_periods_missed\":"), w_.u64(t_.drops.timer_periods_missed);
   w_.raw(",\"memory_records\":"), w_.u64(t_.memory.dropped_records);
+  w_.raw(",\"left_out_host_events\":"), w_.u64(t_.drops.left_out_host_events);
+  w_.raw(",\"left_out_device_records\":"), w_.u64(t_.drops.left_out_device_records);
+  w_.raw(",\"memory_room_bytes\":"), w_.u64(t_.drops.memory_room_bytes);
+  w_.raw(",\"memory_needed_bytes\":"), w_.u64(t_.drops.memory_needed_bytes);
   w_.raw("},\n");
   write_memory_metadata(t_, w_);
   w_.raw("  \"profagent_window\": {\"window\":"), w_.u64(t_.window);

@@ -40,12 +40,11 @@ std::string scope_of(const Trace& t, int64_t host) {
   return {};
 }
 
-MemoryPlace place_of(const Trace& t, uint64_t ns, int64_t host) {
-  MemoryPlace place{ns, step_at(t, ns), scope_of(t, host), {}};
-  const bool known = host >= 0 && std::size_t(host) < t.host.size();
-  if (const std::vector<uint32_t>* stack = known ? stack_of(t, t.host[host]) : nullptr) place.call_site = call_site(t, *stack);
-  return place;
+MemoryPlace place_of(const Trace& t, uint64_t ns, int64_t host, std::string call_site) {
+  return MemoryPlace{ns, step_at(t, ns), scope_of(t, host), std::move(call_site)};
 }
+
+MemoryPlace place_of(const Trace& t, const MemoryRecord& r) { return place_of(t, r.ns, r.host, memory_call_site(t, r)); }
 
 DeviceMemory& device_entry(std::map<int32_t, DeviceMemory>& devices, const Trace& t, int32_t device) {
   auto [it, added] = devices.try_emplace(device);
@@ -66,8 +65,8 @@ std::vector<DeviceMemory> device_peaks(const Trace& t) {
   for (const MemoryRecord& r : t.memory.records) {
     if (r.failed) continue;
     DeviceMemory& d = device_entry(devices, t, r.device);
-    if (r.total_allocated > d.peak_allocated) d.peak_allocated = r.total_allocated, d.allocated_at = place_of(t, r.ns, r.host);
-    if (r.total_reserved > d.peak_reserved) d.peak_reserved = r.total_reserved, d.reserved_at = place_of(t, r.ns, r.host);
+    if (r.total_allocated > d.peak_allocated) d.peak_allocated = r.total_allocated, d.allocated_at = place_of(t, r);
+    if (r.total_reserved > d.peak_reserved) d.peak_reserved = r.total_reserved, d.reserved_at = place_of(t, r);
   }
   for (const MemoryTotals& e : t.memory.end) {
     DeviceMemory& d = device_entry(devices, t, e.device);
@@ -106,7 +105,8 @@ std::vector<LiveMemory> live_allocations(const Trace& t) {
     m.allocation = a;
     const auto it = a.event_id != 0 ? host_of_id.find(a.event_id) : host_of_id.end();
     m.in_window = it != host_of_id.end();
-    m.made = place_of(t, a.ns, m.in_window ? it->second : kNoIndex);
+    const int64_t host = m.in_window ? it->second : kNoIndex;
+    m.made = place_of(t, a.ns, host, live_call_site(t, a, host));
   }
   return live;
 }
@@ -181,12 +181,22 @@ std::string live_lines(const Trace& t, const MemorySummary& m, std::size_t limit
   return out;
 }
 
+// A refused call (memory already registered, an invalid value) is said as the failed call it
+// is, with its error, never as an out-of-memory.
+std::string failure_line(const FailedAllocation& f) {
+  const MemoryRecord& r = f.record;
+  if (r.refused) {
+    return "  failed call: " + (f.call.empty() ? std::string("an allocation call") : f.call) + " of " +
+           format_memory(r.bytes) + " " + device_name(r.device) + " returned error " + std::to_string(r.error) +
+           ", not out of memory (" + where(f.place) + ")\n";
+  }
+  return "  failed allocation: " + format_memory(r.bytes) + " on " + device_name(r.device) + " (" + where(f.place) +
+         "; " + format_memory(r.total_allocated) + " allocated then)\n";
+}
+
 std::string problem_lines(const Trace& t, const MemorySummary& m) {
   std::string out;
-  for (const FailedAllocation& f : m.failed) {
-    out += "  failed allocation: " + format_memory(f.record.bytes) + " on " + device_name(f.record.device) + " (" +
-           where(f.place) + "; " + format_memory(f.record.total_allocated) + " allocated then)\n";
-  }
+  for (const FailedAllocation& f : m.failed) out += failure_line(f);
   if (t.memory.unknown_frees) out += "  " + std::to_string(t.memory.unknown_frees) + " frees of unknown or already freed pointers\n";
   if (t.memory.null_frees) out += "  " + std::to_string(t.memory.null_frees) + " frees of a null pointer\n";
   // Dropped records are said once, by the agent's drop report, not again in the table.
@@ -254,9 +264,13 @@ void write_live(const Trace& t, const MemorySummary& m, JsonWriter& w) {
 void write_problems(const Trace& t, const MemorySummary& m, JsonWriter& w) {
   w.raw(",\"failed\":[");
   for (std::size_t i = 0; i < m.failed.size(); ++i) {
-    w.raw(i ? ",{\"bytes\":" : "{\"bytes\":"), w.i64(m.failed[i].record.bytes);
-    w.raw(",\"device\":"), w.i64(m.failed[i].record.device);
-    w.raw(",\"at\":"), write_place(t, m.failed[i].place, w);
+    const FailedAllocation& f = m.failed[i];
+    w.raw(i ? ",{\"bytes\":" : "{\"bytes\":"), w.i64(f.record.bytes);
+    w.raw(",\"device\":"), w.i64(f.record.device);
+    w.raw(",\"out_of_memory\":"), w.boolean(!f.record.refused);
+    w.raw(",\"error\":"), w.i64(f.record.error);
+    w.raw(",\"call\":"), w.string(f.call);
+    w.raw(",\"at\":"), write_place(t, f.place, w);
     w.raw("}");
   }
   w.raw("],\"unknown_frees\":"), w.u64(t.memory.unknown_frees);
@@ -278,7 +292,9 @@ MemorySummary summarize_memory(const Trace& t) {
   m.steps = step_counts(t);
   m.live = live_allocations(t);
   for (const MemoryRecord& r : t.memory.records) {
-    if (r.failed) m.failed.push_back({r, place_of(t, r.ns, r.host)});
+    if (!r.failed) continue;
+    const bool known = r.host >= 0 && std::size_t(r.host) < t.host.size();
+    m.failed.push_back({r, place_of(t, r), known ? t.host[std::size_t(r.host)].name : std::string()});
   }
   m.churn_every_step = churns_every_step(m.steps);
   if (m.churn_every_step) m.advice = churn_advice(m.steps);

@@ -50,9 +50,11 @@ struct LiveMemory {
   bool in_window = false;
 };
 
+// A failed allocation call: out of memory, or refused for another reason (record.refused).
 struct FailedAllocation {
   MemoryRecord record;
   MemoryPlace place;
+  std::string call;          // the failed call's name ("" when it is not in the window)
 };
 
 struct MemorySummary {

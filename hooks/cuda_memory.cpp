@@ -22,7 +22,8 @@ int32_t current_device(RealSymbol& get_device) noexcept {
 
 void book_memory(Site& site, RealSymbol& get_device, MemoryCall call, uint64_t event_id) noexcept {
   collector::MemoryOp& op = call.op;
-  const bool allocates = op.type == collector::MemoryOpType::Alloc || op.type == collector::MemoryOpType::FailedAlloc;
+  const bool allocates = op.type == collector::MemoryOpType::Alloc || op.type == collector::MemoryOpType::FailedAlloc ||
+                         op.type == collector::MemoryOpType::Refused;
   if (allocates) op.device = is_host_memory(op.kind) ? kHostDevice : current_device(get_device);
   op.api = site_name(site);
   collector::note_memory(op, event_id);
@@ -60,15 +61,19 @@ size_t extent_bytes(const cudaPitchedPtr* p, cudaExtent e) {
   return (p != nullptr && p->pitch != 0 ? p->pitch : e.width) * e.height * e.depth;
 }
 const void* pitched_pointer(const cudaPitchedPtr* p) { return p != nullptr ? p->ptr : nullptr; }
-// cudaHostRegister keeps its host event as before (a runtime call), and books pinned memory.
+// cudaHostRegister keeps its host event as before (a runtime call), and books pinned memory;
+// a refused registration keeps the pointer it was asked for.
 MemoryCall registered(cudaError_t result, const void* pointer, size_t bytes) {
   MemoryCall call = allocation(result, MemoryKind::Registered, pointer, bytes);
   call.payload = runtime_event(pointer, bytes);
+  if (call.op.type == profagent::collector::MemoryOpType::Refused) call.op.address = pointer_word(pointer);
   return call;
 }
+// Registered memory has no device record: an unknown pointer is known to be unknown at once.
 MemoryCall unregistered(cudaError_t result, const void* pointer) {
   MemoryCall call = release(result, pointer);
   call.payload = runtime_event(pointer);
+  call.op.kind = MemoryKind::Registered;
   return call;
 }
 constexpr MemoryKind kDevice = MemoryKind::Device;

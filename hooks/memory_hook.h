@@ -41,8 +41,10 @@ __attribute__((noinline)) cudaError_t intercept_memory(Site& site, RealSymbol& g
   const bool recording = collector::recording();
   const uint64_t id = recording ? collector::new_event_id() : 0;
   const uint64_t start = recording ? collector::now() : 0;
+  const uint64_t call_ns = recording ? collector::memory_call_starts() : 0;
   const cudaError_t result = recording ? call_with_external_id(id, real, args...) : real(args...);
-  const MemoryCall call = describe(result);
+  MemoryCall call = describe(result);
+  call.op.call_ns = call_ns;
   book_memory(site, get_device, call, id);
   // The allocation record carries `id`: with stacks on, its call site is this event's stack.
   if (recording && collector::stacks_on()) record_call<true>(site, id, start, result, call.payload);
@@ -54,10 +56,19 @@ __attribute__((noinline)) cudaError_t intercept_memory(Site& site, RealSymbol& g
 // The payload and op of the calls (hooks/cuda_memory.cpp uses them in its hook lines).
 inline uint64_t pointer_word(const void* pointer) { return reinterpret_cast<uintptr_t>(pointer); }
 
+// A failed allocation is an out-of-memory only when the call says so; any other error (an
+// invalid value, memory already registered) changes nothing and is booked as the refused call
+// it is, with its error.
+inline collector::MemoryOpType allocation_outcome(cudaError_t result) {
+  if (result == cudaSuccess) return collector::MemoryOpType::Alloc;
+  return result == cudaErrorMemoryAllocation ? collector::MemoryOpType::FailedAlloc : collector::MemoryOpType::Refused;
+}
+
 inline MemoryCall allocation(cudaError_t result, MemoryKind kind, const void* pointer, size_t bytes) {
   const uint64_t address = result == cudaSuccess ? pointer_word(pointer) : 0;
   collector::MemoryOp op;
-  op.type = result == cudaSuccess ? collector::MemoryOpType::Alloc : collector::MemoryOpType::FailedAlloc;
+  op.type = allocation_outcome(result);
+  op.error = int32_t(result);
   op.kind = kind;
   op.address = address;
   op.bytes = bytes;

@@ -45,6 +45,11 @@ struct RawArgs {
   int64_t total_reserved = 0;
   int64_t device_id = -1;
   int64_t device_type = 0;        // torch's c10::DeviceType: 0 CPU, 1 CUDA
+  std::string_view memory_kind;   // profagent: "device", "pool", ... ("" when not written)
+  bool has_allocated_ts = false;  // profagent: a free of memory made in the window
+  int64_t allocated_ts_ns = 0;
+  int64_t memory_error = 0;       // profagent: a failed allocation call's error
+  std::string_view call_site;     // profagent, with stacks: the call's call site
   // metadata events
   std::string_view label;         // args.name of process_name / thread_name
   // operators with record_shapes

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "exporters/memory_events.h"
+
 namespace profagent::report {
 namespace {
 
@@ -151,7 +153,7 @@ bool TraceBuilder::complete_event(const RawEvent& e, std::string& error) {
 bool TraceBuilder::instant_event(const RawEvent& e, std::string& error) {
   if (const char* field = missing_field(e)) return error = std::string("no \"") + field + "\"", false;
   if (const char* why = bad_times(e)) return error = why, false;
-  if (e.name == "[memory]" || e.name == "[OutOfMemory]") {
+  if (e.name == "[memory]" || e.name == "[OutOfMemory]" || e.name == "[FailedMemoryCall]") {
     memory_record(e);
   } else if (e.name == "Record Window End") {
     window_end_ns_ = ns_of(e.ts_ns);
@@ -270,8 +272,21 @@ void TraceBuilder::memory_record(const RawEvent& e) {
   m.tid = uint32_t(e.tid);
   const bool host = a.device_type == 0;  // torch's CPU device
   m.device = host ? kHostDevice : int32_t(a.device_id);
-  m.kind = host ? MemoryKind::Pinned : MemoryKind::Device;
-  m.failed = e.name == "[OutOfMemory]";
+  if (!exporters::memory_kind_of(a.memory_kind, &m.kind)) m.kind = host ? MemoryKind::Pinned : MemoryKind::Device;
+  m.failed = e.name != "[memory]";
+  m.refused = e.name == "[FailedMemoryCall]";
+  m.error = int32_t(a.memory_error);
+  if (a.has_allocated_ts) m.allocated_ns = ns_of(a.allocated_ts_ns);
+  m.call_site = call_site_index(a.call_site);
+}
+
+// 1 + the index of a call site in the trace's list (0 for none): each distinct text once.
+uint32_t TraceBuilder::call_site_index(std::string_view site) {
+  if (site.empty()) return 0;
+  std::vector<std::string>& sites = t_.memory.call_sites;
+  const auto [it, added] = call_site_ids_.try_emplace(std::string(site), uint32_t(sites.size() + 1));
+  if (added) sites.emplace_back(site);
+  return it->second;
 }
 
 void TraceBuilder::finish() {

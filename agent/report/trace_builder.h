@@ -32,6 +32,7 @@ class TraceBuilder {
   void step(const RawEvent& e, uint64_t number);
   void device_record(const RawEvent& e, DeviceKind kind);
   void memory_record(const RawEvent& e);
+  uint32_t call_site_index(std::string_view site);
   void skip(const RawEvent& e);
   void flow(const RawEvent& e);
   int64_t flow_launcher(const DeviceRecord& d) const;
@@ -54,6 +55,7 @@ class TraceBuilder {
   uint64_t window_end_ns_ = 0;
   uint64_t window_end_pid_ = 0;
   uint64_t max_id_ = 0;
+  std::map<std::string, uint32_t, std::less<>> call_site_ids_;  // into t_.memory.call_sites
   // ac2g flows: the arrow from a call to its device work links records without a correlation.
   std::vector<std::tuple<uint64_t, uint64_t, uint64_t, uint64_t>> flow_starts_;  // (id, pid, tid, ns)
   std::vector<std::tuple<uint64_t, uint64_t, uint64_t>> flow_ends_;              // (pid, ns, id)

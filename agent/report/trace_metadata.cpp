@@ -101,6 +101,10 @@ void drops(od::value v, Trace& t) {
     else if (key == "python_frames_lost") number(value, d.python_frames_lost);
     else if (key == "timer_periods_missed") number(value, d.timer_periods_missed);
     else if (key == "memory_records") number(value, t.memory.dropped_records);
+    else if (key == "left_out_host_events") number(value, d.left_out_host_events);
+    else if (key == "left_out_device_records") number(value, d.left_out_device_records);
+    else if (key == "memory_room_bytes") number(value, d.memory_room_bytes);
+    else if (key == "memory_needed_bytes") number(value, d.memory_needed_bytes);
   });
 }
 
@@ -130,7 +134,8 @@ void totals(od::value v, std::vector<MemoryTotals>& out) {
   });
 }
 
-// [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call], ...]
+// [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call, its call
+// site], ...]
 void live(od::value v, MemoryReport& m, TraceHeader& h) {
   elements(v, [&](od::value row) {
     std::size_t i = 0;
@@ -146,6 +151,7 @@ void live(od::value v, MemoryReport& m, TraceHeader& h) {
         case 5: number(x, a.tid); break;
         case 6: text(x, a.api); break;
         case 7: number(x, call); break;
+        case 8: text(x, a.call_site); break;
         default: break;
       }
     });

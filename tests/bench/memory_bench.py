@@ -3,8 +3,8 @@
 
 Runs tests/bench/bench_calls on devsim (no modelled host cost) with the agent in four modes —
 idle (a step schedule that never starts: the hooks' not-recording path, where the allocation
-bookkeeping still runs) and recording host-only (PROFAGENT_CUPTI=off), each with memory
-profiling off and on — plus without the agent, and prints CPU ns per call (median of runs):
+bookkeeping still runs), recording host-only (PROFAGENT_CUPTI=off) and recording with the
+device's records (CUPTI on), each with memory profiling off and on — plus without the agent, and prints CPU ns per call (median of runs):
   - `alloc`: one cudaMalloc(256) + cudaFree pair (two allocation calls, two records);
   - `profiler`: cudaProfilerStart, a hooked call that is not an allocation (must cost the same
     with memory profiling on and off).
@@ -23,6 +23,10 @@ MODES = [
     ("idle, memory on", {"PROFAGENT_SKIP_FIRST": "1000000000", "PROFAGENT_PROFILE_MEMORY": "1"}),
     ("host, memory off", {}),
     ("host, memory on", {"PROFAGENT_PROFILE_MEMORY": "1"}),
+    # CUPTI on: while recording, a hooked allocation waits for the device's record of it
+    # (memory_ledger.h), which books it when CUPTI's buffers are read.
+    ("device, memory off", {"PROFAGENT_CUPTI": "on"}),
+    ("device, memory on", {"PROFAGENT_CUPTI": "on", "PROFAGENT_PROFILE_MEMORY": "1"}),
 ]
 
 
@@ -57,7 +61,7 @@ def main():
     print(f"{'mode':<20}{'alloc pair':>14}{'profiler call':>16}")
     for name, _ in MODES:
         print(f"{name:<20}{table[('alloc', name)]:>14.1f}{table[('profiler', name)]:>16.1f}")
-    for state in ("idle", "host"):
+    for state in ("idle", "host", "device"):
         on, off = f"{state}, memory on", f"{state}, memory off"
         print(f"added by memory profiling, {state}: alloc pair {table[('alloc', on)] - table[('alloc', off)]:+.1f} ns "
               f"(per allocation call {(table[('alloc', on)] - table[('alloc', off)]) / 2:+.1f} ns), "

@@ -183,7 +183,7 @@ void reset_graph_mem_high(int device, bool used, bool reserved);
 // allocation stops being in use and stays reserved at its address for the graph's next
 // launch, whose alloc node takes it again. False when ptr is no alloc node's memory; else *st
 // is the result (InvalidValue for a synchronous free of memory no launch allocated, or freed).
-bool free_graph_memory_now(void* ptr, Status* st);
+bool free_graph_memory_now(void* ptr, uint32_t correlation_id, Status* st);
 bool free_graph_memory_async(void* ptr, Stream* s, uint32_t correlation_id, Status* st);
 
 // Used by the scheduler with sched_mutex held.

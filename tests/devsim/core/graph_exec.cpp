@@ -11,6 +11,7 @@
 #include "device.h"
 #include "graph.h"
 #include "graph_internal.h"
+#include "memory_report.h"
 #include "timeline_internal.h"
 
 namespace devsim {
@@ -46,9 +47,28 @@ bool acyclic(const Graph& g) {
   return true;
 }
 
-void memory_effect(const std::shared_ptr<void>& state, bool in_use) {
+// What CUPTI reports of a graph's memory (MEMORY2): an ALLOCATION when an alloc node runs and
+// a RELEASE when a free node runs or the program frees it outside the graph, as a stream-ordered
+// operation (isAsync, the stream) of the launch or free call that did it, from the device's
+// graph memory pool (LOCAL: the pool has no handle a program sees, so no pool address), with
+// the pool's reserved and used bytes after it. Creating the node reports nothing.
+MemoryRecord graph_memory_record(const GraphMemory& m, bool in_use, const OpRecord& rec) {
+  MemoryRecord r = memory_record(in_use ? CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION : CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE,
+                                 MemKind::Device, reinterpret_cast<uintptr_t>(m.ptr), m.size, m.device, rec.correlation_id);
+  r.stream_id = rec.stream_id;
+  r.is_async = 1;
+  r.pool_type = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+  const GraphMemStats stats = graph_mem_stats(m.device);
+  r.pool_size = stats.reserved;
+  r.pool_utilized_size = stats.used;
+  return r;
+}
+
+void memory_effect(const std::shared_ptr<void>& state, bool in_use, const OpRecord& rec) {
   auto* m = static_cast<GraphMemory*>(state.get());
-  if (m->in_use.exchange(in_use) != in_use) use_graph_memory(*m, in_use);
+  if (m->in_use.exchange(in_use) == in_use) return;
+  use_graph_memory(*m, in_use);
+  report_memory(graph_memory_record(*m, in_use, rec));
 }
 
 struct LaunchContext {
@@ -385,14 +405,17 @@ std::shared_ptr<GraphMemory> find_graph_memory(const void* ptr) {
   return it == index.by_ptr.end() ? nullptr : it->second.lock();
 }
 
-bool free_graph_memory_now(void* ptr, Status* st) {
+bool free_graph_memory_now(void* ptr, uint32_t correlation_id, Status* st) {
   std::shared_ptr<GraphMemory> m = find_graph_memory(ptr);
   if (!m) return false;
   if (!m->in_use.load()) {  // never allocated by a launch, or freed already
     *st = Status::InvalidValue;
     return true;
   }
-  memory_effect(m, false);
+  OpRecord call{};  // a synchronous free: the call's, on no stream
+  call.correlation_id = correlation_id;
+  call.stream_id = CUPTI_INVALID_STREAM_ID;
+  memory_effect(m, false, call);
   *st = Status::Ok;
   return true;
 }

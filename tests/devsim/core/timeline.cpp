@@ -167,7 +167,7 @@ void complete(const OpRef& op) {
   const OpPayload& p = op->p;
   bool traced = p.type == OpType::Kernel || p.type == OpType::Memcpy || p.type == OpType::Memset;
   if (p.effect) {
-    p.effect(p.effect_state, p.effect_arg);
+    p.effect(p.effect_state, p.effect_arg, p.rec);
     op->p.effect_state.reset();  // finished ops may be kept; what they acted on is not theirs
   }
   if (traced) {

@@ -46,7 +46,8 @@ struct OpPayload {
   int copy_engine = -1;               // 0: HtoD, 1: DtoH, -1: none
   // Graph nodes with a device-side effect beyond bytes (memory nodes): run by the device
   // thread when the op completes, without scheduler locks; `effect_state` keeps its state alive.
-  void (*effect)(const std::shared_ptr<void>& state, bool) = nullptr;
+  // It gets the op's record: the launch (correlation id) and stream it ran for.
+  void (*effect)(const std::shared_ptr<void>& state, bool, const OpRecord& rec) = nullptr;
   std::shared_ptr<void> effect_state;
   bool effect_arg = false;
 };

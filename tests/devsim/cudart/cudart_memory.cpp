@@ -109,7 +109,7 @@ cudaError_t cudaFree(void* ptr) {
   DEVSIM_RT_CALL(cudaFree, v3020, Alloc);
   // Like the real cudaFree, wait for the device before memory can be reused.
   if (ptr) device_synchronize(current_device());
-  if (Status st; free_graph_memory_now(ptr, &st)) DEVSIM_RT_RETURN(rt::to_cuda(st));
+  if (Status st; free_graph_memory_now(ptr, scope_.correlation_id(), &st)) DEVSIM_RT_RETURN(rt::to_cuda(st));
   if (is_pool_block(ptr)) DEVSIM_RT_RETURN(pool_free_now(ptr, scope_.correlation_id()));
   DEVSIM_RT_RETURN(release_reported(ptr, MemKind::Device, scope_.correlation_id()));
 }

@@ -1,5 +1,6 @@
 #include "clock_domain.h"
 
+#include <cstdint>
 #include <ctime>
 
 namespace profagent::devsim_cupti {
@@ -19,12 +20,19 @@ ClockDomain::ClockDomain(MonotonicFn monotonic)
                           static_cast<int64_t>(monotonic())) {}
 
 // The midpoint of two monotonic reads around the client call bounds the pairing error by half
-// the call's duration.
+// the call's duration; the tightest of a few tries, so that a thread preempted between the reads
+// does not shift every later record (NVIDIA's CUPTI stamps host-side records with the client's
+// clock itself: a client may match them to its own calls by time).
 ClockDomain::Anchor ClockDomain::sample(CUpti_TimestampCallbackFunc client) const {
-  const uint64_t before = monotonic_();
-  const uint64_t client_ns = client();
-  const uint64_t after = monotonic_();
-  return Anchor{client_ns, before + (after - before) / 2};
+  Anchor best;
+  uint64_t best_width = UINT64_MAX;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    const uint64_t before = monotonic_();
+    const uint64_t client_ns = client();
+    const uint64_t after = monotonic_();
+    if (after - before < best_width) best_width = after - before, best = Anchor{client_ns, before + (after - before) / 2};
+  }
+  return best;
 }
 
 void ClockDomain::use_client_clock(CUpti_TimestampCallbackFunc client) {
@@ -50,6 +58,15 @@ void ClockDomain::refresh_if_stale(uint64_t monotonic_now) {
   const Anchor anchor = sample(client);
   std::lock_guard lock(mutex_);
   if (client_ == client && anchor.monotonic_ns > latest_.monotonic_ns) latest_ = anchor;
+}
+
+uint64_t ClockDomain::now_or_mapped(uint64_t monotonic_ns) {
+  CUpti_TimestampCallbackFunc client = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    client = client_;
+  }
+  return client != nullptr ? client() : to_domain(monotonic_ns);
 }
 
 uint64_t ClockDomain::to_domain(uint64_t monotonic_ns) {

@@ -29,6 +29,11 @@ class ClockDomain {
 
   // Converts a monotonic ns value into the current domain. Thread-safe.
   uint64_t to_domain(uint64_t monotonic_ns);
+  // For a record of something that happened just now (devsim reports allocations as they
+  // happen): the client's clock read now, as NVIDIA's CUPTI stamps host-side records with the
+  // callback — exact, where a mapping through anchors is off by their error; without a client
+  // clock, to_domain().
+  uint64_t now_or_mapped(uint64_t monotonic_ns);
   uint64_t now() { return to_domain(monotonic_()); }
 
  private:

@@ -203,12 +203,12 @@ void Session::emit_memcpy(const devsim::OpRecord& op) {
 // being on now is what decides (records start at the enable and stop at the disable).
 void Session::on_memory(const devsim::MemoryRecord& memory) {
   if (!kind_enabled(CUPTI_ACTIVITY_KIND_MEMORY2)) return;
-  emit(memory_record(memory, static_cast<uint32_t>(getpid()), [this](uint64_t t) { return to_domain(t); }));
+  emit(memory_record(memory, static_cast<uint32_t>(getpid()), [this](uint64_t t) { return stamp_now(t); }));
 }
 
 void Session::on_memory_pool(const devsim::MemoryPoolRecord& pool) {
   if (!kind_enabled(CUPTI_ACTIVITY_KIND_MEMORY_POOL)) return;
-  emit(memory_pool_record(pool, static_cast<uint32_t>(getpid()), [this](uint64_t t) { return to_domain(t); }));
+  emit(memory_pool_record(pool, static_cast<uint32_t>(getpid()), [this](uint64_t t) { return stamp_now(t); }));
 }
 
 void Session::on_sync(const devsim::SyncRecord& sync) {

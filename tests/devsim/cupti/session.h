@@ -82,6 +82,8 @@ class Session final : public devsim::Tracer {
   }
   void switch_api_records(devsim::ApiDomain domain, CUpti_CallbackId cbid, bool enable);
   uint64_t to_domain(uint64_t monotonic_ns) { return clock_.to_domain(monotonic_ns); }
+  // A host-side record reported as it happens (allocations, pools): the client's clock itself.
+  uint64_t stamp_now(uint64_t monotonic_ns) { return clock_.now_or_mapped(monotonic_ns); }
 
   DeviceLink device_;
   const Faults& faults_;

@@ -50,7 +50,7 @@ Trace memory_trace() {
   failed.failed = true;
   m.records.push_back(failed);
   m.end = {{kHostDevice, 512, 512}, {0, 6144, 6144}};
-  m.live = {{0x2000, 4096, test::kT0 + 15'000, 2, test::kPid, 0, MemoryKind::Device, "cudaMalloc"}};
+  m.live = {{0x2000, 4096, test::kT0 + 15'000, 2, test::kPid, 0, MemoryKind::Device, "cudaMalloc", ""}};
   m.live_count = 1, m.live_bytes = 4096;
   m.unknown_frees = 2;
   return t;
