@@ -112,7 +112,7 @@ void read_text(od::value v, std::string_view& out) {
   if (v.get_string().get(s) == simdjson::SUCCESS) out = s;
 }
 
-bool read_time(od::value v, int64_t& ns);
+TimeRead read_time(od::value v, int64_t& ns);
 
 // One args member. Keys are Kineto's (and profagent's, which follows Kineto).
 void read_arg(std::string_view key, od::value v, RawArgs& a) {
@@ -144,7 +144,7 @@ void read_arg(std::string_view key, od::value v, RawArgs& a) {
   else if (key == "Device Id") read_int(v, a.device_id);
   else if (key == "Device Type") read_int(v, a.device_type);
   else if (key == "Kind") read_text(v, a.memory_kind);
-  else if (key == "Allocated ts") a.has_allocated_ts = read_time(v, a.allocated_ts_ns);
+  else if (key == "Allocated ts") a.has_allocated_ts = read_time(v, a.allocated_ts_ns) == TimeRead::Ok;
   else if (key == "Error") read_int(v, a.memory_error);
   else if (key == "Call site") read_text(v, a.call_site);
   else if (key == "name") read_text(v, a.label);
