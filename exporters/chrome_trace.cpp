@@ -1,4 +1,5 @@
 #include "exporters/chrome_trace.h"
+#include "exporters/collective_args.h"
 #include "exporters/memory_events.h"
 
 #include "exporters/cupti_cbids.h"
@@ -170,7 +171,7 @@ class Args {
 class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const Trace& t, JsonWriter& w)
-      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t) {}
+      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), collectives_(t) {}
   void write(std::string_view trace_name);
   uint64_t events() const { return events_; }
 
@@ -224,6 +225,7 @@ class ChromeTraceWriter {
   uint64_t base_;
   TraceLinks links_;
   TraceStackFrames stack_frames_;
+  CollectiveLookup collectives_;
   uint64_t events_ = 0;
   std::unordered_map<uint64_t, uint64_t> fallback_flow_;  // flow ids of launchers without one
   std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;
@@ -269,8 +271,13 @@ void ChromeTraceWriter::header() {
   device_properties();
   w_.raw("],\n");
   metadata_keys();
-  w_.raw("  \"distributedInfo\": {\"backend\": \"unknown\", \"rank\": ");
+  // Kineto's keys; HTA finds the rank with the pattern "rank":\s+N, so the space stays.
+  w_.raw("  \"distributedInfo\": {\"backend\": ");
+  w_.string(t_.process.backend.empty() ? "unknown" : t_.process.backend);
+  w_.raw(", \"rank\": ");
   w_.i64(t_.process.rank);
+  w_.raw(", \"local_rank\": ");
+  w_.i64(t_.process.local_rank);
   w_.raw(", \"world_size\": ");
   w_.i64(t_.process.world_size);
   w_.raw("},\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": ");
@@ -491,6 +498,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
   }
   if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key("kernel").string(h.kernel_name);
   if (h.kind == EventKind::Step) a.key("step").u64(h.arg0);
+  if (h.collective >= 0) write_collective_args(t_.collectives[size_t(h.collective)], [&a](const char* k) -> JsonWriter& { return a.key(k); });
   if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key("Call site").string(call_site(t_, *stack));
   if (!h.input_dims.empty()) {
     a.key("Input Dims").raw("[");
@@ -590,6 +598,10 @@ void ChromeTraceWriter::device_event(const DeviceRecord& d) {
   Args a(w_);
   if (d.external_id != 0) a.key("External id").u64(d.external_id);
   gpu_args(d, a);
+  // As Kineto copies them onto NCCL kernels: the kernel names its collective on every rank.
+  if (const CollectiveArgs* c = collectives_.by_id(d.external_id)) {
+    write_collective_args(*c, [&a](const char* k) -> JsonWriter& { return a.key(k); });
+  }
   a.close();
   // The stack of the call that issued the work: clicking a kernel shows the line that launched it.
   if (d.host >= 0 && size_t(d.host) < t_.host.size()) stack_frame_id(stack_frames_.sf_of(t_.host[d.host]));

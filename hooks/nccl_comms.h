@@ -1,0 +1,36 @@
+// What the NCCL hooks know about the program's communicators: each one's hash (the same on
+// every rank of it), its rank and size, and how many collectives it has run, so that one
+// collective has one (hash, sequence number) on every rank. Kept whether or not a window
+// records: every rank counts from the communicator's first call, so their numbers agree.
+// Groups (ncclGroupStart/End) of this thread are tracked here too: a group is one operation
+// and takes one sequence number per communicator it uses.
+#pragma once
+
+#include <nccl.h>
+
+#include <cstdint>
+
+#include "collector/event.h"
+
+namespace profagent::hooks::nccl {
+
+// A communicator made by ncclCommInitRank(Config): the hash of its unique id, which all its
+// ranks were given. `world`: the process's first such communicator (torch's default group).
+void add_from_unique_id(ncclComm_t comm, const ncclUniqueId& id, int rank, int nranks) noexcept;
+// ncclCommSplit of `parent`: the parent's hash, split count and colour name the child alike on
+// every rank of one colour.
+void add_from_split(ncclComm_t parent, ncclComm_t child, int color, int rank, int nranks) noexcept;
+// ncclCommInitAll: `ndev` communicators of this process, ranks 0..ndev-1 of one group.
+void add_all(const ncclComm_t* comms, int ndev) noexcept;
+void remove(ncclComm_t comm) noexcept;
+
+// Fills the communicator fields (hash, group size, rank, world) and the sequence number of a
+// call on `comm`; inside a group, the group's number for that communicator.
+void describe_call(ncclComm_t comm, CollectiveArgs& args) noexcept;
+
+// This thread's group nesting. begin_group returns true for the outermost start.
+bool begin_group() noexcept;
+bool end_group() noexcept;  // true when the outermost group ended
+bool in_group() noexcept;
+
+}  // namespace profagent::hooks::nccl

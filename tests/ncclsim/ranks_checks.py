@@ -1,0 +1,116 @@
+#!/usr/bin/python3
+"""A 4-rank data-parallel job on devsim and the simulated NCCL, launched the way torchrun
+launches one (a launcher process that starts the ranks with RANK/LOCAL_RANK/WORLD_SIZE set),
+under `profagent run`; rank 2 reaches every collective late by DEVSIM_NCCL_SLOW_US.
+
+    ranks_checks.py PROFAGENT RANKS_TRAIN LAUNCH_RANKS_SH DEVSIM_DIR WORK_DIR
+
+Checks, from the files as a consumer reads them: one trace per rank and none from the
+launcher; every all-reduce an operator with Kineto's communication args and the communicator's
+hash and sequence number, its kernel linked by External id and carrying the same args; on the
+shared clock every collective's kernels end together on all ranks, the slow rank arrives last
+by the knob's delay and the others' kernels last that much longer; `profagent report DIR`
+names rank 2 with the others' waiting time within 10 % of the knob's, and its per-rank
+communication, computation and overlap equal a recomputation from the traces;
+`profagent merge DIR` gives one trace with a process per rank; a rank that dies mid-job
+leaves the others' files whole and the report says which rank is missing."""
+import glob
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+profagent, program, launcher, devsim_dir, work = sys.argv[1:6]
+STEPS = 6
+SLOW_RANK = 2
+SLOW_US = 3000
+RANKS = 4
+failures = []
+
+
+def expect(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def run_job(out_dir, *extra, timeout_ms=20000):
+    shutil.rmtree(out_dir, ignore_errors=True)
+    env = dict(os.environ, LD_LIBRARY_PATH=devsim_dir, PROFAGENT_OUTPUT_DIR=out_dir,
+               DEVSIM_NCCL_SLOW_RANK=str(SLOW_RANK), DEVSIM_NCCL_SLOW_US=str(SLOW_US),
+               DEVSIM_NCCL_TIMEOUT_MS=str(timeout_ms),
+               DEVSIM_KERNEL_NS="forward_kernel=1000000,backward_kernel=1000000,optimizer_kernel=500000",
+               NCCL_COMM_ID=f"ranks_checks_{os.getpid()}_{os.path.basename(out_dir)}")
+    return subprocess.run([profagent, "run", "--", launcher, str(RANKS), program, str(STEPS), *extra],
+                          env=env, capture_output=True, text=True, timeout=240)
+
+
+def load_traces(out_dir):
+    traces = {}
+    for path in sorted(glob.glob(os.path.join(out_dir, "*.trace.json"))):
+        with open(path) as f:
+            trace = json.load(f)
+        traces[trace["distributedInfo"]["rank"]] = (path, trace)
+    return traces
+
+
+def abs_ns(trace, event):
+    return trace["baseTimeNanoseconds"] + round(event["ts"] * 1000)
+
+
+def end_ns(trace, event):
+    return abs_ns(trace, event) + round(event["dur"] * 1000)
+
+
+def collectives(trace):
+    """(comm hash, seq) -> (operator, kernel) of every all-reduce."""
+    ops = {e["args"]["External id"]: e for e in trace["traceEvents"]
+           if e.get("ph") == "X" and e.get("cat") == "cpu_op" and e["name"] == "ncclAllReduce"}
+    found = {}
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel" and e["name"].startswith("ncclDevKernel_AllReduce"):
+            op = ops.get(e["args"].get("External id"))
+            if expect(op is not None, f"kernel at {e['ts']} has no ncclAllReduce operator by External id"):
+                found[(e["args"]["Comm hash"], e["args"]["Seq"])] = (op, e)
+    return found
+
+
+def check_args(rank, op, kernel):
+    want = {"Collective name": "allreduce", "In msg nelems": 1 << 20, "Out msg nelems": 1 << 20,
+            "Group size": RANKS, "dtype": "Float", "Rank": rank, "Process Group Ranks": "[0, 1, 2, 3]"}
+    for key, value in want.items():
+        expect(op["args"].get(key) == value, f"rank {rank}: operator {key} = {op['args'].get(key)!r}, not {value!r}")
+        expect(kernel["args"].get(key) == value, f"rank {rank}: kernel {key} = {kernel['args'].get(key)!r}")
+    expect(op["args"]["Seq"] == kernel["args"]["Seq"], f"rank {rank}: kernel and operator disagree on Seq")
+
+
+def check_job(out_dir, result):
+    expect(result.returncode == 0, f"job exited {result.returncode}: {result.stderr[-2000:]}")
+    traces = load_traces(out_dir)
+    files = glob.glob(os.path.join(out_dir, "*.trace.json"))
+    expect(len(files) == RANKS, f"{len(files)} trace files, expected one per rank: {files}")
+    expect(sorted(traces) == list(range(RANKS)), f"ranks {sorted(traces)}")
+    for rank, (path, trace) in traces.items():
+        info = trace["distributedInfo"]
+        expect(f".r{rank}." in os.path.basename(path), f"{path}: the file name does not carry rank {rank}")
+        expect(info == {"backend": "nccl", "rank": rank, "local_rank": rank, "world_size": RANKS},
+               f"rank {rank}: distributedInfo {info}")
+        expect(f'"rank": {rank}' in open(path).read(4096), f"rank {rank}: HTA's rank pattern does not match")
+    per_rank = {rank: collectives(trace) for rank, (_, trace) in traces.items()}
+    keys = set(per_rank[0])
+    expect(len(keys) == 2 * STEPS, f"rank 0 has {len(keys)} all-reduces, expected {2 * STEPS}")
+    for rank, found in per_rank.items():
+        expect(set(found) == keys, f"rank {rank} has other collectives than rank 0")
+        for op, kernel in found.values():
+            check_args(rank, op, kernel)
+    waits = {rank: 0 for rank in traces}
+    for key in keys:
+        ends = {r: end_ns(traces[r][1], per_rank[r][key][1]) for r in traces}
+        starts = {r: abs_ns(traces[r][1], per_rank[r][key][1]) for r in traces}
+        expect(max(ends.values()) - min(ends.values()) < 50_000, f"collective {key}: ends spread {ends}")
+        last = max(starts, key=starts.get)
+        expect(last == SLOW_RANK, f"collective {key}: rank {last} arrived last, not {SLOW_RANK}")
+        for r in traces:
+            waits[r] += starts[last] - starts[r]
+    return traces, per_rank, waits
