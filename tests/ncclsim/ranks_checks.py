@@ -24,7 +24,7 @@ import sys
 profagent, program, launcher, devsim_dir, work = sys.argv[1:6]
 STEPS = 6
 SLOW_RANK = 2
-SLOW_US = 3000
+SLOW_US = 20000
 RANKS = 4
 failures = []
 
@@ -99,7 +99,7 @@ def check_job(out_dir, result):
         expect(f'"rank": {rank}' in open(path).read(4096), f"rank {rank}: HTA's rank pattern does not match")
     per_rank = {rank: collectives(trace) for rank, (_, trace) in traces.items()}
     keys = set(per_rank[0])
-    expect(len(keys) == 2 * STEPS, f"rank 0 has {len(keys)} all-reduces, expected {2 * STEPS}")
+    expect(len(keys) == 2 * STEPS_RECORDED, f"rank 0 has {len(keys)} all-reduces, expected {2 * STEPS_RECORDED}")
     for rank, found in per_rank.items():
         expect(set(found) == keys, f"rank {rank} has other collectives than rank 0")
         for op, kernel in found.values():
@@ -114,3 +114,97 @@ def check_job(out_dir, result):
         for r in traces:
             waits[r] += starts[last] - starts[r]
     return traces, per_rank, waits
+
+
+def recompute_overlap(trace):
+    """Communication, computation and their overlap (ns) from the kernels, independently."""
+    def union(intervals):
+        merged = []
+        for s, e in sorted(intervals):
+            if merged and s <= merged[-1][1]:
+                merged[-1][1] = max(merged[-1][1], e)
+            else:
+                merged.append([s, e])
+        return merged
+    comm, comp = [], []
+    for e in trace["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel":
+            (comm if e["name"].startswith("nccl") else comp).append((abs_ns(trace, e), end_ns(trace, e)))
+    comm, comp = union(comm), union(comp)
+    overlap = sum(max(0, min(a[1], b[1]) - max(a[0], b[0])) for a in comm for b in comp)
+    return sum(e - s for s, e in comm), sum(e - s for s, e in comp), overlap
+
+
+def report(out_dir, *extra):
+    r = subprocess.run([profagent, "report", "--ranks", out_dir, "--format", "json", *extra],
+                       capture_output=True, text=True, timeout=240)
+    expect(r.returncode == 0, f"report --ranks exited {r.returncode}: {r.stderr[-2000:]}")
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
+def check_report(traces, waits, r):
+    if r is None:
+        return
+    expect(r["straggler"] == SLOW_RANK, f"report names rank {r['straggler']} as the straggler")
+    expect(r["missing_ranks"] == [], f"report says ranks {r['missing_ranks']} are missing")
+    knob_wait_ms = SLOW_US / 1000 * 2 * STEPS_RECORDED
+    for rank, v in r["ranks"].items():
+        rank = int(rank)
+        comm, comp, overlap = recompute_overlap(traces[rank][1])
+        for key, ns in (("comm_ms", comm), ("comp_ms", comp), ("overlap_ms", overlap)):
+            expect(abs(v[key] - ns / 1e6) < 1e-6, f"rank {rank}: {key} {v[key]} != recomputed {ns / 1e6}")
+        expect(abs(v["wait_ms"] - waits[rank] / 1e6) < 1e-6, f"rank {rank}: wait {v['wait_ms']} != {waits[rank] / 1e6}")
+        if rank != SLOW_RANK:
+            expect(abs(v["wait_ms"] - knob_wait_ms) <= 0.1 * knob_wait_ms,
+                   f"rank {rank} waited {v['wait_ms']:.3f} ms, the knob caused {knob_wait_ms:.3f} ms")
+        expect(v["steps"] == list(range(1, STEPS)), f"rank {rank}: steps {v['steps']}")
+
+
+def check_merge(out_dir, traces, per_rank):
+    merged_path = os.path.join(work, "merged.trace.json")
+    r = subprocess.run([profagent, "merge", out_dir, "-o", merged_path], capture_output=True, text=True, timeout=240)
+    if not expect(r.returncode == 0, f"merge exited {r.returncode}: {r.stderr[-2000:]}"):
+        return
+    with open(merged_path) as f:
+        merged = json.load(f)
+    names = [e["args"]["name"] for e in merged["traceEvents"] if e.get("ph") == "M" and e["name"] == "process_name"]
+    for rank in range(RANKS):
+        expect(any(n.startswith(f"rank {rank}: ") for n in names), f"merged: no process named for rank {rank}")
+    ends = {}
+    for e in merged["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") == "kernel" and "Comm hash" in e.get("args", {}):
+            ends.setdefault((e["args"]["Comm hash"], e["args"]["Seq"]), []).append(end_ns(merged, e))
+    expect(len(ends) == 2 * STEPS_RECORDED, f"merged: {len(ends)} collectives")
+    for key, values in ends.items():
+        expect(len(values) == RANKS and max(values) - min(values) < 50_000, f"merged: {key} ends {values}")
+
+
+STEPS_RECORDED = STEPS - 1  # PROFAGENT_SKIP_FIRST=1: the start-up step is left out on every rank
+os.environ["PROFAGENT_SKIP_FIRST"] = "1"
+os.environ["PROFAGENT_ACTIVE"] = str(STEPS_RECORDED)
+os.environ["PROFAGENT_REPEAT"] = "1"
+out = os.path.join(work, "job")
+result = run_job(out)
+traces, per_rank, waits = check_job(out, result)
+check_report(traces, waits, report(out))
+check_merge(out, traces, per_rank)
+
+# Rank 3 dies at the start of step 3: the others' collectives wait for it until the simulated
+# NCCL's timeout, then fail; every surviving rank still writes its files.
+died = os.path.join(work, "died")
+for name in ("PROFAGENT_SKIP_FIRST", "PROFAGENT_ACTIVE", "PROFAGENT_REPEAT"):  # the whole run: one window
+    os.environ.pop(name)
+result = run_job(died, "--die", "3", "3", timeout_ms=1500)
+expect(result.returncode != 0, "the job with a dead rank exited 0")
+survivors = load_traces(died)
+expect(sorted(survivors) == [0, 1, 2], f"ranks with a trace after rank 3 died: {sorted(survivors)}")
+r = report(died)
+if r is not None:
+    expect(r["missing_ranks"] == [3], f"report: missing ranks {r['missing_ranks']}, expected [3]")
+    text = subprocess.run([profagent, "report", "--ranks", died], capture_output=True, text=True, timeout=240).stdout
+    expect("missing ranks (no trace): 3" in text, f"the text report does not say rank 3 is missing:\n{text}")
+
+for failure in failures:
+    print("FAILED:", failure)
+print("passed" if not failures else f"{len(failures)} failure(s)")
+sys.exit(1 if failures else 0)

@@ -12,9 +12,9 @@
 namespace ncclsim {
 namespace {
 
-// Polling with a short sleep: the ranks are other processes, and a 20 us step is far below
-// the collective times the model produces (tens of microseconds and up).
-constexpr int64_t kPollNs = 20'000;
+// Polling with a short sleep: the ranks are other processes. The step does not change the
+// modelled times (a kernel ends at the last arrival plus its transfer, whenever that is seen).
+constexpr int64_t kPollNs = 100'000;
 
 void pause_briefly() {
   timespec ts{0, kPollNs};

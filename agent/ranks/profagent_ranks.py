@@ -1,0 +1,235 @@
+#!/usr/bin/python3
+"""Cross-rank analysis of a folder of per-rank traces: `profagent report --ranks DIR`,
+`profagent report --dask tcp://SCHEDULER DIR` and `profagent merge DIR`.
+
+One definition, two ways to run it: rank_partial() reads one rank's trace and returns a small
+partial (that rank's figures and one row per collective); combine() merges two partials and is
+associative, so the partials reduce in any order and grouping — one by one here (memory does
+not grow with the number of ranks: one trace is held at a time, the combined partial grows only
+with the number of collectives), or as a tree on a Dask cluster (dask_report()). report_text()
+prints the result.
+
+Python entry point:  import profagent_ranks; r = profagent_ranks.analyse(paths, scheduler=None)
+"""
+import glob
+import json
+import os
+import sys
+
+COMM_PREFIXES = ("nccl", "ncclDevKernel", "ncclKernel")
+
+
+def is_comm_kernel(name):
+    return name.startswith("nccl")  # HTA's communication pattern starts the same way
+
+
+def union_length(intervals):
+    """Total length of the union of [start, end) intervals, and the merged intervals."""
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return sum(e - s for s, e in merged), merged
+
+
+def intersection_length(a, b):
+    """Length of the intersection of two sorted lists of disjoint intervals."""
+    i = j = total = 0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            total += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def trace_paths(folder):
+    paths = sorted(glob.glob(os.path.join(folder, "*.trace.json")) + glob.glob(os.path.join(folder, "*.trace.json.gz")))
+    return [p for p in paths if not os.path.basename(p).startswith("merged.")]  # profagent merge's output
+
+
+def load(path):
+    if path.endswith(".gz"):
+        import gzip
+        with gzip.open(path, "rt") as f:
+            return json.load(f)
+    with open(path) as f:
+        return json.load(f)
+
+
+def rank_partial(path):
+    """One rank's figures from its trace (ns on the shared clock: base time + ts)."""
+    trace = load(path)
+    info = trace.get("distributedInfo", {})
+    base = int(trace.get("baseTimeNanoseconds", 0))
+    comm, comp, steps, rows = [], [], {}, {}
+    for e in trace.get("traceEvents", []):
+        if e.get("ph") != "X":
+            continue
+        start = base + round(float(e["ts"]) * 1000)
+        end = start + round(float(e.get("dur", 0)) * 1000)
+        cat, name = e.get("cat", ""), e.get("name", "")
+        if cat == "kernel":
+            (comm if is_comm_kernel(name) else comp).append((start, end))
+            args = e.get("args", {})
+            if is_comm_kernel(name) and "Comm hash" in args:
+                key = f'{args["Comm hash"]}:{args["Seq"]}'
+                rows[key] = {"name": args.get("Collective name", name), "bytes": args.get("bytes", 0),
+                             "first": start, "first_rank": info.get("rank", 0), "last": start,
+                             "last_rank": info.get("rank", 0), "transfer": end - start, "end_min": end,
+                             "end_max": end, "ranks": 1}
+        elif name.startswith("ProfilerStep#"):
+            steps[int(name[len("ProfilerStep#"):])] = end - start
+    comm_ns, comm_merged = union_length(comm)
+    comp_ns, comp_merged = union_length(comp)
+    rank = int(info.get("rank", 0))
+    arrivals = {}
+    for key, row in rows.items():
+        hash_ = key.split(":")[0]
+        total, count = arrivals.get(hash_, (0, 0))
+        arrivals[hash_] = (total + row["first"], count + 1)
+    return {"world_size": int(info.get("world_size", 1)),
+            "ranks": {str(rank): {"file": os.path.basename(path), "comm_ns": comm_ns, "comp_ns": comp_ns,
+                                  "overlap_ns": intersection_length(comm_merged, comp_merged),
+                                  "steps": {str(k): v for k, v in sorted(steps.items())},
+                                  "arrivals": {h: list(v) for h, v in arrivals.items()}}},
+            "collectives": rows}
+
+
+def combine_row(a, b):
+    out = dict(a)
+    if b["first"] < a["first"]:
+        out["first"], out["first_rank"] = b["first"], b["first_rank"]
+    if b["last"] > a["last"]:
+        out["last"], out["last_rank"] = b["last"], b["last_rank"]
+    out["transfer"] = min(a["transfer"], b["transfer"])  # the last rank's kernel does not wait
+    out["end_min"], out["end_max"] = min(a["end_min"], b["end_min"]), max(a["end_max"], b["end_max"])
+    out["ranks"] = a["ranks"] + b["ranks"]
+    return out
+
+
+def combine(a, b):
+    """Associative merge of two partials (either may be None)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    rows = dict(a["collectives"])
+    for key, row in b["collectives"].items():
+        rows[key] = combine_row(rows[key], row) if key in rows else row
+    ranks = dict(a["ranks"])
+    ranks.update(b["ranks"])
+    return {"world_size": max(a["world_size"], b["world_size"]), "ranks": ranks, "collectives": rows}
+
+
+def finish(partial):
+    """The cross-rank report from the fully combined partial."""
+    rows = partial["collectives"]
+    last_sum = {}
+    for key, row in rows.items():
+        hash_ = key.split(":")[0]
+        total, count = last_sum.get(hash_, (0, 0))
+        last_sum[hash_] = (total + row["last"], count + 1)
+    per_rank = {}
+    for rank, r in sorted(partial["ranks"].items(), key=lambda kv: int(kv[0])):
+        wait, complete = 0, True
+        for hash_, (arrived, count) in r["arrivals"].items():
+            lasts, n = last_sum[hash_]
+            complete &= n == count
+            wait += lasts - arrived
+        steps = list(r["steps"].values())
+        per_rank[int(rank)] = {
+            "file": r["file"], "comm_ms": r["comm_ns"] / 1e6, "comp_ms": r["comp_ns"] / 1e6,
+            "overlap_ms": r["overlap_ns"] / 1e6,
+            "overlap_pct_of_comm": 100.0 * r["overlap_ns"] / r["comm_ns"] if r["comm_ns"] else 0.0,
+            "wait_ms": wait / 1e6, "wait_complete": complete, "steps": sorted(int(s) for s in r["steps"]),
+            "step_mean_ms": sum(steps) / len(steps) / 1e6 if steps else 0.0,
+            "step_max_ms": max(steps) / 1e6 if steps else 0.0}
+    world = partial["world_size"]
+    all_steps = sorted(set().union(*[set(r["steps"]) for r in per_rank.values()])) if per_rank else []
+    last_counts = {}
+    for row in rows.values():
+        last_counts[row["last_rank"]] = last_counts.get(row["last_rank"], 0) + 1
+    stragglers = sorted(({"collective": k, "name": r["name"], "bytes": r["bytes"], "last_rank": r["last_rank"],
+                          "skew_ms": (r["last"] - r["first"]) / 1e6, "transfer_ms": r["transfer"] / 1e6,
+                          "ranks": r["ranks"]} for k, r in rows.items()), key=lambda s: -s["skew_ms"])
+    straggler = max(last_counts, key=last_counts.get) if last_counts else None
+    return {"world_size": world, "ranks": per_rank,
+            "missing_ranks": [r for r in range(world) if r not in per_rank],
+            "ranks_missing_steps": {r: [s for s in all_steps if s not in v["steps"]]
+                                    for r, v in per_rank.items() if set(v["steps"]) != set(all_steps)},
+            "collectives": len(rows), "straggler": straggler,
+            "straggler_last_in": last_counts.get(straggler, 0),
+            "others_wait_ms": sum(v["wait_ms"] for r, v in per_rank.items() if r != straggler),
+            "stragglers": stragglers}
+
+
+def analyse(paths, scheduler=None):
+    if scheduler:
+        return dask_report(paths, scheduler)
+    combined = None
+    for path in paths:  # one trace in memory at a time
+        combined = combine(combined, rank_partial(path))
+    return finish(combined or {"world_size": 0, "ranks": {}, "collectives": {}})
+
+
+def dask_report(paths, scheduler, partial_fn=rank_partial):
+    """Maps partial_fn over the paths on the cluster and reduces the partials there as a tree;
+    only the final partial comes back to the client."""
+    from distributed import Client
+    with Client(scheduler) as client:
+        futures = client.map(partial_fn, paths)
+        while len(futures) > 1:
+            pairs = [client.submit(combine, futures[i], futures[i + 1]) for i in range(0, len(futures) - 1, 2)]
+            futures = pairs + ([futures[-1]] if len(futures) % 2 else [])
+        combined = futures[0].result() if futures else None
+    return finish(combined or {"world_size": 0, "ranks": {}, "collectives": {}})
+
+
+def report_text(r, top=10):
+    out = [f"Cross-rank summary: {len(r['ranks'])} of {r['world_size']} ranks, {r['collectives']} collectives"]
+    if r["missing_ranks"]:
+        out.append(f"missing ranks (no trace): {', '.join(map(str, r['missing_ranks']))}")
+    for rank, steps in sorted(r["ranks_missing_steps"].items()):
+        out.append(f"rank {rank} is missing steps: {', '.join(map(str, steps))}")
+    out.append("")
+    out.append(f"{'rank':>5} {'comm ms':>10} {'comp ms':>10} {'overlap ms':>11} {'overlap %comm':>14} "
+               f"{'wait ms':>10} {'steps':>6} {'step mean ms':>13} {'step max ms':>12}")
+    for rank, v in sorted(r["ranks"].items()):
+        out.append(f"{rank:>5} {v['comm_ms']:>10.3f} {v['comp_ms']:>10.3f} {v['overlap_ms']:>11.3f} "
+                   f"{v['overlap_pct_of_comm']:>13.1f}% {v['wait_ms']:>10.3f} {len(v['steps']):>6} "
+                   f"{v['step_mean_ms']:>13.3f} {v['step_max_ms']:>12.3f}")
+    if r["straggler"] is not None:
+        out.append("")
+        out.append(f"straggler: rank {r['straggler']} arrived last in {r['straggler_last_in']} of "
+                   f"{r['collectives']} collectives; the other ranks waited {r['others_wait_ms']:.3f} ms for it in all")
+        out.append(f"{'collective':>24} {'name':>12} {'bytes':>10} {'last rank':>9} {'skew ms':>9} {'transfer ms':>12}")
+        for s in r["stragglers"][:top]:
+            out.append(f"{s['collective']:>24} {s['name']:>12} {s['bytes']:>10} {s['last_rank']:>9} "
+                       f"{s['skew_ms']:>9.3f} {s['transfer_ms']:>12.3f}")
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    import argparse
+    p = argparse.ArgumentParser(prog="profagent report --ranks", description=__doc__.split("\n\n")[0])
+    p.add_argument("folder")
+    p.add_argument("--dask", metavar="tcp://SCHEDULER")
+    p.add_argument("--format", choices=("text", "json"), default="text")
+    a = p.parse_args(argv)
+    paths = trace_paths(a.folder)
+    if not paths:
+        print(f"profagent: no *.trace.json in {a.folder}", file=sys.stderr)
+        return 2
+    r = analyse(paths, a.dask)
+    sys.stdout.write(json.dumps(r, indent=1, sort_keys=True) + "\n" if a.format == "json" else report_text(r))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
