@@ -47,11 +47,6 @@ uint64_t type_bytes(ncclDataType_t type) noexcept {
   }
 }
 
-// The group of this thread: its operator's id, start and accumulated arguments (POD TLS).
-__thread uint64_t tls_group_id = 0;
-__thread uint64_t tls_group_start = 0;
-__thread CollectiveArgs tls_group_args;
-
 void record_operator(Site& site, uint64_t id, uint64_t start, ncclResult_t result, const CollectiveArgs* args) noexcept {
   HostEvent event{};
   event.start = start;
@@ -107,8 +102,8 @@ ncclResult_t collective(Site& site, CollectiveArgs args, Scale scale, ncclComm_t
   const uint64_t n = uint64_t(args.group_size > 0 ? args.group_size : 1);
   if (scale == Scale::Out || scale == Scale::Both) args.out_nelems *= n;
   if (scale == Scale::In || scale == Scale::Both) args.in_nelems *= n, args.bytes *= n;
-  if (comms::in_group()) {
-    CollectiveArgs& group = tls_group_args;
+  if (comms::Group* open = comms::current_group()) {
+    CollectiveArgs& group = open->args;
     if (group.calls++ == 0) {
       group.comm_hash = args.comm_hash, group.seq = args.seq, group.group_size = args.group_size;
       group.rank = args.rank, group.dtype = args.dtype, group.world_communicator = args.world_communicator;
@@ -284,12 +279,11 @@ NCCL_EXPORT ncclResult_t ncclRecv(void* recv, size_t count, ncclDataType_t type,
 // The group's operator opens at the outermost start and is recorded at the outermost end,
 // whose real call launches the group's kernels under the group's id.
 NCCL_EXPORT ncclResult_t ncclGroupStart() {
-  if (comms::begin_group()) {
-    tls_group_id = collector::new_event_id();
-    tls_group_start = collector::now();
-    tls_group_args = CollectiveArgs{};
-    tls_group_args.collective = "coalesced";
-    tls_group_args.calls = 0;
+  if (comms::Group* group = comms::begin_group()) {
+    group->id = collector::new_event_id();
+    group->start = collector::now();
+    group->args.collective = "coalesced";
+    group->args.calls = 0;
   }
   auto* real = reinterpret_cast<decltype(ncclGroupStart)*>(profagent::hooks::resolve(site_ncclGroupStart.real));
   if (real == nullptr) {
@@ -305,9 +299,9 @@ NCCL_EXPORT ncclResult_t ncclGroupEnd() {
     profagent::hooks::report_unresolved(site_ncclGroupEnd);
     return ncclSystemError;
   }
-  if (!comms::end_group() || !collector::operator_should_record()) return real();
-  const ncclResult_t result = profagent::hooks::call_with_external_id(tls_group_id, real);
-  const CollectiveArgs args = tls_group_args;
-  record_operator(site_ncclGroup, tls_group_id, tls_group_start, result, args.calls > 0 ? &args : nullptr);
+  comms::Group group;
+  if (!comms::end_group(&group) || group.id == 0 || !collector::operator_should_record()) return real();
+  const ncclResult_t result = profagent::hooks::call_with_external_id(group.id, real);
+  record_operator(site_ncclGroup, group.id, group.start, result, group.args.calls > 0 ? &group.args : nullptr);
   return result;
 }

@@ -1,9 +1,11 @@
 #include "hooks/nccl_comms.h"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 namespace profagent::hooks::nccl {
@@ -24,16 +26,33 @@ struct GroupSeq {
   uint64_t seq;
 };
 
+// A group over more communicators than this numbers the others' calls one by one (NCCL's own
+// limit is higher, but a group spans a handful of communicators in practice).
+constexpr int kGroupComms = 16;
+
+struct ThreadGroup {
+  int depth = 0;
+  int count = 0;
+  GroupSeq seqs[kGroupComms];
+  Group group;
+};
+
 std::mutex g_mutex;  // leaf lock over the registry; never held across an NCCL or CUDA call
 std::unordered_map<ncclComm_t, Comm>* g_comms = new std::unordered_map<ncclComm_t, Comm>;  // leaked
 bool g_world_seen = false;
-// Plain TLS words (no thread_local objects: their destructors run late). A group over more
-// communicators than this numbers the others' calls one by one (NCCL's own limit is higher,
-// but a group spans a handful of communicators in practice).
-constexpr int kGroupComms = 16;
-__thread int tls_group_depth = 0;
-__thread int tls_group_count = 0;
-__thread GroupSeq tls_group_seqs[kGroupComms];
+// The thread's group behind a pthread key, not static TLS: the agent's static TLS block has
+// no room left (tests/preload/check_exports.py), and a key costs nothing until a group opens.
+// A thread that ends inside a group leaks its ThreadGroup (NCCL would never finish it either).
+pthread_key_t group_key() {
+  static pthread_key_t key = [] {
+    pthread_key_t k{};
+    pthread_key_create(&k, nullptr);
+    return k;
+  }();
+  return key;
+}
+
+ThreadGroup* thread_group() { return static_cast<ThreadGroup*>(pthread_getspecific(group_key())); }
 
 // FNV-1a: stable across processes and builds (std::hash is neither promised).
 uint64_t fnv1a(const void* data, size_t size, uint64_t hash = 1469598103934665603ull) {
@@ -52,11 +71,12 @@ void add(ncclComm_t comm, Comm entry) noexcept {
 }
 
 uint64_t take_seq(ncclComm_t comm, Comm& c) {
-  if (tls_group_depth == 0) return c.next_seq++;
-  for (int i = 0; i < tls_group_count; ++i) {
-    if (tls_group_seqs[i].comm == comm) return tls_group_seqs[i].seq;
+  ThreadGroup* g = thread_group();
+  if (g == nullptr) return c.next_seq++;
+  for (int i = 0; i < g->count; ++i) {
+    if (g->seqs[i].comm == comm) return g->seqs[i].seq;
   }
-  if (tls_group_count < kGroupComms) tls_group_seqs[tls_group_count++] = {comm, c.next_seq};
+  if (g->count < kGroupComms) g->seqs[g->count++] = {comm, c.next_seq};
   return c.next_seq++;
 }
 
@@ -108,15 +128,32 @@ void describe_call(ncclComm_t comm, CollectiveArgs& args) noexcept {
   args.seq = take_seq(comm, c);
 }
 
-bool begin_group() noexcept { return tls_group_depth++ == 0; }
-
-bool end_group() noexcept {
-  if (tls_group_depth == 0) return false;  // unbalanced: NCCL refuses it, nothing to close
-  if (--tls_group_depth != 0) return false;
-  tls_group_count = 0;
-  return true;
+Group* begin_group() noexcept {
+  if (ThreadGroup* open = thread_group()) {
+    ++open->depth;
+    return nullptr;
+  }
+  auto* g = new (std::nothrow) ThreadGroup;
+  if (g == nullptr || pthread_setspecific(group_key(), g) != 0) {
+    delete g;
+    return nullptr;
+  }
+  g->depth = 1;
+  return &g->group;
 }
 
-bool in_group() noexcept { return tls_group_depth > 0; }
+Group* current_group() noexcept {
+  ThreadGroup* g = thread_group();
+  return g != nullptr ? &g->group : nullptr;
+}
+
+bool end_group(Group* out) noexcept {
+  ThreadGroup* g = thread_group();
+  if (g == nullptr || --g->depth != 0) return false;  // nested, or unbalanced (NCCL refuses it)
+  *out = g->group;
+  pthread_setspecific(group_key(), nullptr);
+  delete g;
+  return true;
+}
 
 }  // namespace profagent::hooks::nccl

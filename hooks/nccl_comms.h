@@ -28,9 +28,19 @@ void remove(ncclComm_t comm) noexcept;
 // call on `comm`; inside a group, the group's number for that communicator.
 void describe_call(ncclComm_t comm, CollectiveArgs& args) noexcept;
 
-// This thread's group nesting. begin_group returns true for the outermost start.
-bool begin_group() noexcept;
-bool end_group() noexcept;  // true when the outermost group ended
-bool in_group() noexcept;
+// This thread's open group: the operator's id, start and accumulated arguments (hooks/nccl.cpp
+// fills them). Allocated at the outermost ncclGroupStart, freed at its ncclGroupEnd, so a
+// thread holds one TLS pointer (the agent's static TLS block must stay small).
+struct Group {
+  uint64_t id = 0;
+  uint64_t start = 0;
+  CollectiveArgs args;
+};
+// begin_group returns the new group at the outermost start (nullptr when nested, or when
+// out of memory: the calls are then numbered one by one and no group operator is recorded).
+Group* begin_group() noexcept;
+Group* current_group() noexcept;  // nullptr outside a group
+// At the outermost end: true, and `out` gets the group (when one was allocated).
+bool end_group(Group* out) noexcept;
 
 }  // namespace profagent::hooks::nccl
