@@ -189,6 +189,35 @@ traces, per_rank, waits = check_job(out, result)
 check_report(traces, waits, report(out))
 check_merge(out, traces, per_rank)
 
+# Grouped all-reduces on a split communicator: each step's group is one operator ("ncclGroup",
+# "coalesced", 2 calls) holding the two all-reduce operators, and its one kernel carries the
+# group's External id and the split communicator's hash and sequence number, equal on all ranks.
+grouped = os.path.join(work, "grouped")
+result = run_job(grouped, "--group")
+expect(result.returncode == 0, f"grouped job exited {result.returncode}: {result.stderr[-2000:]}")
+group_keys = {}
+for rank, (path, trace) in load_traces(grouped).items():
+    events = [e for e in trace["traceEvents"] if e.get("ph") == "X"]
+    groups = {e["args"]["External id"]: e for e in events if e.get("cat") == "cpu_op" and e["name"] == "ncclGroup"}
+    inner = [e for e in events if e.get("cat") == "cpu_op" and e["name"] == "ncclAllReduce"]
+    kernels = [e for e in events if e.get("cat") == "kernel" and e["name"].startswith("nccl")]
+    expect(len(groups) == STEPS_RECORDED and len(inner) == 2 * STEPS_RECORDED and len(kernels) == STEPS_RECORDED,
+           f"grouped rank {rank}: {len(groups)} groups, {len(inner)} all-reduces, {len(kernels)} kernels")
+    for g in groups.values():
+        expect(g["args"]["Collective name"] == "coalesced" and g["args"].get("Calls") == 2
+               and g["args"]["In msg nelems"] == 2 << 20, f"grouped rank {rank}: group args {g['args']}")
+        held = [e for e in inner if g["ts"] <= e["ts"] and e["ts"] + e["dur"] <= g["ts"] + g["dur"]]
+        expect(len(held) == 2 and all(e["args"]["Seq"] == g["args"]["Seq"] for e in held),
+               f"grouped rank {rank}: the group at {g['ts']} holds {len(held)} all-reduces of its Seq")
+    for k in kernels:
+        g = groups.get(k["args"].get("External id"))
+        if expect(g is not None, f"grouped rank {rank}: kernel at {k['ts']} is not linked to a group"):
+            group_keys.setdefault((k["args"]["Comm hash"], k["args"]["Seq"]), []).append(rank)
+world_hash = next(iter(per_rank[0]))[0]
+expect(len(group_keys) == STEPS_RECORDED and all(sorted(v) == list(range(RANKS)) for v in group_keys.values()),
+       f"grouped: collectives by (hash, seq) across ranks: {group_keys}")
+expect(all(h != world_hash for h, _ in group_keys), "the split communicator has the world's hash")
+
 # Rank 3 dies at the start of step 3: the others' collectives wait for it until the simulated
 # NCCL's timeout, then fail; every surviving rank still writes its files.
 died = os.path.join(work, "died")

@@ -4,7 +4,9 @@
 // gradients of the first half are all-reduced on a communication stream while the second half
 // computes, the second half's right after; the optimizer waits for both all-reduces.
 //
-//   ranks_train STEPS [--die RANK STEP]    (--die: that rank exits at the start of that step)
+//   ranks_train STEPS [--die RANK STEP]    (--die: that rank is killed at the start of that step)
+//   ranks_train STEPS --group              (the two all-reduces as one ncclGroupStart/End group,
+//                                           after the whole backward pass, on a split communicator)
 #include <cuda_runtime.h>
 #include <nccl.h>
 
@@ -75,6 +77,27 @@ bool step(const Streams& s, ncclComm_t comm, float* grads) {
   return ok(cudaStreamSynchronize(s.compute), "synchronize");
 }
 
+// The grouped variant: both halves reduced in one group on a communicator split from the world
+// (one colour: the same ranks), as frameworks coalesce small gradient buckets.
+bool grouped_step(const Streams& s, ncclComm_t comm, float* grads) {
+  const int blocks = (kElements + kThreads - 1) / kThreads;
+  forward_kernel<<<blocks, kThreads, 0, s.compute>>>(grads, kElements);
+  backward_kernel<<<2 * blocks, kThreads, 0, s.compute>>>(grads, 2 * kElements);
+  if (!ok(cudaEventRecord(s.second_half, s.compute), "record")) return false;
+  if (!ok(cudaStreamWaitEvent(s.comm, s.second_half, 0), "wait")) return false;
+  if (!ok(ncclGroupStart(), "group start")) return false;
+  if (!ok(ncclAllReduce(grads, grads, kElements, ncclFloat, ncclSum, comm, s.comm), "grouped all-reduce 1") ||
+      !ok(ncclAllReduce(grads + kElements, grads + kElements, kElements, ncclFloat, ncclSum, comm, s.comm),
+          "grouped all-reduce 2") ||
+      !ok(ncclGroupEnd(), "group end")) {
+    return false;
+  }
+  if (!ok(cudaEventRecord(s.reduced, s.comm), "record")) return false;
+  if (!ok(cudaStreamWaitEvent(s.compute, s.reduced, 0), "wait")) return false;
+  optimizer_kernel<<<2 * blocks, kThreads, 0, s.compute>>>(grads, 2 * kElements);
+  return ok(cudaStreamSynchronize(s.compute), "synchronize");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,11 +105,17 @@ int main(int argc, char** argv) {
   const int rank = env_int("RANK", 0), world = env_int("WORLD_SIZE", 1), local = env_int("LOCAL_RANK", 0);
   const bool dies = argc > 4 && std::strcmp(argv[2], "--die") == 0 && std::atoi(argv[3]) == rank;
   const int die_at = dies ? std::atoi(argv[4]) : -1;
+  const bool grouped = argc > 2 && std::strcmp(argv[2], "--group") == 0;
   int devices = 0;
   if (!ok(cudaGetDeviceCount(&devices), "device count") || !ok(cudaSetDevice(local % devices), "set device")) return 1;
   ncclUniqueId id;
   ncclComm_t comm = nullptr;
   if (!ok(ncclGetUniqueId(&id), "unique id") || !ok(ncclCommInitRank(&comm, world, id, rank), "init")) return 1;
+  if (grouped) {
+    ncclComm_t split = nullptr;
+    if (!ok(ncclCommSplit(comm, 0, rank, &split, nullptr), "split")) return 1;
+    comm = split;
+  }
   Streams s{};
   float* grads = nullptr;
   if (!ok(cudaStreamCreateWithFlags(&s.compute, cudaStreamNonBlocking), "stream") ||
@@ -102,7 +131,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "ranks_train: rank %d dies at step %d\n", rank, i);
       kill(getpid(), SIGKILL);  // as the OOM killer ends a rank: nothing of the process runs after
     }
-    if (!step(s, comm, grads)) return 1;
+    if (!(grouped ? grouped_step(s, comm, grads) : step(s, comm, grads))) return 1;
     if (profagent_step) profagent_step();
   }
   ncclCommDestroy(comm);
