@@ -10,6 +10,7 @@
 #include "exporters/json_writer.h"
 #include "exporters/memory_summary.h"
 #include "exporters/output_file.h"
+#include "exporters/rank_table.h"
 #include "exporters/step_summary.h"
 #include "exporters/summary_json.h"
 
@@ -130,6 +131,12 @@ ExportResult export_window(const Trace& trace, const ExportOptions& options, Out
     write_file(sink, stem + ".summary.txt", result, [&](OutputStream& s) {
       const std::string text = render_summaries_text(trace, compute_summaries(trace, options.summaries), options.summaries);
       return s.write(text.data(), text.size());
+    });
+  }
+  if (options.write_summary && wants_rank_table(trace)) {
+    write_file(sink, stem + ".rank.json", result, [&](OutputStream& s) {
+      JsonWriter w(s, 1 << 16);
+      return write_rank_table(trace, w);
     });
   }
   if (options.write_folded && !trace.stacks.empty()) write_folded_files(trace, stem, sink, result);

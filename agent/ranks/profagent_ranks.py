@@ -2,7 +2,12 @@
 """Cross-rank analysis of a folder of per-rank traces: `profagent report --ranks DIR`,
 `profagent report --dask tcp://SCHEDULER DIR` and `profagent merge DIR`.
 
-One definition, two ways to run it: rank_partial() reads one rank's trace and returns a small
+The input of each rank is the per-rank table the agent writes next to its summaries
+(<stem>.rank.json: its Distributed Summary, steps and one row per collective kernel; see
+exporters/rank_table.h), kilobytes per rank. Traces without one (torch.profiler's) are read
+whole and the same figures taken from their kernels.
+
+One definition, two ways to run it: rank_partial() reads one rank's input and returns a small
 partial (that rank's figures and one row per collective); combine() merges two partials and is
 associative, so the partials reduce in any order and grouping — one by one here (memory does
 not grow with the number of ranks: one trace is held at a time, the combined partial grows only
@@ -53,6 +58,35 @@ def trace_paths(folder):
     return [p for p in paths if not os.path.basename(p).startswith("merged.")]  # profagent merge's output
 
 
+def rank_inputs(folder):
+    """Each window's rank table where the agent wrote one, else its trace."""
+    inputs = []
+    for trace in trace_paths(folder):
+        stem = trace[:trace.rindex(".trace.json")]
+        inputs.append(stem + ".rank.json" if os.path.exists(stem + ".rank.json") else trace)
+    return inputs
+
+
+def table_partial(path):
+    """One rank's figures from its rank table (exporters/rank_table.h)."""
+    with open(path) as f:
+        t = json.load(f)
+    rank = int(t["rank"])
+    rows, arrivals = {}, {}
+    for hash_, seq, name, size, _enqueue, start, end in t["collectives"]:
+        rows[f"{hash_}:{seq}"] = {"name": name, "bytes": size, "first": start, "first_rank": rank, "last": start,
+                                  "last_rank": rank, "transfer": end - start, "end_min": end, "end_max": end, "ranks": 1}
+        total, count = arrivals.get(str(hash_), (0, 0))
+        arrivals[str(hash_)] = (total + start, count + 1)
+    d = t["distributed"]
+    return {"world_size": int(t["world_size"]),
+            "ranks": {str(rank): {"file": os.path.basename(path), "comm_ns": d["communication_ns"],
+                                  "comp_ns": d["computation_ns"], "overlap_ns": d["overlap_ns"],
+                                  "steps": {str(n): e - s for n, s, e in t["steps"]},
+                                  "arrivals": {h: list(v) for h, v in arrivals.items()}}},
+            "collectives": rows}
+
+
 def load(path):
     if path.endswith(".gz"):
         import gzip
@@ -63,7 +97,10 @@ def load(path):
 
 
 def rank_partial(path):
-    """One rank's figures from its trace (ns on the shared clock: base time + ts)."""
+    """One rank's figures from its rank table or, without one, its trace (ns on the shared
+    clock: base time + ts)."""
+    if path.endswith(".rank.json"):
+        return table_partial(path)
     trace = load(path)
     info = trace.get("distributedInfo", {})
     base = int(trace.get("baseTimeNanoseconds", 0))
@@ -113,6 +150,16 @@ def combine_row(a, b):
     return out
 
 
+def combine_rank(a, b):
+    arrivals = {h: list(v) for h, v in a["arrivals"].items()}
+    for h, (total, count) in b["arrivals"].items():
+        old = arrivals.get(h, [0, 0])
+        arrivals[h] = [old[0] + total, old[1] + count]
+    return {"file": a["file"] + "," + b["file"], "comm_ns": a["comm_ns"] + b["comm_ns"],
+            "comp_ns": a["comp_ns"] + b["comp_ns"], "overlap_ns": a["overlap_ns"] + b["overlap_ns"],
+            "steps": {**a["steps"], **b["steps"]}, "arrivals": arrivals}
+
+
 def combine(a, b):
     """Associative merge of two partials (either may be None)."""
     if a is None:
@@ -123,7 +170,8 @@ def combine(a, b):
     for key, row in b["collectives"].items():
         rows[key] = combine_row(rows[key], row) if key in rows else row
     ranks = dict(a["ranks"])
-    ranks.update(b["ranks"])
+    for rank, entry in b["ranks"].items():  # two windows of one rank add up
+        ranks[rank] = combine_rank(ranks[rank], entry) if rank in ranks else entry
     return {"world_size": max(a["world_size"], b["world_size"]), "ranks": ranks, "collectives": rows}
 
 
@@ -221,8 +269,9 @@ def main(argv):
     p.add_argument("folder")
     p.add_argument("--dask", metavar="tcp://SCHEDULER")
     p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--traces", action="store_true", help="read the traces even where rank tables exist")
     a = p.parse_args(argv)
-    paths = trace_paths(a.folder)
+    paths = trace_paths(a.folder) if a.traces else rank_inputs(a.folder)
     if not paths:
         print(f"profagent: no *.trace.json in {a.folder}", file=sys.stderr)
         return 2

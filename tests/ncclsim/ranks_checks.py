@@ -186,7 +186,17 @@ os.environ["PROFAGENT_REPEAT"] = "1"
 out = os.path.join(work, "job")
 result = run_job(out)
 traces, per_rank, waits = check_job(out, result)
-check_report(traces, waits, report(out))
+for rank in range(RANKS):
+    expect(len(glob.glob(os.path.join(out, f"*.r{rank}.*.rank.json"))) == 1, f"rank {rank}: no rank table")
+from_tables = report(out)
+check_report(traces, waits, from_tables)
+from_traces = report(out, "--traces")
+check_report(traces, waits, from_traces)
+if from_tables and from_traces:
+    for rank, v in from_tables["ranks"].items():
+        for key in ("comm_ms", "comp_ms", "overlap_ms", "wait_ms", "steps", "step_mean_ms"):
+            expect(v[key] == from_traces["ranks"][rank][key] or abs(v[key] - from_traces["ranks"][rank][key]) < 1e-6,
+                   f"rank {rank}: {key} from the rank table {v[key]} != from the trace {from_traces['ranks'][rank][key]}")
 check_merge(out, traces, per_rank)
 
 # Grouped all-reduces on a split communicator: each step's group is one operator ("ncclGroup",
