@@ -102,14 +102,17 @@ void report(const Options& options, pid_t pid, int code, time_t since) {
 }
 
 // The cross-rank tools are Python (agent/ranks: one program for the local and the Dask path),
-// run by the system's python3 from <bin>/../lib/profagent_ranks. Replaces this process.
+// run from <bin>/../lib/profagent_ranks by PROFAGENT_PYTHON (default: python3 on PATH; --dask
+// needs one with Dask's `distributed`). Replaces this process.
 int run_ranks_tool(const char* script, const std::vector<std::string>& args) {
   const std::string path = own_directory() + "/../lib/profagent_ranks/" + script;
-  std::vector<char*> argv{const_cast<char*>("python3"), const_cast<char*>(path.c_str())};
+  const char* given = std::getenv("PROFAGENT_PYTHON");
+  const std::string python = given != nullptr && *given != '\0' ? given : "python3";
+  std::vector<char*> argv{const_cast<char*>(python.c_str()), const_cast<char*>(path.c_str())};
   for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
-  execvp("python3", argv.data());
-  say("cannot run python3 for " + std::string(script) + ": " + std::strerror(errno));
+  execvp(python.c_str(), argv.data());
+  say("cannot run " + python + " for " + std::string(script) + ": " + std::strerror(errno));
   return 127;
 }
 
