@@ -82,7 +82,7 @@ def table_partial(path):
     return {"world_size": int(t["world_size"]),
             "ranks": {str(rank): {"file": os.path.basename(path), "comm_ns": d["communication_ns"],
                                   "comp_ns": d["computation_ns"], "overlap_ns": d["overlap_ns"],
-                                  "steps": {str(n): e - s for n, s, e in t["steps"]},
+                                  "steps": step_figures({n: e - s for n, s, e in t["steps"]}),
                                   "arrivals": {h: list(v) for h, v in arrivals.items()}}},
             "collectives": rows}
 
@@ -133,9 +133,36 @@ def rank_partial(path):
     return {"world_size": int(info.get("world_size", 1)),
             "ranks": {str(rank): {"file": os.path.basename(path), "comm_ns": comm_ns, "comp_ns": comp_ns,
                                   "overlap_ns": intersection_length(comm_merged, comp_merged),
-                                  "steps": {str(k): v for k, v in sorted(steps.items())},
+                                  "steps": step_figures(steps),
                                   "arrivals": {h: list(v) for h, v in arrivals.items()}}},
             "collectives": rows}
+
+
+def step_figures(durations):
+    """A rank's steps in constant room: numbers as ranges [first, last], and the sum, maximum and
+    count of their times (a partial must not grow with the steps times the ranks)."""
+    return {"ranges": to_ranges(durations), "sum": sum(durations.values()),
+            "max": max(durations.values(), default=0), "count": len(durations)}
+
+
+def to_ranges(numbers):
+    ranges = []
+    for n in sorted(numbers):
+        if ranges and n == ranges[-1][1] + 1:
+            ranges[-1][1] = n
+        else:
+            ranges.append([n, n])
+    return ranges
+
+
+def range_numbers(ranges):
+    for first, last in ranges:
+        yield from range(first, last + 1)
+
+
+def combine_steps(a, b):
+    return {"ranges": to_ranges(set(range_numbers(a["ranges"])) | set(range_numbers(b["ranges"]))),
+            "sum": a["sum"] + b["sum"], "max": max(a["max"], b["max"]), "count": a["count"] + b["count"]}
 
 
 def combine_row(a, b):
@@ -157,7 +184,7 @@ def combine_rank(a, b):
         arrivals[h] = [old[0] + total, old[1] + count]
     return {"file": a["file"] + "," + b["file"], "comm_ns": a["comm_ns"] + b["comm_ns"],
             "comp_ns": a["comp_ns"] + b["comp_ns"], "overlap_ns": a["overlap_ns"] + b["overlap_ns"],
-            "steps": {**a["steps"], **b["steps"]}, "arrivals": arrivals}
+            "steps": combine_steps(a["steps"], b["steps"]), "arrivals": arrivals}
 
 
 def combine(a, b):
@@ -190,16 +217,20 @@ def finish(partial):
             lasts, n = last_sum[hash_]
             complete &= n == count
             wait += lasts - arrived
-        steps = list(r["steps"].values())
+        steps = r["steps"]
         per_rank[int(rank)] = {
             "file": r["file"], "comm_ms": r["comm_ns"] / 1e6, "comp_ms": r["comp_ns"] / 1e6,
             "overlap_ms": r["overlap_ns"] / 1e6,
             "overlap_pct_of_comm": 100.0 * r["overlap_ns"] / r["comm_ns"] if r["comm_ns"] else 0.0,
-            "wait_ms": wait / 1e6, "wait_complete": complete, "steps": sorted(int(s) for s in r["steps"]),
-            "step_mean_ms": sum(steps) / len(steps) / 1e6 if steps else 0.0,
-            "step_max_ms": max(steps) / 1e6 if steps else 0.0}
+            "wait_ms": wait / 1e6, "wait_complete": complete, "step_ranges": steps["ranges"],
+            "step_count": steps["count"], "step_mean_ms": steps["sum"] / steps["count"] / 1e6 if steps["count"] else 0.0,
+            "step_max_ms": steps["max"] / 1e6}
     world = partial["world_size"]
-    all_steps = sorted(set().union(*[set(r["steps"]) for r in per_rank.values()])) if per_rank else []
+    all_steps = None  # the union of the ranks' step ranges
+    for v in per_rank.values():
+        all_steps = v["step_ranges"] if all_steps is None else combine_steps(
+            {"ranges": all_steps, "sum": 0, "max": 0, "count": 0}, {"ranges": v["step_ranges"], "sum": 0, "max": 0, "count": 0})["ranges"]
+    all_steps = all_steps or []
     last_counts = {}
     for row in rows.values():
         last_counts[row["last_rank"]] = last_counts.get(row["last_rank"], 0) + 1
@@ -209,8 +240,8 @@ def finish(partial):
     straggler = max(last_counts, key=last_counts.get) if last_counts else None
     return {"world_size": world, "ranks": per_rank,
             "missing_ranks": [r for r in range(world) if r not in per_rank],
-            "ranks_missing_steps": {r: [s for s in all_steps if s not in v["steps"]]
-                                    for r, v in per_rank.items() if set(v["steps"]) != set(all_steps)},
+            "ranks_missing_steps": {r: to_ranges(set(range_numbers(all_steps)) - set(range_numbers(v["step_ranges"])))
+                                    for r, v in per_rank.items() if v["step_ranges"] != all_steps},
             "collectives": len(rows), "straggler": straggler,
             "straggler_last_in": last_counts.get(straggler, 0),
             "others_wait_ms": sum(v["wait_ms"] for r, v in per_rank.items() if r != straggler),
@@ -220,18 +251,26 @@ def finish(partial):
 def analyse(paths, scheduler=None):
     if scheduler:
         return dask_report(paths, scheduler)
+    return finish(chunk_partial(paths) or {"world_size": 0, "ranks": {}, "collectives": {}})  # one rank at a time
+
+
+def chunk_partial(paths):
+    """The combined partial of several ranks, one after the other (one task of the cluster)."""
     combined = None
-    for path in paths:  # one trace in memory at a time
+    for path in paths:
         combined = combine(combined, rank_partial(path))
-    return finish(combined or {"world_size": 0, "ranks": {}, "collectives": {}})
+    return combined
 
 
-def dask_report(paths, scheduler, partial_fn=rank_partial):
-    """Maps partial_fn over the paths on the cluster and reduces the partials there as a tree;
-    only the final partial comes back to the client."""
+def dask_report(paths, scheduler):
+    """Maps chunk_partial over chunks of the paths on the cluster and reduces the partials
+    there as a tree; only the final partial comes back to the client. Chunks of about 16 ranks
+    keep the per-task overhead of the scheduler (milliseconds) below the work of a task."""
     from distributed import Client
     with Client(scheduler) as client:
-        futures = client.map(partial_fn, paths)
+        workers = max(1, len(client.scheduler_info()["workers"]))
+        size = max(1, min(16, len(paths) // (4 * workers)))
+        futures = client.map(chunk_partial, [paths[i:i + size] for i in range(0, len(paths), size)])
         while len(futures) > 1:
             pairs = [client.submit(combine, futures[i], futures[i + 1]) for i in range(0, len(futures) - 1, 2)]
             futures = pairs + ([futures[-1]] if len(futures) % 2 else [])
@@ -244,13 +283,13 @@ def report_text(r, top=10):
     if r["missing_ranks"]:
         out.append(f"missing ranks (no trace): {', '.join(map(str, r['missing_ranks']))}")
     for rank, steps in sorted(r["ranks_missing_steps"].items()):
-        out.append(f"rank {rank} is missing steps: {', '.join(map(str, steps))}")
+        out.append(f"rank {rank} is missing steps: {', '.join(f'{a}' if a == b else f'{a}-{b}' for a, b in steps)}")
     out.append("")
     out.append(f"{'rank':>5} {'comm ms':>10} {'comp ms':>10} {'overlap ms':>11} {'overlap %comm':>14} "
                f"{'wait ms':>10} {'steps':>6} {'step mean ms':>13} {'step max ms':>12}")
     for rank, v in sorted(r["ranks"].items()):
         out.append(f"{rank:>5} {v['comm_ms']:>10.3f} {v['comp_ms']:>10.3f} {v['overlap_ms']:>11.3f} "
-                   f"{v['overlap_pct_of_comm']:>13.1f}% {v['wait_ms']:>10.3f} {len(v['steps']):>6} "
+                   f"{v['overlap_pct_of_comm']:>13.1f}% {v['wait_ms']:>10.3f} {v['step_count']:>6} "
                    f"{v['step_mean_ms']:>13.3f} {v['step_max_ms']:>12.3f}")
     if r["straggler"] is not None:
         out.append("")
