@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 #include "ops.h"  // devsim: set_next_launch_gate
 
@@ -28,6 +29,8 @@ Knobs read_knobs() {
   if (slow != nullptr && *slow != '\0') k.slow_rank = int(env_double("DEVSIM_NCCL_SLOW_RANK", -1));
   k.slow_ns = uint64_t(env_double("DEVSIM_NCCL_SLOW_US", 0) * 1000.0);
   k.timeout_ms = int64_t(env_double("DEVSIM_NCCL_TIMEOUT_MS", double(k.timeout_ms)));
+  const char* names = std::getenv("DEVSIM_NCCL_KERNEL_NAMES");
+  k.legacy_names = names != nullptr && std::strcmp(names, "legacy") == 0;
   return k;
 }
 
@@ -99,7 +102,7 @@ ncclResult_t launch_collective(ncclComm_t comm, Func func, uint64_t bytes, cudaS
     }
     return std::pair<uint64_t, uint64_t>{arrival, last + transfer};
   });
-  return launch_kernel(func, stream) == cudaSuccess ? ncclSuccess : ncclUnhandledCudaError;
+  return launch_kernel(func, stream, knobs().legacy_names) == cudaSuccess ? ncclSuccess : ncclUnhandledCudaError;
 }
 
 }  // namespace ncclsim

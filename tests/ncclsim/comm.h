@@ -32,6 +32,7 @@ struct Knobs {
   int slow_rank = -1;            // DEVSIM_NCCL_SLOW_RANK: this rank reaches every collective...
   uint64_t slow_ns = 0;          // DEVSIM_NCCL_SLOW_US: ...this much later on its device
   int64_t timeout_ms = 20000;    // DEVSIM_NCCL_TIMEOUT_MS: a rank missing longer is gone
+  bool legacy_names = false;     // DEVSIM_NCCL_KERNEL_NAMES=legacy: NCCL 2.18's kernel names
 };
 const Knobs& knobs();
 

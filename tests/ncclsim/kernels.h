@@ -10,6 +10,8 @@ namespace ncclsim {
 enum class Func { AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll, SendRecv };
 
 // Launches the kernel of `func` on `stream` through the runtime's ordinary launch entry.
-cudaError_t launch_kernel(Func func, cudaStream_t stream);
+// `legacy`: NCCL 2.18's names (ncclKernel_<Func>_RING_LL_Sum_float), which tools written
+// before 2.19 (HTA's straggler analysis) look for.
+cudaError_t launch_kernel(Func func, cudaStream_t stream, bool legacy);
 
 }  // namespace ncclsim
