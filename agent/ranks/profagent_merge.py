@@ -11,6 +11,7 @@ so ends coincide however the clocks differ. The offsets applied are written into
 """
 import json
 import os
+import re
 import socket
 import statistics
 import sys
@@ -21,6 +22,12 @@ import profagent_ranks  # noqa: E402
 
 def host_of(path):
     return os.path.basename(path).split(".")[0]
+
+
+def rank_of_name(path):
+    """The rank in the file name (<host>.<pid>.r<rank>.…), 0 without one."""
+    match = re.search(r"\.r(\d+)\.", os.path.basename(path))
+    return int(match.group(1)) if match else 0
 
 
 def collective_ends(trace):
@@ -34,7 +41,7 @@ def collective_ends(trace):
 
 
 def offsets(paths):
-    """Per path, ns to add to its times; 0 for every rank on rank 0's host."""
+    """Per path, ns to add to its times; 0 for every rank on the first path's host."""
     reference, ref_host, result = None, None, {}
     for path in paths:
         trace = profagent_ranks.load(path)
@@ -97,7 +104,8 @@ def main(argv):
     p.add_argument("folder")
     p.add_argument("-o", "--output", help="the merged trace (default: DIR/merged.trace.json)")
     a = p.parse_args(argv)
-    paths = [q for q in profagent_ranks.trace_paths(a.folder) if not os.path.basename(q).startswith("merged.")]
+    # Rank order: the lowest rank's host is the reference clock.
+    paths = sorted(profagent_ranks.trace_paths(a.folder), key=lambda q: (rank_of_name(q), q))
     if not paths:
         print(f"profagent: no *.trace.json in {a.folder}", file=sys.stderr)
         return 2

@@ -35,14 +35,14 @@ def expect(condition, message):
     return condition
 
 
-def run_job(out_dir, *extra, timeout_ms=20000):
+def run_job(out_dir, *extra, timeout_ms=20000, launcher_options=()):
     shutil.rmtree(out_dir, ignore_errors=True)
     env = dict(os.environ, LD_LIBRARY_PATH=devsim_dir, PROFAGENT_OUTPUT_DIR=out_dir,
                DEVSIM_NCCL_SLOW_RANK=str(SLOW_RANK), DEVSIM_NCCL_SLOW_US=str(SLOW_US),
                DEVSIM_NCCL_TIMEOUT_MS=str(timeout_ms),
                DEVSIM_KERNEL_NS="forward_kernel=1000000,backward_kernel=1000000,optimizer_kernel=500000",
                NCCL_COMM_ID=f"ranks_checks_{os.getpid()}_{os.path.basename(out_dir)}")
-    return subprocess.run([profagent, "run", "--", launcher, str(RANKS), program, str(STEPS), *extra],
+    return subprocess.run([profagent, "run", "--", launcher, *launcher_options, str(RANKS), program, str(STEPS), *extra],
                           env=env, capture_output=True, text=True, timeout=240)
 
 
@@ -227,6 +227,35 @@ world_hash = next(iter(per_rank[0]))[0]
 expect(len(group_keys) == STEPS_RECORDED and all(sorted(v) == list(range(RANKS)) for v in group_keys.values()),
        f"grouped: collectives by (hash, seq) across ranks: {group_keys}")
 expect(all(h != world_hash for h, _ in group_keys), "the split communicator has the world's hash")
+
+# A launcher whose rank variable profagent does not know: each rank's rank and world size come
+# from its ncclCommInitRank (into distributedInfo and the file name).
+unknown = os.path.join(work, "unknown_variable")
+result = run_job(unknown, launcher_options=("--rank-variable", "RANKS_TRAIN_RANK"))
+expect(result.returncode == 0, f"job with an unknown rank variable exited {result.returncode}")
+for rank, (path, trace) in load_traces(unknown).items():
+    expect(trace["distributedInfo"]["world_size"] == RANKS and f".r{rank}." in os.path.basename(path),
+           f"rank from the communicator: {os.path.basename(path)} {trace['distributedInfo']}")
+expect(sorted(load_traces(unknown)) == list(range(RANKS)), f"ranks from the communicator: {sorted(load_traces(unknown))}")
+
+# Ranks of another host: rank 1's trace as if written on a host whose clock is 5 s ahead;
+# merge shifts it back by its collectives' ends, and says so.
+shifted = os.path.join(work, "two_hosts")
+shutil.rmtree(shifted, ignore_errors=True)
+os.makedirs(shifted)
+for rank, (path, trace) in traces.items():
+    name = os.path.basename(path)
+    if rank == 1:
+        trace = dict(trace, baseTimeNanoseconds=trace["baseTimeNanoseconds"] + 5_000_000_000)
+        name = "otherhost" + name[name.index("."):]
+    with open(os.path.join(shifted, name), "w") as f:
+        json.dump(trace, f)
+merged_path = os.path.join(work, "two_hosts.trace.json")
+subprocess.run([profagent, "merge", shifted, "-o", merged_path], capture_output=True, timeout=240)
+with open(merged_path) as f:
+    merged = json.load(f)
+offset = merged.get("rankClockOffsetsNs", {}).get("1", 0)
+expect(abs(offset + 5_000_000_000) < 100_000, f"rank 1 of another host shifted by {offset} ns, not -5 s")
 
 # Rank 3 dies at the start of step 3: the others' collectives wait for it until the simulated
 # NCCL's timeout, then fail; every surviving rank still writes its files.

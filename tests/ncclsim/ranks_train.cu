@@ -1,5 +1,6 @@
 // One rank of a data-parallel training job on the simulated NCCL, started once per rank by a
-// launcher (launch_ranks.sh) with RANK, LOCAL_RANK and WORLD_SIZE set, as torchrun sets them.
+// launcher (launch_ranks.sh) with RANK, LOCAL_RANK and WORLD_SIZE set, as torchrun sets them
+// (or RANKS_TRAIN_RANK and RANKS_TRAIN_WORLD_SIZE, variables the profiler does not know).
 // Each step: forward on the compute stream, then the backward pass in two halves; the
 // gradients of the first half are all-reduced on a communication stream while the second half
 // computes, the second half's right after; the optimizer waits for both all-reduces.
@@ -102,7 +103,8 @@ bool grouped_step(const Streams& s, ncclComm_t comm, float* grads) {
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 5;
-  const int rank = env_int("RANK", 0), world = env_int("WORLD_SIZE", 1), local = env_int("LOCAL_RANK", 0);
+  const int rank = env_int("RANK", env_int("RANKS_TRAIN_RANK", 0));
+  const int world = env_int("WORLD_SIZE", env_int("RANKS_TRAIN_WORLD_SIZE", 1)), local = env_int("LOCAL_RANK", 0);
   const bool dies = argc > 4 && std::strcmp(argv[2], "--die") == 0 && std::atoi(argv[3]) == rank;
   const int die_at = dies ? std::atoi(argv[4]) : -1;
   const bool grouped = argc > 2 && std::strcmp(argv[2], "--group") == 0;
