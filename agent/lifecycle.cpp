@@ -21,6 +21,7 @@
 #include "agent/threads.h"
 #include "agent/windows.h"
 #include "collector/api.h"
+#include "collector/collectives.h"
 #include "collector/log.h"
 #include "collector/session.h"
 #include "collector/shapes.h"
@@ -331,6 +332,15 @@ void say_shape_drops_once(uint64_t dropped) noexcept {
                  (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
 }
 
+void say_collective_drops_once(uint64_t dropped) noexcept {
+  static std::atomic<bool> said{false};
+  if (dropped == 0 || said.exchange(true, std::memory_order_relaxed)) return;
+  collector::log(collector::LogLevel::Warn,
+                 "%llu NCCL calls recorded without their communication arguments: %llu calls were waiting for "
+                 "a window's end (a window that never ends while NCCL calls keep coming)",
+                 (unsigned long long)dropped, (unsigned long long)collector::kMaxPendingCollectives);
+}
+
 // Stacks cut short or not kept (PROFAGENT_WITH_STACK): said once per process, at the first
 // window that has any (each trace has its window's counts in profagent_drops).
 void say_stack_drops_once(const DropCounters& drops) noexcept {
@@ -362,7 +372,9 @@ void note_agent_drops(DropCounters& drops) noexcept {
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
   drops.timer_periods_missed = timer_periods_missed();  // said once by the timer itself
+  drops.collective_args = collector::dropped_collectives();
   say_shape_drops_once(drops.shape_records);
+  say_collective_drops_once(drops.collective_args);
   say_stack_drops_once(drops);
   say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);
 }

@@ -136,6 +136,9 @@ struct DropCounters {
   // Operators recorded without their input shapes (PROFAGENT_RECORD_SHAPES): the shape store
   // was full, or an argument did not fit a record (collector/shapes.h).
   uint64_t shape_records = 0;
+  // NCCL calls recorded without their communication arguments so far in the process: the side
+  // store of calls not yet joined was full (collector/collectives.h).
+  uint64_t collective_args = 0;
   // PROFAGENT_WITH_STACK: stacks the unwinder could not follow to the thread's first frame (the
   // event has the frames found), and events left without a stack (the stack table was full, or
   // a window cut fell between a call and its stack tag).

@@ -336,6 +336,7 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"stderr_replaced\":"), w_.boolean(t_.drops.stderr_replaced);
   w_.raw(",\"plain_dlopen_calls\":"), w_.u64(t_.drops.plain_dlopen_calls);
   w_.raw(",\"shape_records\":"), w_.u64(t_.drops.shape_records);
+  w_.raw(",\"collective_args\":"), w_.u64(t_.drops.collective_args);
   w_.raw(",\"stacks_truncated\":"), w_.u64(t_.drops.stacks_truncated);
   w_.raw(",\"stacks_lost\":"), w_.u64(t_.drops.stacks_lost);
   w_.raw(",\"python_frames_lost\":"), w_.u64(t_.drops.python_frames_lost);
