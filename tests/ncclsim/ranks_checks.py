@@ -24,7 +24,7 @@ import sys
 profagent, program, launcher, devsim_dir, work = sys.argv[1:6]
 STEPS = 6
 SLOW_RANK = 2
-SLOW_US = 20000
+SLOW_US = 50000
 RANKS = 4
 failures = []
 
