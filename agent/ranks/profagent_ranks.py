@@ -238,11 +238,14 @@ def finish(partial):
                           "skew_ms": (r["last"] - r["first"]) / 1e6, "transfer_ms": r["transfer"] / 1e6,
                           "ranks": r["ranks"]} for k, r in rows.items()), key=lambda s: -s["skew_ms"])
     straggler = max(last_counts, key=last_counts.get) if last_counts else None
+    means = {r: v["step_mean_ms"] for r, v in per_rank.items() if v["step_count"]}
+    spread = {"fastest_rank": min(means, key=means.get), "slowest_rank": max(means, key=means.get),
+              "spread_ms": max(means.values()) - min(means.values())} if means else None
     return {"world_size": world, "ranks": per_rank,
             "missing_ranks": [r for r in range(world) if r not in per_rank],
             "ranks_missing_steps": {r: to_ranges(set(range_numbers(all_steps)) - set(range_numbers(v["step_ranges"])))
                                     for r, v in per_rank.items() if v["step_ranges"] != all_steps},
-            "collectives": len(rows), "straggler": straggler,
+            "collectives": len(rows), "straggler": straggler, "step_time_spread": spread,
             "straggler_last_in": last_counts.get(straggler, 0),
             "others_wait_ms": sum(v["wait_ms"] for r, v in per_rank.items() if r != straggler),
             "stragglers": stragglers}
@@ -291,6 +294,10 @@ def report_text(r, top=10):
         out.append(f"{rank:>5} {v['comm_ms']:>10.3f} {v['comp_ms']:>10.3f} {v['overlap_ms']:>11.3f} "
                    f"{v['overlap_pct_of_comm']:>13.1f}% {v['wait_ms']:>10.3f} {v['step_count']:>6} "
                    f"{v['step_mean_ms']:>13.3f} {v['step_max_ms']:>12.3f}")
+    spread = r["step_time_spread"]
+    if spread:
+        out.append(f"step time spread across ranks: {spread['spread_ms']:.3f} ms between the mean steps of rank "
+                   f"{spread['fastest_rank']} (fastest) and rank {spread['slowest_rank']} (slowest)")
     if r["straggler"] is not None:
         out.append("")
         out.append(f"straggler: rank {r['straggler']} arrived last in {r['straggler_last_in']} of "

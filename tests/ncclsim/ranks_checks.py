@@ -158,6 +158,14 @@ def check_report(traces, waits, r):
             expect(abs(v["wait_ms"] - knob_wait_ms) <= 0.1 * knob_wait_ms,
                    f"rank {rank} waited {v['wait_ms']:.3f} ms, the knob caused {knob_wait_ms:.3f} ms")
         expect(v["step_ranges"] == [[1, STEPS - 1]], f"rank {rank}: steps {v['step_ranges']}")
+    means = {}
+    for rank, (_, trace) in traces.items():
+        steps = [e["dur"] / 1000 for e in trace["traceEvents"]
+                 if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")]
+        means[rank] = sum(steps) / len(steps)
+    spread = r["step_time_spread"]
+    expect(abs(spread["spread_ms"] - (max(means.values()) - min(means.values()))) < 1e-3
+           and spread["slowest_rank"] == max(means, key=means.get), f"step time spread {spread}, step means {means}")
 
 
 def check_merge(out_dir, traces, per_rank):
