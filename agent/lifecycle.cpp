@@ -94,9 +94,11 @@ void report_diopi(hooks::diopi::ReportLevel level, const char* message) noexcept
 // _dl_fini (which runs every ELF destructor and unloads nothing but finalises libcupti and
 // libcudart) AFTER preloaded constructors ran. A handler registered in our constructor would
 // therefore run after those libraries were finalised. Registered at the first CUDA call
-// instead — in the program's static initialisers or main, after _dl_fini's registration —
-// it runs before them, while CUPTI can still be flushed. The ELF
-// destructor stays as the fallback for CUDA used from another library's constructor.
+// instead — in main, or a static initialiser, after _dl_fini's registration — it runs before
+// them, while CUPTI can still be flushed. nvcc's module registrations do not count as that
+// call: each adds its own atexit(unregister) right after, and the runtime tears itself down at
+// the last unregister (hooks/cuda_registration.cpp). The ELF destructor stays as the fallback
+// for CUDA used from another library's constructor.
 void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
 }

@@ -77,8 +77,12 @@ Fn* real_of(Site& site) noexcept {
   return real;
 }
 
+// Registration starts the device backend (CUPTI must see modules load) but is not the
+// program's first CUDA use: nvcc follows each registration with atexit(unregister), and the
+// runtime tears itself down when the last module is unregistered. The agent's exit handler,
+// registered at the first use (agent/lifecycle.cpp), must be registered after those so it runs
+// before them; a flush after the teardown crashed NVIDIA's CUPTI (SIGSEGV, seen on an H100).
 void** register_fat_binary(RegistrationSites& sites, void* fat_cubin) {
-  profagent::hooks::note_cuda_use();
   profagent::collector::cuda_in_use();
   auto* real = real_of<decltype(__cudaRegisterFatBinary)>(sites.fat_binary);
   return real != nullptr ? real(fat_cubin) : nullptr;
