@@ -9,11 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "agent/profagent.h"
 #include "collector/names.h"
 #include "collector/session.h"
 #include "collector/thread_buffer.h"
 #include "hooks/cudart.h"
 #include "hooks/stream_capture.h"
+
+// The public C API is noexcept for C++ callers, as every function the agent exports around
+// its own code (a throw from it could only end the program).
+static_assert(noexcept(profagent_step()) && noexcept(profagent_range_push("")) && noexcept(profagent_range_pop()));
 
 namespace {
 
