@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -64,10 +66,10 @@ void collector_log_sink(collector::LogLevel level, const char* message) noexcept
   }
 }
 
-void report_unresolved_symbol(const char* symbol) noexcept {
+void report_unresolved_symbol(const char* symbol, const char* library, const char* returned) noexcept {
   try {
-    log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
-                             "; the call returns cudaErrorSharedObjectInitFailed");
+    log(LogLevel::Error, std::string("no loaded ") + (*library != '\0' ? library : "object") + " defines " + symbol +
+                             "; the call returns " + returned);
   } catch (...) {
     count_dropped_agent_line();  // no memory for the line itself
   }

@@ -451,3 +451,4 @@ def check_unwritable_output_dir(context):
 # ---- checks kept in modules of their own, found here by name --------------------------------
 
 from graph_checks import check_graph_launches_linked  # noqa: E402,F401
+from library_checks import check_second_library_descriptor  # noqa: E402,F401
