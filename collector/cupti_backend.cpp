@@ -228,11 +228,16 @@ void CuptiBackend::set_activity(DeviceActivity activity) noexcept {
 }
 
 void CuptiBackend::flush() noexcept {
-  if (!usable_.load()) return;
+  if (!usable_.load() || runtime_gone_.load()) return;
   AgentBusy busy;
   // Runs the completed callback (which takes buffers_'s lock) synchronously: no collector
   // lock may be held here.
   CUPTI_CALL(api_, flush_all, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void CuptiBackend::runtime_tearing_down() noexcept {
+  flush();
+  runtime_gone_.store(true);
 }
 
 DeviceBatch CuptiBackend::drain() noexcept {

@@ -66,6 +66,10 @@ class DeviceBackend {
   virtual std::string version() const { return {}; }
   // Fork child: never call the device library again (CUDA after fork is undefined).
   virtual void disable_in_child() noexcept = 0;
+  // The CUDA runtime is about to tear itself down (its last nvcc module is being unregistered):
+  // flush what the device library holds now, and never ask it to flush again (NVIDIA's CUPTI
+  // crashed when flushed after that teardown). Records already completed are still drained.
+  virtual void runtime_tearing_down() noexcept {}
 };
 
 }  // namespace profagent::collector

@@ -165,6 +165,13 @@ void cuda_in_use() noexcept {
 
 bool cuda_used() noexcept { return g_cuda_state.load() != kCudaUnused; }
 
+void cuda_runtime_tearing_down() noexcept {
+  AgentBusy busy;  // the flush's own calls are not the program's
+  if (DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire)) {
+    backend->runtime_tearing_down();
+  }
+}
+
 // ---- session ------------------------------------------------------------------------------
 
 bool start(const SessionOptions& options) noexcept {
