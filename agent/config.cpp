@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::agent {
 namespace {

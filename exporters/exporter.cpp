@@ -8,9 +8,9 @@
 #include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
 #include "exporters/json_writer.h"
-#include "exporters/memory_summary.h"
+#include "exporters/summaries/memory_summary.h"
 #include "exporters/output_file.h"
-#include "exporters/step_summary.h"
+#include "exporters/summaries/step_summary.h"
 #include "exporters/summary_json.h"
 
 namespace profagent::exporters {

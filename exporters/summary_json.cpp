@@ -1,6 +1,6 @@
 #include "exporters/summary_json.h"
 
-#include "exporters/memory_summary.h"
+#include "exporters/summaries/memory_summary.h"
 
 namespace profagent::exporters {
 namespace {

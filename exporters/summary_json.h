@@ -16,7 +16,7 @@
 
 #include "collector/trace.h"
 #include "exporters/json_writer.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 
 namespace profagent::exporters {
 

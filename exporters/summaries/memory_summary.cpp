@@ -1,12 +1,12 @@
-#include "exporters/stack_text.h"
-#include "exporters/memory_summary.h"
+#include "exporters/summaries/memory_summary.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
 #include "exporters/memory_events.h"
-#include "exporters/tables.h"
+#include "exporters/stack_text.h"
+#include "exporters/summaries/tables.h"
 
 namespace profagent::exporters {
 namespace {

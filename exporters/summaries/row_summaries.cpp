@@ -5,7 +5,7 @@
 #include <map>
 #include <unordered_map>
 
-#include "exporters/report/step_summaries.h"
+#include "exporters/summaries/step_summaries.h"
 
 namespace profagent::exporters {
 namespace {

@@ -1,6 +1,6 @@
 // The summaries made of steps and phases: Device, Overview, Model, Distributed, Perf and the
 // step trace. Definitions: docs/report.md.
-#include "exporters/report/step_summaries.h"
+#include "exporters/summaries/step_summaries.h"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "exporters/step_summary.h"
+#include "exporters/summaries/step_summary.h"
 
 #include <algorithm>
 #include <cstdio>

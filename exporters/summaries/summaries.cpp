@@ -1,8 +1,8 @@
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 #include <algorithm>
 
-#include "exporters/report/step_summaries.h"
+#include "exporters/summaries/step_summaries.h"
 
 namespace profagent::exporters {
 

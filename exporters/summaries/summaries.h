@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "collector/trace.h"
-#include "exporters/memory_summary.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/memory_summary.h"
+#include "exporters/summaries/tables.h"
 
 namespace profagent::exporters {
 

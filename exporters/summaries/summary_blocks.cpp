@@ -1,4 +1,4 @@
-#include "exporters/report/summary_blocks.h"
+#include "exporters/summaries/summary_blocks.h"
 
 #include "exporters/printable_text.h"
 

@@ -1,4 +1,4 @@
-#include "exporters/report/trace_scope.h"
+#include "exporters/summaries/trace_scope.h"
 
 #include "exporters/host_nesting.h"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collector/trace.h"
-#include "exporters/report/intervals.h"
+#include "exporters/summaries/intervals.h"
 
 namespace profagent::exporters {
 

@@ -5,9 +5,9 @@
 
 #include <cstdio>
 
-#include "exporters/report/intervals.h"
-#include "exporters/report/summaries.h"
-#include "exporters/report/trace_scope.h"
+#include "exporters/summaries/intervals.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/trace_scope.h"
 
 using namespace profagent;
 using namespace profagent::exporters;

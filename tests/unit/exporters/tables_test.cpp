@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "exporters/exporter.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 #include "synthetic_trace.h"
 
 using namespace profagent;

@@ -8,7 +8,7 @@
 #include "agent/report/trace_loader.h"
 #include "agent/report/trace_stream.h"
 #include "exporters/exporter.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 #include "synthetic_trace.h"
 #include "trace_files.h"
 
