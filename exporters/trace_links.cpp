@@ -4,14 +4,12 @@
 #include <string_view>
 #include <tuple>
 
+#include "exporters/trace_figures.h"
+
 namespace profagent::exporters {
 namespace {
 
-bool is_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step; }
-
 bool issues_work(EventKind k) { return k == EventKind::Launch || k == EventKind::Memcpy || k == EventKind::Memset; }
-
-bool is_device_work(DeviceKind k) { return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset; }
 
 bool is_event_record(const HostRecord& h) {
   return h.kind == EventKind::Runtime && std::string_view(h.name).substr(0, 15) == "cudaEventRecord";

@@ -1,16 +1,18 @@
 #include "exporters/summaries/tables.h"
 
-#include "exporters/cupti_cbids.h"
-#include "exporters/host_nesting.h"
-#include "exporters/trace_figures.h"
-#include "exporters/printable_text.h"
-#include "exporters/stack_text.h"
-
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <deque>
 #include <functional>
 #include <unordered_map>
+
+#include "exporters/cupti_cbids.h"
+#include "exporters/host_nesting.h"
+#include "exporters/printable_text.h"
+#include "exporters/stack_text.h"
+#include "exporters/trace_figures.h"
 
 namespace profagent::exporters {
 namespace {
@@ -396,6 +398,31 @@ std::string_view row_kind_name(RowKind kind) {
 bool is_valid_sort_key(std::string_view key) {
   SortKey unused;
   return sort_key(key, &unused);
+}
+
+bool parse_group_by(std::string_view text, TableOptions& options) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  std::string key(text);
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  constexpr std::string_view kStack = "stack_n:";
+  if (key.rfind(kStack, 0) == 0) {
+    const std::string_view digits = std::string_view(key).substr(kStack.size());
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) return false;
+    if (n < 1 || n > kMaxStackFrames) return false;
+    options.group_by_stack_n = n, options.group_by_input_shape = false;
+    return true;
+  }
+  if (key != "input_shape" && key != "none" && !key.empty()) return false;
+  options.group_by_input_shape = key == "input_shape", options.group_by_stack_n = 0;
+  return true;
+}
+
+std::string group_by_text(const TableOptions& options) {
+  if (options.group_by_stack_n != 0) return "stack_n:" + std::to_string(options.group_by_stack_n);
+  return options.group_by_input_shape ? "input_shape" : "none";
 }
 
 std::string format_time(uint64_t ns) { return format_time_us(double(ns) / 1000.0); }

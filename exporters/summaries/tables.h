@@ -1,4 +1,4 @@
-// key_averages()-style aggregate tables (torch.profiler's EventList.table(), seed docs 000/001).
+// key_averages()-style aggregate tables (torch.profiler's EventList.table()).
 //
 // Rows and what their numbers are (all ns here; the text table shows µs/ms/s like PyTorch).
 // "Device work" = kernel, memcpy and memset records; a record "belongs" to the host record
@@ -36,15 +36,9 @@
 
 #include "collector/trace.h"
 #include "exporters/summaries/host_costs.h"
+#include "exporters/summaries/table_defaults.h"
 
 namespace profagent::exporters {
-
-// The defaults of every table, for the agent (PROFAGENT_SORT_BY, PROFAGENT_ROW_LIMIT) and for
-// `profagent report` alike, so that both print the same table for the same trace.
-inline constexpr std::string_view kDefaultSortKey = "cuda_time_total";
-inline constexpr int kDefaultRowLimit = 100;
-// group_by_stack_n shows at most this many frames (PROFAGENT_STACK_DEPTH keeps at most as many).
-inline constexpr uint32_t kMaxStackFrames = 64;
 
 enum class RowKind : uint8_t { Runtime, Operator, Range, Step, Driver, Kernel, Memcpy, Memset };
 std::string_view row_kind_name(RowKind kind);
@@ -90,6 +84,12 @@ std::string format_memory(int64_t bytes);
 
 // Sort keys torch's table() accepts for time, memory and counts ("cuda" and "device" spellings).
 bool is_valid_sort_key(std::string_view key);
+
+// PROFAGENT_GROUP_BY and `profagent report --group-by`: "input_shape" (key_averages(
+// group_by_input_shape=True)), "stack_n:N" (group_by_stack_n=N, 1..kMaxStackFrames) or "none"/"";
+// any case. False, options unchanged, on anything else.
+bool parse_group_by(std::string_view text, TableOptions& options);
+std::string group_by_text(const TableOptions& options);
 
 // Aggregates `trace` into rows. An unknown sort key falls back to kDefaultSortKey.
 Table build_table(const Trace& trace, const TableOptions& options);
