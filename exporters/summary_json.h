@@ -11,7 +11,7 @@
 //  "self_cpu_ns":..,"cpu_total_ns":..,"self_cuda_ns":..,"cuda_total_ns":..,
 //  "cpu_memory_usage":..,"self_cpu_memory_usage":..,"cuda_memory_usage":..,
 //  "self_cuda_memory_usage":..}],
-//  "memory":{...}}  (PROFAGENT_PROFILE_MEMORY only: exporters/memory_summary.h)
+//  "memory":{...}}  (PROFAGENT_PROFILE_MEMORY only: exporters/summaries/memory_summary.h)
 #pragma once
 
 #include "collector/trace.h"
