@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "exporters/summaries/table_defaults.h"
+
 namespace profagent::agent {
 
 enum class CuptiMode : uint8_t { Auto, On, Off };
@@ -43,8 +45,8 @@ struct Config {
   bool with_stack = false;
   uint32_t stack_depth = 32;    // PROFAGENT_STACK_DEPTH: frames kept per call stack (1..64)
 
-  std::string sort_by = "cuda_time_total";
-  int64_t row_limit = 100;      // -1: no limit (as key_averages().table())
+  std::string sort_by = std::string(exporters::kDefaultSortKey);
+  int64_t row_limit = exporters::kDefaultRowLimit;  // -1: no limit (as key_averages().table())
   bool group_by_input_shape = false;  // PROFAGENT_GROUP_BY=input_shape: Input Shapes column
   uint32_t group_by_stack_n = 0;      // PROFAGENT_GROUP_BY=stack_n:N: Source Location, N frames
 

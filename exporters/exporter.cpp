@@ -8,9 +8,8 @@
 #include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
 #include "exporters/json_writer.h"
-#include "exporters/memory_summary.h"
 #include "exporters/output_file.h"
-#include "exporters/step_summary.h"
+#include "exporters/summaries/step_summary.h"
 #include "exporters/summary_json.h"
 
 namespace profagent::exporters {
@@ -75,9 +74,9 @@ void write_folded_files(const Trace& trace, const std::string& stem, OutputSink&
 
 // The table (with the memory summary): the file has every step; stderr a summary of at most
 // ~20 step lines.
-void write_tables(const Trace& trace, const Table& table, const ExportOptions& options, const std::string& stem,
+void write_tables(const Trace& trace, const Summaries& summaries, const ExportOptions& options, const std::string& stem,
                   OutputSink& sink, ExportResult& result) {
-  const std::string rows = render_table(table, options.table) + render_memory_summary(trace, summarize_memory(trace));
+  const std::string rows = render_exit_table(trace, summaries, options.summaries);
   const std::string table_name = stem + ".table.txt";
   result.table = rows + render_step_summary_brief(trace, table_name);
   if (options.write_table) {
@@ -113,22 +112,26 @@ ExportResult export_window(const Trace& trace, const ExportOptions& options, Out
       return ok;
     });
   }
-  std::optional<Table> table;
+  // Every table and summary of the window from one computation (summaries/summaries.h), the
+  // exit table with options.table.
+  ExportOptions one = options;
+  one.summaries.table = options.table;
+  std::optional<Summaries> summaries;
   try {
-    table.emplace(build_table(trace, options.table));
-    write_tables(trace, *table, options, stem, sink, result);
+    summaries.emplace(compute_window_summaries(trace, one.summaries));
+    write_tables(trace, *summaries, one, stem, sink, result);
   } catch (const std::bad_alloc&) {
     result.errors.push_back(out_of_memory_line(stem + ".table.txt"));
   }
-  if (options.write_summary && table) {
+  if (options.write_summary && summaries) {
     write_file(sink, stem + ".summary.ndjson", result, [&](OutputStream& s) {
       JsonWriter w(s, 1 << 16);
-      return write_summary_json(trace, *table, w);
+      return write_summary_json(trace, summaries->key_averages, summaries->memory, w);
     });
   }
-  if (!options.summaries.names.empty()) {
+  if (!options.summaries.names.empty() && summaries) {
     write_file(sink, stem + ".summary.txt", result, [&](OutputStream& s) {
-      const std::string text = render_summaries_text(trace, compute_summaries(trace, options.summaries), options.summaries);
+      const std::string text = render_summaries_text(trace, *summaries, one.summaries);
       return s.write(text.data(), text.size());
     });
   }

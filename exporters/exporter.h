@@ -18,8 +18,8 @@
 
 #include "collector/trace.h"
 #include "exporters/output_stream.h"
-#include "exporters/report/summaries.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/tables.h"
 
 namespace profagent::exporters {
 

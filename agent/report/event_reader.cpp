@@ -216,6 +216,11 @@ bool read_field(std::string_view key, od::value v, RawEvent& e, std::string& err
   } else if (key == "id") {
     int64_t id = 0;
     if (as_i64(v, id)) e.id = uint64_t(id);
+  } else if (key == "sf") {
+    std::string_view text;
+    int64_t sf = 0;
+    if (as_i64(v, sf) && sf > 0) e.sf = uint64_t(sf);
+    else if (v.get_string().get(text) == simdjson::SUCCESS) std::from_chars(text.data(), text.data() + text.size(), e.sf);
   } else if (key == "args") {
     if (!read_args(v, e.args)) return error = field_error(key, "is not an object"), false;
   }

@@ -210,6 +210,7 @@ void TraceBuilder::host_record(const RawEvent& e, EventKind kind) {
   h.name = a.entry_point.empty() ? e.name : a.entry_point;
   h.external_id = a.has_external_id ? a.external_id : 0;
   max_id_ = std::max(max_id_, h.external_id);
+  h.stack = e.sf <= UINT32_MAX ? uint32_t(e.sf) : 0;  // its "sf" until attach_stacks() (trace_stacks.h)
   if (is_scope(kind)) {
     h.input_dims = a.input_dims;
     h.input_types = a.input_types;

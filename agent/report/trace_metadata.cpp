@@ -2,6 +2,7 @@
 #include <simdjson.h>
 
 #include "agent/report/event_reader.h"
+#include "agent/report/stack_frames_json.h"
 
 namespace profagent::report {
 namespace {
@@ -212,6 +213,7 @@ void member(std::string_view key, od::value v, Trace& t, TraceHeader& h) {
   else if (key == "cuda_driver_version") number(v, t.cuda_driver_version);
   else if (key == "host_name") text(v, t.process.host_name);
   else if (key == "device_backend") text(v, t.device_backend);
+  else if (key == "stackFrames") read_stack_frames(v, h.stack_frames);
   else if (key == "profagent_drops") drops(v, t);
   else if (key == "profagent_memory") memory(v, t.memory, h);
   else if (key == "profagent_window") h.profagent = true, window(v, t, h);

@@ -12,7 +12,7 @@
 #include "exporters/chrome_trace.h"
 #include "exporters/cupti_cbids.h"
 #include "exporters/exporter.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 #include "synthetic_trace.h"
 
 using namespace profagent;

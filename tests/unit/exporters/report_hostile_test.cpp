@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "exporters/printable_text.h"
-#include "exporters/report/summaries.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/tables.h"
 
 using namespace profagent;
 using namespace profagent::exporters;

@@ -19,7 +19,7 @@
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
 #include "exporters/stack_text.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 #include "exporters/trace_stack_frames.h"
 
 using namespace profagent;

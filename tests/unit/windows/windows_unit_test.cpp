@@ -4,7 +4,7 @@
 #include "agent/launcher/launcher.h"
 #include "agent/step_on.h"
 #include "collector/step_markers.h"
-#include "exporters/step_summary.h"
+#include "exporters/summaries/step_summary.h"
 
 using profagent::agent::parse_step_on;
 using profagent::launcher::parse_arguments;

@@ -1,6 +1,6 @@
 // The summaries made of steps and phases: Device, Overview, Model, Distributed, Perf and the
 // step trace. Definitions: docs/report.md.
-#include "exporters/report/step_summaries.h"
+#include "exporters/summaries/step_summaries.h"
 
 #include <algorithm>
 #include <limits>
@@ -8,10 +8,6 @@
 
 namespace profagent::exporters {
 namespace {
-
-uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-double percent(uint64_t part, uint64_t base) { return base ? 100.0 * double(part) / double(base) : 0.0; }
-bool valid(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
 
 // Merged device intervals of the records `keep` selects, among those in the steps.
 template <typename Keep>
@@ -79,10 +75,10 @@ void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
   out.elapsed_ns = cpu ? t.cpu_end.ns - t.cpu_start.ns : out.span_cpu_ns;
   DeviceUtilization process{"CPU(Process)", std::nullopt}, system{"CPU(System)", std::nullopt};
   if (cpu) {
-    const uint64_t used = span(t.cpu_start.process_ns, t.cpu_end.process_ns);
+    const uint64_t used = span_ns(t.cpu_start.process_ns, t.cpu_end.process_ns);
     process.percent = percent(used, out.elapsed_ns);
-    const uint64_t busy = span(t.cpu_start.system_busy_ns, t.cpu_end.system_busy_ns);
-    const uint64_t idle = span(t.cpu_start.system_idle_ns, t.cpu_end.system_idle_ns);
+    const uint64_t busy = span_ns(t.cpu_start.system_busy_ns, t.cpu_end.system_busy_ns);
+    const uint64_t idle = span_ns(t.cpu_start.system_idle_ns, t.cpu_end.system_idle_ns);
     system.percent = percent(busy, busy + idle);
   }
   out.devices = {process, system};
@@ -171,7 +167,7 @@ void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
   uint64_t others_cpu = 0, others_gpu = 0;
   for (std::size_t k = 0; k < n; ++k) {
     const StepScope& st = s.steps[k];
-    step_row.cpu->add(span(st.start, st.end));
+    step_row.cpu->add(span_ns(st.start, st.end));
     step_row.gpu->add(merged_length(step_gpu[k]));
     std::vector<Interval> all_phases;
     for (std::size_t p = 0; p < 4; ++p) {
@@ -184,7 +180,7 @@ void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
       all_phases.insert(all_phases.end(), st.phases[p].begin(), st.phases[p].end());
     }
     const uint64_t in_phases = merged_length(all_phases);
-    others_cpu += span(in_phases, span(st.start, st.end));
+    others_cpu += span_ns(in_phases, span_ns(st.start, st.end));
     others_gpu += merged_length(gpu[k][4]);
   }
   step_row.calls = step_row.cpu->calls;
@@ -240,7 +236,7 @@ void compute_perf(const TraceScope& s, Summaries& out) {
   if (!s.has_steps) return;
   for (const StepScope& st : s.steps) {
     std::vector<Interval> reader = st.phases[0];
-    out.perf.push_back({st.number, span(st.start, st.end), merged_length(reader)});
+    out.perf.push_back({st.number, span_ns(st.start, st.end), merged_length(reader)});
   }
   out.perf_figures = perf_figures(out.perf);
 }
@@ -272,13 +268,13 @@ void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOption
     const StepScope& st = s.steps[k];
     StepTraceStep row;
     row.step = st.number;
-    if (valid(fp[k], t.host.size())) row.fp = t.host[fp[k]].name;
-    if (valid(bp[k], t.host.size())) row.bp = t.host[bp[k]].name;
+    if (valid_index(fp[k], t.host.size())) row.fp = t.host[fp[k]].name;
+    if (valid_index(bp[k], t.host.size())) row.bp = t.host[bp[k]].name;
     if (fp[k] >= 0 && bp[k] >= 0 && t.host[bp[k]].end_ns >= t.host[fp[k]].start_ns) {
       const uint64_t fp_start = t.host[fp[k]].start_ns, bp_end = std::min(t.host[bp[k]].end_ns, st.end);
-      row.iteration_gap_ns = span(st.start, fp_start);
-      row.fp_bp_ns = span(fp_start, bp_end);
-      row.tail_ns = span(bp_end, st.end);
+      row.iteration_gap_ns = span_ns(st.start, fp_start);
+      row.fp_bp_ns = span_ns(fp_start, bp_end);
+      row.tail_ns = span_ns(bp_end, st.end);
       row.complete = true;
     }
     out.step_trace.push_back(row);

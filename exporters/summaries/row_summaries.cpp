@@ -5,14 +5,10 @@
 #include <map>
 #include <unordered_map>
 
-#include "exporters/report/step_summaries.h"
+#include "exporters/summaries/step_summaries.h"
 
 namespace profagent::exporters {
 namespace {
-
-uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-double percent(uint64_t part, uint64_t base) { return base ? 100.0 * double(part) / double(base) : 0.0; }
-bool valid(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
 
 SummaryRowKind device_row_kind(DeviceKind k) {
   if (k == DeviceKind::Memcpy) return SummaryRowKind::Memcpy;
@@ -67,12 +63,12 @@ class OperatorTree {
     op_children_.resize(t.host.size());
     device_children_.resize(t.host.size());
     for (std::size_t i = 0; i < t.host.size(); ++i) {
-      if (t.host[i].kind == EventKind::Operator && valid(s.outer_operator[i], t.host.size())) {
+      if (t.host[i].kind == EventKind::Operator && valid_index(s.outer_operator[i], t.host.size())) {
         op_children_[s.outer_operator[i]].push_back(i);
       }
     }
     for (std::size_t i = 0; i < t.device.size(); ++i) {
-      if (is_device_work(t.device[i].kind) && valid(s.device_operator[i], t.host.size())) {
+      if (is_device_work(t.device[i].kind) && valid_index(s.device_operator[i], t.host.size())) {
         device_children_[s.device_operator[i]].push_back(i);
       }
     }
@@ -128,8 +124,8 @@ class OperatorTree {
     for (auto& [name, members] : groups.take()) {
       SummaryRow row{std::move(name), SummaryRowKind::Operator, depth, members.size(), Stat{}, Stat{}};
       for (std::size_t i : members) {
-        row.cpu->add(span(t_.host[i].start_ns, t_.host[i].end_ns));
-        row.gpu->add(s_.issued_ns[i]);
+        row.cpu->add(span_ns(t_.host[i].start_ns, t_.host[i].end_ns));
+        row.gpu->add(s_.costs.device(i));
       }
       cpu_sum += row.cpu->total_ns, gpu_sum += row.gpu->total_ns;
       made.push_back({std::move(row), std::move(members)});
@@ -157,7 +153,7 @@ class OperatorTree {
     for (auto& [name, records] : devices.take()) {
       SummaryRow row{std::move(name), device_row_kind(t_.device[records.front()].kind), parent.depth + 1, records.size(),
                      std::nullopt, Stat{}};
-      for (std::size_t d : records) row.gpu->add(span(t_.device[d].start_ns, t_.device[d].end_ns));
+      for (std::size_t d : records) row.gpu->add(span_ns(t_.device[d].start_ns, t_.device[d].end_ns));
       row.gpu->ratio = percent(row.gpu->total_ns, parent.gpu->total_ns);
       rows.push_back(std::move(row));
     }
@@ -204,8 +200,8 @@ SummaryRow host_row(const Trace& t, const TraceScope& s, const Summaries& out, s
                     SummaryRowKind kind, const std::vector<std::size_t>& members) {
   SummaryRow row{std::move(name), kind, 0, members.size(), Stat{}, Stat{}};
   for (std::size_t i : members) {
-    row.cpu->add(span(t.host[i].start_ns, t.host[i].end_ns));
-    row.gpu->add(s.issued_ns[i]);
+    row.cpu->add(span_ns(t.host[i].start_ns, t.host[i].end_ns));
+    row.gpu->add(s.costs.device(i));
   }
   row.cpu->ratio = percent(row.cpu->total_ns, out.span_cpu_ns);
   row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
@@ -231,11 +227,11 @@ void compute_kernels(const Trace& t, const TraceScope& s, const SummaryOptions& 
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i) || t.device[i].kind != DeviceKind::Kernel) continue;
     groups.of(t.device[i].name).push_back(i);
-    total += span(t.device[i].start_ns, t.device[i].end_ns);
+    total += span_ns(t.device[i].start_ns, t.device[i].end_ns);
   }
   for (auto& [name, records] : groups.take()) {
     SummaryRow row{std::move(name), SummaryRowKind::Kernel, 0, records.size(), std::nullopt, Stat{}};
-    for (std::size_t i : records) row.gpu->add(span(t.device[i].start_ns, t.device[i].end_ns));
+    for (std::size_t i : records) row.gpu->add(span_ns(t.device[i].start_ns, t.device[i].end_ns));
     row.gpu->ratio = percent(row.gpu->total_ns, total);
     out.kernels.push_back(std::move(row));
   }
@@ -247,7 +243,7 @@ void compute_kernels(const Trace& t, const TraceScope& s, const SummaryOptions& 
 void compute_memory_manipulation(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
   std::vector<std::string> direction(t.host.size());
   for (const DeviceRecord& d : t.device) {
-    if (d.kind == DeviceKind::Memcpy && valid(d.host, t.host.size()) && direction[d.host].empty()) {
+    if (d.kind == DeviceKind::Memcpy && valid_index(d.host, t.host.size()) && direction[d.host].empty()) {
       direction[d.host] = copy_direction(d.name);
     }
   }
@@ -260,14 +256,14 @@ void compute_memory_manipulation(const Trace& t, const TraceScope& s, const Summ
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     const bool copy_or_set = d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset;
-    if (s.device_in(i) && copy_or_set && !valid(d.host, t.host.size())) orphans.of(d.name).push_back(i);
+    if (s.device_in(i) && copy_or_set && !valid_index(d.host, t.host.size())) orphans.of(d.name).push_back(i);
   }
   for (auto& [name, members] : calls.take()) {
     out.memory_manipulation.push_back(host_row(t, s, out, std::move(name), SummaryRowKind::Call, members));
   }
   for (auto& [name, records] : orphans.take()) {
     SummaryRow row{std::move(name), device_row_kind(t.device[records.front()].kind), 0, records.size(), std::nullopt, Stat{}};
-    for (std::size_t i : records) row.gpu->add(span(t.device[i].start_ns, t.device[i].end_ns));
+    for (std::size_t i : records) row.gpu->add(span_ns(t.device[i].start_ns, t.device[i].end_ns));
     row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
     out.memory_manipulation.push_back(std::move(row));
   }
@@ -301,8 +297,8 @@ void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions&
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
     device_in_scope = true;
-    if (valid(s.device_operator[i], t.host.size())) {
-      self_device[s.device_operator[i]] += span(t.device[i].start_ns, t.device[i].end_ns);
+    if (valid_index(s.device_operator[i], t.host.size())) {
+      self_device[s.device_operator[i]] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
     }
   }
   out.op_type_by_device = device_in_scope;
@@ -316,7 +312,7 @@ void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions&
     OpTypeRow& row = rows[it->second];
     ++row.calls;
     row.device_ns += self_device[i];
-    row.cpu_ns += static_cast<uint64_t>(s.self_cpu_ns[i]);
+    row.cpu_ns += s.costs.self_cpu_ns[i];
   }
   auto metric = [&](const OpTypeRow& r) { return device_in_scope ? r.device_ns : r.cpu_ns; };
   uint64_t total = 0;

@@ -1,4 +1,4 @@
-#include "exporters/report/summary_html.h"
+#include "exporters/summaries/summary_html.h"
 
 #include "summary_page.inc"  // kSummaryPageCss, kSummaryPageJs: generated from summary_page.{css,js}
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstdio>
 
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 #include "exporters/summary_json.h"
 
 namespace profagent::exporters {

@@ -1,4 +1,4 @@
-#include "exporters/report/summary_blocks.h"
+#include "exporters/summaries/summary_blocks.h"
 
 #include "exporters/printable_text.h"
 
@@ -130,12 +130,7 @@ class BlockMaker {
     if (name == "op_type") return op_types();
     if (name == "key_averages") {
       if (csv_) return key_averages_rows();
-      SummaryBlock b = raw(name, "key_averages", render_table(s_.key_averages, o_.table));
-      const std::size_t rows = s_.key_averages.rows.size(), limit = static_cast<std::size_t>(std::max(o_.table.row_limit, 0));
-      if (limit > 0 && rows > limit) {
-        b.raw += std::to_string(limit) + " of " + std::to_string(rows) + " rows shown (--row-limit; 0 shows all).\n";
-      }
-      return b;
+      return raw(name, "key_averages", render_key_averages(s_.key_averages, o_.table));
     }
     return csv_ ? memory_rows() : raw(name, "Memory Summary", render_memory_summary(t_, s_.memory));
   }
@@ -258,9 +253,8 @@ class BlockMaker {
 
   // --row-limit cut a table: said under it (JSON says it with "rows_total").
   static void limit_note(SummaryBlock& b, std::size_t shown, std::size_t total, const std::string& what) {
-    if (shown >= total) return;
-    b.notes.push_back(what + std::to_string(shown) + " of " + std::to_string(total) +
-                      " rows shown (--row-limit; 0 shows all).");
+    const std::string note = row_limit_note(shown, total);
+    if (!note.empty()) b.notes.push_back(what + note);
   }
   static std::size_t top_level(const std::vector<SummaryRow>& rows) {
     return static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const SummaryRow& r) { return r.depth == 0; }));

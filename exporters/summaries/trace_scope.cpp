@@ -1,23 +1,20 @@
-#include "exporters/report/trace_scope.h"
-
-#include "exporters/host_nesting.h"
+#include "exporters/summaries/trace_scope.h"
 
 #include <algorithm>
 #include <cctype>
 #include <limits>
+
+#include "exporters/host_nesting.h"
 
 namespace profagent::exporters {
 namespace {
 
 constexpr std::size_t kDataloader = 0, kForward = 1, kBackward = 2, kOptimization = 3;
 
-uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
-bool valid(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
 
 bool is_dataloader_range(std::string_view n) { return starts_with(n, "enumerate(DataLoader)#"); }
 bool is_module_range(std::string_view n) { return starts_with(n, "nn.Module: "); }
@@ -113,46 +110,26 @@ void assign_steps(const Trace& t, TraceScope& s) {
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
-    s.device_step[i] = valid(d.host, t.host.size()) ? s.host_step[d.host] : step_at(s.steps, d.start_ns);
+    s.device_step[i] = valid_index(d.host, t.host.size()) ? s.host_step[d.host] : step_at(s.steps, d.start_ns);
     s.outside_device += s.device_step[i] < 0;
   }
 }
 
-// outer_operator and self CPU time per host record, from the top of the nesting down.
-void link_operators(const Trace& t, const std::vector<std::size_t>& order, TraceScope& s) {
+// Per host record the nearest operator around it (not itself), per device record the innermost
+// operator at or above its call: the nesting walk of host_costs(), its order reused.
+void link_operators(const Trace& t, TraceScope& s) {
   const std::size_t n = t.host.size();
-  s.outer_operator.assign(n, -1);
-  s.self_cpu_ns.assign(n, 0);
   const std::vector<int64_t> operator_here =
-      nearest_at_or_above(t, order, [](EventKind k) { return k == EventKind::Operator; });
+      nearest_at_or_above(t, s.costs.order, [](EventKind k) { return k == EventKind::Operator; });
+  s.outer_operator.assign(n, kNoIndex);
   for (std::size_t i = 0; i < n; ++i) {
-    const HostRecord& h = t.host[i];
-    s.self_cpu_ns[i] += static_cast<int64_t>(span(h.start_ns, h.end_ns));
-    if (!valid(h.parent, n)) continue;
-    s.self_cpu_ns[h.parent] -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
-    s.outer_operator[i] = operator_here[h.parent];
+    if (valid_index(t.host[i].parent, n)) s.outer_operator[i] = operator_here[t.host[i].parent];
   }
-}
-
-// Device time issued by each host record or the records inside it (added up the nesting), and
-// each device record's innermost enclosing operator.
-void attribute_device(const Trace& t, const std::vector<std::size_t>& order, TraceScope& s) {
-  const std::size_t n = t.host.size();
-  s.issued_ns.assign(n, 0);
-  s.device_operator.assign(t.device.size(), -1);
+  s.device_operator.assign(t.device.size(), kNoIndex);
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
-    if (d.kind == DeviceKind::DriverApi && valid(d.host, n)) {
-      s.self_cpu_ns[d.host] -= static_cast<int64_t>(span(d.start_ns, d.end_ns));
-    }
-    if (!is_device_work(d.kind)) continue;
-    s.any_device_work = true;
-    if (!valid(d.host, n)) continue;
-    s.issued_ns[d.host] += span(d.start_ns, d.end_ns);
-    s.device_operator[i] = t.host[d.host].kind == EventKind::Operator ? d.host : s.outer_operator[d.host];
+    if (is_device_work(d.kind) && valid_index(d.host, n)) s.device_operator[i] = operator_here[d.host];
   }
-  add_up_to_parents(t, order, s.issued_ns);
-  for (int64_t& v : s.self_cpu_ns) v = std::max<int64_t>(v, 0);
 }
 
 bool inside(const std::vector<Interval>& set, uint64_t t) { return contains(set, t); }
@@ -218,7 +195,7 @@ void assign_device_phases(const Trace& t, TraceScope& s) {
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (s.device_step[i] < 0) continue;
     const DeviceRecord& d = t.device[i];
-    const uint64_t at = valid(d.host, t.host.size()) ? t.host[d.host].start_ns : d.start_ns;
+    const uint64_t at = valid_index(d.host, t.host.size()) ? t.host[d.host].start_ns : d.start_ns;
     s.device_phase[i] = phase_at(s.steps[s.device_step[i]], at);
   }
 }
@@ -245,10 +222,6 @@ bool is_communication(std::string_view name) {
   for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return lower.find("nccl") != std::string::npos || lower.find("rccl") != std::string::npos ||
          lower.find("hccl") != std::string::npos;
-}
-
-bool is_device_work(DeviceKind k) {
-  return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset;
 }
 
 std::string_view operator_family(std::string_view name) {
@@ -288,9 +261,9 @@ TraceScope scope_trace(const Trace& trace) {
   s.has_steps = !s.steps.empty();
   if (!s.has_steps) s.steps.push_back(window_of(trace));
   assign_steps(trace, s);
-  const std::vector<std::size_t> order = parents_first(trace);
-  link_operators(trace, order, s);
-  attribute_device(trace, order, s);
+  s.costs = host_costs(trace);
+  s.any_device_work = s.costs.any_device_work;
+  link_operators(trace, s);
   find_phases(trace, s);
   assign_device_phases(trace, s);
   return s;

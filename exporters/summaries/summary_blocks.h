@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::exporters {
 

@@ -1,8 +1,8 @@
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 #include <algorithm>
 
-#include "exporters/report/step_summaries.h"
+#include "exporters/summaries/step_summaries.h"
 
 namespace profagent::exporters {
 
@@ -25,9 +25,21 @@ Summaries compute_summaries(const Trace& trace, const SummaryOptions& o) {
   if (wants(o, "perf")) compute_perf(scope, out);
   if (wants(o, "step_trace")) compute_step_trace(trace, scope, o, out);
   if (wants(o, "op_type")) compute_op_types(trace, scope, o, out);
-  if (wants(o, "key_averages")) out.key_averages = build_table(trace, o.table);
-  if (wants(o, "memory")) out.memory = summarize_memory(trace);
+  if (wants(o, "key_averages")) out.key_averages = build_table(trace, scope.costs, o.table);
+  if (wants(o, "memory")) out.memory = summarize_memory(trace, scope.costs);
   return out;
+}
+
+Summaries compute_window_summaries(const Trace& trace, const SummaryOptions& options) {
+  SummaryOptions all = options;
+  for (std::string_view name : {std::string_view("key_averages"), std::string_view("memory")}) {
+    if (!wants(all, name)) all.names.emplace_back(name);
+  }
+  return compute_summaries(trace, all);
+}
+
+std::string render_exit_table(const Trace& trace, const Summaries& s, const SummaryOptions& options) {
+  return render_key_averages(s.key_averages, options.table) + render_memory_summary(trace, s.memory);
 }
 
 }  // namespace profagent::exporters

@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "collector/trace.h"
-#include "exporters/memory_summary.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/memory_summary.h"
+#include "exporters/summaries/tables.h"
 
 namespace profagent::exporters {
 
@@ -29,9 +29,9 @@ enum class TimeUnit : uint8_t { S, Ms, Us, Ns };
 struct SummaryOptions {
   std::vector<std::string> names;     // which summaries (subset of kSummaryNames, in that order)
   TimeUnit unit = TimeUnit::Ms;
-  std::string sort_by = "CPUTotal";   // Paddle's key for the Paddle tables
+  std::string sort_by = "GPUTotal";   // Paddle's key for the Paddle tables: kDefaultSortKey's twin
   TableOptions table;                 // key_averages (torch's sort key, row limit, grouping)
-  int row_limit = 100;                // rows per Paddle/MindInsight table; <= 0: all
+  int row_limit = kDefaultRowLimit;   // rows per Paddle/MindInsight table; <= 0: all
   int op_type_rows = 20;              // operator types listed before "(others)"
   bool op_detail = false;
   bool thread_sep = false;
@@ -160,6 +160,14 @@ std::optional<Trace> select_steps(const Trace& trace, uint64_t first, uint64_t l
 bool wants(const SummaryOptions& options, std::string_view name);
 
 Summaries compute_summaries(const Trace& trace, const SummaryOptions& options);
+
+// What a window's end writes, computed once: the summaries of options.names and, whatever they
+// are, the exit table and the memory summary (<stem>.table.txt).
+Summaries compute_window_summaries(const Trace& trace, const SummaryOptions& options);
+// The head of <stem>.table.txt and of the table on stderr: the key_averages table (with its row
+// limit note) and the memory summary, each exactly the text of its block in
+// `profagent report --summary key_averages,memory` below the block's title line.
+std::string render_exit_table(const Trace& trace, const Summaries& s, const SummaryOptions& options);
 
 // Renderers. `wanted` is options.names; a summary with nothing to show says so in one line.
 std::string render_summaries_text(const Trace& trace, const Summaries& s, const SummaryOptions& options);

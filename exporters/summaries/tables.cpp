@@ -1,28 +1,21 @@
-#include "exporters/tables.h"
-
-#include "exporters/cupti_cbids.h"
-#include "exporters/host_nesting.h"
-#include "exporters/printable_text.h"
-#include "exporters/stack_text.h"
+#include "exporters/summaries/tables.h"
 
 #include <algorithm>
+#include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <deque>
 #include <functional>
 #include <unordered_map>
 
+#include "exporters/cupti_cbids.h"
+#include "exporters/host_nesting.h"
+#include "exporters/printable_text.h"
+#include "exporters/stack_text.h"
+#include "exporters/trace_figures.h"
+
 namespace profagent::exporters {
 namespace {
-
-uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-
-bool is_scope(EventKind k) {
-  return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step;
-}
-
-bool is_device_work(DeviceKind k) {
-  return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset;
-}
 
 RowKind host_row_kind(const HostRecord& h) {
   if (h.flags & kFlagDriverApi) return RowKind::Driver;
@@ -52,51 +45,6 @@ std::string shapes_text(const std::vector<std::vector<int64_t>>& dims) {
     s += "]";
   }
   return s + "]";
-}
-
-// Per host record: the numbers its table row adds up. The CUDA columns are only allocated
-// when device work exists (a host-only window of a million calls needs 8 bytes each, not 24).
-struct HostCosts {
-  std::vector<int64_t> self_cpu;  // may go below 0 transiently if children overlap oddly; clamped
-  std::vector<uint64_t> self_cuda;
-  std::vector<uint64_t> cuda_total;
-  uint64_t cuda(const std::vector<uint64_t>& column, std::size_t i) const {
-    return column.empty() ? 0 : column[i];
-  }
-};
-
-bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
-
-// Per record up the nesting without recursion or a depth cap (host_nesting.h): a device record
-// counts in the CUDA total of its call and of every record around it, and in the self CUDA time
-// of the innermost scope around (or being) its call.
-HostCosts host_costs(const Trace& t, const std::vector<std::size_t>& order, const std::vector<int64_t>& scope) {
-  HostCosts cost;
-  cost.self_cpu.assign(t.host.size(), 0);
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
-    const HostRecord& h = t.host[i];
-    cost.self_cpu[i] += static_cast<int64_t>(span(h.start_ns, h.end_ns));
-    if (valid_index(h.parent, t.host.size())) {
-      cost.self_cpu[h.parent] -= static_cast<int64_t>(span(h.start_ns, h.end_ns));
-    }
-  }
-  if (std::any_of(t.device.begin(), t.device.end(), [](const DeviceRecord& d) { return is_device_work(d.kind); })) {
-    cost.self_cuda.assign(t.host.size(), 0);
-    cost.cuda_total.assign(t.host.size(), 0);
-  }
-  for (const DeviceRecord& d : t.device) {
-    if (!valid_index(d.host, t.host.size())) continue;
-    const uint64_t dur = span(d.start_ns, d.end_ns);
-    if (d.kind == DeviceKind::DriverApi) {
-      cost.self_cpu[d.host] -= static_cast<int64_t>(dur);
-      continue;
-    }
-    if (!is_device_work(d.kind)) continue;
-    cost.cuda_total[d.host] += dur;
-    if (scope[d.host] >= 0) cost.self_cuda[scope[d.host]] += dur;
-  }
-  if (!cost.cuda_total.empty()) add_up_to_parents(t, order, cost.cuda_total);
-  return cost;
 }
 
 // A row's identity: its name and (when grouping by shape) its input shapes. Looked up by
@@ -182,14 +130,14 @@ void book_memory_record(const Trace& t, const MemoryRecord& m, const std::vector
   if (valid_index(parent, t.host.size()) && scope[parent] >= 0) self[scope[parent]] += m.bytes;
 }
 
-HostMemory host_memory(const Trace& t, const std::vector<std::size_t>& order, const std::vector<int64_t>& scope) {
+HostMemory host_memory(const Trace& t, const HostCosts& costs) {
   HostMemory mem(t.memory.enabled ? t.host.size() : 0);
   if (!t.memory.enabled) return mem;
   for (const MemoryRecord& m : t.memory.records) {
-    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, scope, mem);
+    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, costs.scope, mem);
   }
-  add_up_to_parents(t, order, mem.cpu);
-  add_up_to_parents(t, order, mem.cuda);
+  add_up_to_parents(t, costs.order, mem.cpu);
+  add_up_to_parents(t, costs.order, mem.cuda);
   return mem;
 }
 
@@ -201,11 +149,8 @@ void add_host_memory(const HostMemory& mem, std::size_t i, TableRow& r) {
   r.self_cuda_memory += mem.self_cuda[i];
 }
 
-void add_host_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations) {
-  const std::vector<std::size_t> order = parents_first(t);
-  const std::vector<int64_t> scope = nearest_at_or_above(t, order, is_scope);
-  const HostCosts cost = host_costs(t, order, scope);
-  const HostMemory mem = host_memory(t, order, scope);
+void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, SourceLocations& locations) {
+  const HostMemory mem = host_memory(t, costs);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const RowKind kind = host_row_kind(h);
@@ -214,10 +159,10 @@ void add_host_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations)
                                : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
-    r.cpu_total_ns += span(h.start_ns, h.end_ns);
-    r.self_cpu_ns += static_cast<uint64_t>(std::max<int64_t>(cost.self_cpu[i], 0));
-    r.cuda_total_ns += cost.cuda(cost.cuda_total, i);
-    r.self_cuda_ns += cost.cuda(cost.self_cuda, i);
+    r.cpu_total_ns += span_ns(h.start_ns, h.end_ns);
+    r.self_cpu_ns += costs.self_cpu_ns[i];
+    r.cuda_total_ns += costs.device(i);
+    r.self_cuda_ns += costs.self_device(i);
     add_host_memory(mem, i, r);
   }
 }
@@ -229,12 +174,12 @@ void add_device_rows(const Trace& t, RowBuilder& rows, SourceLocations& location
   std::unordered_map<uint32_t, uint64_t> device_time_by_correlation;
   for (const DeviceRecord& d : t.device) {
     if (any_driver && is_device_work(d.kind) && d.correlation != 0) {
-      device_time_by_correlation[d.correlation] += span(d.start_ns, d.end_ns);
+      device_time_by_correlation[d.correlation] += span_ns(d.start_ns, d.end_ns);
     }
   }
   const std::string no_shapes = rows.by_shape() ? "[]" : "";
   for (const DeviceRecord& d : t.device) {
-    const uint64_t dur = span(d.start_ns, d.end_ns);
+    const uint64_t dur = span_ns(d.start_ns, d.end_ns);
     if (d.kind == DeviceKind::DriverApi) {
       TableRow& r = rows.row(api_name(d.name), no_shapes, RowKind::Driver);
       r.count += 1;
@@ -455,6 +400,31 @@ bool is_valid_sort_key(std::string_view key) {
   return sort_key(key, &unused);
 }
 
+bool parse_group_by(std::string_view text, TableOptions& options) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  std::string key(text);
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  constexpr std::string_view kStack = "stack_n:";
+  if (key.rfind(kStack, 0) == 0) {
+    const std::string_view digits = std::string_view(key).substr(kStack.size());
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) return false;
+    if (n < 1 || n > kMaxStackFrames) return false;
+    options.group_by_stack_n = n, options.group_by_input_shape = false;
+    return true;
+  }
+  if (key != "input_shape" && key != "none" && !key.empty()) return false;
+  options.group_by_input_shape = key == "input_shape", options.group_by_stack_n = 0;
+  return true;
+}
+
+std::string group_by_text(const TableOptions& options) {
+  if (options.group_by_stack_n != 0) return "stack_n:" + std::to_string(options.group_by_stack_n);
+  return options.group_by_input_shape ? "input_shape" : "none";
+}
+
 std::string format_time(uint64_t ns) { return format_time_us(double(ns) / 1000.0); }
 
 std::string format_memory(int64_t bytes) {
@@ -475,11 +445,13 @@ std::string format_share(uint64_t part, uint64_t total) {
   return buf;
 }
 
-Table build_table(const Trace& trace, const TableOptions& options) {
+Table build_table(const Trace& trace, const TableOptions& options) { return build_table(trace, host_costs(trace), options); }
+
+Table build_table(const Trace& trace, const HostCosts& costs, const TableOptions& options) {
   const bool by_stack = options.group_by_stack_n > 0 && !options.group_by_input_shape;
   RowBuilder rows(options.group_by_input_shape, by_stack);
   SourceLocations locations(trace, by_stack ? options.group_by_stack_n : 0);
-  add_host_rows(trace, rows, locations);
+  add_host_rows(trace, costs, rows, locations);
   add_device_rows(trace, rows, locations);
   Table table;
   table.rows = rows.take();
@@ -491,7 +463,7 @@ Table build_table(const Trace& trace, const TableOptions& options) {
     }
   }
   SortKey key;
-  table.sort_by = sort_key(options.sort_by, &key) ? options.sort_by : "cpu_time_total";
+  table.sort_by = sort_key(options.sort_by, &key) ? options.sort_by : std::string(kDefaultSortKey);
   if (table.sort_by != options.sort_by) sort_key(table.sort_by, &key);
   std::stable_sort(table.rows.begin(), table.rows.end(),
                    [&](const TableRow& a, const TableRow& b) { return key(a) > key(b); });
@@ -518,6 +490,19 @@ std::string render_table(const Table& table, const TableOptions& options) {
   out += "Self CPU time total: " + format_time(table.self_cpu_total_ns) + "\n";
   if (l.cuda) out += "Self CUDA time total: " + format_time(table.self_cuda_total_ns) + "\n";
   return out;
+}
+
+std::string row_limit_note(std::size_t shown, std::size_t total) {
+  if (shown >= total) return {};
+  return std::to_string(shown) + " of " + std::to_string(total) +
+         " rows shown (--row-limit 0 or PROFAGENT_ROW_LIMIT=-1 shows all).";
+}
+
+std::string render_key_averages(const Table& table, const TableOptions& options) {
+  const std::size_t rows = table.rows.size();
+  const std::size_t shown = options.row_limit > 0 ? std::min<std::size_t>(rows, std::size_t(options.row_limit)) : rows;
+  const std::string note = row_limit_note(shown, rows);
+  return render_table(table, options) + (note.empty() ? "" : note + "\n");
 }
 
 }  // namespace profagent::exporters

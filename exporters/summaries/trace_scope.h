@@ -1,5 +1,5 @@
 // What the summaries derive from one Trace before any table is made: which step each record
-// belongs to, the phases of every step, and per host record the device time it issued.
+// belongs to, the phases of every step, and per host record what it costs (host_costs.h).
 // Definitions: docs/report.md ("What the summaries are made of").
 #pragma once
 
@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "collector/trace.h"
-#include "exporters/report/intervals.h"
+#include "exporters/summaries/host_costs.h"
+#include "exporters/summaries/intervals.h"
+#include "exporters/trace_figures.h"
 
 namespace profagent::exporters {
 
@@ -23,8 +25,6 @@ std::string_view phase_name(Phase phase);
 bool is_phase_range(std::string_view name);
 // Communication kernels: names containing nccl, rccl or hccl (any case).
 bool is_communication(std::string_view kernel_name);
-// Kernels, copies and sets: device records that take device time.
-bool is_device_work(DeviceKind kind);
 // The operator family of MindInsight's operator-type statistics: a part of `name`.
 std::string_view operator_family(std::string_view name);
 
@@ -42,10 +42,11 @@ struct TraceScope {
   std::vector<int32_t> host_step;       // per host record: index into steps, -1 none
   std::vector<int32_t> device_step;     // per device record
   std::vector<Phase> device_phase;      // per device record: the phase its issuing call is in
-  std::vector<uint64_t> issued_ns;      // per host record: device time issued by it or calls inside it
+  // The attribution every table shares (host_costs.h): self CPU time, device time issued by a
+  // record or the calls inside it (costs.device(i)), the nesting order.
+  HostCosts costs;
   std::vector<int64_t> outer_operator;  // per host record: nearest enclosing Operator (not itself), -1
   std::vector<int64_t> device_operator; // per device record: innermost operator enclosing its call, -1
-  std::vector<int64_t> self_cpu_ns;     // per host record: duration minus its children's
   uint64_t outside_host = 0;
   uint64_t outside_device = 0;
   std::array<std::string, 4> phase_source;  // how each phase was found (for the note)

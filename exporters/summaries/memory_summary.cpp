@@ -1,19 +1,23 @@
-#include "exporters/stack_text.h"
-#include "exporters/memory_summary.h"
+#include "exporters/summaries/memory_summary.h"
 
 #include <algorithm>
 #include <map>
 #include <unordered_map>
 
+#include "exporters/host_nesting.h"
 #include "exporters/memory_events.h"
-#include "exporters/tables.h"
+#include "exporters/stack_text.h"
+#include "exporters/summaries/tables.h"
+#include "exporters/trace_figures.h"
 
 namespace profagent::exporters {
 namespace {
 
-bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast<std::size_t>(i) < n; }
-
 bool is_named_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range; }
+
+// Per host record the innermost operator or range at or above it (-1 none), from the one nesting
+// walk of host_costs(): no chain is followed per memory record.
+using NamedScopes = std::vector<int64_t>;
 
 // The index of the first step (in time order) whose [start, end] holds ns, or -1. Steps are in
 // time order and do not overlap (touching ones share an instant, which is the earlier's): a
@@ -32,19 +36,18 @@ int64_t step_at(const Trace& t, uint64_t ns) {
   return i < 0 ? -1 : int64_t(t.steps[std::size_t(i)].number);
 }
 
-std::string scope_of(const Trace& t, int64_t host) {
-  for (int depth = 0; valid_index(host, t.host.size()) && depth < 4096; ++depth) {
-    if (is_named_scope(t.host[host].kind)) return t.host[host].name;
-    host = t.host[host].parent;
-  }
-  return {};
+std::string scope_of(const Trace& t, const NamedScopes& scopes, int64_t host) {
+  if (!valid_index(host, t.host.size()) || scopes[std::size_t(host)] < 0) return {};
+  return t.host[std::size_t(scopes[std::size_t(host)])].name;
 }
 
-MemoryPlace place_of(const Trace& t, uint64_t ns, int64_t host, std::string call_site) {
-  return MemoryPlace{ns, step_at(t, ns), scope_of(t, host), std::move(call_site)};
+MemoryPlace place_of(const Trace& t, const NamedScopes& scopes, uint64_t ns, int64_t host, std::string call_site) {
+  return MemoryPlace{ns, step_at(t, ns), scope_of(t, scopes, host), std::move(call_site)};
 }
 
-MemoryPlace place_of(const Trace& t, const MemoryRecord& r) { return place_of(t, r.ns, r.host, memory_call_site(t, r)); }
+MemoryPlace place_of(const Trace& t, const NamedScopes& scopes, const MemoryRecord& r) {
+  return place_of(t, scopes, r.ns, r.host, memory_call_site(t, r));
+}
 
 DeviceMemory& device_entry(std::map<int32_t, DeviceMemory>& devices, const Trace& t, int32_t device) {
   auto [it, added] = devices.try_emplace(device);
@@ -56,7 +59,7 @@ DeviceMemory& device_entry(std::map<int32_t, DeviceMemory>& devices, const Trace
   return it->second;
 }
 
-std::vector<DeviceMemory> device_peaks(const Trace& t) {
+std::vector<DeviceMemory> device_peaks(const Trace& t, const NamedScopes& scopes) {
   std::map<int32_t, DeviceMemory> devices;
   for (const MemoryTotals& s : t.memory.start) {
     DeviceMemory& d = device_entry(devices, t, s.device);
@@ -65,8 +68,8 @@ std::vector<DeviceMemory> device_peaks(const Trace& t) {
   for (const MemoryRecord& r : t.memory.records) {
     if (r.failed) continue;
     DeviceMemory& d = device_entry(devices, t, r.device);
-    if (r.total_allocated > d.peak_allocated) d.peak_allocated = r.total_allocated, d.allocated_at = place_of(t, r);
-    if (r.total_reserved > d.peak_reserved) d.peak_reserved = r.total_reserved, d.reserved_at = place_of(t, r);
+    if (r.total_allocated > d.peak_allocated) d.peak_allocated = r.total_allocated, d.allocated_at = place_of(t, scopes, r);
+    if (r.total_reserved > d.peak_reserved) d.peak_reserved = r.total_reserved, d.reserved_at = place_of(t, scopes, r);
   }
   for (const MemoryTotals& e : t.memory.end) {
     DeviceMemory& d = device_entry(devices, t, e.device);
@@ -96,7 +99,7 @@ std::vector<StepMemory> step_counts(const Trace& t) {
   return steps;
 }
 
-std::vector<LiveMemory> live_allocations(const Trace& t) {
+std::vector<LiveMemory> live_allocations(const Trace& t, const NamedScopes& scopes) {
   std::unordered_map<uint64_t, int64_t> host_of_id;
   for (std::size_t i = 0; i < t.host.size(); ++i) host_of_id.emplace(t.host[i].id, int64_t(i));
   std::vector<LiveMemory> live;
@@ -106,7 +109,7 @@ std::vector<LiveMemory> live_allocations(const Trace& t) {
     const auto it = a.event_id != 0 ? host_of_id.find(a.event_id) : host_of_id.end();
     m.in_window = it != host_of_id.end();
     const int64_t host = m.in_window ? it->second : kNoIndex;
-    m.made = place_of(t, a.ns, host, live_call_site(t, a, host));
+    m.made = place_of(t, scopes, a.ns, host, live_call_site(t, a, host));
   }
   return live;
 }
@@ -284,17 +287,20 @@ void write_problems(const Trace& t, const MemorySummary& m, JsonWriter& w) {
 
 }  // namespace
 
-MemorySummary summarize_memory(const Trace& t) {
+MemorySummary summarize_memory(const Trace& t) { return summarize_memory(t, host_costs(t)); }
+
+MemorySummary summarize_memory(const Trace& t, const HostCosts& costs) {
   MemorySummary m;
   m.enabled = t.memory.enabled;
   if (!m.enabled) return m;
-  m.devices = device_peaks(t);
+  const NamedScopes scopes = nearest_at_or_above(t, costs.order, is_named_scope);
+  m.devices = device_peaks(t, scopes);
   m.steps = step_counts(t);
-  m.live = live_allocations(t);
+  m.live = live_allocations(t, scopes);
   for (const MemoryRecord& r : t.memory.records) {
     if (!r.failed) continue;
     const bool known = r.host >= 0 && std::size_t(r.host) < t.host.size();
-    m.failed.push_back({r, place_of(t, r), known ? t.host[std::size_t(r.host)].name : std::string()});
+    m.failed.push_back({r, place_of(t, scopes, r), known ? t.host[std::size_t(r.host)].name : std::string()});
   }
   m.churn_every_step = churns_every_step(m.steps);
   if (m.churn_every_step) m.advice = churn_advice(m.steps);

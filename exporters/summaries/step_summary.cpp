@@ -1,35 +1,23 @@
-#include "exporters/step_summary.h"
+#include "exporters/summaries/step_summary.h"
 
 #include <algorithm>
 #include <cstdio>
 #include <utility>
 #include <vector>
 
+#include "exporters/summaries/intervals.h"
+#include "exporters/trace_figures.h"
+
 namespace profagent::exporters {
 namespace {
 
-using Interval = std::pair<uint64_t, uint64_t>;
-
-std::vector<Interval> device_intervals(const Trace& trace) {
+// Every kernel, copy and set of the window, merged (intervals.h: the Overview Summary's rule).
+std::vector<Interval> device_busy(const Trace& trace) {
   std::vector<Interval> intervals;
   for (const DeviceRecord& d : trace.device) {
-    const bool work = d.kind == DeviceKind::Kernel || d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset;
-    if (work && d.end_ns > d.start_ns) intervals.emplace_back(d.start_ns, d.end_ns);
+    if (is_device_work(d.kind)) intervals.push_back({d.start_ns, d.end_ns});
   }
-  std::sort(intervals.begin(), intervals.end());
-  return intervals;
-}
-
-// Length of the union of the (sorted) intervals inside [begin, end).
-uint64_t busy_within(const std::vector<Interval>& sorted, uint64_t begin, uint64_t end) {
-  uint64_t busy = 0, covered_to = begin;
-  for (const Interval& i : sorted) {
-    if (i.first >= end) break;
-    const uint64_t from = std::max(i.first, covered_to);
-    const uint64_t to = std::min(i.second, end);
-    if (to > from) busy += to - from, covered_to = to;
-  }
-  return busy;
+  return merge_intervals(intervals);
 }
 
 std::string us(uint64_t ns) {
@@ -38,20 +26,19 @@ std::string us(uint64_t ns) {
   return text;
 }
 
-std::string percent(uint64_t part, uint64_t whole) {
+std::string percent_text(uint64_t part, uint64_t whole) {
   char text[16];
-  std::snprintf(text, sizeof(text), "%.2f%%", whole ? 100.0 * double(part) / double(whole) : 0.0);
+  std::snprintf(text, sizeof(text), "%.2f%%", percent(part, whole));
   return text;
 }
 
 }  // namespace
 
 std::vector<StepFigures> step_figures(const Trace& trace) {
-  const std::vector<Interval> intervals = device_intervals(trace);
+  const std::vector<Interval> busy = device_busy(trace);
   std::vector<StepFigures> figures;
   for (const StepSpan& s : trace.steps) {
-    const uint64_t length = s.end_ns > s.start_ns ? s.end_ns - s.start_ns : 0;
-    figures.push_back({s.number, length, busy_within(intervals, s.start_ns, s.end_ns)});
+    figures.push_back({s.number, span_ns(s.start_ns, s.end_ns), overlap_length(busy, {{s.start_ns, s.end_ns}})});
   }
   return figures;
 }
@@ -71,7 +58,7 @@ std::string header(const std::vector<StepFigures>& figures) {
 std::string step_line(const StepFigures& f) {
   char line[96];
   std::snprintf(line, sizeof(line), "  ProfilerStep#%-6llu %12s %12s\n", (unsigned long long)f.number,
-                us(f.length_ns).c_str(), percent(f.device_busy_ns, f.length_ns).c_str());
+                us(f.length_ns).c_str(), percent_text(f.device_busy_ns, f.length_ns).c_str());
   return line;
 }
 

@@ -1,4 +1,4 @@
-// key_averages()-style aggregate tables (torch.profiler's EventList.table(), seed docs 000/001).
+// key_averages()-style aggregate tables (torch.profiler's EventList.table()).
 //
 // Rows and what their numbers are (all ns here; the text table shows µs/ms/s like PyTorch).
 // "Device work" = kernel, memcpy and memset records; a record "belongs" to the host record
@@ -35,6 +35,8 @@
 #include <vector>
 
 #include "collector/trace.h"
+#include "exporters/summaries/host_costs.h"
+#include "exporters/summaries/table_defaults.h"
 
 namespace profagent::exporters {
 
@@ -61,8 +63,8 @@ struct TableRow {
 };
 
 struct TableOptions {
-  std::string sort_by = "cpu_time_total";
-  int row_limit = 100;                  // rows shown in the text; <= 0: all
+  std::string sort_by = std::string(kDefaultSortKey);
+  int row_limit = kDefaultRowLimit;     // rows of every table shown as text; <= 0: all
   bool group_by_input_shape = false;    // split operator rows per input shapes
   uint32_t group_by_stack_n = 0;        // > 0: split rows per their N innermost stack frames
   std::size_t max_name_column_width = 55;   // torch's default
@@ -83,13 +85,28 @@ std::string format_memory(int64_t bytes);
 // Sort keys torch's table() accepts for time, memory and counts ("cuda" and "device" spellings).
 bool is_valid_sort_key(std::string_view key);
 
-// Aggregates `trace` into rows. An unknown sort key falls back to cpu_time_total.
+// PROFAGENT_GROUP_BY and `profagent report --group-by`: "input_shape" (key_averages(
+// group_by_input_shape=True)), "stack_n:N" (group_by_stack_n=N, 1..kMaxStackFrames) or "none"/"";
+// any case. False, options unchanged, on anything else.
+bool parse_group_by(std::string_view text, TableOptions& options);
+std::string group_by_text(const TableOptions& options);
+
+// Aggregates `trace` into rows. An unknown sort key falls back to kDefaultSortKey.
 Table build_table(const Trace& trace, const TableOptions& options);
+// The same from the trace's costs computed once (compute_summaries).
+Table build_table(const Trace& trace, const HostCosts& costs, const TableOptions& options);
 
 // The text table as torch prints it: dashed separators, right-aligned columns two spaces
 // apart, names truncated with "..." to the name column, the closing total lines. CUDA
 // columns only when there is device time (as torch). Empty string when there are no rows.
 std::string render_table(const Table& table, const TableOptions& options);
+
+// The table and, when options.row_limit cut it, the line that says so (row_limit_note): what the
+// table file and `profagent report --summary key_averages` print.
+std::string render_key_averages(const Table& table, const TableOptions& options);
+
+// "100 of 194 rows shown (...)." under a table that a row limit cut; "" when nothing was cut.
+std::string row_limit_note(std::size_t shown, std::size_t total);
 
 // PyTorch's _format_time: "12.345us", "1.234ms", "1.234s" (ns in, 3 decimals out).
 std::string format_time(uint64_t ns);

@@ -2,8 +2,8 @@
 // from grouped rows (row_summaries.cpp), called by compute_summaries in that order.
 #pragma once
 
-#include "exporters/report/summaries.h"
-#include "exporters/report/trace_scope.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/trace_scope.h"
 
 namespace profagent::exporters {
 

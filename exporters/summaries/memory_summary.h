@@ -13,6 +13,7 @@
 
 #include "collector/trace.h"
 #include "exporters/json_writer.h"
+#include "exporters/summaries/host_costs.h"
 
 namespace profagent::exporters {
 
@@ -69,6 +70,8 @@ struct MemorySummary {
 };
 
 MemorySummary summarize_memory(const Trace& trace);
+// The same from the trace's costs computed once (compute_summaries): their nesting order.
+MemorySummary summarize_memory(const Trace& trace, const HostCosts& costs);
 
 // Text after the table (empty when memory was not profiled). At most `live_lines` live
 // allocations are listed (all are in the summary file).

@@ -1,7 +1,7 @@
 // Parsing of the summaries' options (`profagent report` flags, PROFAGENT_SUMMARIES).
 #include <algorithm>
 
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::exporters {
 namespace {

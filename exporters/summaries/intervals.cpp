@@ -1,4 +1,4 @@
-#include "exporters/report/intervals.h"
+#include "exporters/summaries/intervals.h"
 
 #include <algorithm>
 

@@ -2,7 +2,7 @@
 // the summaries (a host record by its start, a device record by the call that issued it).
 #include <algorithm>
 
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::exporters {
 namespace {

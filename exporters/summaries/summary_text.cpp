@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "exporters/printable_text.h"
-#include "exporters/report/summary_blocks.h"
+#include "exporters/summaries/summary_blocks.h"
 
 namespace profagent::exporters {
 namespace {
