@@ -1,7 +1,6 @@
 #include "exporters/summary_json.h"
 
 #include "exporters/drop_counters.h"
-#include "exporters/memory_summary.h"
 
 namespace profagent::exporters {
 namespace {
@@ -49,7 +48,7 @@ void write_table_row_json(const TableRow& r, JsonWriter& w) {
   w.raw("}");
 }
 
-bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
+bool write_summary_json(const Trace& t, const Table& table, const MemorySummary& memory, JsonWriter& w) {
   header(t, w);
   w.raw(",\"sort_by\":"), w.string(table.sort_by);
   w.raw(",\"self_cpu_time_total_ns\":"), w.u64(table.self_cpu_total_ns);
@@ -62,7 +61,7 @@ bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
     write_table_row_json(table.rows[i], w);
   }
   w.raw("]");
-  write_memory_summary_json(t, summarize_memory(t), w);
+  write_memory_summary_json(t, memory, w);
   w.raw("}\n");
   return w.flush();
 }

@@ -16,11 +16,12 @@
 
 #include "collector/trace.h"
 #include "exporters/json_writer.h"
+#include "exporters/memory_summary.h"
 #include "exporters/tables.h"
 
 namespace profagent::exporters {
 
-bool write_summary_json(const Trace& trace, const Table& table, JsonWriter& out);
+bool write_summary_json(const Trace& trace, const Table& table, const MemorySummary& memory, JsonWriter& out);
 
 // One table row as a JSON object (name, kind, input_shapes, count, the four times in ns, the four
 // memory figures): the summary file's rows and `profagent report --format json`'s key_averages.
