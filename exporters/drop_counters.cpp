@@ -126,6 +126,8 @@ constexpr DropCounter kDropCounters[] = {
     {counter<&DropCounters::memory_needed_bytes>("memory_needed_bytes"), InAnotherLine},
 };
 
+static_assert(std::size(kDropCounters) <= kMaxDropCounters);
+
 }  // namespace
 
 std::span<const DropCounter> drop_counters() { return kDropCounters; }

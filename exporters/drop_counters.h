@@ -36,7 +36,8 @@ struct DropCounter {
   std::string (*line)(const Trace& trace, const DropLineFacts& facts) = nullptr;
 };
 
-// Every counter, in the order they are written.
+// Every counter, in the order they are written; at most this many.
+inline constexpr std::size_t kMaxDropCounters = 64;
 std::span<const DropCounter> drop_counters();
 
 // `{"host_events":N,...}`: every counter of `trace`.
