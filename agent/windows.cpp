@@ -92,7 +92,8 @@ void finish_and_export(PendingWindow& pending) noexcept {
   try {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
     attach_steps(pending.steps, trace, false);
-    export_and_report(trace, *g_windows->config, {.drops_prefix = window_title(trace) + ": ", .closing_prefix = window_title(trace) + ": "});
+    const std::string name = window_title(trace) + ": ";
+    export_and_report(trace, *g_windows->config, {.drops_prefix = name, .closing_prefix = name});
   } catch (...) {
     static collector::SwallowedSite site{"a step window could not be joined or written (out of memory); it is lost"};
     collector::note_swallowed(site);

@@ -23,7 +23,8 @@ void write_field(const schema::Field<Owner>& f, const Owner& o, JsonWriter& w) {
 
 // Every field of the list, comma-separated; `after_another`: a comma before the first too.
 template <typename Owner>
-void write_fields(std::type_identity_t<std::span<const schema::Field<Owner>>> fields, const Owner& o, JsonWriter& w, bool after_another) {
+void write_fields(std::type_identity_t<std::span<const schema::Field<Owner>>> fields, const Owner& o, JsonWriter& w,
+                  bool after_another) {
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (i > 0 || after_another) w.raw(",");
     write_field(fields[i], o, w);

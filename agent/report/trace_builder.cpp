@@ -153,7 +153,9 @@ bool TraceBuilder::instant_event(const RawEvent& e, std::string& error) {
 
 void TraceBuilder::metadata_event(const RawEvent& e) {
   if (e.name == schema::name::kProcessName) process_names_.emplace_back(e.pid, std::string(e.args.label));
-  else if (e.name == schema::name::kThreadName) thread_names_.emplace_back(std::pair(e.pid, e.tid), std::string(schema::native_thread_name(e.args.label)));
+  else if (e.name == schema::name::kThreadName) {
+    thread_names_.emplace_back(std::pair(e.pid, e.tid), std::string(schema::native_thread_name(e.args.label)));
+  }
 }
 
 void TraceBuilder::skip(const RawEvent& e) {

@@ -68,7 +68,8 @@ TEST_CASE("profagent report reads back every listed member of the trace's metada
   REQUIRE(exporters::export_window(written, options, sink).ok());
   REQUIRE(sink.files().size() == 1);
   std::string error;
-  const std::optional<LoadedTrace> loaded = load_trace(test::write_file("every_member.trace.json", sink.files().begin()->second), error);
+  const std::string path = test::write_file("every_member.trace.json", sink.files().begin()->second);
+  const std::optional<LoadedTrace> loaded = load_trace(path, error);
   INFO(error);
   REQUIRE(loaded);
   const Trace& read = loaded->trace;
