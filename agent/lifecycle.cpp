@@ -14,13 +14,13 @@
 
 #include "agent/crash_signals.h"
 #include "agent/device_poller.h"
-#include "agent/drop_report.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
 #include "agent/stderr_writer.h"
 #include "agent/step_timer.h"
 #include "agent/threads.h"
+#include "agent/window_export.h"
 #include "agent/windows.h"
 #include "collector/api.h"
 #include "collector/log.h"
@@ -208,31 +208,6 @@ exporters::ExportOptions export_options(const Config& config) {
 
 namespace {
 
-// Every line carries the "[profagent]" prefix, so the application's own stderr can always be
-// told apart from ours (and compared with a run without the agent).
-void print_table(const std::string& table) noexcept {
-  size_t begin = 0;
-  while (begin < table.size()) {
-    size_t end = table.find('\n', begin);
-    if (end == std::string::npos) end = table.size();
-    print_line(std::string_view(table).substr(begin, end - begin));
-    begin = end + 1;
-  }
-}
-
-// Lost events are said once per written window, with the setting that bounds them, so a
-// trace that is short of events never looks complete (its profagent_drops has the numbers).
-void export_trace(const Trace& trace) {
-  say_held_warnings();  // before anything else this process prints
-  report_drops(trace, trace.whole_run ? "" : "window " + std::to_string(trace.window) + ": ");
-  const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
-  // With no file written, the first error is the reason and goes into the last line.
-  const bool nothing_written = result.paths.empty() && !result.errors.empty();
-  for (size_t i = nothing_written ? 1 : 0; i < result.errors.size(); ++i) log(LogLevel::Error, result.errors[i]);
-  print_table(result.table);
-  print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
-}
-
 std::string error_name(int error) {
   switch (error) {
     case cudaErrorInsufficientDriver: return " (cudaErrorInsufficientDriver: no driver, or one older than the runtime)";
@@ -302,8 +277,8 @@ void freeze_and_export(const char* reason) noexcept {
       print_line("wrote nothing: " + why_no_call_was_recorded());
       return;
     }
-    note_agent_drops(trace->drops);
-    export_trace(*trace);
+    const std::string name = trace->whole_run ? "" : "window " + std::to_string(trace->window) + ": ";
+    export_and_report(*trace, *g_config, {.drops_prefix = name, .closing_prefix = "", .table = true});
   } catch (...) {
     print_line("wrote nothing: the exporter failed");
   }
@@ -322,53 +297,12 @@ void flush_all(const char* reason) noexcept {
 
 bool flush_finished() noexcept { return g_flush_finished.load(std::memory_order_acquire); }
 
-namespace {
-
-// Said once per process, at the first window written with such drops (each trace has the count
-// so far in profagent_drops.shape_records).
-void say_shape_drops_once(uint64_t dropped) noexcept {
-  static std::atomic<bool> said{false};
-  if (dropped == 0 || said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn,
-                 "%llu operators recorded without their input shapes: the %zu KiB shape store was full or "
-                 "a tensor had more than %d dimensions (raise PROFAGENT_BUFFER_MB: a quarter of it keeps shapes)",
-                 (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
-}
-
-// Stacks cut short or not kept (PROFAGENT_WITH_STACK): said once per process, at the first
-// window that has any (each trace has its window's counts in profagent_drops).
-void say_stack_drops_once(const DropCounters& drops) noexcept {
-  static std::atomic<bool> said{false};
-  if (drops.stacks_truncated == 0 && drops.stacks_lost == 0 && drops.python_frames_lost == 0) return;
-  if (said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn,
-                 "call stacks: %llu stopped before the thread's first frame (code without unwind info, or a "
-                 "signal during an unwind: the frames found are kept), %llu calls without a stack (the stack "
-                 "table was full), %llu Python frames left out (unreadable, or too many code objects)",
-                 (unsigned long long)drops.stacks_truncated, (unsigned long long)drops.stacks_lost,
-                 (unsigned long long)drops.python_frames_lost);
-}
-
-// Lines lost while stderr was still the process's own (the logger out of memory, a write
-// error) are said once here; with stderr replaced, only the trace can say it.
-void say_unprinted_lines_once(uint64_t dropped, bool stderr_replaced) noexcept {
-  static std::atomic<bool> said{false};
-  if (dropped == 0 || stderr_replaced || said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn, "%llu agent messages were not printed (no memory or a write error)",
-                 (unsigned long long)dropped);
-}
-
-}  // namespace
-
 void note_agent_drops(DropCounters& drops) noexcept {
   drops.log_lines = dropped_agent_lines();
   drops.stderr_replaced = !stderr_is_original();
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
   drops.timer_periods_missed = timer_periods_missed();  // said once by the timer itself
-  say_shape_drops_once(drops.shape_records);
-  say_stack_drops_once(drops);
-  say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);
 }
 
 }  // namespace profagent::agent
