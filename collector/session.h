@@ -54,7 +54,6 @@ struct SessionOptions {
   bool activity_cuda = true;    // a device backend (PROFAGENT_ACTIVITIES has cuda)
   CuptiOptions cupti;           // PROFAGENT_CUPTI, PROFAGENT_CUPTI_LIB
   size_t buffer_bytes = kDefaultBufferBytes;  // host event arena (PROFAGENT_BUFFER_MB)
-  bool record_shapes = false;   // PROFAGENT_RECORD_SHAPES (shape records: a later issue)
   std::vector<std::pair<std::string, std::string>> config;  // copied into Trace::config
   PlatformInfoFn platform_info = nullptr;
   // How long a window's join may wait for the device work its window issued
@@ -109,11 +108,5 @@ void warm_host_buffers() noexcept;
 
 // True once any CUDA hook ran (cuda_in_use()).
 bool cuda_used() noexcept;
-
-// Device backend status as it would appear in Trace::device_backend.
-std::string device_backend_status();
-
-// Process facts as they appear in Trace::process (thread names excepted).
-ProcessInfo current_process_info();
 
 }  // namespace profagent::collector
