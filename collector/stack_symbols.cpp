@@ -197,6 +197,8 @@ void set_dwarf_library(const std::string& path) noexcept {
     std::lock_guard lock(g_dwarf_library_mutex);
     g_dwarf_library = path;
   } catch (...) {
+    static SwallowedSite site{"the libdw helper's path could not be kept: it is searched beside the agent instead"};
+    note_swallowed(site);
   }
 }
 
