@@ -1,4 +1,4 @@
-// key_averages()-style aggregate tables (torch.profiler's EventList.table(), seed docs 000/001).
+// key_averages()-style aggregate tables, as torch.profiler's EventList.table() prints them.
 //
 // Rows and what their numbers are (all ns here; the text table shows µs/ms/s like PyTorch).
 // "Device work" = kernel, memcpy and memset records; a record "belongs" to the host record

@@ -33,7 +33,7 @@ std::vector<StepAction> run(const StepSchedule& s, uint64_t steps) {
 
 }  // namespace
 
-TEST_CASE("the issue's example: skip_first=10 wait=5 warmup=1 active=3 repeat=2", "[schedule]") {
+TEST_CASE("the README's example: skip_first=10 wait=5 warmup=1 active=3 repeat=2", "[schedule]") {
   const StepSchedule s{10, 5, 1, 3, 2};
   const auto a = run(s, 40);
   for (uint64_t i = 0; i <= 14; ++i) CHECK(a[i] == StepAction::None);
