@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "collector/window_wait.h"
+
 namespace profagent::agent {
 
 enum class CuptiMode : uint8_t { Auto, On, Off };
@@ -32,9 +34,9 @@ struct Config {
   uint64_t active = 1;
   uint64_t repeat = 0;
   std::string step_on;          // what marks a step without code changes (stored as given)
-  // How long a window's join waits for the device work issued in the window (0..600000 ms);
-  // what has not come by then is counted as late (collector/session.h).
-  uint32_t window_wait_ms = 3000;
+  // How long a window's join waits for the device work issued in the window (up to
+  // kMaxWindowWaitMs); what has not come by then is counted as late (collector/session.h).
+  uint32_t window_wait_ms = collector::kDefaultWindowWaitMs;
 
   bool activity_cpu = true;     // PROFAGENT_ACTIVITIES=cpu,cuda
   bool activity_cuda = true;
