@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "collector/log.h"
 #include "collector/window_wait.h"
 
 namespace profagent::agent {
@@ -20,8 +21,7 @@ enum class CuptiMode : uint8_t { Auto, On, Off };
 // with its pid (Light), or nothing at all (Off). Never the parent's buffers.
 enum class ChildPolicy : uint8_t { Light, Off };
 
-// Same names and order as spdlog's levels, so the logger maps them one to one.
-enum class LogLevel : uint8_t { Trace, Debug, Info, Warn, Error, Critical, Off };
+using collector::LogLevel;  // PROFAGENT_LOG_LEVEL: the one logger's levels
 
 struct Config {
   std::string output_dir = "./profagent_out";

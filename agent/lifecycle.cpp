@@ -41,29 +41,6 @@ const Config* g_config = nullptr;  // leaked; written once before g_state become
 
 pid_t current_tid() noexcept { return pid_t(syscall(SYS_gettid)); }
 
-LogLevel from_collector(collector::LogLevel level) noexcept {
-  switch (level) {
-    case collector::LogLevel::Debug: return LogLevel::Debug;
-    case collector::LogLevel::Info: return LogLevel::Info;
-    case collector::LogLevel::Warn: return LogLevel::Warn;
-    case collector::LogLevel::Error: return LogLevel::Error;
-  }
-  return LogLevel::Error;
-}
-
-// The collector reports from hot or repeated paths (CUPTI buffers, full thread buffers): its
-// warnings and errors are capped so a long run cannot flood the application's stderr.
-CappedSite g_collector_problems{.cap = 20};
-
-void collector_log_sink(collector::LogLevel level, const char* message) noexcept {
-  const LogLevel ours = from_collector(level);
-  if (ours >= LogLevel::Warn) {
-    log_capped(g_collector_problems, ours, message);
-  } else {
-    log(ours, message);
-  }
-}
-
 void report_unresolved_symbol(const char* symbol) noexcept {
   try {
     log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
@@ -134,7 +111,6 @@ AgentState initialise() noexcept {
     g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
     start_logging(g_config->log_level);
     for (std::string& warning : warnings) hold_warning(std::move(warning));
-    collector::set_log_sink(collector_log_sink);
     hooks::set_unresolved_reporter(report_unresolved_symbol);
     hooks::set_detour_reporter(report_plain_dlopen);
     if (!start_collector(*g_config)) {
@@ -325,10 +301,10 @@ namespace {
 void say_shape_drops_once(uint64_t dropped) noexcept {
   static std::atomic<bool> said{false};
   if (dropped == 0 || said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn,
-                 "%llu operators recorded without their input shapes: the %zu KiB shape store was full or "
-                 "a tensor had more than %d dimensions (raise PROFAGENT_BUFFER_MB: a quarter of it keeps shapes)",
-                 (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
+  log_format(LogLevel::Warn,
+             "%llu operators recorded without their input shapes: the %zu KiB shape store was full or "
+             "a tensor had more than %d dimensions (raise PROFAGENT_BUFFER_MB: a quarter of it keeps shapes)",
+             (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
 }
 
 // Stacks cut short or not kept (PROFAGENT_WITH_STACK): said once per process, at the first
@@ -337,12 +313,12 @@ void say_stack_drops_once(const DropCounters& drops) noexcept {
   static std::atomic<bool> said{false};
   if (drops.stacks_truncated == 0 && drops.stacks_lost == 0 && drops.python_frames_lost == 0) return;
   if (said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn,
-                 "call stacks: %llu stopped before the thread's first frame (code without unwind info, or a "
-                 "signal during an unwind: the frames found are kept), %llu calls without a stack (the stack "
-                 "table was full), %llu Python frames left out (unreadable, or too many code objects)",
-                 (unsigned long long)drops.stacks_truncated, (unsigned long long)drops.stacks_lost,
-                 (unsigned long long)drops.python_frames_lost);
+  log_format(LogLevel::Warn,
+             "call stacks: %llu stopped before the thread's first frame (code without unwind info, or a "
+             "signal during an unwind: the frames found are kept), %llu calls without a stack (the stack "
+             "table was full), %llu Python frames left out (unreadable, or too many code objects)",
+             (unsigned long long)drops.stacks_truncated, (unsigned long long)drops.stacks_lost,
+             (unsigned long long)drops.python_frames_lost);
 }
 
 // Lines lost while stderr was still the process's own (the logger out of memory, a write
@@ -350,8 +326,8 @@ void say_stack_drops_once(const DropCounters& drops) noexcept {
 void say_unprinted_lines_once(uint64_t dropped, bool stderr_replaced) noexcept {
   static std::atomic<bool> said{false};
   if (dropped == 0 || stderr_replaced || said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn, "%llu agent messages were not printed (no memory or a write error)",
-                 (unsigned long long)dropped);
+  log_format(LogLevel::Warn, "%llu agent messages were not printed (no memory or a write error)",
+             (unsigned long long)dropped);
 }
 
 }  // namespace

@@ -141,13 +141,13 @@ State probe() noexcept {
   char version[32];
   unsigned minor = python_minor_version(handle, version, sizeof version);
   if (minor != 0x030B) {
-    log(LogLevel::Warn, "Python %s: stacks show native frames only (Python frames are read from CPython 3.11)",
-        version);
+    log_format(LogLevel::Warn, "Python %s: stacks show native frames only (Python frames are read from CPython 3.11)",
+               version);
     return kUnsupported;
   }
   if (!resolve(handle, &g_python)) {
-    log(LogLevel::Warn, "Python %s lacks the symbols its frames are read with: stacks show native frames only",
-        version);
+    log_format(LogLevel::Warn, "Python %s lacks the symbols its frames are read with: stacks show native frames only",
+               version);
     return kUnsupported;
   }
   return kSupported;

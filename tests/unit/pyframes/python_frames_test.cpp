@@ -110,17 +110,19 @@ TEST_CASE("objects that are not ready str objects are refused") {
 
 namespace {
 int g_messages = 0;
-void count_messages(pc::LogLevel, const char*) noexcept { ++g_messages; }
+void count_messages(pc::LogLevel, std::string_view) noexcept { ++g_messages; }
 }  // namespace
 
 TEST_CASE("a process without Python gets no frames and no message") {
   pc::set_log_sink(count_messages);
+  pc::set_log_level(pc::LogLevel::Trace);  // no message of any level
   pc::PyFrameRef frames[8];
   CHECK_FALSE(pc::python_frames_supported());
   CHECK(pc::capture_python_frames(frames, 8) == 0);
   CHECK_FALSE(pc::is_interpreter_frame(reinterpret_cast<uintptr_t>(&count_messages)));
   CHECK(pc::python_frame_counters().during_probe == 0);
   pc::set_log_sink(nullptr);
+  pc::set_log_level(pc::LogLevel::Warn);
   CHECK(g_messages == 0);
 }
 
