@@ -16,7 +16,4 @@ target_link_libraries(exporters_unit_tests PRIVATE
   profagent_exporters Catch2::Catch2 nlohmann_json::nlohmann_json)
 # The occupancy test checks against the toolkit's header-only occupancy calculator.
 target_include_directories(exporters_unit_tests SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-add_test(NAME exporters COMMAND exporters_unit_tests)
-set_tests_properties(exporters PROPERTIES LABELS unit)
-add_test(NAME report.agent.trace_cpu_times COMMAND exporters_unit_tests "[cpu_times]")
-set_tests_properties(report.agent.trace_cpu_times PROPERTIES LABELS unit)
+profagent_catch_tests(exporters_unit_tests PREFIX exporters. LABELS unit)

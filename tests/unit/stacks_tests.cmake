@@ -10,6 +10,5 @@ if(TARGET profagent_collector AND TARGET profagent_exporters)
   target_compile_definitions(stacks_tests PRIVATE
     PROFAGENT_DWARF_LIBRARY="$<TARGET_FILE:profagent_dwarf>")
   add_dependencies(stacks_tests profagent_dwarf)
-  add_test(NAME stacks_unit COMMAND stacks_tests)
-  set_tests_properties(stacks_unit PROPERTIES LABELS unit)
+  profagent_catch_tests(stacks_tests PREFIX stacks_unit. LABELS unit)
 endif()

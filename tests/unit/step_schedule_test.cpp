@@ -69,7 +69,7 @@ TEST_CASE("matches torch's schedule for every small parameter set", "[schedule]"
   CHECK(compared == 4 * 4 * 4 * 4 * 4 * 60);
 }
 
-TEST_CASE("active=1 saves every recorded step; wait=0 warmup=0 records back to back", "[schedule]") {
+TEST_CASE("active=1 saves every recorded step, wait=0 warmup=0 records back to back", "[schedule]") {
   const auto a = run(StepSchedule{0, 0, 0, 1, 0}, 5);
   for (auto x : a) CHECK(x == StepAction::RecordAndSave);
   const auto b = run(StepSchedule{0, 0, 0, 3, 0}, 6);

@@ -153,7 +153,7 @@ TEST_CASE("each eval-loop frame gives way to the Python frames it ran, up to its
   CHECK(describe(out, n) == "n5 n6 py1 py2 n7 py3 py4");
 }
 
-TEST_CASE("Python frames the native walk did not reach follow at the end; no Python keeps native frames") {
+TEST_CASE("Python frames the native walk did not reach follow at the end, no Python keeps native frames") {
   const uintptr_t native[] = {5, 0x110, 0x260};
   const pc::PyFrameRef python[] = {{1, 0, pc::kPyFrameEntry}, {2, 0, 0}, {3, 0, pc::kPyFrameEntry}};
   pc::MixedFrame out[16];
