@@ -21,6 +21,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import trace_reader  # noqa: E402
+
 
 class Failed(Exception):
     pass
@@ -99,15 +102,17 @@ def traces(out_dir):
 
 
 def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    return json.loads(raw.decode("utf-8"))  # strict: invalid UTF-8 fails the case
+    """The trace's document; a file that is no trace (invalid UTF-8 included) fails the case."""
+    try:
+        return trace_reader.load_trace(path)
+    except trace_reader.TraceError as error:
+        raise Failed(str(error)) from error
 
 
 def events(document, name=None):
     """Complete events, without the gpu_user_annotation slices that mirror an operator's or a
     range's device work on the device lanes (they carry its name, but are not calls)."""
-    found = [e for e in document["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "gpu_user_annotation"]
+    found = [e for e in trace_reader.complete_events(document) if e.get("cat") != "gpu_user_annotation"]
     return [e for e in found if e.get("name") == name] if name else found
 
 
