@@ -18,12 +18,12 @@ import glob
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+from agent_run import agent_environment, run  # noqa: E402
 from trace_reader import load_trace  # noqa: E402
 
 EXPECTED = os.path.join(HERE, "expected")
@@ -124,12 +124,10 @@ def normalise(path, out_dir):
 
 # ---- the runs -----------------------------------------------------------------------------
 def run_program(options, program, out_dir):
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PROFAGENT_", "DEVSIM_", "CUDA_INJECTION")) and k != "LD_PRELOAD"}
-    env.update(LD_PRELOAD=options.lib, LD_LIBRARY_PATH=options.devsim, PROFAGENT_OUTPUT_DIR=out_dir,
-               PROFAGENT_PROFILE_MEMORY="1", PROFAGENT_SUMMARIES="all")
+    env = agent_environment(options.lib, options.devsim, PROFAGENT_OUTPUT_DIR=out_dir,
+                            PROFAGENT_PROFILE_MEMORY="1", PROFAGENT_SUMMARIES="all")
     command = [os.path.join(options.bin, program[0]), *program[1:]]
-    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    done = run(command, env)
     if done.returncode != 0:
         raise SystemExit(f"golden: {' '.join(command)} exited {done.returncode}\n{done.stderr[-2000:]}")
 
