@@ -213,7 +213,7 @@ const std::array<Variable, 27> kVariables = {{
     {"STEP_ON", [](std::string_view t, Config& c) { return parse_text(t, c.step_on); },
      [](const Config& c) { return c.step_on.empty() ? std::string("(none)") : c.step_on; }},
     {"WINDOW_WAIT_MS",
-     [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, 600'000); },
+     [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, collector::kMaxWindowWaitMs); },
      [](const Config& c) { return std::to_string(c.window_wait_ms); }},
     {"ACTIVITIES", parse_activities, activities_text},
     PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),

@@ -10,7 +10,8 @@
 #include <utility>
 #include <vector>
 
-#include "exporters/summaries/table_defaults.h"
+#include "collector/log.h"
+#include "collector/window_wait.h"
 
 namespace profagent::agent {
 
@@ -20,8 +21,7 @@ enum class CuptiMode : uint8_t { Auto, On, Off };
 // with its pid (Light), or nothing at all (Off). Never the parent's buffers.
 enum class ChildPolicy : uint8_t { Light, Off };
 
-// Same names and order as spdlog's levels, so the logger maps them one to one.
-enum class LogLevel : uint8_t { Trace, Debug, Info, Warn, Error, Critical, Off };
+using collector::LogLevel;  // PROFAGENT_LOG_LEVEL: the one logger's levels
 
 struct Config {
   std::string output_dir = "./profagent_out";
@@ -34,9 +34,9 @@ struct Config {
   uint64_t active = 1;
   uint64_t repeat = 0;
   std::string step_on;          // what marks a step without code changes (stored as given)
-  // How long a window's join waits for the device work issued in the window (0..600000 ms);
-  // what has not come by then is counted as late (collector/session.h).
-  uint32_t window_wait_ms = 3000;
+  // How long a window's join waits for the device work issued in the window (up to
+  // kMaxWindowWaitMs); what has not come by then is counted as late (collector/session.h).
+  uint32_t window_wait_ms = collector::kDefaultWindowWaitMs;
 
   bool activity_cpu = true;     // PROFAGENT_ACTIVITIES=cpu,cuda
   bool activity_cuda = true;

@@ -43,29 +43,6 @@ const Config* g_config = nullptr;  // leaked; written once before g_state become
 
 pid_t current_tid() noexcept { return pid_t(syscall(SYS_gettid)); }
 
-LogLevel from_collector(collector::LogLevel level) noexcept {
-  switch (level) {
-    case collector::LogLevel::Debug: return LogLevel::Debug;
-    case collector::LogLevel::Info: return LogLevel::Info;
-    case collector::LogLevel::Warn: return LogLevel::Warn;
-    case collector::LogLevel::Error: return LogLevel::Error;
-  }
-  return LogLevel::Error;
-}
-
-// The collector reports from hot or repeated paths (CUPTI buffers, full thread buffers): its
-// warnings and errors are capped so a long run cannot flood the application's stderr.
-CappedSite g_collector_problems{.cap = 20};
-
-void collector_log_sink(collector::LogLevel level, const char* message) noexcept {
-  const LogLevel ours = from_collector(level);
-  if (ours >= LogLevel::Warn) {
-    log_capped(g_collector_problems, ours, message);
-  } else {
-    log(ours, message);
-  }
-}
-
 void report_unresolved_symbol(const char* symbol, const char* library, const char* returned) noexcept {
   try {
     log(LogLevel::Error, std::string("no loaded ") + (*library != '\0' ? library : "object") + " defines " + symbol +
@@ -138,7 +115,6 @@ AgentState initialise() noexcept {
     g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
     start_logging(g_config->log_level);
     for (std::string& warning : warnings) hold_warning(std::move(warning));
-    collector::set_log_sink(collector_log_sink);
     hooks::set_unresolved_reporter(report_unresolved_symbol);
     hooks::set_detour_reporter(report_plain_dlopen);
     if (!start_collector(*g_config)) {

@@ -473,11 +473,4 @@ std::string closing_line_without_window() noexcept {
   }
 }
 
-HandOverStats hand_over_stats() noexcept {
-  Windows* w = g_windows;
-  if (w == nullptr) return {};
-  std::lock_guard lock(w->mutex);
-  return w->hand_over;
-}
-
 }  // namespace profagent::agent

@@ -50,8 +50,8 @@ class DeviceBackend {
   virtual void pop_external_id() noexcept = 0;
   // Pauses or resumes device activity: the session turns it off while no step records, as
   // torch.profiler/Kineto enable CUPTI activities only from warmup to the end of the active
-  // steps, so idle steps pay nothing in the device library. Callers hold no collector lock but
-  // the session's activity lock.
+  // steps, so idle steps pay nothing in the device library. Callers hold no collector lock: one
+  // caller at a time, the holder of the session's device_applying flag (session_state.h).
   virtual void set_activity(DeviceActivity activity) noexcept { (void)activity; }
   // Forces every record so far into completed buffers. Callers hold no collector lock.
   virtual void flush() noexcept = 0;

@@ -21,7 +21,4 @@ target_compile_definitions(exporters_unit_tests PRIVATE
   PROFAGENT_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/exporters/golden")
 # The occupancy test checks against the toolkit's header-only occupancy calculator.
 target_include_directories(exporters_unit_tests SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-add_test(NAME exporters COMMAND exporters_unit_tests)
-set_tests_properties(exporters PROPERTIES LABELS unit)
-add_test(NAME report.agent.trace_cpu_times COMMAND exporters_unit_tests "[cpu_times]")
-set_tests_properties(report.agent.trace_cpu_times PROPERTIES LABELS unit)
+profagent_catch_tests(exporters_unit_tests PREFIX exporters. LABELS unit)

@@ -172,7 +172,7 @@ TEST_CASE("print the summaries of the hand-made trace", "[.print]") {
   std::fputs(render_summaries_text(t, s, o).c_str(), stdout);
 }
 
-TEST_CASE("--steps keeps the records of the chosen steps with their links") {
+TEST_CASE("the --steps option keeps the records of the chosen steps with their links") {
   const Trace t = two_steps();
   std::string error;
   const std::optional<Trace> only2 = select_steps(t, 2, 2, error);

@@ -78,7 +78,7 @@ TEST_CASE("launcher: options become variables, the command follows --") {
   CHECK(options->command == std::vector<std::string>{"python3", "train.py", "--lr", "1"});
 }
 
-TEST_CASE("launcher: the command may start without --; bad lines are one error") {
+TEST_CASE("launcher: the command may start without --, bad lines are one error") {
   std::string error;
   auto options = parse_arguments({"run", "./app", "--wait", "x"}, error);
   REQUIRE(options);
