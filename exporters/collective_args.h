@@ -9,6 +9,7 @@
 
 #include "collector/trace.h"
 #include "exporters/json_writer.h"
+#include "exporters/trace_schema.h"
 
 namespace profagent::exporters {
 
@@ -24,31 +25,32 @@ class CollectiveLookup {
   std::unordered_map<uint64_t, int32_t> index_;
 };
 
-// `key(name)` starts one argument and returns the writer for its value (the trace writer's
-// lazily opened args object).
+// `key(name)` (a std::string_view) starts one argument and returns the writer for its value
+// (the trace writer's lazily opened args object).
 template <typename Key>
 void write_collective_args(const CollectiveArgs& c, Key&& key) {
-  key("Collective name").string(c.collective);
-  key("In msg nelems").u64(c.in_nelems);
-  key("Out msg nelems").u64(c.out_nelems);
-  key("Group size").i64(c.group_size);
-  key("dtype").string(c.dtype);
-  key("In split size").string("[]");
-  key("Out split size").string("[]");
-  key("Process Group Name").string(std::to_string(c.comm_hash));
-  key("Process Group Description").string("nccl communicator");
+  namespace arg = schema::arg;
+  key(arg::kCollectiveName).string(c.collective);
+  key(arg::kInMsgNelems).u64(c.in_nelems);
+  key(arg::kOutMsgNelems).u64(c.out_nelems);
+  key(arg::kGroupSize).i64(c.group_size);
+  key(arg::kDtype).string(c.dtype);
+  key(arg::kInSplitSize).string("[]");
+  key(arg::kOutSplitSize).string("[]");
+  key(arg::kProcessGroupName).string(std::to_string(c.comm_hash));
+  key(arg::kProcessGroupDescription).string("nccl communicator");
   if (c.world_communicator && c.group_size > 0) {
     std::string ranks = "[";
     for (int32_t r = 0; r < c.group_size; ++r) ranks += (r ? ", " : "") + std::to_string(r);
-    key("Process Group Ranks").string(ranks + "]");
+    key(arg::kProcessGroupRanks).string(ranks + "]");
   }
-  key("Rank").i64(c.rank);
-  if (c.root >= 0) key("Root").i64(c.root);
-  if (c.peer >= 0) key(c.in_nelems != 0 ? "Dst Rank" : "Src Rank").i64(c.peer);
-  key("Seq").u64(c.seq);
-  key("Comm hash").u64(c.comm_hash);
-  key("bytes").u64(c.bytes);
-  if (c.calls != 1) key("Calls").i64(c.calls);
+  key(arg::kCommRank).i64(c.rank);
+  if (c.root >= 0) key(arg::kRoot).i64(c.root);
+  if (c.peer >= 0) key(c.in_nelems != 0 ? arg::kDstRank : arg::kSrcRank).i64(c.peer);
+  key(arg::kSeq).u64(c.seq);
+  key(arg::kCommHash).u64(c.comm_hash);
+  key(arg::kBytes).u64(c.bytes);
+  if (c.calls != 1) key(arg::kCalls).i64(c.calls);
 }
 
 }  // namespace profagent::exporters

@@ -15,11 +15,13 @@
 
 #include "collector/trace.h"
 #include "exporters/json_writer.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::exporters {
 
 // Written for a window with NCCL collectives or of a job of more than one rank.
 bool wants_rank_table(const Trace& trace);
-bool write_rank_table(const Trace& trace, JsonWriter& out);
+// `summaries`: the window's, when they hold the Distributed Summary (else it is computed here).
+bool write_rank_table(const Trace& trace, const Summaries& summaries, JsonWriter& out);
 
 }  // namespace profagent::exporters

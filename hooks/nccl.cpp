@@ -7,17 +7,30 @@
 #include <nccl.h>
 
 #include "hooks/hook.h"
+#include "hooks/library.h"
 #include "hooks/nccl_comms.h"
+
+namespace profagent::hooks {
+// The library descriptor (hooks/library.h). Its calls are operators with arguments, not the
+// one-line runtime-call hooks of the template, so only the descriptor's resolution, failure
+// value and first-use rule are used here.
+struct Nccl : LibraryDefaults {
+  using Error = ncclResult_t;
+  static constexpr Error kSuccess = ncclSuccess;
+  static constexpr Error kUnavailable = ncclSystemError;  // as a library that failed to load
+  static constexpr const char* kUnavailableName = "ncclSystemError";
+  static constexpr DeviceApi kDevice = DeviceApi::Cuda;  // its first call may be the first CUDA use
+};
+inline constexpr LibraryVersion kNccl2{"libnccl.so.2", nullptr, "libnccl.so."};
+}  // namespace profagent::hooks
 
 namespace {
 
 using profagent::CollectiveArgs;
 using profagent::HostEvent;
-using profagent::hooks::Site;
+using Site = profagent::hooks::LibrarySite<profagent::hooks::Nccl>;
 namespace collector = profagent::collector;
 namespace comms = profagent::hooks::nccl;
-
-constexpr const char* kNccl = "libnccl.so.2";
 
 // torch's scalar type names, which Kineto's `dtype` argument holds.
 const char* dtype_name(ncclDataType_t type) noexcept {
@@ -71,7 +84,7 @@ ncclResult_t call(Site& site, const CollectiveArgs* args, After&& after, Args...
   auto* real = reinterpret_cast<Fn*>(profagent::hooks::resolve(site.real));
   if (real == nullptr) {
     profagent::hooks::report_unresolved(site);
-    return ncclSystemError;  // as a library that failed to load: the program sees an error
+    return profagent::hooks::Nccl::kUnavailable;
   }
   profagent::hooks::note_cuda_use();
   ncclResult_t result;
@@ -127,7 +140,7 @@ int comm_size(ncclComm_t comm);
 int comm_rank(ncclComm_t comm);
 
 #define NCCL_SITE(name)                       \
-  Site site_##name{#name, kNccl};              \
+  Site site_##name{#name, profagent::hooks::kNccl2};              \
   PROFAGENT_REGISTER_REAL_SYMBOL(nccl_##name, site_##name.real)
 
 NCCL_SITE(ncclCommInitRank);
@@ -150,7 +163,7 @@ NCCL_SITE(ncclRecv);
 NCCL_SITE(ncclGroupStart);
 NCCL_SITE(ncclGroupEnd);
 // The group's operator: named, never resolved (no such NCCL function).
-Site site_ncclGroup{"ncclGroup", kNccl};
+Site site_ncclGroup{"ncclGroup", profagent::hooks::kNccl2};
 
 // The agent's own queries of a communicator it saw made (never recorded).
 int comm_size(ncclComm_t comm) {
@@ -288,7 +301,7 @@ NCCL_EXPORT ncclResult_t ncclGroupStart() {
   auto* real = reinterpret_cast<decltype(ncclGroupStart)*>(profagent::hooks::resolve(site_ncclGroupStart.real));
   if (real == nullptr) {
     profagent::hooks::report_unresolved(site_ncclGroupStart);
-    return ncclSystemError;
+    return profagent::hooks::Nccl::kUnavailable;
   }
   return real();
 }
@@ -297,7 +310,7 @@ NCCL_EXPORT ncclResult_t ncclGroupEnd() {
   auto* real = reinterpret_cast<decltype(ncclGroupEnd)*>(profagent::hooks::resolve(site_ncclGroupEnd.real));
   if (real == nullptr) {
     profagent::hooks::report_unresolved(site_ncclGroupEnd);
-    return ncclSystemError;
+    return profagent::hooks::Nccl::kUnavailable;
   }
   comms::Group group;
   if (!comms::end_group(&group) || group.id == 0 || !collector::operator_should_record()) return real();
