@@ -2,7 +2,8 @@
 // window, kilobytes where the trace is megabytes, so that thousands of ranks can be reduced
 // (agent/ranks/profagent_ranks.py, also over Dask) without reading their traces.
 //
-// <stem>.rank.json, one JSON object:
+// <stem>.rank.ndjson, one JSON object on one line (not ".json": HTA loads every *.json of a
+// trace folder as a trace, and this one's "rank" would take the place of the rank's trace):
 //   {"format":"profagent-rank","version":1,"host_name":..,"pid":..,"rank":..,"local_rank":..,
 //    "world_size":..,"backend":..,"window":..,
 //    "steps":[[number,start_unix_ns,end_unix_ns],...],

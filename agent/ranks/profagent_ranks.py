@@ -3,7 +3,7 @@
 `profagent report --dask tcp://SCHEDULER DIR` and `profagent merge DIR`.
 
 The input of each rank is the per-rank table the agent writes next to its summaries
-(<stem>.rank.json: its Distributed Summary, steps and one row per collective kernel; see
+(<stem>.rank.ndjson: its Distributed Summary, steps and one row per collective kernel; see
 exporters/rank_table.h), kilobytes per rank. Traces without one (torch.profiler's) are read
 whole and the same figures taken from their kernels.
 
@@ -63,7 +63,7 @@ def rank_inputs(folder):
     inputs = []
     for trace in trace_paths(folder):
         stem = trace[:trace.rindex(".trace.json")]
-        inputs.append(stem + ".rank.json" if os.path.exists(stem + ".rank.json") else trace)
+        inputs.append(stem + ".rank.ndjson" if os.path.exists(stem + ".rank.ndjson") else trace)
     return inputs
 
 
@@ -99,7 +99,7 @@ def load(path):
 def rank_partial(path):
     """One rank's figures from its rank table or, without one, its trace (ns on the shared
     clock: base time + ts)."""
-    if path.endswith(".rank.json"):
+    if path.endswith(".rank.ndjson"):
         return table_partial(path)
     trace = load(path)
     info = trace.get("distributedInfo", {})

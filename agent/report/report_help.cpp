@@ -29,7 +29,7 @@ PROFAGENT_FP_POINT / PROFAGENT_BP_POINT name the step trace's FP and BP operator
 
 usage: profagent report --ranks DIR [--format text|json] [--traces]
        profagent report --dask tcp://SCHEDULER DIR [--format text|json]
-The cross-rank report of a folder of per-rank files (their .rank.json, else their traces):
+The cross-rank report of a folder of per-rank files (their .rank.ndjson, else their traces):
 communication, computation, overlap and waiting per rank, missing ranks and steps, the
 straggler table; --dask computes it on a Dask cluster (same output). docs/ranks.md.
 Exit status 0, or 2 after one line per bad file or option (the other files are reported).

@@ -21,7 +21,7 @@ ranks = int(sys.argv[3]) if len(sys.argv) > 3 else 1024
 collectives = int(sys.argv[4]) if len(sys.argv) > 4 else 200
 folder = os.path.join(work, f"synthetic_{ranks}x{collectives}")
 synthetic_ranks.write(folder, ranks=ranks, collectives=collectives, slow_rank=ranks // 3)
-table_bytes = sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder) if n.endswith(".rank.json"))
+table_bytes = sum(os.path.getsize(os.path.join(folder, n)) for n in os.listdir(folder) if n.endswith(".rank.ndjson"))
 
 
 def timed(*args):

@@ -195,7 +195,10 @@ out = os.path.join(work, "job")
 result = run_job(out)
 traces, per_rank, waits = check_job(out, result)
 for rank in range(RANKS):
-    expect(len(glob.glob(os.path.join(out, f"*.r{rank}.*.rank.json"))) == 1, f"rank {rank}: no rank table")
+    expect(len(glob.glob(os.path.join(out, f"*.r{rank}.*.rank.ndjson"))) == 1, f"rank {rank}: no rank table")
+# HTA loads every *.json of a folder as a trace: only the traces may end so.
+others = [n for n in os.listdir(out) if n.endswith(".json") and not n.endswith(".trace.json")]
+expect(not others, f"files HTA would take for traces: {others}")
 from_tables = report(out)
 check_report(traces, waits, from_tables)
 from_traces = report(out, "--traces")

@@ -23,7 +23,7 @@ def write(folder, ranks, collectives, slow_rank, delay_ns=2_000_000, transfer_ns
                                                  "computation_ns": collectives * 6_000_000, "overlap_ns": 0},
                  "collectives": rows}
         stem = os.path.join(folder, f"node{rank // 8}.{1000 + rank}.r{rank}.w1")
-        with open(stem + ".rank.json", "w") as f:
+        with open(stem + ".rank.ndjson", "w") as f:
             json.dump(table, f)
         with open(stem + ".trace.json", "w") as f:  # a placeholder: the rank table is what is read
             json.dump({"distributedInfo": {"rank": rank, "world_size": ranks}, "traceEvents": []}, f)

@@ -346,7 +346,7 @@ TEST_CASE("export_window writes its files atomically into the directory",
   CHECK(entries(o.output_dir) == std::set<std::string>{"node7.4242.r3.w1.trace.json",
                                                        "node7.4242.r3.w1.table.txt",
                                                        "node7.4242.r3.w1.summary.ndjson",
-                                                       "node7.4242.r3.w1.rank.json"});
+                                                       "node7.4242.r3.w1.rank.ndjson"});
   CHECK(r.paths.front() == o.output_dir + "/node7.4242.r3.w1.trace.json");
   CHECK(read(o.output_dir + "/node7.4242.r3.w1.table.txt") == r.table);
   CHECK(r.trace_events > 20);
