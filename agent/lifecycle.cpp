@@ -23,6 +23,7 @@
 #include "agent/window_export.h"
 #include "agent/windows.h"
 #include "collector/api.h"
+#include "collector/collectives.h"
 #include "collector/log.h"
 #include "collector/session.h"
 #include "collector/shapes.h"
@@ -278,6 +279,7 @@ void note_agent_drops(DropCounters& drops) noexcept {
   drops.stderr_replaced = !stderr_is_original();
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
+  drops.collective_args = collector::dropped_collectives();
   drops.timer_periods_missed = timer_periods_missed();  // said once by the timer itself
 }
 

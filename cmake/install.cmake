@@ -24,6 +24,8 @@ install(TARGETS profagent profagent_re2 profagent_dwarf profagent_unwind
 install(TARGETS profagent_launcher RUNTIME DESTINATION bin)
 install(FILES ${PROJECT_SOURCE_DIR}/agent/python/sitecustomize.py ${PROJECT_SOURCE_DIR}/agent/python/profagent_hook.py
         DESTINATION ${profagent_lib_dir}/profagent_python)
+install(FILES ${PROJECT_SOURCE_DIR}/agent/ranks/profagent_ranks.py ${PROJECT_SOURCE_DIR}/agent/ranks/profagent_merge.py
+        DESTINATION ${profagent_lib_dir}/profagent_ranks)
 if(TARGET profagent_python_ranges)
   install(TARGETS profagent_python_ranges LIBRARY DESTINATION ${profagent_lib_dir}/profagent_python)
 endif()

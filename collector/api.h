@@ -261,6 +261,15 @@ struct ShapeArg {
 // returns a handle for HostEvent::arg0 of the Operator event, or 0 if not stored.
 uint64_t record_shapes(const ShapeArg* args, uint32_t count) noexcept;
 
+// ---- NCCL collectives (collector/collectives.h) --------------------------------------------
+// Keeps one NCCL call's communication arguments for the join; the handle goes into
+// HostEvent::arg1 of its Operator event, flagged kFlagCollective (0 when not kept: counted).
+// Takes one leaf lock: NCCL calls cost microseconds already.
+uint64_t record_collective(const CollectiveArgs& args) noexcept;
+// A communicator was made: this process is rank `rank` of `nranks` of it. The first such
+// communicator gives the trace its rank when no launcher variable did, and the backend "nccl".
+void note_communicator(int rank, int nranks) noexcept;
+
 // ---- allocations (PROFAGENT_PROFILE_MEMORY; collector/memory_ledger.h) ---------------------
 // Set once by the agent when memory is profiled. Only allocation hooks read it: with it set
 // they keep the allocation bookkeeping also while nothing is recorded (idle steps), so every

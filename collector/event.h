@@ -38,6 +38,9 @@ enum EventFlags : uint8_t {
   // GraphLaunch events (these bits mean the copy kind of Memcpy events only): the graph has
   // no kernel, copy or set node, so its launch yields no device record (hooks/graph_work.h).
   kFlagGraphWithoutWork = 0x01,
+  // Operator events: an NCCL call; arg1 is the handle of its communication arguments
+  // (collector::record_collective, api.h), which the join turns into a CollectiveArgs.
+  kFlagCollective = 0x02,
   kFlagAsync = 0x08,       // the call only enqueued work (…Async forms, launches)
   kFlagCaptured = 0x10,    // issued while its stream was being captured into a graph
   kFlagFailed = 0x20,      // the real call returned an error (result holds it)
@@ -62,6 +65,26 @@ inline constexpr int32_t kHostDevice = -1;
 inline bool is_host_memory(MemoryKind kind) {
   return kind == MemoryKind::Pinned || kind == MemoryKind::Registered;
 }
+
+// The communication arguments of one NCCL call or group, what Kineto writes on a collective's
+// CPU op and its kernel (`Collective name`, `In msg nelems`, ...), plus the communicator's
+// hash (equal on every rank of the communicator) and the call's sequence number on it, which
+// together name one collective across ranks. Strings are static (the hooks' literals).
+struct CollectiveArgs {
+  const char* collective = "";  // "allreduce", "broadcast", ..., "coalesced" for a group
+  const char* dtype = "";       // "Float", "Half", ... (torch's scalar type names)
+  uint64_t in_nelems = 0;
+  uint64_t out_nelems = 0;
+  uint64_t bytes = 0;           // what this rank sends (in elements times the type size)
+  uint64_t comm_hash = 0;
+  uint64_t seq = 0;             // per communicator, from 0; a group counts once per communicator
+  int32_t group_size = 0;       // ranks of the communicator
+  int32_t rank = -1;            // this process's rank in it
+  int32_t root = -1;            // broadcast, reduce
+  int32_t peer = -1;            // send, recv
+  int32_t calls = 1;            // a group: the calls it holds
+  int32_t world_communicator = 0;  // 1: its ranks are 0..group_size-1 of the job
+};
 
 struct HostEvent {
   uint64_t start;   // agent clock ticks (collector/clock.h)

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "collector/names.h"
+#include "collector/collectives.h"
 #include "collector/shapes.h"
 
 namespace profagent::collector {
@@ -97,6 +98,11 @@ class Joiner {
     if (r.kind == EventKind::Launch) r.kernel_name = kernel_name_of(event.arg0);
     if (r.kind == EventKind::Operator && event.arg0 != 0) {
       read_shapes(event.arg0, in_.names, r.input_dims, r.input_types);
+    }
+    CollectiveArgs args;
+    if (r.kind == EventKind::Operator && (event.flags & kFlagCollective) && take_collective(event.arg1, &args)) {
+      r.collective = int32_t(trace_.collectives.size());
+      trace_.collectives.push_back(args);
     }
   }
 

@@ -1,5 +1,7 @@
 #include "collector/process_info.h"
 
+#include "collector/collectives.h"
+
 #include <dlfcn.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -48,17 +50,28 @@ std::string read_exe_name() {
 
 }  // namespace
 
-void read_rank(int* rank, int* world_size) {
+bool read_rank(int* rank, int* world_size) {
   static const char* const kPairs[][2] = {{"RANK", "WORLD_SIZE"},
                                           {"SLURM_PROCID", "SLURM_NTASKS"},
-                                          {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}};
+                                          {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+                                          {"PMI_RANK", "PMI_SIZE"}};
   *rank = 0;
   *world_size = 1;
   for (const auto& pair : kPairs) {
     if (!read_int(pair[0], rank)) continue;
     if (!read_int(pair[1], world_size) || *world_size <= *rank) *world_size = *rank + 1;
-    return;
+    return true;
   }
+  return false;
+}
+
+int read_local_rank() {
+  static const char* const kNames[] = {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID"};
+  for (const char* name : kNames) {
+    int value = 0;
+    if (read_int(name, &value)) return value;
+  }
+  return 0;
 }
 
 ProcessInfo read_process_info() {
@@ -68,7 +81,9 @@ ProcessInfo read_process_info() {
   if (gethostname(host, sizeof host - 1) == 0) info.host_name = host;
   info.exe_name = read_exe_name();
   info.command_line = read_command_line();
-  read_rank(&info.rank, &info.world_size);
+  info.rank_from_environment = read_rank(&info.rank, &info.world_size);
+  info.local_rank = read_local_rank();
+  apply_communicator_rank(info);
   return info;
 }
 

@@ -5,9 +5,12 @@
 
 namespace profagent::collector {
 
-// Rank and world size from RANK/WORLD_SIZE, else SLURM_PROCID/SLURM_NTASKS, else
-// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE; else rank 0 of 1.
-void read_rank(int* rank, int* world_size);
+// Rank and world size from RANK/WORLD_SIZE (torchrun), else SLURM_PROCID/SLURM_NTASKS, else
+// OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE, else PMI_RANK/PMI_SIZE (MPICH, Intel MPI); else
+// rank 0 of 1 and false.
+bool read_rank(int* rank, int* world_size);
+// The rank on this host: LOCAL_RANK, SLURM_LOCALID, OMPI_COMM_WORLD_LOCAL_RANK, MPI_LOCALRANKID.
+int read_local_rank();
 
 ProcessInfo read_process_info();  // thread_names left empty
 

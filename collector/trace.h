@@ -54,6 +54,7 @@ struct HostRecord {
   std::vector<std::vector<int64_t>> input_dims;  // Operator with record_shapes
   std::vector<std::string> input_types;
   uint32_t stack = 0;          // PROFAGENT_WITH_STACK: 1 + index into Trace::stacks.stacks; 0 none
+  int32_t collective = -1;     // Operator of an NCCL call: index into Trace::collectives
 };
 
 // One symbolised frame of a call stack.
@@ -170,6 +171,9 @@ struct DropCounters {
   // Operators recorded without their input shapes (PROFAGENT_RECORD_SHAPES): the shape store
   // was full, or an argument did not fit a record (collector/shapes.h).
   uint64_t shape_records = 0;
+  // NCCL calls recorded without their communication arguments so far in the process: the side
+  // store of calls not yet joined was full (collector/collectives.h).
+  uint64_t collective_args = 0;
   // PROFAGENT_WITH_STACK: stacks the unwinder could not follow to the thread's first frame (the
   // event has the frames found), and events left without a stack (the stack table was full, or
   // a window cut fell between a call and its stack tag).
@@ -203,8 +207,11 @@ struct ProcessInfo {
   std::string host_name;
   std::string exe_name;         // basename of /proc/self/exe
   std::string command_line;
-  int rank = 0;                 // RANK / SLURM_PROCID / OMPI_COMM_WORLD_RANK, else 0
+  int rank = 0;                 // launcher variables (process_info.h), else the first NCCL communicator
   int world_size = 1;
+  int local_rank = 0;           // LOCAL_RANK / SLURM_LOCALID / OMPI_COMM_WORLD_LOCAL_RANK / MPI_LOCALRANKID
+  std::string backend;          // "nccl" once a communicator was made, else ""
+  bool rank_from_environment = false;  // a launcher variable named the rank
   std::vector<std::pair<uint32_t, std::string>> thread_names;  // tid -> name
 };
 
@@ -294,6 +301,7 @@ struct Trace {
   ProcessInfo process;
   std::vector<DeviceInfo> devices;
   std::vector<HostRecord> host;      // sorted by (tid, start_ns)
+  std::vector<CollectiveArgs> collectives;  // of NCCL calls: HostRecord::collective refers to these
   std::vector<DeviceRecord> device;  // sorted by start_ns
   std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
   CallStacks stacks;                 // HostRecord::stack and MemoryRecord::stack refer to these

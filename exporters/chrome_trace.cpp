@@ -46,8 +46,10 @@ void ChromeTraceWriter::header() {
   device_properties();
   w_.raw("],\n");
   metadata_keys();
-  w_.raw("  \""), w_.raw(schema::kDistributedInfo), w_.raw("\": {\"backend\": \"unknown\", \"");
-  w_.raw(schema::kRank), w_.raw("\": "), w_.i64(t_.process.rank);
+  w_.raw("  \""), w_.raw(schema::kDistributedInfo), w_.raw("\": {\""), w_.raw(schema::kBackend), w_.raw("\": ");
+  w_.string(t_.process.backend.empty() ? "unknown" : t_.process.backend);
+  w_.raw(", \""), w_.raw(schema::kRank), w_.raw("\": "), w_.i64(t_.process.rank);
+  w_.raw(", \""), w_.raw(schema::kLocalRank), w_.raw("\": "), w_.i64(t_.process.local_rank);
   w_.raw(", \""), w_.raw(schema::kWorldSize), w_.raw("\": "), w_.i64(t_.process.world_size);
   w_.raw("},\n  \""), w_.raw(schema::kDisplayTimeUnit), w_.raw("\": \"ms\",\n  \"");
   w_.raw(schema::kBaseTimeNanoseconds), w_.raw("\": "), w_.u64(base_);

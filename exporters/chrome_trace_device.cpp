@@ -89,6 +89,10 @@ void ChromeTraceWriter::device_event(const DeviceRecord& d) {
   Args a(w_);
   if (d.external_id != 0) a.key(arg::kExternalId).u64(d.external_id);
   gpu_args(d, a);
+  // As Kineto copies them onto NCCL kernels: the kernel names its collective on every rank.
+  if (const CollectiveArgs* c = collectives_.by_id(d.external_id)) {
+    write_collective_args(*c, [&a](std::string_view k) -> JsonWriter& { return a.key(k); });
+  }
   a.close();
   // The stack of the call that issued the work: clicking a kernel shows the line that launched it.
   if (d.host >= 0 && size_t(d.host) < t_.host.size()) stack_frame_id(stack_frames_.sf_of(t_.host[d.host]));

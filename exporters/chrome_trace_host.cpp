@@ -77,6 +77,9 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
   }
   if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key(arg::kKernel).string(h.kernel_name);
   if (h.kind == EventKind::Step) a.key(arg::kStep).u64(h.arg0);
+  if (h.collective >= 0) {
+    write_collective_args(t_.collectives[size_t(h.collective)], [&a](std::string_view k) -> JsonWriter& { return a.key(k); });
+  }
   if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key(arg::kCallSite).string(call_site(t_, *stack));
   shape_args(h, a);
   a.close();

@@ -21,6 +21,7 @@
 
 #include "collector/trace.h"
 #include "exporters/chrome_trace.h"
+#include "exporters/collective_args.h"
 #include "exporters/json_writer.h"
 #include "exporters/trace_links.h"
 #include "exporters/trace_stack_frames.h"
@@ -109,7 +110,7 @@ class Args {
 class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const Trace& t, JsonWriter& w)
-      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t) {}
+      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), collectives_(t) {}
   void write(std::string_view trace_name);
   uint64_t events() const { return events_; }
 
@@ -176,6 +177,7 @@ class ChromeTraceWriter {
   uint64_t base_;
   TraceLinks links_;
   TraceStackFrames stack_frames_;
+  CollectiveLookup collectives_;  // NCCL calls' communication args, by operator id
   uint64_t events_ = 0;
   std::unordered_map<uint64_t, uint64_t> fallback_flow_;  // flow ids of launchers without one
   std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;

@@ -63,6 +63,13 @@ std::string shape_records_line(const Trace& t, const DropLineFacts& facts) {
          " dimensions (raise PROFAGENT_BUFFER_MB: a quarter of it keeps shapes)";
 }
 
+std::string collective_args_line(const Trace& t, const DropLineFacts&) {
+  if (t.drops.collective_args == 0) return {};
+  return std::to_string(t.drops.collective_args) +
+         " NCCL calls recorded without their communication arguments: too many calls were waiting for a window's "
+         "end (a window that never ends while NCCL calls keep coming)";
+}
+
 std::string stacks_line(const Trace& t, const DropLineFacts&) {
   const DropCounters& d = t.drops;
   if (d.stacks_truncated == 0 && d.stacks_lost == 0 && d.python_frames_lost == 0) return {};
@@ -111,6 +118,7 @@ constexpr DropCounter kDropCounters[] = {
     // Said by the agent at the first such call (hooks/call_as_caller.h counts them).
     {counter<&DropCounters::plain_dlopen_calls>("plain_dlopen_calls"), BySource},
     {counter<&DropCounters::shape_records>("shape_records"), OncePerProcess, shape_records_line},
+    {counter<&DropCounters::collective_args>("collective_args"), OncePerProcess, collective_args_line},
     {counter<&DropCounters::stacks_truncated>("stacks_truncated"), OncePerProcess, stacks_line},
     {counter<&DropCounters::stacks_lost>("stacks_lost"), InAnotherLine},
     {counter<&DropCounters::python_frames_lost>("python_frames_lost"), InAnotherLine},

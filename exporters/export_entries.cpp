@@ -6,6 +6,7 @@
 #include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
 #include "exporters/json_writer.h"
+#include "exporters/rank_table.h"
 #include "exporters/summaries/step_summary.h"
 #include "exporters/summary_json.h"
 
@@ -54,6 +55,15 @@ void write_summary_ndjson(WindowOutputs& o, OutputSink& sink, ExportResult& resu
   });
 }
 
+// The per-rank table of the cross-rank report (exporters/rank_table.h), with the summaries.
+bool rank_table_wanted(const WindowOutputs& o) { return o.options().write_summary && wants_rank_table(o.trace()); }
+void write_rank_table_file(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
+  write_file(sink, o.stem() + ".rank.ndjson", result, [&](OutputStream& s) {
+    JsonWriter w(s, 1 << 16);
+    return write_rank_table(o.trace(), o.summaries(), w);
+  });
+}
+
 // The summaries `profagent report` prints for this trace, by the same code.
 bool summaries_wanted(const WindowOutputs& o) { return !o.options().summaries.names.empty(); }
 void write_summaries(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
@@ -77,6 +87,7 @@ constexpr ExportEntry kEntries[] = {
     {"stderr table", always, write_stderr_table_entry},    // ExportResult::table
     {"table", table_wanted, write_table},                  // <stem>.table.txt
     {"summary json", summary_json_wanted, write_summary_ndjson},  // <stem>.summary.ndjson
+    {"rank table", rank_table_wanted, write_rank_table_file},     // <stem>.rank.ndjson
     {"summaries", summaries_wanted, write_summaries},      // <stem>.summary.txt
     {"folded stacks", folded_wanted, write_folded},        // <stem>.<metric>.folded
 };

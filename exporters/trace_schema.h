@@ -43,7 +43,9 @@ inline constexpr std::string_view kStackFrames = "stackFrames";  // with stacks 
 inline constexpr std::string_view kTraceName = "traceName";
 
 // distributedInfo's members. "rank" is written as `"rank": R` (with the space HTA's regex needs).
+inline constexpr std::string_view kBackend = "backend";  // "nccl" once a communicator was made
 inline constexpr std::string_view kRank = "rank";
+inline constexpr std::string_view kLocalRank = "local_rank";
 inline constexpr std::string_view kWorldSize = "world_size";
 
 // ---- categories ("cat") ----------------------------------------------------------------------
@@ -198,6 +200,25 @@ inline constexpr std::string_view kReserved = "Reserved";
 inline constexpr std::string_view kName = "name";
 inline constexpr std::string_view kLabels = "labels";
 inline constexpr std::string_view kSortIndex = "sort_index";
+// NCCL calls and their kernels (exporters/collective_args.h): Kineto's communication args, then
+// profagent's communicator hash, the call's bytes and a group's call count.
+inline constexpr std::string_view kCollectiveName = "Collective name";
+inline constexpr std::string_view kInMsgNelems = "In msg nelems";
+inline constexpr std::string_view kOutMsgNelems = "Out msg nelems";
+inline constexpr std::string_view kGroupSize = "Group size";
+inline constexpr std::string_view kDtype = "dtype";
+inline constexpr std::string_view kInSplitSize = "In split size";
+inline constexpr std::string_view kOutSplitSize = "Out split size";
+inline constexpr std::string_view kProcessGroupName = "Process Group Name";
+inline constexpr std::string_view kProcessGroupDescription = "Process Group Description";
+inline constexpr std::string_view kProcessGroupRanks = "Process Group Ranks";
+inline constexpr std::string_view kCommRank = "Rank";
+inline constexpr std::string_view kRoot = "Root";
+inline constexpr std::string_view kDstRank = "Dst Rank";
+inline constexpr std::string_view kSrcRank = "Src Rank";
+inline constexpr std::string_view kSeq = "Seq";
+inline constexpr std::string_view kCommHash = "Comm hash";
+inline constexpr std::string_view kCalls = "Calls";
 }  // namespace arg
 
 // torch's c10::DeviceType values of a memory instant's `Device Type`.

@@ -28,6 +28,7 @@ test_packages=(
   valgrind uftrace                 # benchmarks: callgrind counts, the peer tracer (scripts/bench.sh)
   python3-torch                    # --step-on python test: a CPU training loop (big, ~1 GB)
   chromium                         # report.html tests: the HTML report opened headless
+  python3-distributed              # report --dask test: a real local scheduler and two workers
 )
 case "$set_name" in
   build) packages=("${build_packages[@]}") ;;

@@ -15,6 +15,11 @@ add_dependencies(profagent_launcher profagent)
 foreach(file sitecustomize.py profagent_hook.py)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/../python/${file} ${CMAKE_BINARY_DIR}/lib/profagent_python/${file} COPYONLY)
 endforeach()
+# The cross-rank tools (`profagent report --ranks/--dask`, `profagent merge`): Python, so that
+# the local path and the Dask workers run one program.
+foreach(file profagent_ranks.py profagent_merge.py)
+  configure_file(${CMAKE_CURRENT_LIST_DIR}/../ranks/${file} ${CMAKE_BINARY_DIR}/lib/profagent_ranks/${file} COPYONLY)
+endforeach()
 # The headers of the system's Python (any CPython >= 3.8 gives the same stable ABI); asked of
 # /usr/bin/python3, as the tests run it, not of the first python3 on PATH.
 if(NOT PROFAGENT_PYTHON_INCLUDE)

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -99,8 +101,38 @@ void report(const Options& options, pid_t pid, int code, time_t since) {
   for (const std::string& f : files) std::fprintf(stderr, "  %s\n", f.c_str());
 }
 
-// `profagent report ...`: summaries of saved traces (agent/report).
+// The cross-rank tools are Python (agent/ranks: one program for the local and the Dask path),
+// run from <bin>/../lib/profagent_ranks by PROFAGENT_PYTHON (default: python3 on PATH; --dask
+// needs one with Dask's `distributed`). Replaces this process.
+int run_ranks_tool(const char* script, const std::vector<std::string>& args) {
+  const std::string path = own_directory() + "/../lib/profagent_ranks/" + script;
+  const char* given = std::getenv("PROFAGENT_PYTHON");
+  const std::string python = given != nullptr && *given != '\0' ? given : "python3";
+  std::vector<char*> argv{const_cast<char*>(python.c_str()), const_cast<char*>(path.c_str())};
+  for (const std::string& arg : args) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  execvp(python.c_str(), argv.data());
+  say("cannot run " + python + " for " + std::string(script) + ": " + std::strerror(errno));
+  return 127;
+}
+
+bool wants_cross_rank(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--ranks" || arg == "--dask" || arg.rfind("--dask=", 0) == 0) return true;
+  }
+  return false;
+}
+
+// `profagent report ...`: summaries of saved traces (agent/report); with --ranks or --dask the
+// cross-rank report of a folder of per-rank traces (agent/ranks/profagent_ranks.py).
 int report_main(const std::vector<std::string>& args) {
+  if (wants_cross_rank(args)) {
+    std::vector<std::string> rest;
+    for (const std::string& arg : args) {
+      if (arg != "--ranks") rest.push_back(arg);
+    }
+    return run_ranks_tool("profagent_ranks.py", rest);
+  }
   std::string error;
   const auto options = profagent::report::parse_report_arguments(args, error);
   if (!options) {
@@ -115,6 +147,7 @@ int report_main(const std::vector<std::string>& args) {
 
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "report") return report_main({argv + 2, argv + argc});
+  if (argc > 1 && std::string(argv[1]) == "merge") return run_ranks_tool("profagent_merge.py", {argv + 2, argv + argc});
   std::string error;
   const auto options = profagent::launcher::parse_arguments({argv + 1, argv + argc}, error);
   if (!options) {

@@ -131,6 +131,7 @@ const std::string& help_text() {
 
 usage: profagent run [options] [--] CMD [ARGS...]
        profagent report [options] PATH...   (summaries of saved traces: profagent report --help)
+       profagent merge DIR [-o OUT]         (the per-rank traces of DIR as one trace)
        profagent --help
 
 Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one) and

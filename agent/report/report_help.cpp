@@ -26,6 +26,12 @@ traces (.json or .json.gz). A folder stands for every trace in it, reported by r
   --max-gzip-ratio N  refuse a .json.gz that expands more than N times its size
                    (default 100; 0: no limit)
 PROFAGENT_FP_POINT / PROFAGENT_BP_POINT name the step trace's FP and BP operators.
+
+usage: profagent report --ranks DIR [--format text|json] [--traces]
+       profagent report --dask tcp://SCHEDULER DIR [--format text|json]
+The cross-rank report of a folder of per-rank files (their .rank.ndjson, else their traces):
+communication, computation, overlap and waiting per rank, missing ranks and steps, the
+straggler table; --dask computes it on a Dask cluster (same output). docs/ranks.md.
 Exit status 0, or 2 after one line per bad file or option (the other files are reported).
 )";
 

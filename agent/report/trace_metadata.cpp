@@ -202,7 +202,9 @@ void member(std::string_view key, od::value v, Trace& t, TraceHeader& h) {
   else if (key == schema::kDistributedInfo) {
     members(v, [&](std::string_view k, od::value value) {
       if (k == schema::kRank) number(value, t.process.rank);
+      else if (k == schema::kLocalRank) number(value, t.process.local_rank);
       else if (k == schema::kWorldSize) number(value, t.process.world_size);
+      else if (k == schema::kBackend) text(value, t.process.backend);
     });
   } else if (key == schema::kBaseTimeNanoseconds) number(v, h.base_time_ns);
   else if (key == schema::kConfig) h.profagent = true, config(v, t);

@@ -31,6 +31,7 @@ RESULTS = {
     "nvtx_ranges.py": {"ranges": {"gpu_check_nvtx_outer": 5, "gpu_check_nvtx_inner": 5},
                        "marks": {"gpu_check_nvtx_mark": 1}},
     "nccl_allreduce.py": {"all_reduces": 10, "correct": True, "nccl_version": "2.27.7"},
+    "nccl_ranks.py": {"ranks": 1, "all_reduces": 4, "all_gathers": 4, "correct": True},
     "memory_reserved.py": {"reserved": 260 << 20, "allocated": 180 << 20, "live_tensors": 54},
 }
 
@@ -61,6 +62,8 @@ def whole_run_trace(program, shape="profagent"):
         for i in range(10):
             builder.launch(100 + 50 * i, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
                            "cuLaunchKernelEx", 8.0)
+    elif program == "nccl_ranks.py":
+        return nccl_rank_trace(builder)
     elif program == "memory_reserved.py":
         for ts, reserved in ((10.0, 0), (500.0, 150 << 20), (900.0, RESULTS[program]["reserved"])):
             builder.events.append({"ph": "C", "cat": "cpu_instant_event", "name": "Memory (GPU 0)", "pid": 1,
@@ -68,6 +71,22 @@ def whole_run_trace(program, shape="profagent"):
     else:
         builder.launch(100, "some_kernel")
     return builder.document()
+
+
+def nccl_rank_trace(builder):
+    """Rank 0 of 1: each collective an NCCL operator with Kineto's args, its kernel linked to it."""
+    for i in range(8):
+        name, collective = ("ncclAllReduce", "allreduce") if i % 2 == 0 else ("ncclAllGather", "allgather")
+        args = {"Collective name": collective, "In msg nelems": 1 << 20, "Out msg nelems": 1 << 20, "Group size": 1,
+                "dtype": "Float", "Seq": i, "Comm hash": 42, "External id": 5000 + i}
+        builder.events.append({"ph": "X", "cat": "cpu_op", "name": name, "pid": 1, "tid": 1, "ts": 95.0 + 50 * i,
+                               "dur": 30.0, "args": args})
+        builder.launch(100 + 50 * i, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
+                       "cuLaunchKernelEx", 8.0, external_id=5000 + i)
+        builder.events[-1]["args"].update(args)
+    document = builder.document()
+    document["distributedInfo"] = {"backend": "nccl", "rank": 0, "local_rank": 0, "world_size": 1}
+    return document
 
 
 def broken(document, program):

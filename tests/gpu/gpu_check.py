@@ -151,6 +151,7 @@ def checks(options):
              ("torch.cuda_graphs", torch_checks.check_cuda_graphs, 90),
              ("torch.nvtx", torch_checks.check_nvtx, 90),
              ("torch.nccl", torch_checks.check_nccl, 120),
+             ("torch.nccl_ranks", torch_checks.check_nccl_ranks, 120),
              ("torch.memory_reserved", torch_checks.check_memory_reserved, 90),
              ("torch.dataloader_workers", torch_checks.check_dataloader_workers, 120),
              ("workloads.build", workloads.check_build, 300),

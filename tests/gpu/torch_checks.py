@@ -296,6 +296,53 @@ def check_nccl(context):
                   f"torch.profiler, all linked (NCCL {result['nccl_version']}; {sorted(ours)[:2]})")
 
 
+def nccl_operators(document):
+    """The NCCL calls and groups the agent recorded as operators, by their id."""
+    return {e["args"]["External id"]: e for e in document.get("traceEvents", [])
+            if isinstance(e, dict) and e.get("ph") == "X" and e.get("cat") == "cpu_op"
+            and str(e.get("name", "")).startswith("nccl")}
+
+
+def check_nccl_ranks(context):
+    """A torchrun-style launch under `profagent run`: the launcher writes nothing, every rank one
+    trace with distributedInfo (backend nccl); every ncclAllReduce an operator with Kineto's
+    communication args and a sequence number; every NCCL kernel linked by External id to the
+    NCCL call (or group) that launched it and carrying its args."""
+    needs_cuda_torch(context)
+    out = trace_folder(context, "nccl_ranks")
+    completed = profagent_run(context, out, [script("nccl_ranks.py"), "--ranks", "1"])
+    result = completed.json_line()
+    expect(result["correct"], "the collectives computed a wrong result under the agent")
+    paths = sorted(glob.glob(os.path.join(out, "*.trace.json")))
+    expect(len(paths) == result["ranks"], f"{len(paths)} traces for {result['ranks']} ranks (the launcher writes none)")
+    figures = []
+    for path in paths:
+        context.keep(path)
+        document = trace_compare.load(path)
+        info = document.get("distributedInfo", {})
+        expect(info.get("backend") == "nccl" and info.get("world_size") == result["ranks"], f"distributedInfo {info}")
+        ops = nccl_operators(document)
+        reduces = sorted((e for e in ops.values() if e["name"] == "ncclAllReduce"), key=lambda e: e["ts"])
+        expect(len(reduces) == result["all_reduces"], f"{len(reduces)} ncclAllReduce operators, "
+                                                      f"{result['all_reduces']} all-reduces")
+        expect(all(e["args"].get("Collective name") == "allreduce" and e["args"].get("Group size") == result["ranks"]
+                   and e["args"].get("In msg nelems") == 1 << 20 for e in reduces), "ncclAllReduce args wrong")
+        seqs = [e["args"]["Seq"] for e in reduces]
+        expect(seqs == sorted(set(seqs)), f"sequence numbers of the all-reduces not increasing: {seqs}")
+        kernels = [e for e in document["traceEvents"] if isinstance(e, dict) and e.get("cat") == "kernel"
+                   and any(k in e["name"].lower() for k in NCCL_KERNEL)]
+        unlinked = [e["name"] for e in kernels if e["args"].get("External id") not in ops
+                    or "Collective name" not in e["args"]]
+        expect(kernels and not unlinked, f"{len(unlinked)} of {len(kernels)} NCCL kernels without their NCCL call: "
+                                         f"{unlinked[:2]}")
+        # An AVG all-reduce runs on the device even on one rank: each has its kernel.
+        launched = {e["args"].get("External id") for e in kernels}
+        without = [e["args"]["Seq"] for e in reduces if e["args"]["External id"] not in launched]
+        expect(not without, f"all-reduces without a kernel (Seq): {without}")
+        figures.append(f"rank {info.get('rank')}: {len(reduces)} all-reduces, {len(kernels)} NCCL kernels")
+    return passed("; ".join(figures) + ", every kernel linked to its NCCL call with its args")
+
+
 def last_reserved(document, device=0):
     """Reserved bytes of the last value of the agent's memory counter track of `device`."""
     counters = [e for e in document.get("traceEvents", []) if isinstance(e, dict) and e.get("ph") == "C"

@@ -88,10 +88,19 @@ Status validate_launch(const LaunchParams& l) {
   return Status::Ok;
 }
 
+namespace {
+thread_local std::shared_ptr<KernelGate> tls_next_gate;
+}  // namespace
+
+void set_next_launch_gate(KernelGate gate) { tls_next_gate = std::make_shared<KernelGate>(std::move(gate)); }
+
 Status launch_kernel(Stream* s, const LaunchParams& l, uint32_t correlation_id) {
+  std::shared_ptr<KernelGate> gate = std::move(tls_next_gate);
+  tls_next_gate.reset();
   OpRef op = make_op(OpType::Kernel, s, correlation_id);
   Status st = kernel_payload(l, &op->p);
   if (st != Status::Ok) return st;
+  if (gate && !capturing(s)) op->p.gate = std::move(gate);  // a graph replays, it cannot rendezvous
   return enqueue(s, op);
 }
 

@@ -19,6 +19,10 @@ struct LaunchParams {
 };
 
 Status validate_launch(const LaunchParams& l);
+// The next kernel this thread launches directly (not into a capture or graph) is gated: its
+// times come from `gate` (timeline.h). For the simulated NCCL, which launches its collective
+// kernels through the ordinary runtime entry so that every tool sees an ordinary launch.
+void set_next_launch_gate(KernelGate gate);
 Status launch_kernel(Stream* s, const LaunchParams& l, uint32_t correlation_id);
 
 // cudaMemcpyKind numbering: 0 HtoH, 1 HtoD, 2 DtoH, 3 DtoD, 4 Default (inferred from pointers).

@@ -25,7 +25,7 @@ namespace {
 // by the end whenever the host copies at least as fast as the modelled bandwidth, so waiters
 // wake at the modelled end. One thread runs both in time order, so an op's bytes move only
 // after every op it depends on has moved its own (a dependent starts at or after their ends).
-enum class Action : uint8_t { MoveBytes, Complete, StartHostFn };
+enum class Action : uint8_t { MoveBytes, Complete, StartHostFn, OpenGate };
 
 struct Entry {
   uint64_t time;
@@ -79,6 +79,14 @@ void schedule_locked(const OpRef& op, uint64_t deps_end, std::vector<OpRef>& new
   DeviceState& d = device_state(op->stream->device);
   uint64_t start = std::max(p.rec.queued_ns + config().launch_latency_ns, deps_end);
   uint64_t* slot = nullptr;
+  if (p.type == OpType::Kernel && p.gate) {
+    // A gated kernel's end is not known yet, so it holds no kernel slot (a slot's end would
+    // be unknown to every kernel that wants it): collectives run beside the slot limit.
+    p.rec.submitted_ns = std::max(p.rec.queued_ns, deps_end);
+    p.rec.start_ns = start;
+    push_locked(start, Action::OpenGate, op);
+    return;
+  }
   if (p.type == OpType::Kernel) {
     slot = pick_kernel_slot(d);
     start = std::max(start, *slot);
@@ -127,6 +135,7 @@ void set_rows(const OpPayload& p) {
 
 void complete(const OpRef& op);
 void move_bytes(const OpPayload& p);
+void open_gate(const OpRef& op);
 
 void run_due(const std::vector<Entry>& due) {
   Timeline& t = tl();
@@ -138,6 +147,10 @@ void run_due(const std::vector<Entry>& due) {
     }
     if (e.action == Action::Complete) {
       complete(e.op);
+      continue;
+    }
+    if (e.action == Action::OpenGate) {
+      open_gate(e.op);
       continue;
     }
     std::lock_guard host_lock(t.host_mutex);
@@ -174,6 +187,23 @@ void complete(const OpRef& op) {
     if (Tracer* t = tracer()) t->on_op_done(p.rec);
   }
   mark_done(op);
+}
+
+// The gate may block (it waits for other processes), so it runs on a thread of its own; the
+// kernel's times are then known and it completes like any other kernel. One thread per gated
+// kernel: two collectives of different communicators may wait for each other's ranks.
+void open_gate(const OpRef& op) {
+  std::thread([op] {
+    const auto [start, end] = (*op->p.gate)(op->p.rec.start_ns);
+    std::vector<OpRef> work;
+    std::lock_guard lock(sched_mutex());
+    op->p.rec.start_ns = std::max(op->p.rec.start_ns, start);
+    op->p.rec.end_ns = std::max(op->p.rec.start_ns, end);
+    op->p.gate.reset();
+    push_locked(op->p.rec.end_ns, Action::Complete, op);
+    end_known_locked(op, work);
+    release_dependents_locked(work);
+  }).detach();
 }
 
 // Pops every entry that is due in one lock hold, then works without the lock, so enqueuing

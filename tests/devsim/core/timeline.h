@@ -16,7 +16,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "devsim.h"
@@ -27,6 +29,10 @@ namespace devsim {
 enum class OpType : uint8_t { Kernel, Memcpy, Memset, Marker, HostFunc };
 
 using HostFn = void (*)(void* user);
+// A kernel whose times another party decides (a collective of the simulated NCCL: it ends when
+// the last rank arrived). Called with the kernel's modelled start on a thread of its own (it
+// may block); returns the kernel's {start, end}, start at or after the one it was given.
+using KernelGate = std::function<std::pair<uint64_t, uint64_t>(uint64_t start_ns)>;
 using StreamCallbackFn = void (*)(void* stream, int status, void* user);
 
 // What an op does; copyable so graphs can replay it.
@@ -50,6 +56,7 @@ struct OpPayload {
   void (*effect)(const std::shared_ptr<void>& state, bool, const OpRecord& rec) = nullptr;
   std::shared_ptr<void> effect_state;
   bool effect_arg = false;
+  std::shared_ptr<KernelGate> gate;   // gated kernels only (set_next_launch_gate)
 };
 
 struct Stream;

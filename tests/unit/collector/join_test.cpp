@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "collector/api.h"
 #include "collector/join.h"
 
 using namespace profagent;
@@ -235,4 +236,36 @@ TEST_CASE("join: calls without device work get their own CUPTI correlation from 
   CHECK(by_id(trace, 20).correlation == 8);  // the device record's, not the smaller/larger link
   CHECK(by_id(trace, 30).correlation == 0);  // the exporter gives it a fresh one
   CHECK(by_id(trace, 40).correlation == 0);
+}
+
+// An NCCL call's arguments travel beside its 48-byte event (collector::record_collective) and
+// are taken by the window's join, once: a second window never shows them again.
+TEST_CASE("join: an NCCL operator gets its communication arguments, once", "[join]") {
+  CollectiveArgs args;
+  args.collective = "allreduce", args.dtype = "Float", args.in_nelems = args.out_nelems = 1024;
+  args.comm_hash = 77, args.seq = 5, args.group_size = 4, args.rank = 2;
+  const uint64_t handle = collector::record_collective(args);
+  REQUIRE(handle != 0);
+  HostEvent op = event(9, EventKind::Operator, 1, 5, 1);
+  op.flags = kFlagCollective, op.arg1 = handle;
+  HostEvent plain = event(10, EventKind::Operator, 6, 7, 1);  // arg1 without the flag: no arguments
+  plain.arg1 = handle;
+  for (int window = 0; window < 2; ++window) {
+    JoinInput input;
+    input.names = {"", "ncclAllReduce"};
+    input.threads.push_back(thread(1, {op, plain}));
+    Trace trace;
+    join(std::move(input), trace);
+    CHECK(by_id(trace, 10).collective == -1);
+    if (window == 0) {
+      REQUIRE(by_id(trace, 9).collective == 0);
+      REQUIRE(trace.collectives.size() == 1);
+      const CollectiveArgs& got = trace.collectives[0];
+      CHECK(std::string(got.collective) == "allreduce");
+      CHECK((got.comm_hash == 77 && got.seq == 5 && got.group_size == 4 && got.rank == 2 && got.in_nelems == 1024));
+    } else {
+      CHECK(by_id(trace, 9).collective == -1);  // already taken
+      CHECK(trace.collectives.empty());
+    }
+  }
 }

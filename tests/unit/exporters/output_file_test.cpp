@@ -335,7 +335,8 @@ TEST_CASE("write_without_signals: a pipe without reader gives EPIPE, no SIGPIPE,
   ::close(fds[1]);
 }
 
-TEST_CASE("export_window writes the three files atomically into the directory",
+// The sample trace is rank 3 of a job: its per-rank table comes with the summaries.
+TEST_CASE("export_window writes its files atomically into the directory",
           "[exporters][output]") {
   TempDir tmp;
   ExportOptions o;
@@ -344,7 +345,8 @@ TEST_CASE("export_window writes the three files atomically into the directory",
   CHECK(r.ok());
   CHECK(entries(o.output_dir) == std::set<std::string>{"node7.4242.r3.w1.trace.json",
                                                        "node7.4242.r3.w1.table.txt",
-                                                       "node7.4242.r3.w1.summary.ndjson"});
+                                                       "node7.4242.r3.w1.summary.ndjson",
+                                                       "node7.4242.r3.w1.rank.ndjson"});
   CHECK(r.paths.front() == o.output_dir + "/node7.4242.r3.w1.trace.json");
   CHECK(read(o.output_dir + "/node7.4242.r3.w1.table.txt") == r.table);
   CHECK(r.trace_events > 20);

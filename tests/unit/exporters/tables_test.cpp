@@ -243,7 +243,8 @@ TEST_CASE("summary rows carry every row with ns numbers and totals", "[exporters
   CHECK(result.ok());
   CHECK(result.paths == std::vector<std::string>{"node7.4242.r3.w1.trace.json",
                                                  "node7.4242.r3.w1.table.txt",
-                                                 "node7.4242.r3.w1.summary.ndjson"});
+                                                 "node7.4242.r3.w1.summary.ndjson",
+                                                 "node7.4242.r3.w1.rank.ndjson"});
   CHECK(sink.files().at("node7.4242.r3.w1.table.txt") == result.table);
   const std::string& text = sink.files().at("node7.4242.r3.w1.summary.ndjson");
   CHECK(text.find('\n') == text.size() - 1);  // one line: valid NDJSON too
@@ -263,5 +264,11 @@ TEST_CASE("summary rows carry every row with ns numbers and totals", "[exporters
   }
   CHECK(result.written_line() ==
         "wrote node7.4242.r3.w1.trace.json, node7.4242.r3.w1.table.txt, "
-        "node7.4242.r3.w1.summary.ndjson");
+        "node7.4242.r3.w1.summary.ndjson, node7.4242.r3.w1.rank.ndjson");
+  // The per-rank table of the cross-rank report: the rank and its window's Distributed Summary.
+  const auto rank = nlohmann::json::parse(sink.files().at("node7.4242.r3.w1.rank.ndjson"));
+  CHECK(rank["format"] == "profagent-rank");
+  CHECK(rank["rank"] == 3);
+  CHECK(rank["collectives"].empty());
+  CHECK(rank["distributed"]["computation_ns"].get<uint64_t>() > 0);
 }
