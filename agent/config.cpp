@@ -208,7 +208,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 27> kVariables = {{
+const std::array<Variable, 28> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -225,6 +225,7 @@ const std::array<Variable, 27> kVariables = {{
     PROFAGENT_COUNT_VARIABLE("REPEAT", repeat),
     {"STEP_ON", [](std::string_view t, Config& c) { return parse_text(t, c.step_on); },
      [](const Config& c) { return c.step_on.empty() ? std::string("(none)") : c.step_on; }},
+    PROFAGENT_BOOL_VARIABLE("ON_DEMAND", on_demand),
     {"WINDOW_WAIT_MS",
      [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, 600'000); },
      [](const Config& c) { return std::to_string(c.window_wait_ms); }},

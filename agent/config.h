@@ -32,6 +32,9 @@ struct Config {
   uint64_t active = 1;
   uint64_t repeat = 0;
   std::string step_on;          // what marks a step without code changes (stored as given)
+  // PROFAGENT_ON_DEMAND: record nothing until `profagent trigger` asks for steps, through a
+  // Unix socket the agent opens at the process's first CUDA call (agent/trigger_server.h).
+  bool on_demand = false;
   // How long a window's join waits for the device work issued in the window (0..600000 ms);
   // what has not come by then is counted as late (collector/session.h).
   uint32_t window_wait_ms = 3000;

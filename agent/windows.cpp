@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -55,6 +56,11 @@ struct Windows {
   uint64_t last_window_step = 0;  // the last step of the last window cut
   bool profiler_window_open = false;
   uint64_t profiler_windows = 0;
+  // PROFAGENT_ON_DEMAND: idle until `profagent trigger` arms `schedule` (one cycle of the
+  // requested steps) through arm_trigger(); files of that window go to trigger_output_dir.
+  bool on_demand = false;
+  bool trigger_armed = false;
+  std::string trigger_output_dir;
   std::atomic<bool> finished{false};  // the final window was frozen: boundaries do nothing
   HandOverStats hand_over;
 };
@@ -68,6 +74,7 @@ void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_
 struct PendingWindow {
   collector::CutWindow* cut;
   std::vector<StepTicks> steps;
+  std::string output_dir;  // "" for the configured one (a trigger may name another)
 };
 
 struct ExportQueue {
@@ -88,10 +95,12 @@ std::string window_title(const Trace& trace) {
   return title;
 }
 
-void export_one(const Trace& trace) noexcept {
+void export_one(const Trace& trace, const std::string& output_dir) noexcept {
   try {
     report_drops(trace, window_title(trace) + ": ");
-    const auto result = exporters::export_window(trace, export_options(*g_windows->config));
+    exporters::ExportOptions options = export_options(*g_windows->config);
+    if (!output_dir.empty()) options.output_dir = output_dir;
+    const auto result = exporters::export_window(trace, options);
     for (const std::string& error : result.errors) log(LogLevel::Error, error);
     print_line(window_title(trace) + ": " + result.written_line());
   } catch (...) {
@@ -104,7 +113,7 @@ void finish_and_export(PendingWindow& pending) noexcept {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
     attach_steps(pending.steps, trace, false);
     note_agent_drops(trace.drops);
-    export_one(trace);
+    export_one(trace, pending.output_dir);
   } catch (...) {
     static collector::SwallowedSite site{"a step window could not be joined or written (out of memory); it is lost"};
     collector::note_swallowed(site);
@@ -231,7 +240,7 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   collector::CutWindow* cut = collector::cut_window();
   set_record_state(next, effects);
   if (!w.window_steps.empty()) w.last_window_step = w.window_steps.back().number;
-  queue_export({cut, std::move(w.window_steps)});
+  queue_export({cut, std::move(w.window_steps), w.on_demand ? w.trigger_output_dir : std::string()});
   effects.serve_exports = true;
   w.window_steps.clear();
   const uint64_t held = elapsed_ns(start);
@@ -241,20 +250,26 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   log(LogLevel::Debug, "window cut and handed over in " + std::to_string(held / 1000) + " us");
 }
 
+// What the schedule says of `step`; on demand, nothing until a trigger armed one.
+StepAction step_action(const Windows& w, uint64_t step) {
+  if (w.on_demand && !w.trigger_armed) return StepAction::None;
+  return collector::action(w.schedule, step);
+}
+
 // An idle step right before a recorded one (no warmup step between them) keeps the device
 // traced: set_device_ahead (collector/session.h) — a warmup step does that otherwise.
-bool device_ahead(const collector::StepSchedule& schedule, uint64_t step) {
-  return collector::action(schedule, step) == StepAction::None && records(collector::action(schedule, step + 1));
+bool device_ahead(const Windows& w, uint64_t step) {
+  return step_action(w, step) == StepAction::None && records(step_action(w, step + 1));
 }
 
 void set_device_ahead(const Windows& w, uint64_t step, BoundaryEffects& effects) {
-  collector::set_device_ahead(w.scheduled && !w.profiler_api && device_ahead(w.schedule, step));
+  collector::set_device_ahead(w.scheduled && !w.profiler_api && device_ahead(w, step));
   effects.follow_device = true;
 }
 
 void scheduled_boundary(Windows& w, uint64_t ended, BoundaryEffects& effects) {
-  const StepAction was = collector::action(w.schedule, ended);
-  const StepAction next = collector::action(w.schedule, ended + 1);
+  const StepAction was = step_action(w, ended);
+  const StepAction next = step_action(w, ended + 1);
   set_device_ahead(w, ended + 1, effects);
   if (was == StepAction::RecordAndSave) {
     save_window(w, state_for(next), effects);
@@ -273,7 +288,7 @@ void step_boundary(Windows& w, BoundaryEffects& effects) {
   if (w.finished) return;
   const uint64_t now = collector::now();
   const uint64_t ended = w.step++;
-  const bool recorded = w.scheduled ? records(collector::action(w.schedule, ended))
+  const bool recorded = w.scheduled ? records(step_action(w, ended))
                                     : !w.profiler_api || w.profiler_window_open;
   if (recorded) w.window_steps.push_back({ended, w.step_start, now});
   w.step_start = now;
@@ -330,13 +345,17 @@ bool windows_finished() { return g_windows->finished.load(); }
 // Why a run with a schedule, or with profiler-api, wrote no window (without this line such
 // a run ended in silence, and the user could not tell why). `w.step` steps have ended; the one in progress is `w.step`.
 std::string schedule_silence(const Windows& w) {
+  if (w.on_demand) {
+    return "PROFAGENT_ON_DEMAND records nothing until `profagent trigger " + std::to_string(getpid()) +
+           "` asks for steps, and no trigger came";
+  }
   const uint64_t first_active = w.schedule.skip_first + w.schedule.wait + w.schedule.warmup;
   const std::string seen = std::to_string(w.step) + (w.step == 1 ? " step" : " steps") + " seen";
   if (w.step == 0) {
     return "no step ended, so the schedule never reached an active step (the first would be step " +
            std::to_string(first_active) + "); steps are marked by PROFAGENT_STEP_ON or profagent_step()";
   }
-  if (collector::action(w.schedule, w.step) == StepAction::Warmup) {
+  if (step_action(w, w.step) == StepAction::Warmup) {
     return "the process ended during warmup step " + std::to_string(w.step) +
            " (warmup data is never written); no active step was reached (" + seen + ")";
   }
@@ -352,12 +371,13 @@ std::string profiler_api_silence(const Windows& w) {
 // Why nothing came after the last window written (the exit found nothing to write).
 std::string after_last_window(const Windows& w) {
   if (w.profiler_api) return "the last one: no cudaProfilerStart followed its cudaProfilerStop";
+  if (w.on_demand && collector::finished(w.schedule, w.step)) return "the triggered steps were all recorded";
   const std::string step = std::to_string(w.step);
   if (collector::finished(w.schedule, w.step)) {
     return "the schedule's " + std::to_string(w.schedule.repeat) + " cycles (repeat=" +
            std::to_string(w.schedule.repeat) + ") were done";
   }
-  switch (collector::action(w.schedule, w.step)) {
+  switch (step_action(w, w.step)) {
     case StepAction::None: return "the process ended in idle step " + step + " of the schedule";
     case StepAction::Warmup: return "the process ended during warmup step " + step + " (warmup data is never written)";
     default: return "the steps since then made no call the agent records";
@@ -375,7 +395,7 @@ std::string windows_written_line(const Windows& w) {
 
 RecordState first_state(const Windows& w) {
   if (w.profiler_api) return RecordState::Off;
-  return w.scheduled ? state_for(collector::action(w.schedule, 0)) : RecordState::Record;
+  return w.scheduled ? state_for(step_action(w, 0)) : RecordState::Record;
 }
 
 }  // namespace
@@ -384,10 +404,16 @@ bool start_windows(const Config& config) noexcept {
   try {
     auto* w = new Windows;
     w->config = &config;
-    w->scheduled = config.schedule_given;
+    w->on_demand = config.on_demand;
+    w->scheduled = config.schedule_given || config.on_demand;
     w->schedule = {config.skip_first, config.wait, config.warmup, config.active, config.repeat};
     std::vector<std::string> warnings;
-    const StepOn step_on = parse_step_on(config.step_on, warnings);
+    StepOn step_on = parse_step_on(config.step_on, warnings);
+    if (w->on_demand && (step_on.markers.profiler_api || config.schedule_given)) {
+      warnings.push_back("PROFAGENT_ON_DEMAND: the schedule and profiler-api are not used: `profagent trigger` "
+                         "says which steps are recorded");
+      step_on.markers.profiler_api = false;
+    }
     std::string problem;  // patterns left out; the other markers still work
     const bool marked = collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &problem);
     if (!marked) problem = "no step marker could be set up";
@@ -397,7 +423,7 @@ bool start_windows(const Config& config) noexcept {
     w->step_start = collector::now();
     g_windows = w;
     pthread_atfork(nullptr, nullptr, forget_exports_in_child);
-    collector::set_device_ahead(w->scheduled && !w->profiler_api && device_ahead(w->schedule, 0));
+    collector::set_device_ahead(w->scheduled && !w->profiler_api && device_ahead(*w, 0));
     collector::set_state(first_state(*w));
     w->time_ms = step_on.time_ms;
     return true;
@@ -481,6 +507,66 @@ std::string closing_line_without_window() noexcept {
     static collector::SwallowedSite site{"could not say why nothing was recorded (out of memory)"};
     collector::note_swallowed(site);
     return {};
+  }
+}
+
+namespace {
+
+DemandState demand_state_of(const Windows& w) {
+  DemandState state{.step = w.step};
+  state.busy = w.trigger_armed && !collector::finished(w.schedule, w.step);
+  if (state.busy) state.first = w.schedule.skip_first, state.last = w.schedule.skip_first + w.schedule.active - 1;
+  return state;
+}
+
+// Under Windows::mutex: the checks of arm_trigger, "" when the trigger may be armed.
+std::string trigger_refusal(const Windows& w, uint64_t first) {
+  if (!w.on_demand) return "this process does not run on demand (PROFAGENT_ON_DEMAND)";
+  if (w.finished) return "the process is exiting";
+  const DemandState state = demand_state_of(w);
+  if (state.busy) {
+    return "already triggered: steps " + std::to_string(state.first) + "-" + std::to_string(state.last) +
+           " are being recorded (step " + std::to_string(w.step) + " is in progress)";
+  }
+  if (first <= w.step) {
+    return "step " + std::to_string(first) + " has already begun (step " + std::to_string(w.step) + " is in progress)";
+  }
+  return {};
+}
+
+}  // namespace
+
+DemandState demand_state() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr) return {};
+  std::lock_guard lock(w->mutex);
+  return demand_state_of(*w);
+}
+
+bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, DemandState& armed,
+                 std::string& why) noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr || steps == 0) return why = w == nullptr ? "no step windows" : "no step asked for", false;
+  collector::AgentBusy busy;
+  try {
+    BoundaryEffects effects;
+    {
+      std::lock_guard lock(w->mutex);
+      if (first == 0) first = w->step + 1;
+      why = trigger_refusal(*w, first);
+      if (!why.empty()) return false;
+      // One cycle of torch.profiler.schedule: idle until `first`, then `steps` recorded steps.
+      w->schedule = {.skip_first = first, .wait = 0, .warmup = 0, .active = steps, .repeat = 1};
+      w->trigger_armed = true;
+      w->trigger_output_dir = output_dir;
+      set_device_ahead(*w, w->step, effects);  // the step in progress may be the one just before
+      armed = demand_state_of(*w);
+    }
+    apply(effects);
+    return true;
+  } catch (...) {
+    why = "out of memory";
+    return false;
   }
 }
 

@@ -73,6 +73,10 @@ size_t parse_run_options(const std::vector<std::string>& args, size_t i, Options
       options.python_hook = false;
       continue;
     }
+    if (arg == "--on-demand") {
+      options.variables["PROFAGENT_ON_DEMAND"] = "1";
+      continue;
+    }
     const size_t eq = arg.find('=');
     const std::string flag = arg.substr(0, eq);
     std::string value;
@@ -102,7 +106,7 @@ std::optional<Options> parse_arguments(const std::vector<std::string>& args, std
     return options;
   }
   if (args[0] != "run") {
-    error = "unknown command '" + args[0] + "': the commands are 'run' and 'report' (see profagent --help)";
+    error = "unknown command '" + args[0] + "': the commands are 'run', 'report' and 'trigger' (see profagent --help)";
     return std::nullopt;
   }
   const size_t command = parse_run_options(args, 1, options, error);
@@ -129,6 +133,8 @@ const char* const kHelp = R"(profagent: profile a CUDA program without changing 
 
 usage: profagent run [options] [--] CMD [ARGS...]
        profagent report [options] PATH...   (summaries of saved traces: profagent report --help)
+       profagent trigger PID|--all [--steps N] [--output-dir DIR]
+                                            (trace a process started with --on-demand)
        profagent --help
 
 Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one) and
@@ -147,6 +153,8 @@ Which steps are recorded, as torch.profiler.schedule (steps count from 0):
                    written after the last of them                 (PROFAGENT_ACTIVE)
   --repeat N       at most N cycles (0: for the whole run)        (PROFAGENT_REPEAT)
 Without any of these the whole run is one window, written at exit.
+  --on-demand      record nothing until `profagent trigger PID` asks for the next
+                   steps (profagent trigger --help)          (PROFAGENT_ON_DEMAND)
   --window-wait-ms N  how long a window waits, after its last step, for the device
                    work issued in it (default 3000); what has not come by then is
                    counted as late, never put into another window (PROFAGENT_WINDOW_WAIT_MS)
