@@ -34,6 +34,7 @@ std::string_view without_newline(const std::string& line) {
 
 std::string format(const Request& request) {
   if (request.status) return "status\n";
+  if (request.duration_ms > 0) return "record ms=" + std::to_string(request.duration_ms) + " dir=" + request.output_dir + "\n";
   return "record first=" + std::to_string(request.first) + " steps=" + std::to_string(request.steps) +
          " dir=" + request.output_dir + "\n";
 }
@@ -44,8 +45,15 @@ std::optional<Request> parse_request(const std::string& text) {
   Request request;
   if (line == "status") return request.status = true, request;
   if (!line.starts_with("record ")) return std::nullopt;
-  const auto first = number_after(line.substr(0, line.find(" dir=")), "first");
-  const auto steps = number_after(line.substr(0, line.find(" dir=")), "steps");
+  const std::string_view head = line.substr(0, line.find(" dir="));
+  if (const auto ms = number_after(head, "ms")) {
+    const auto dir = dir_after(line);
+    if (*ms == 0 || !dir) return std::nullopt;
+    request.duration_ms = *ms, request.output_dir = *dir;
+    return request;
+  }
+  const auto first = number_after(head, "first");
+  const auto steps = number_after(head, "steps");
   const auto dir = dir_after(line);
   if (!first || !steps || *steps == 0 || !dir) return std::nullopt;
   request.first = *first, request.steps = *steps, request.output_dir = *dir;
@@ -54,12 +62,16 @@ std::optional<Request> parse_request(const std::string& text) {
 
 std::string format(const Answer& answer) {
   if (!answer.ok) return "error " + answer.error + "\n";
+  if (!answer.output_dir.empty() && answer.duration_ms > 0) {
+    return "ok ms=" + std::to_string(answer.duration_ms) + " dir=" + answer.output_dir + "\n";
+  }
   if (!answer.output_dir.empty()) {
     return "ok first=" + std::to_string(answer.first) + " last=" + std::to_string(answer.last) +
            " dir=" + answer.output_dir + "\n";
   }
   std::string line = "ok step=" + std::to_string(answer.step) + " busy=" + (answer.busy ? "1" : "0");
-  if (answer.busy) line += " first=" + std::to_string(answer.first) + " last=" + std::to_string(answer.last);
+  if (answer.busy && answer.timed) line += " timed=1";
+  else if (answer.busy) line += " first=" + std::to_string(answer.first) + " last=" + std::to_string(answer.last);
   return line + "\n";
 }
 
@@ -70,6 +82,10 @@ std::optional<Answer> parse_answer(const std::string& text) {
   if (!line.starts_with("ok ")) return std::nullopt;
   answer.ok = true;
   const std::string_view head = line.substr(0, line.find(" dir="));
+  if (auto dir = dir_after(line); dir && number_after(head, "ms")) {
+    answer.duration_ms = *number_after(head, "ms"), answer.output_dir = *dir;
+    return answer;
+  }
   if (auto dir = dir_after(line)) {
     const auto first = number_after(head, "first"), last = number_after(head, "last");
     if (!first || !last || dir->empty()) return std::nullopt;
@@ -79,6 +95,7 @@ std::optional<Answer> parse_answer(const std::string& text) {
   const auto step = number_after(line, "step"), busy = number_after(line, "busy");
   if (!step || !busy) return std::nullopt;
   answer.step = *step, answer.busy = *busy != 0;
+  answer.timed = number_after(line, "timed").value_or(0) != 0;
   if (answer.busy) {
     answer.first = number_after(line, "first").value_or(0);
     answer.last = number_after(line, "last").value_or(0);

@@ -5,8 +5,10 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -78,9 +80,30 @@ std::string read_line(int fd) {
   return line;
 }
 
+// When the timed window being recorded ends (CLOCK_MONOTONIC ns; 0: none). Only the trigger
+// thread reads and writes it.
+uint64_t g_timed_end_ns = 0;
+
+uint64_t monotonic_now_ns() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return uint64_t(now.tv_sec) * 1'000'000'000ull + uint64_t(now.tv_nsec);
+}
+
+trigger::Answer record_timed(const trigger::Request& request, const std::string& dir) {
+  trigger::Answer answer;
+  answer.ok = arm_timed_trigger(dir, answer.error);
+  if (!answer.ok) return answer;
+  g_timed_end_ns = monotonic_now_ns() + request.duration_ms * 1'000'000ull;
+  answer.duration_ms = request.duration_ms, answer.output_dir = dir;
+  print_line("triggered: recording " + std::to_string(request.duration_ms) + " ms into " + dir);
+  return answer;
+}
+
 trigger::Answer record(const trigger::Request& request) {
   trigger::Answer answer;
   const std::string dir = request.output_dir.empty() ? config().output_dir : request.output_dir;
+  if (request.duration_ms > 0) return record_timed(request, dir);
   DemandState armed;
   answer.ok = arm_trigger(request.first, request.steps, dir, armed, answer.error);
   if (!answer.ok) return answer;
@@ -96,7 +119,7 @@ trigger::Answer answer_to(const std::string& line) {
   if (!request) return answer.error = "not a trigger request", answer;
   if (!request->status) return record(*request);
   const DemandState state = demand_state();
-  answer.ok = true, answer.step = state.step, answer.busy = state.busy;
+  answer.ok = true, answer.step = state.step, answer.busy = state.busy, answer.timed = state.timed;
   answer.first = state.first, answer.last = state.last;
   return answer;
 }
@@ -116,12 +139,30 @@ void serve_connection(int fd) {
   close(fd);
 }
 
+// How long to wait for the next connection: a tick, or less when a timed window ends sooner.
+int poll_timeout_ms() {
+  if (g_timed_end_ns == 0) return int(kAgentTickMs);
+  const uint64_t now = monotonic_now_ns();
+  if (now >= g_timed_end_ns) return 0;
+  return int(std::min<uint64_t>((g_timed_end_ns - now + 999'999) / 1'000'000, uint64_t(kAgentTickMs)));
+}
+
+// A timed window whose time is up is cut and queued for writing (at exit, the exit flush
+// writes what it holds instead).
+void end_timed_window_if_due() {
+  if (g_timed_end_ns == 0 || monotonic_now_ns() < g_timed_end_ns) return;
+  g_timed_end_ns = 0;
+  close_timed_trigger();
+}
+
 void serve(void*) noexcept {
   const int fd = open_socket();
   if (fd < 0) return;
   while (keep_running() && !g_stopped.load()) {
     pollfd waiting{.fd = fd, .events = POLLIN, .revents = 0};
-    if (poll(&waiting, 1, int(kAgentTickMs)) <= 0) continue;
+    const int ready = poll(&waiting, 1, poll_timeout_ms());
+    end_timed_window_if_due();
+    if (ready <= 0) continue;
     const int connection = accept4(fd, nullptr, nullptr, SOCK_CLOEXEC);
     if (connection >= 0) serve_connection(connection);
   }

@@ -20,51 +20,20 @@
 #include "agent/step_on.h"
 #include "agent/step_timer.h"
 #include "agent/threads.h"
+#include "agent/windows_state.h"
 #include "collector/clock.h"
 #include "collector/session.h"
 #include "collector/step_schedule.h"
 #include "exporters/exporter.h"
 
 namespace profagent::agent {
-namespace {
 
-using collector::RecordState;
-using collector::StepAction;
-
-struct StepTicks {
-  uint64_t number;
-  uint64_t start;  // agent clock ticks
-  uint64_t end;
-};
-
-struct Windows {
-  const Config* config = nullptr;
-  bool scheduled = false;     // a schedule variable was given
-  bool profiler_api = false;  // cudaProfilerStart/Stop delimit windows
-  collector::StepSchedule schedule;
-  uint64_t time_ms = 0;                      // PROFAGENT_STEP_ON=time:MS
-  std::atomic<bool> timer_started{false};    // at the first CUDA call (start_time_marker)
-  // Guards everything below; never taken by hooks. Lock order: Windows::mutex ->
-  // ExportQueue::mutex -> the collector's locks (collector/session.h). It is never held across
-  // a CUDA or CUPTI call: under it a boundary only updates the step state, cuts (host buffers
-  // only), sets the record state and queues the cut; the device follows the record state and
-  // the exporter is started after it is released (BoundaryEffects).
-  std::mutex mutex;
-  uint64_t step = 0;          // the step in progress
-  uint64_t step_start = 0;
-  std::vector<StepTicks> window_steps;  // recorded steps of the current window
-  uint64_t last_window_step = 0;  // the last step of the last window cut
-  bool profiler_window_open = false;
-  uint64_t profiler_windows = 0;
-  // PROFAGENT_ON_DEMAND: idle until `profagent trigger` arms `schedule` (one cycle of the
-  // requested steps) through arm_trigger(); files of that window go to trigger_output_dir.
-  bool on_demand = false;
-  bool trigger_armed = false;
-  std::string trigger_output_dir;
-  std::atomic<bool> finished{false};  // the final window was frozen: boundaries do nothing
-  HandOverStats hand_over;
-};
+namespace windows_state {
 Windows* g_windows = nullptr;  // leaked
+}  // namespace windows_state
+using namespace windows_state;
+
+namespace {
 
 void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_run);
 
@@ -216,11 +185,10 @@ void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_
   trace.last_step = trace.steps.back();
 }
 
-// What a boundary does once Windows::mutex is released: CUDA and CUPTI calls.
-struct BoundaryEffects {
-  bool follow_device = false;  // the record state changed: device activity follows it
-  bool serve_exports = false;  // a window was queued
-};
+
+}  // namespace
+
+namespace windows_state {
 
 void set_record_state(RecordState state, BoundaryEffects& effects) {
   collector::set_record_state(state);
@@ -252,6 +220,7 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
 
 // What the schedule says of `step`; on demand, nothing until a trigger armed one.
 StepAction step_action(const Windows& w, uint64_t step) {
+  if (w.timed_open) return StepAction::Record;  // saved when its time is up, not at a step
   if (w.on_demand && !w.trigger_armed) return StepAction::None;
   return collector::action(w.schedule, step);
 }
@@ -266,6 +235,10 @@ void set_device_ahead(const Windows& w, uint64_t step, BoundaryEffects& effects)
   collector::set_device_ahead(w.scheduled && !w.profiler_api && device_ahead(w, step));
   effects.follow_device = true;
 }
+
+}  // namespace windows_state
+
+namespace {
 
 void scheduled_boundary(Windows& w, uint64_t ended, BoundaryEffects& effects) {
   const StepAction was = step_action(w, ended);
@@ -507,66 +480,6 @@ std::string closing_line_without_window() noexcept {
     static collector::SwallowedSite site{"could not say why nothing was recorded (out of memory)"};
     collector::note_swallowed(site);
     return {};
-  }
-}
-
-namespace {
-
-DemandState demand_state_of(const Windows& w) {
-  DemandState state{.step = w.step};
-  state.busy = w.trigger_armed && !collector::finished(w.schedule, w.step);
-  if (state.busy) state.first = w.schedule.skip_first, state.last = w.schedule.skip_first + w.schedule.active - 1;
-  return state;
-}
-
-// Under Windows::mutex: the checks of arm_trigger, "" when the trigger may be armed.
-std::string trigger_refusal(const Windows& w, uint64_t first) {
-  if (!w.on_demand) return "this process does not run on demand (PROFAGENT_ON_DEMAND)";
-  if (w.finished) return "the process is exiting";
-  const DemandState state = demand_state_of(w);
-  if (state.busy) {
-    return "already triggered: steps " + std::to_string(state.first) + "-" + std::to_string(state.last) +
-           " are being recorded (step " + std::to_string(w.step) + " is in progress)";
-  }
-  if (first <= w.step) {
-    return "step " + std::to_string(first) + " has already begun (step " + std::to_string(w.step) + " is in progress)";
-  }
-  return {};
-}
-
-}  // namespace
-
-DemandState demand_state() noexcept {
-  Windows* w = g_windows;
-  if (w == nullptr) return {};
-  std::lock_guard lock(w->mutex);
-  return demand_state_of(*w);
-}
-
-bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, DemandState& armed,
-                 std::string& why) noexcept {
-  Windows* w = g_windows;
-  if (w == nullptr || steps == 0) return why = w == nullptr ? "no step windows" : "no step asked for", false;
-  collector::AgentBusy busy;
-  try {
-    BoundaryEffects effects;
-    {
-      std::lock_guard lock(w->mutex);
-      if (first == 0) first = w->step + 1;
-      why = trigger_refusal(*w, first);
-      if (!why.empty()) return false;
-      // One cycle of torch.profiler.schedule: idle until `first`, then `steps` recorded steps.
-      w->schedule = {.skip_first = first, .wait = 0, .warmup = 0, .active = steps, .repeat = 1};
-      w->trigger_armed = true;
-      w->trigger_output_dir = output_dir;
-      set_device_ahead(*w, w->step, effects);  // the step in progress may be the one just before
-      armed = demand_state_of(*w);
-    }
-    apply(effects);
-    return true;
-  } catch (...) {
-    why = "out of memory";
-    return false;
   }
 }
 

@@ -50,6 +50,7 @@ std::string closing_line_without_window() noexcept;
 struct DemandState {
   uint64_t step = 0;
   bool busy = false;
+  bool timed = false;  // busy with a window of a duration, not of steps
   uint64_t first = 0;
   uint64_t last = 0;
 };
@@ -61,6 +62,12 @@ DemandState demand_state() noexcept;
 // armed or being recorded, or is already past `first`; nothing is changed then.
 bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, DemandState& armed,
                  std::string& why) noexcept;
+
+// On demand: records from now until close_timed_trigger() (the trigger's --duration-ms), into
+// one window whose steps are those that ended in it and the one in progress at its end, each
+// cut to the window. Refused as arm_trigger is.
+bool arm_timed_trigger(const std::string& output_dir, std::string& why) noexcept;
+void close_timed_trigger() noexcept;
 
 // Hand-over figures: how long step boundaries that cut a window held the program.
 struct HandOverStats {

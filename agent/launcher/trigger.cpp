@@ -30,6 +30,7 @@ struct TriggerOptions {
   bool all = false;
   long pid = 0;
   uint64_t steps = 1;
+  uint64_t duration_ms = 0;  // --duration-ms: a window of that long from now, not of steps
   std::string output_dir;  // absolute, or "" for each process's own
   bool help = false;
 };
@@ -51,6 +52,7 @@ std::string absolute(const std::string& dir) {
 
 std::optional<TriggerOptions> parse(const std::vector<std::string>& args, std::string& error) {
   TriggerOptions options;
+  bool steps_given = false;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "-h" || arg == "--help") return options.help = true, options;
@@ -58,16 +60,19 @@ std::optional<TriggerOptions> parse(const std::vector<std::string>& args, std::s
       options.all = true;
       continue;
     }
-    if (arg == "--steps" || arg == "--output-dir") {
+    if (arg == "--steps" || arg == "--duration-ms" || arg == "--output-dir") {
       if (i + 1 >= args.size()) return error = arg + " needs a value", std::nullopt;
       const std::string& value = args[++i];
       if (arg == "--output-dir") {
         options.output_dir = absolute(value);
         continue;
       }
-      const auto steps = whole_number(value);
-      if (!steps || *steps == 0) return error = "--steps needs a whole number >= 1, got '" + value + "'", std::nullopt;
-      options.steps = *steps;
+      const auto number = whole_number(value);
+      if (!number || *number == 0 || *number > (uint64_t(1) << 40)) {
+        return error = arg + " needs a whole number >= 1, got '" + value + "'", std::nullopt;
+      }
+      (arg == "--steps" ? options.steps : options.duration_ms) = *number;
+      steps_given |= arg == "--steps";
       continue;
     }
     const auto pid = whole_number(arg);
@@ -80,6 +85,7 @@ std::optional<TriggerOptions> parse(const std::vector<std::string>& args, std::s
   if (options.all == (options.pid != 0)) {
     return error = "name one process id or --all (profagent trigger --help)", std::nullopt;
   }
+  if (steps_given && options.duration_ms != 0) return error = "give --steps or --duration-ms, not both", std::nullopt;
   return options;
 }
 
@@ -178,8 +184,10 @@ bool take_status(std::vector<Target>& targets) {
       continue;
     }
     if (answer->busy) {
-      say("process " + std::to_string(target.pid) + ": already triggered: steps " + std::to_string(answer->first) +
-          "-" + std::to_string(answer->last) + " are being recorded");
+      const std::string what = answer->timed ? "a timed window is being recorded"
+                                             : "steps " + std::to_string(answer->first) + "-" +
+                                                   std::to_string(answer->last) + " are being recorded";
+      say("process " + std::to_string(target.pid) + ": already triggered: " + what + "; nothing was changed");
       busy = true;
     }
     target.status = *answer;
@@ -199,7 +207,7 @@ int run(const TriggerOptions& options) {
   }
   const size_t asked = targets.size();
   if (!take_status(targets)) {
-    say("nothing was triggered: wait until the recording steps are written");
+    if (asked > 1) say("nothing was triggered (all or none): wait until the window being recorded is written");
     return 1;
   }
   if (targets.empty()) return 1;
@@ -209,10 +217,16 @@ int run(const TriggerOptions& options) {
   int failures = int(asked - targets.size());
   for (const Target& target : targets) {
     std::string why;
-    const trigger::Request request{.first = first, .steps = options.steps, .output_dir = options.output_dir};
+    trigger::Request request{.first = first, .steps = options.steps, .output_dir = options.output_dir};
+    request.duration_ms = options.duration_ms;
     const auto answer = ask(target.path, target.pid, request, why);
     if (!answer) {
       say(why), ++failures;
+      continue;
+    }
+    if (answer->duration_ms > 0) {
+      std::printf("process %ld: recording %llu ms; files in %s (names with .%ld.)\n", target.pid,
+                  (unsigned long long)answer->duration_ms, answer->output_dir.c_str(), target.pid);
       continue;
     }
     std::printf("process %ld: recording steps %llu-%llu; files in %s (names with .%ld. and .steps%llu-%llu.)\n",
@@ -236,16 +250,18 @@ int trigger_main(const std::vector<std::string>& args) {
   return run(*options);
 }
 
-const char* const kTriggerHelp = R"(usage: profagent trigger PID|--all [--steps N] [--output-dir DIR]
+const char* const kTriggerHelp = R"(usage: profagent trigger PID|--all [--steps N | --duration-ms T] [--output-dir DIR]
 
 Asks a process running with the agent on demand (`profagent run --on-demand`, or
-PROFAGENT_ON_DEMAND=1) to record its next N steps (default 1) into one window; prints where
-the files will go. The process records nothing until then; steps are marked as for any window
-(PROFAGENT_STEP_ON or profagent_step()).
+PROFAGENT_ON_DEMAND=1) to record its next N steps (default 1), or the next T milliseconds,
+into one window; prints where the files will go. The process records nothing until then;
+steps are marked as for any window (PROFAGENT_STEP_ON or profagent_step()).
   PID              the process to trigger
   --all            every process of this user on this host running the agent on demand;
                    all start at the same step (one past the furthest step in progress)
   --steps N        how many steps to record (N >= 1)
+  --duration-ms T  record from now for T ms instead (also without step markers); the
+                   window's steps are those that ended in it and the one in progress
   --output-dir DIR where the files go (default: each process's PROFAGENT_OUTPUT_DIR)
 The processes are reached through their sockets in $XDG_RUNTIME_DIR/profagent (or
 /tmp/profagent-<uid>): no signal is sent. A process without the agent, another user's

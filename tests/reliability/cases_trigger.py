@@ -162,7 +162,44 @@ def case_trigger_bad_targets(env):
     return "; ".join(f"{what}: {lines[0]}" for what, (_, lines) in said.items())
 
 
+def case_trigger_duration(env):
+    """--duration-ms 400: one window of at least 400 ms from the trigger, whose steps are
+    consecutive and hold their launches (the first step began before the window: its launches
+    are not in it); a --steps trigger meanwhile is refused and changes nothing."""
+    runtime = private_runtime(env, "trigger_duration_runtime")
+    out = env.out("trigger_duration_out")
+    stop_file = os.path.join(env.out("trigger_duration_stop"), "stop")
+    processes = start_job(env, runtime, out, stop_file, 1)
+    pid = processes[0].pid
+    try:
+        wait_for(lambda: len(sockets(runtime)) == 1, "the socket")
+        status, stdout, stderr = trigger(env, runtime, [str(pid), "--duration-ms", "400"])
+        R.expect(status == 0 and stdout == [f"process {pid}: recording 400 ms; files in {out} (names with .{pid}.)"],
+                 f"trigger: status {status}, {stdout}, {stderr}")
+        again = trigger(env, runtime, [str(pid), "--steps", "2"])
+        R.expect(again[0] == 1 and len(again[2]) == 1 and "a timed window is being recorded" in again[2][0],
+                 f"second trigger: {again}")
+        wait_for(lambda: len(R.traces(out)) == 1, "the timed window")
+    finally:
+        results = finish_job(processes, stop_file)
+        shutil.rmtree(runtime, ignore_errors=True)
+    _, returncode, stdout, stderr = results[0]
+    R.expect(returncode == 0, f"status {returncode}: {stderr[-600:]!r}")
+    per_step = R.expected(stdout)["per_step"]
+    document = R.load(R.traces(out)[0])
+    marks = sorted((e for e in R.events(document) if e["name"].startswith("ProfilerStep#")), key=lambda e: e["ts"])
+    steps = [int(e["name"][len("ProfilerStep#"):]) for e in marks]
+    launches = len(R.events(document, "cudaLaunchKernel"))
+    span_ms = (marks[-1]["ts"] + marks[-1]["dur"] - marks[0]["ts"]) / 1000 if marks else 0
+    R.expect(steps and steps == list(range(steps[0], steps[0] + len(steps))), f"steps {steps}")
+    R.expect(per_step * (len(steps) - 1) <= launches <= per_step * len(steps),
+             f"{launches} launches in steps {steps} ({per_step} per step)")
+    R.expect(400 <= span_ms < 30000, f"the window spans {span_ms:.1f} ms")
+    return f"steps {steps[0]}-{steps[-1]}, {launches} launches, {span_ms:.0f} ms; --steps meanwhile refused"
+
+
 CASES = {
+    "trigger_duration": case_trigger_duration,
     "trigger_all_steps": case_trigger_all,
     "trigger_bad_targets": case_trigger_bad_targets,
 }
