@@ -61,6 +61,9 @@ struct Config {
   CuptiMode cupti = CuptiMode::Auto;
   std::string cupti_lib;        // explicit libcupti path; empty: search
   uint32_t buffer_mb = 256;     // host event arena per process (collector default)
+  // Size limits per window (collector/window_limits.h); 0: none.
+  uint64_t max_events = 0;        // PROFAGENT_MAX_EVENTS: the window's first N host events
+  uint64_t min_duration_us = 0;   // PROFAGENT_MIN_DURATION_US: shorter host calls left out
   ChildPolicy child = ChildPolicy::Light;  // PROFAGENT_CHILD=light|off
   // Opt-in (by default the agent touches no signal; they belong to the program): on
   // SIGTERM/SIGINT the trace is written, then the previous action runs (agent/signals.h).

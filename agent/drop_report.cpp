@@ -1,5 +1,8 @@
 #include "agent/drop_report.h"
 
+#include <atomic>
+
+#include "agent/lifecycle.h"
 #include "agent/log.h"
 
 namespace profagent::agent {
@@ -38,7 +41,28 @@ std::string left_out_line(const DropCounters& drops) {
          "; the trace has the window's earliest part (profagent_drops.left_out_host_events)";
 }
 
+// The user's own limits (PROFAGENT_MAX_EVENTS, PROFAGENT_MIN_DURATION_US): said once per
+// process, at the first window they cut short; every trace has its own counts.
+void say_size_limits_once(const Trace& trace, const std::string& prefix) {
+  static std::atomic<bool> said_max{false}, said_min{false};
+  const DropCounters& drops = trace.drops;
+  if (drops.over_max_events != 0 && !said_max.exchange(true)) {
+    log(LogLevel::Warn, prefix + "PROFAGENT_MAX_EVENTS: recording stopped after the window's first " +
+                            std::to_string(config().max_events) + " host events; " +
+                            std::to_string(drops.over_max_events) + " host events and " +
+                            std::to_string(drops.over_max_events_device_records) +
+                            " device records after them left out (profagent_drops.over_max_events; said once)");
+  }
+  if (drops.shorter_than_min_duration != 0 && !said_min.exchange(true)) {
+    log(LogLevel::Warn, prefix + std::to_string(drops.shorter_than_min_duration) + " host events shorter than " +
+                            std::to_string(config().min_duration_us) +
+                            " us left out (PROFAGENT_MIN_DURATION_US; profagent_drops.shorter_than_min_duration; "
+                            "said once)");
+  }
+}
+
 void report_drops(const Trace& trace, const std::string& prefix) {
+  say_size_limits_once(trace, prefix);
   const DropCounters& drops = trace.drops;
   if (drops.host_events != 0) log(LogLevel::Warn, prefix + host_drops_line(drops));
   if (drops.device_records != 0) {

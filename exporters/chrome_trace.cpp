@@ -338,6 +338,9 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\"left_out_device_records\":"), w_.u64(t_.drops.left_out_device_records);
   w_.raw(",\"memory_room_bytes\":"), w_.u64(t_.drops.memory_room_bytes);
   w_.raw(",\"memory_needed_bytes\":"), w_.u64(t_.drops.memory_needed_bytes);
+  w_.raw(",\"shorter_than_min_duration\":"), w_.u64(t_.drops.shorter_than_min_duration);
+  w_.raw(",\"over_max_events\":"), w_.u64(t_.drops.over_max_events);
+  w_.raw(",\"over_max_events_device_records\":"), w_.u64(t_.drops.over_max_events_device_records);
   w_.raw("},\n");
   write_memory_metadata(t_, w_);
   w_.raw("  \"profagent_window\": {\"window\":"), w_.u64(t_.window);

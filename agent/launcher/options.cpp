@@ -15,6 +15,7 @@ constexpr CountOption kCounts[] = {
     {"--skip-first", "PROFAGENT_SKIP_FIRST", 0}, {"--wait", "PROFAGENT_WAIT", 0},
     {"--warmup", "PROFAGENT_WARMUP", 0},         {"--active", "PROFAGENT_ACTIVE", 1},
     {"--repeat", "PROFAGENT_REPEAT", 0},         {"--window-wait-ms", "PROFAGENT_WINDOW_WAIT_MS", 0},
+    {"--max-events", "PROFAGENT_MAX_EVENTS", 0}, {"--min-duration-us", "PROFAGENT_MIN_DURATION_US", 0},
 };
 
 bool whole_number(const std::string& text, uint64_t minimum) {
@@ -186,6 +187,11 @@ Return values and exceptions are the program's own; torch is not imported by the
 
 Output:
   --output-dir DIR where the files go (default ./profagent_out) (PROFAGENT_OUTPUT_DIR)
+  --max-events N   each window keeps its first N host events (those that ended first) and
+                   the device work started by then; the rest is counted in the trace's
+                   profagent_drops and said once (0: no limit)   (PROFAGENT_MAX_EVENTS)
+  --min-duration-us N  host calls, operators and ranges shorter than N us are left out,
+                   except those device work is linked to; counted   (PROFAGENT_MIN_DURATION_US)
 Other PROFAGENT_* variables in the environment (PROFAGENT_SORT_BY, PROFAGENT_LOG_LEVEL, ...)
 are passed through unchanged.
 

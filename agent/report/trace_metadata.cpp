@@ -105,6 +105,9 @@ void drops(od::value v, Trace& t) {
     else if (key == "left_out_device_records") number(value, d.left_out_device_records);
     else if (key == "memory_room_bytes") number(value, d.memory_room_bytes);
     else if (key == "memory_needed_bytes") number(value, d.memory_needed_bytes);
+    else if (key == "shorter_than_min_duration") number(value, d.shorter_than_min_duration);
+    else if (key == "over_max_events") number(value, d.over_max_events);
+    else if (key == "over_max_events_device_records") number(value, d.over_max_events_device_records);
   });
 }
 
