@@ -14,7 +14,8 @@ using namespace windows_state;
 namespace {
 
 DemandState demand_state_of(const Windows& w) {
-  DemandState state{.step = w.step};
+  DemandState state;
+  state.step = w.step;
   state.timed = w.timed_open;
   state.busy = w.timed_open || (w.trigger_armed && !collector::finished(w.schedule, w.step));
   if (state.busy && !state.timed) {

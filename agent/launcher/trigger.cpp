@@ -217,8 +217,9 @@ int run(const TriggerOptions& options) {
   int failures = int(asked - targets.size());
   for (const Target& target : targets) {
     std::string why;
-    trigger::Request request{.first = first, .steps = options.steps, .output_dir = options.output_dir};
-    request.duration_ms = options.duration_ms;
+    trigger::Request request;
+    request.first = first, request.steps = options.steps, request.duration_ms = options.duration_ms;
+    request.output_dir = options.output_dir;
     const auto answer = ask(target.path, target.pid, request, why);
     if (!answer) {
       say(why), ++failures;

@@ -13,7 +13,8 @@ TEST_CASE("trigger: requests read back as written, a directory may hold spaces")
   REQUIRE(parse_request(format(status)));
   CHECK(parse_request(format(status))->status);
 
-  Request steps{.first = 12, .steps = 3, .output_dir = "/tmp/my prof dir=x"};
+  Request steps;
+  steps.first = 12, steps.steps = 3, steps.output_dir = "/tmp/my prof dir=x";
   const auto read = parse_request(format(steps));
   REQUIRE(read);
   CHECK_FALSE(read->status);
@@ -22,7 +23,7 @@ TEST_CASE("trigger: requests read back as written, a directory may hold spaces")
   CHECK(read->duration_ms == 0);
   CHECK(read->output_dir == "/tmp/my prof dir=x");
 
-  Request timed{.output_dir = ""};
+  Request timed;
   timed.duration_ms = 500;
   const auto read_timed = parse_request(format(timed));
   REQUIRE(read_timed);
@@ -39,22 +40,26 @@ TEST_CASE("trigger: bad requests are refused") {
 }
 
 TEST_CASE("trigger: answers read back as written") {
-  Answer status{.ok = true, .step = 41, .busy = true, .first = 42, .last = 44};
+  Answer status;
+  status.ok = true, status.step = 41, status.busy = true, status.first = 42, status.last = 44;
   auto read = parse_answer(format(status));
   REQUIRE(read);
   CHECK((read->ok && read->step == 41 && read->busy && !read->timed && read->first == 42 && read->last == 44));
 
-  Answer timed_busy{.ok = true, .step = 7, .busy = true, .timed = true};
+  Answer timed_busy;
+  timed_busy.ok = true, timed_busy.step = 7, timed_busy.busy = true, timed_busy.timed = true;
   read = parse_answer(format(timed_busy));
   REQUIRE(read);
   CHECK((read->busy && read->timed));
 
-  Answer armed{.ok = true, .first = 42, .last = 44, .output_dir = "/out dir"};
+  Answer armed;
+  armed.ok = true, armed.first = 42, armed.last = 44, armed.output_dir = "/out dir";
   read = parse_answer(format(armed));
   REQUIRE(read);
   CHECK((read->first == 42 && read->last == 44 && read->output_dir == "/out dir"));
 
-  Answer refused{.error = "already triggered: steps 1-2 are being recorded"};
+  Answer refused;
+  refused.error = "already triggered: steps 1-2 are being recorded";
   read = parse_answer(format(refused));
   REQUIRE(read);
   CHECK_FALSE(read->ok);
