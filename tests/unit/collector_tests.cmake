@@ -12,6 +12,7 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/memory_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/window_limits_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp
     # Last: its windows would shift the window numbers session_test.cpp expects.
     ${CMAKE_CURRENT_LIST_DIR}/collector/cpu_times_test.cpp)

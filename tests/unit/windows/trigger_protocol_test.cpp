@@ -1,6 +1,6 @@
 // The lines `profagent trigger` and the agent exchange (agent/trigger_protocol.h), and the
 // launcher options of on-demand tracing and size limits.
-#include <catch2/catch_test_macros.hpp>
+#include <catch2/catch.hpp>
 
 #include "agent/launcher/launcher.h"
 #include "agent/trigger_protocol.h"
