@@ -33,7 +33,13 @@ uint32_t lookup(const CbidEntry (&table)[N], std::string_view name) noexcept {
 
 }  // namespace
 
-uint32_t runtime_cbid(std::string_view function) noexcept { return lookup(kRuntimeCbids, function); }
+// nvcc's launch entry (what `<<<>>>` compiles to in CUDA 13) is reported by NVIDIA's runtime
+// under the public launch it implements: __cudaLaunchKernel as cudaLaunchKernel (211, not its
+// own 505; measured with CUPTI 13.0 on an H100), its _ptsz form as cudaLaunchKernel_ptsz.
+uint32_t runtime_cbid(std::string_view function) noexcept {
+  if (function.starts_with("__cudaLaunchKernel")) function.remove_prefix(2);
+  return lookup(kRuntimeCbids, function);
+}
 uint32_t driver_cbid(std::string_view function) noexcept { return lookup(kDriverCbids, function); }
 
 std::string_view api_name(std::string_view entry) noexcept {

@@ -30,7 +30,8 @@ def header_cbid(header, enumerator):
 # Names this check knows the CUPTI enumerator of (the newest form of each function).
 KNOWN_CBIDS = {
     "cudaLaunchKernel": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000"),
-    "__cudaLaunchKernel": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000"),
+    # <<<>>> (nvcc 13: __cudaLaunchKernel) is reported under cudaLaunchKernel's id, as NVIDIA's runtime does.
+    "__cudaLaunchKernel": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000"),
     "cudaEventRecord": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020"),
     "cudaStreamWaitEvent": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaStreamWaitEvent_v3020"),
     "cudaMemcpyAsync": ("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020"),

@@ -392,6 +392,9 @@ TEST_CASE("cbid lookup: newest form of a runtime function, stream variants, driv
   CHECK(runtime_cbid("cudaGetDeviceProperties") == CUPTI_RUNTIME_TRACE_CBID_cudaGetDeviceProperties_v12000);
   CHECK(runtime_cbid("cudaLaunchKernel_ptsz") == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000);
   CHECK(runtime_cbid("cudaMemcpy_ptds") == CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_ptds_v7000);
+  // <<<>>>'s entry is reported as the public launch it implements, as NVIDIA's runtime does.
+  CHECK(runtime_cbid("__cudaLaunchKernel") == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000);
+  CHECK(runtime_cbid("__cudaLaunchKernel_ptsz") == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_ptsz_v7000);
   CHECK(runtime_cbid("cudaMalloc_ptsz") == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);  // no own id
   CHECK(driver_cbid("cuMemAlloc_v2") == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
   CHECK(driver_cbid("cuMemAlloc") == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc);
