@@ -106,7 +106,7 @@ std::string config_value(const Trace& t, std::string_view name) {
 std::string max_events_line(const Trace& t, const DropLineFacts&) {
   const DropCounters& d = t.drops;
   if (d.over_max_events == 0 && d.over_max_events_device_records == 0) return {};
-  return "PROFAGENT_MAX_EVENTS: recording stopped after the window's first " + config_value(t, "PROFAGENT_MAX_EVENTS") +
+  return "PROFAGENT_MAX_EVENTS: the window keeps its first " + config_value(t, "PROFAGENT_MAX_EVENTS") +
          " host events; " + std::to_string(d.over_max_events) + " host events and " +
          std::to_string(d.over_max_events_device_records) +
          " device records after them left out (profagent_drops.over_max_events; said once)";
