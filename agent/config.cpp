@@ -195,7 +195,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 27> kVariables = {{
+const std::array<Variable, 30> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -212,6 +212,7 @@ const std::array<Variable, 27> kVariables = {{
     PROFAGENT_COUNT_VARIABLE("REPEAT", repeat),
     {"STEP_ON", [](std::string_view t, Config& c) { return parse_text(t, c.step_on); },
      [](const Config& c) { return c.step_on.empty() ? std::string("(none)") : c.step_on; }},
+    PROFAGENT_BOOL_VARIABLE("ON_DEMAND", on_demand),
     {"WINDOW_WAIT_MS",
      [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, collector::kMaxWindowWaitMs); },
      [](const Config& c) { return std::to_string(c.window_wait_ms); }},
@@ -239,6 +240,10 @@ const std::array<Variable, 27> kVariables = {{
      [](const Config& c) { return c.cupti_lib.empty() ? std::string("(search)") : c.cupti_lib; }},
     {"BUFFER_MB", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.buffer_mb, 1, 65536); },
      [](const Config& c) { return std::to_string(c.buffer_mb); }},
+    {"MAX_EVENTS", [](std::string_view t, Config& c) { return parse_count(t, c.max_events); },
+     [](const Config& c) { return c.max_events == 0 ? std::string("0 (no limit)") : std::to_string(c.max_events); }},
+    {"MIN_DURATION_US", [](std::string_view t, Config& c) { return parse_int<uint64_t>(t, c.min_duration_us, 0, 3'600'000'000); },
+     [](const Config& c) { return std::to_string(c.min_duration_us); }},
     {"CHILD", [](std::string_view t, Config& c) { return parse_child(t, c.child); },
      [](const Config& c) { return std::string(c.child == ChildPolicy::Off ? "off" : "light"); }},
     PROFAGENT_BOOL_VARIABLE("HANDLE_SIGNALS", handle_signals),

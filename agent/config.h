@@ -35,6 +35,9 @@ struct Config {
   uint64_t active = 1;
   uint64_t repeat = 0;
   std::string step_on;          // what marks a step without code changes (stored as given)
+  // PROFAGENT_ON_DEMAND: record nothing until `profagent trigger` asks for steps, through a
+  // Unix socket the agent opens at the process's first CUDA call (agent/trigger_server.h).
+  bool on_demand = false;
   // How long a window's join waits for the device work issued in the window (up to
   // kMaxWindowWaitMs); what has not come by then is counted as late (collector/session.h).
   uint32_t window_wait_ms = collector::kDefaultWindowWaitMs;
@@ -61,6 +64,9 @@ struct Config {
   CuptiMode cupti = CuptiMode::Auto;
   std::string cupti_lib;        // explicit libcupti path; empty: search
   uint32_t buffer_mb = 256;     // host event arena per process (collector default)
+  // Size limits per window (collector/window_limits.h); 0: none.
+  uint64_t max_events = 0;        // PROFAGENT_MAX_EVENTS: the window's first N host events
+  uint64_t min_duration_us = 0;   // PROFAGENT_MIN_DURATION_US: shorter host calls left out
   ChildPolicy child = ChildPolicy::Light;  // PROFAGENT_CHILD=light|off
   // Opt-in (by default the agent touches no signal; they belong to the program): on
   // SIGTERM/SIGINT the trace is written, then the previous action runs (agent/signals.h).

@@ -21,12 +21,14 @@
 #include "agent/step_timer.h"
 #include "agent/threads.h"
 #include "agent/window_export.h"
+#include "agent/trigger_server.h"
 #include "agent/windows.h"
 #include "collector/api.h"
 #include "collector/collectives.h"
 #include "collector/log.h"
 #include "collector/session.h"
 #include "collector/shapes.h"
+#include "collector/thread_buffer.h"
 #include "exporters/exporter.h"
 #include "hooks/call_as_caller.h"
 #include "hooks/device_queries.h"
@@ -106,6 +108,7 @@ void on_first_cuda_use() noexcept {
   install_crash_signal_handlers();
   start_device_poller();
   start_time_marker();
+  start_trigger_server();
 }
 
 // Everything init does after the secure-mode check. Returns the state to publish.
@@ -261,12 +264,21 @@ void freeze_and_export(const char* reason) noexcept {
   }
 }
 
+// A process that never used CUDA and recorded nothing (no thread ever took a buffer: no user
+// range, no DIOPI operator) has nothing to write and nothing to say: its exit does no work
+// (a shell, a launcher, each short-lived child of a build script pays nothing for the agent).
+bool nothing_to_flush() noexcept {
+  return !hooks::g_cuda_seen.load(std::memory_order_acquire) && !collector::any_buffer_taken();
+}
+
 }  // namespace
 
 void flush_all(const char* reason) noexcept {
   if (state() != AgentState::Ready) return;
   if (g_flushed.exchange(true, std::memory_order_acq_rel)) return;
+  if (nothing_to_flush()) return;
   collector::AgentBusy busy;  // exporting must not record (or re-enter) anything
+  stop_trigger_server();  // no trigger can arm a window from now on
   freeze_and_export(reason);
   g_flush_finished.store(true, std::memory_order_release);
   stop_agent_threads();  // nothing is left for them to do (agent/threads.h)

@@ -149,6 +149,7 @@ collector::SessionOptions session_options(const Config& config) {
   options.config = config.to_pairs();
   options.platform_info = platform_info;
   options.window_wait_ms = config.window_wait_ms;
+  options.limits = {.max_events = config.max_events, .min_duration_ns = config.min_duration_us * 1000};
   return options;
 }
 

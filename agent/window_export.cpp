@@ -29,7 +29,9 @@ void export_and_report(Trace& trace, const Config& config, const WindowVoice& vo
     say_held_warnings();  // before anything else this process prints
     note_agent_drops(trace.drops);
     report_drops(trace, voice.drops_prefix);
-    const exporters::ExportResult result = exporters::export_window(trace, export_options(config));
+    exporters::ExportOptions options = export_options(config);
+    if (!voice.output_dir.empty()) options.output_dir = voice.output_dir;
+    const exporters::ExportResult result = exporters::export_window(trace, options);
     // With no file written, the first error is the reason and goes into the closing line.
     const bool nothing_written = result.paths.empty() && !result.errors.empty();
     for (size_t i = nothing_written ? 1 : 0; i < result.errors.size(); ++i) log(LogLevel::Error, result.errors[i]);

@@ -17,6 +17,7 @@ struct WindowVoice {
   std::string closing_prefix;  // the same before the closing line: step windows say which
                                // window they wrote, the exit window's line is the process's last
   bool table = false;          // the table to stderr too (the exit window)
+  std::string output_dir;      // "" for PROFAGENT_OUTPUT_DIR (a trigger may name another)
 };
 
 // Never throws: a failed export is said in the closing line.

@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,46 +20,20 @@
 #include "agent/step_timer.h"
 #include "agent/threads.h"
 #include "agent/window_export.h"
+#include "agent/windows_state.h"
 #include "collector/clock.h"
 #include "collector/session.h"
 #include "collector/step_schedule.h"
 #include "exporters/exporter.h"
 
 namespace profagent::agent {
-namespace {
 
-using collector::RecordState;
-using collector::StepAction;
-
-struct StepTicks {
-  uint64_t number;
-  uint64_t start;  // agent clock ticks
-  uint64_t end;
-};
-
-struct Windows {
-  const Config* config = nullptr;
-  bool scheduled = false;     // a schedule variable was given
-  bool profiler_api = false;  // cudaProfilerStart/Stop delimit windows
-  collector::StepSchedule schedule;
-  uint64_t time_ms = 0;                      // PROFAGENT_STEP_ON=time:MS
-  std::atomic<bool> timer_started{false};    // at the first CUDA call (start_time_marker)
-  // Guards everything below; never taken by hooks. Lock order: Windows::mutex ->
-  // ExportQueue::mutex -> the collector's locks (collector/session.h). It is never held across
-  // a CUDA or CUPTI call: under it a boundary only updates the step state, cuts (host buffers
-  // only), sets the record state and queues the cut; the device follows the record state and
-  // the exporter is started after it is released (BoundaryEffects).
-  std::mutex mutex;
-  uint64_t step = 0;          // the step in progress
-  uint64_t step_start = 0;
-  std::vector<StepTicks> window_steps;  // recorded steps of the current window
-  uint64_t last_window_step = 0;  // the last step of the last window cut
-  bool profiler_window_open = false;
-  uint64_t profiler_windows = 0;
-  std::atomic<bool> finished{false};  // the final window was frozen: boundaries do nothing
-  HandOverStats hand_over;
-};
+namespace windows_state {
 Windows* g_windows = nullptr;  // leaked
+}  // namespace windows_state
+using namespace windows_state;
+
+namespace {
 
 void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_run);
 
@@ -68,6 +43,7 @@ void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_
 struct PendingWindow {
   collector::CutWindow* cut;
   std::vector<StepTicks> steps;
+  std::string output_dir;  // "" for the configured one (a trigger may name another)
 };
 
 struct ExportQueue {
@@ -93,7 +69,8 @@ void finish_and_export(PendingWindow& pending) noexcept {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
     attach_steps(pending.steps, trace, false);
     const std::string name = window_title(trace) + ": ";
-    export_and_report(trace, *g_windows->config, {.drops_prefix = name, .closing_prefix = name});
+    export_and_report(trace, *g_windows->config,
+                      {.drops_prefix = name, .closing_prefix = name, .output_dir = pending.output_dir});
   } catch (...) {
     static collector::SwallowedSite site{"a step window could not be joined or written (out of memory); it is lost"};
     collector::note_swallowed(site);
@@ -196,11 +173,10 @@ void attach_steps(const std::vector<StepTicks>& steps, Trace& trace, bool whole_
   trace.last_step = trace.steps.back();
 }
 
-// What a boundary does once Windows::mutex is released: CUDA and CUPTI calls.
-struct BoundaryEffects {
-  bool follow_device = false;  // the record state changed: device activity follows it
-  bool serve_exports = false;  // a window was queued
-};
+
+}  // namespace
+
+namespace windows_state {
 
 void set_record_state(RecordState state, BoundaryEffects& effects) {
   collector::set_record_state(state);
@@ -220,7 +196,7 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   collector::CutWindow* cut = collector::cut_window();
   set_record_state(next, effects);
   if (!w.window_steps.empty()) w.last_window_step = w.window_steps.back().number;
-  queue_export({cut, std::move(w.window_steps)});
+  queue_export({cut, std::move(w.window_steps), w.on_demand ? w.trigger_output_dir : std::string()});
   effects.serve_exports = true;
   w.window_steps.clear();
   const uint64_t held = elapsed_ns(start);
@@ -230,20 +206,31 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   log(LogLevel::Debug, "window cut and handed over in " + std::to_string(held / 1000) + " us");
 }
 
+// What the schedule says of `step`; on demand, nothing until a trigger armed one.
+StepAction step_action(const Windows& w, uint64_t step) {
+  if (w.timed_open) return StepAction::Record;  // saved when its time is up, not at a step
+  if (w.on_demand && !w.trigger_armed) return StepAction::None;
+  return collector::action(w.schedule, step);
+}
+
 // An idle step right before a recorded one (no warmup step between them) keeps the device
 // traced: set_device_ahead (collector/session.h) — a warmup step does that otherwise.
-bool device_ahead(const collector::StepSchedule& schedule, uint64_t step) {
-  return collector::action(schedule, step) == StepAction::None && records(collector::action(schedule, step + 1));
+bool device_ahead(const Windows& w, uint64_t step) {
+  return step_action(w, step) == StepAction::None && records(step_action(w, step + 1));
 }
 
 void set_device_ahead(const Windows& w, uint64_t step, BoundaryEffects& effects) {
-  collector::set_device_ahead(w.scheduled && !w.profiler_api && device_ahead(w.schedule, step));
+  collector::set_device_ahead(w.scheduled && !w.profiler_api && device_ahead(w, step));
   effects.follow_device = true;
 }
 
+}  // namespace windows_state
+
+namespace {
+
 void scheduled_boundary(Windows& w, uint64_t ended, BoundaryEffects& effects) {
-  const StepAction was = collector::action(w.schedule, ended);
-  const StepAction next = collector::action(w.schedule, ended + 1);
+  const StepAction was = step_action(w, ended);
+  const StepAction next = step_action(w, ended + 1);
   set_device_ahead(w, ended + 1, effects);
   if (was == StepAction::RecordAndSave) {
     save_window(w, state_for(next), effects);
@@ -262,7 +249,7 @@ void step_boundary(Windows& w, BoundaryEffects& effects) {
   if (w.finished) return;
   const uint64_t now = collector::now();
   const uint64_t ended = w.step++;
-  const bool recorded = w.scheduled ? records(collector::action(w.schedule, ended))
+  const bool recorded = w.scheduled ? records(step_action(w, ended))
                                     : !w.profiler_api || w.profiler_window_open;
   if (recorded) w.window_steps.push_back({ended, w.step_start, now});
   w.step_start = now;
@@ -319,13 +306,17 @@ bool windows_finished() { return g_windows->finished.load(); }
 // Why a run with a schedule, or with profiler-api, wrote no window (without this line such
 // a run ended in silence, and the user could not tell why). `w.step` steps have ended; the one in progress is `w.step`.
 std::string schedule_silence(const Windows& w) {
+  if (w.on_demand) {
+    return "PROFAGENT_ON_DEMAND records nothing until `profagent trigger " + std::to_string(getpid()) +
+           "` asks for steps, and no trigger came";
+  }
   const uint64_t first_active = w.schedule.skip_first + w.schedule.wait + w.schedule.warmup;
   const std::string seen = std::to_string(w.step) + (w.step == 1 ? " step" : " steps") + " seen";
   if (w.step == 0) {
     return "no step ended, so the schedule never reached an active step (the first would be step " +
            std::to_string(first_active) + "); steps are marked by PROFAGENT_STEP_ON or profagent_step()";
   }
-  if (collector::action(w.schedule, w.step) == StepAction::Warmup) {
+  if (step_action(w, w.step) == StepAction::Warmup) {
     return "the process ended during warmup step " + std::to_string(w.step) +
            " (warmup data is never written); no active step was reached (" + seen + ")";
   }
@@ -341,12 +332,13 @@ std::string profiler_api_silence(const Windows& w) {
 // Why nothing came after the last window written (the exit found nothing to write).
 std::string after_last_window(const Windows& w) {
   if (w.profiler_api) return "the last one: no cudaProfilerStart followed its cudaProfilerStop";
+  if (w.on_demand && collector::finished(w.schedule, w.step)) return "the triggered steps were all recorded";
   const std::string step = std::to_string(w.step);
   if (collector::finished(w.schedule, w.step)) {
     return "the schedule's " + std::to_string(w.schedule.repeat) + " cycles (repeat=" +
            std::to_string(w.schedule.repeat) + ") were done";
   }
-  switch (collector::action(w.schedule, w.step)) {
+  switch (step_action(w, w.step)) {
     case StepAction::None: return "the process ended in idle step " + step + " of the schedule";
     case StepAction::Warmup: return "the process ended during warmup step " + step + " (warmup data is never written)";
     default: return "the steps since then made no call the agent records";
@@ -364,7 +356,7 @@ std::string windows_written_line(const Windows& w) {
 
 RecordState first_state(const Windows& w) {
   if (w.profiler_api) return RecordState::Off;
-  return w.scheduled ? state_for(collector::action(w.schedule, 0)) : RecordState::Record;
+  return w.scheduled ? state_for(step_action(w, 0)) : RecordState::Record;
 }
 
 }  // namespace
@@ -373,10 +365,16 @@ bool start_windows(const Config& config) noexcept {
   try {
     auto* w = new Windows;
     w->config = &config;
-    w->scheduled = config.schedule_given;
+    w->on_demand = config.on_demand;
+    w->scheduled = config.schedule_given || config.on_demand;
     w->schedule = {config.skip_first, config.wait, config.warmup, config.active, config.repeat};
     std::vector<std::string> warnings;
-    const StepOn step_on = parse_step_on(config.step_on, warnings);
+    StepOn step_on = parse_step_on(config.step_on, warnings);
+    if (w->on_demand && (step_on.markers.profiler_api || config.schedule_given)) {
+      warnings.push_back("PROFAGENT_ON_DEMAND: the schedule and profiler-api are not used: `profagent trigger` "
+                         "says which steps are recorded");
+      step_on.markers.profiler_api = false;
+    }
     std::string problem;  // patterns left out; the other markers still work
     const bool marked = collector::configure_step_markers(step_on.markers, on_step, on_profiler_api, &problem);
     if (!marked) problem = "no step marker could be set up";
@@ -386,7 +384,7 @@ bool start_windows(const Config& config) noexcept {
     w->step_start = collector::now();
     g_windows = w;
     pthread_atfork(nullptr, nullptr, forget_exports_in_child);
-    collector::set_device_ahead(w->scheduled && !w->profiler_api && device_ahead(w->schedule, 0));
+    collector::set_device_ahead(w->scheduled && !w->profiler_api && device_ahead(*w, 0));
     collector::set_state(first_state(*w));
     w->time_ms = step_on.time_ms;
     return true;

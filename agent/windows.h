@@ -45,6 +45,30 @@ bool freeze_last_window(Trace& trace) noexcept;
 // they were, and why nothing came after the last. "" without a schedule or profiler-api.
 std::string closing_line_without_window() noexcept;
 
+// On demand (PROFAGENT_ON_DEMAND): the step in progress and the triggered window, if one is
+// armed or being recorded (steps first..last).
+struct DemandState {
+  uint64_t step = 0;
+  bool busy = false;
+  bool timed = false;  // busy with a window of a duration, not of steps
+  uint64_t first = 0;
+  uint64_t last = 0;
+};
+DemandState demand_state() noexcept;
+
+// On demand: records steps first..first+steps-1 (first 0: the step after the one in progress)
+// into one window whose files go to `output_dir` ("" for PROFAGENT_OUTPUT_DIR). False with
+// `why` (one line) when the process is not on demand, is exiting, has a triggered window
+// armed or being recorded, or is already past `first`; nothing is changed then.
+bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, DemandState& armed,
+                 std::string& why) noexcept;
+
+// On demand: records from now until close_timed_trigger() (the trigger's --duration-ms), into
+// one window whose steps are those that ended in it and the one in progress at its end, each
+// cut to the window. Refused as arm_trigger is.
+bool arm_timed_trigger(const std::string& output_dir, std::string& why) noexcept;
+void close_timed_trigger() noexcept;
+
 // Hand-over figures: how long step boundaries that cut a window held the program.
 struct HandOverStats {
   uint64_t windows = 0;

@@ -141,17 +141,11 @@ uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
   return ns < 0 ? 0 : uint64_t(ns);
 }
 
+// Never waits. A segment between two anchors taken close together has a noisy rate, but it
+// only converts the ticks that lie inside it (every tick converted at a freeze was read
+// before that freeze's anchor), so its error stays within the anchors' own brackets.
 void add_anchor() noexcept {
   if (source() != Source::CpuCounter) return;
-  uint64_t first_ns = 0;
-  {
-    std::lock_guard lock(anchor_mutex());
-    if (!anchors().empty()) first_ns = anchors().front().ns;
-  }
-  // A rate measured over a very short span is noisy: wait (busy, bounded) for a usable span.
-  while (first_ns != 0 && monotonic_ns() - first_ns < kMinAnchorSpanNs) {
-    cpu_counter::relax();
-  }
   append_anchor(take_anchor_now());
 }
 

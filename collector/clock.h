@@ -40,9 +40,8 @@ class TickConverter {
   std::vector<Anchor> anchors_;
 };
 
-// Records an anchor now (start-up and each freeze). With the counter, the first freeze waits until
-// at least kMinAnchorSpanNs have passed since the first anchor so the rate is well defined.
-inline constexpr uint64_t kMinAnchorSpanNs = 2'000'000;
+// Records an anchor now (start-up and each freeze), without waiting: a process that exits
+// right after it started pays no wait for a "usable" span.
 void add_anchor() noexcept;
 
 // A converter over all anchors taken so far (call add_anchor() first at a freeze).

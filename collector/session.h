@@ -36,6 +36,7 @@
 #include "collector/device_backend.h"
 #include "collector/thread_buffer.h"
 #include "collector/trace.h"
+#include "collector/window_limits.h"
 #include "collector/window_wait.h"
 
 namespace profagent::collector {
@@ -60,6 +61,8 @@ struct SessionOptions {
   // How long a window's join may wait for the device work its window issued
   // (PROFAGENT_WINDOW_WAIT_MS); 0: take what has arrived, wait for nothing.
   uint32_t window_wait_ms = kDefaultWindowWaitMs;
+  // PROFAGENT_MAX_EVENTS, PROFAGENT_MIN_DURATION_US (collector/window_limits.h).
+  WindowLimits limits;
   // Tests: use this backend instead of CUPTI (not owned; must live for the whole process).
   DeviceBackend* device_backend = nullptr;
 };

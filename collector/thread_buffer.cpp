@@ -277,6 +277,13 @@ void warm_host_buffers() noexcept {
   r->pool->warm_ahead(std::max(kMinAheadChunks, 2 * taken));
 }
 
+bool any_buffer_taken() noexcept {
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return false;
+  std::lock_guard lock(r->mutex);
+  return !r->buffers.empty();
+}
+
 uint32_t registered_buffer_count() noexcept {
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (!r) return 0;

@@ -80,6 +80,9 @@ struct BufferReservation {
 };
 BufferReservation buffer_reservation() noexcept;
 
+// False while no thread ever took a buffer: nothing was recorded in this process so far.
+bool any_buffer_taken() noexcept;
+
 // Statistics for tests.
 uint32_t registered_buffer_count() noexcept;
 uint32_t pool_capacity_chunks() noexcept;

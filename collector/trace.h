@@ -193,6 +193,12 @@ struct DropCounters {
   uint64_t left_out_device_records = 0;
   uint64_t memory_room_bytes = 0;
   uint64_t memory_needed_bytes = 0;
+  // Size limits the user set (collector/window_limits.h): host events shorter than
+  // PROFAGENT_MIN_DURATION_US left out, and the host events and device records after the
+  // window's first PROFAGENT_MAX_EVENTS host events.
+  uint64_t shorter_than_min_duration = 0;
+  uint64_t over_max_events = 0;
+  uint64_t over_max_events_device_records = 0;
 };
 
 // Why host events were dropped, for the trace and the stderr line: "" (none were),

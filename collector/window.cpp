@@ -21,6 +21,7 @@
 #include "collector/process_info.h"
 #include "collector/session_state.h"
 #include "collector/stack_symbols.h"
+#include "collector/window_limits.h"
 #include "collector/window_memory.h"
 
 namespace profagent::collector {
@@ -301,6 +302,7 @@ Trace join_part(Session& s, CutWindow& window) {
   const uint64_t late = claim_device_records(s, claim);
   trace.join_wait_ns = elapsed_since(wait_start);
   std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten
+  apply_window_limits(s.options.limits, window.threads, claim.records, window.converter, trace.drops);
   // Under a memory limit, only what the join and the writers can hold is joined.
   fit_window_in_memory(window.threads, claim.records, window.converter, memory_room(), trace.drops);
   uint64_t forgotten = 0;

@@ -23,10 +23,12 @@ uint64_t cost(uint64_t host_events, uint64_t device_records) {
   return host_events * kJoinBytesPerHostEvent + device_records * kJoinBytesPerDeviceRecord;
 }
 
-// The latest time (ticks) whose earlier events cost at most `budget`: a binary search over the
-// window's span; counting is linear, but this runs only for a window that does not fit.
-uint64_t latest_fitting_time(const std::vector<ThreadEvents>& threads, const std::vector<DeviceRecord>& device,
-                             const clock::TickConverter& converter, uint64_t budget) {
+}  // namespace
+
+// A binary search over the window's span; counting is linear, but this runs only for a window
+// that does not fit.
+uint64_t latest_time_within(const std::vector<ThreadEvents>& threads, const std::vector<DeviceRecord>& device,
+                            const clock::TickConverter& converter, uint64_t budget, WindowCost cost) {
   uint64_t low = UINT64_MAX, high = 0;
   for (const ThreadEvents& thread : threads) {
     for (const HostEvent& event : thread.events) low = std::min(low, event.start), high = std::max(high, event.end);
@@ -41,7 +43,21 @@ uint64_t latest_fitting_time(const std::vector<ThreadEvents>& threads, const std
   return low;
 }
 
-}  // namespace
+LeftOut leave_out_after(uint64_t cut, std::vector<ThreadEvents>& threads, std::vector<DeviceRecord>& device,
+                        const clock::TickConverter& converter) {
+  LeftOut left;
+  for (ThreadEvents& thread : threads) {
+    const auto later = std::remove_if(thread.events.begin(), thread.events.end(),
+                                      [cut](const HostEvent& event) { return event.end > cut; });
+    left.host_events += uint64_t(thread.events.end() - later);
+    thread.events.erase(later, thread.events.end());
+  }
+  const uint64_t cut_ns = converter.to_ns(cut);
+  const auto later = std::remove_if(device.begin(), device.end(), [cut_ns](const DeviceRecord& r) { return r.start_ns > cut_ns; });
+  left.device_records = uint64_t(device.end() - later);
+  device.erase(later, device.end());
+  return left;
+}
 
 void fit_window_in_memory(std::vector<ThreadEvents>& threads, std::vector<DeviceRecord>& device,
                           const clock::TickConverter& converter, uint64_t room, DropCounters& drops) {
@@ -54,17 +70,10 @@ void fit_window_in_memory(std::vector<ThreadEvents>& threads, std::vector<Device
   // join runs beside it).
   const uint64_t budget = room > kJoinReserveBytes ? room - kJoinReserveBytes : 0;
   if (drops.memory_needed_bytes <= budget) return;
-  const uint64_t cut = latest_fitting_time(threads, device, converter, budget);
-  for (ThreadEvents& thread : threads) {
-    const auto later = std::remove_if(thread.events.begin(), thread.events.end(),
-                                      [cut](const HostEvent& event) { return event.end > cut; });
-    drops.left_out_host_events += uint64_t(thread.events.end() - later);
-    thread.events.erase(later, thread.events.end());
-  }
-  const uint64_t cut_ns = converter.to_ns(cut);
-  const auto later = std::remove_if(device.begin(), device.end(), [cut_ns](const DeviceRecord& r) { return r.start_ns > cut_ns; });
-  drops.left_out_device_records = uint64_t(device.end() - later);
-  device.erase(later, device.end());
+  const uint64_t cut = latest_time_within(threads, device, converter, budget, cost);
+  const LeftOut left = leave_out_after(cut, threads, device, converter);
+  drops.left_out_host_events += left.host_events;
+  drops.left_out_device_records = left.device_records;
 }
 
 }  // namespace profagent::collector

@@ -27,6 +27,23 @@ inline constexpr uint64_t kJoinBytesPerHostEvent = 216;
 inline constexpr uint64_t kJoinBytesPerDeviceRecord = 100;
 inline constexpr uint64_t kJoinReserveBytes = uint64_t(8) << 20;
 
+// What a window costs, from its counts of host events and device records.
+using WindowCost = uint64_t (*)(uint64_t host_events, uint64_t device_records);
+
+// The latest time (ticks) whose earlier part of the window — the host events that ended by
+// then, the device records that started by then — costs at most `budget`.
+uint64_t latest_time_within(const std::vector<ThreadEvents>& threads, const std::vector<DeviceRecord>& device,
+                            const clock::TickConverter& converter, uint64_t budget, WindowCost cost);
+
+// Removes the host events that ended after `cut` (ticks) and the device records that started
+// after it; returns how many of each.
+struct LeftOut {
+  uint64_t host_events = 0;
+  uint64_t device_records = 0;
+};
+LeftOut leave_out_after(uint64_t cut, std::vector<ThreadEvents>& threads, std::vector<DeviceRecord>& device,
+                        const clock::TickConverter& converter);
+
 // Trims `threads` and `device` to what fits in `room` bytes (SIZE_MAX: no limit, nothing is
 // trimmed) and fills the left_out_* and memory_* counters of `drops`.
 void fit_window_in_memory(std::vector<ThreadEvents>& threads, std::vector<DeviceRecord>& device,

@@ -100,6 +100,32 @@ std::string left_out_line(const Trace& t, const DropLineFacts&) {
          "; the trace has the window's earliest part (profagent_drops.left_out_host_events)";
 }
 
+// A setting's effective value, as the trace carries it (Trace::config), or "?" without one.
+std::string config_value(const Trace& t, std::string_view name) {
+  for (const auto& [key, value] : t.config) {
+    if (key == name) return value;
+  }
+  return "?";
+}
+
+// The user's own size limits (collector/window_limits.h): said once per process, at the first
+// window they cut short; every trace has its own counts.
+std::string max_events_line(const Trace& t, const DropLineFacts&) {
+  const DropCounters& d = t.drops;
+  if (d.over_max_events == 0 && d.over_max_events_device_records == 0) return {};
+  return "PROFAGENT_MAX_EVENTS: the window keeps its first " + config_value(t, "PROFAGENT_MAX_EVENTS") +
+         " host events; " + std::to_string(d.over_max_events) + " host events and " +
+         std::to_string(d.over_max_events_device_records) +
+         " device records after them left out (profagent_drops.over_max_events; said once)";
+}
+
+std::string min_duration_line(const Trace& t, const DropLineFacts&) {
+  const uint64_t short_events = t.drops.shorter_than_min_duration;
+  if (short_events == 0) return {};
+  return std::to_string(short_events) + " host events shorter than " + config_value(t, "PROFAGENT_MIN_DURATION_US") +
+         " us left out (PROFAGENT_MIN_DURATION_US; profagent_drops.shorter_than_min_duration; said once)";
+}
+
 using enum DropSaid;
 
 // The order is the trace's (kept byte for byte); stderr says the lines in the same order.
@@ -132,6 +158,9 @@ constexpr DropCounter kDropCounters[] = {
     {counter<&DropCounters::left_out_device_records>("left_out_device_records"), InAnotherLine},
     {counter<&DropCounters::memory_room_bytes>("memory_room_bytes"), InAnotherLine},
     {counter<&DropCounters::memory_needed_bytes>("memory_needed_bytes"), InAnotherLine},
+    {counter<&DropCounters::shorter_than_min_duration>("shorter_than_min_duration"), OncePerProcess, min_duration_line},
+    {counter<&DropCounters::over_max_events>("over_max_events"), OncePerProcess, max_events_line},
+    {counter<&DropCounters::over_max_events_device_records>("over_max_events_device_records"), InAnotherLine},
 };
 
 static_assert(std::size(kDropCounters) <= kMaxDropCounters);

@@ -2,7 +2,8 @@
 add_library(profagent_launcher_options STATIC ${CMAKE_CURRENT_LIST_DIR}/options.cpp)
 target_include_directories(profagent_launcher_options PUBLIC ${PROJECT_SOURCE_DIR})
 add_executable(profagent_launcher ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${CMAKE_CURRENT_LIST_DIR}/supervise.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/unsplit_path.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/unsplit_path.cpp ${CMAKE_CURRENT_LIST_DIR}/trigger.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/../user_runtime_dir.cpp ${CMAKE_CURRENT_LIST_DIR}/../trigger_protocol.cpp)
 target_link_libraries(profagent_launcher PRIVATE profagent_launcher_options profagent_report_command)
 # Its libraries (simdjson, zlib: `profagent report`) are carried in lib/profagent by an install
 # or a bundle (cmake/carried_libraries.cmake); the build tree uses the system's.

@@ -16,6 +16,7 @@
 
 #include "agent/launcher/launcher.h"
 #include "agent/launcher/supervise.h"
+#include "agent/launcher/trigger.h"
 #include "agent/launcher/unsplit_path.h"
 #include "agent/report/report_command.h"
 
@@ -148,6 +149,7 @@ int report_main(const std::vector<std::string>& args) {
 int main(int argc, char** argv) {
   if (argc > 1 && std::string(argv[1]) == "report") return report_main({argv + 2, argv + argc});
   if (argc > 1 && std::string(argv[1]) == "merge") return run_ranks_tool("profagent_merge.py", {argv + 2, argv + argc});
+  if (argc > 1 && std::string(argv[1]) == "trigger") return profagent::launcher::trigger_main({argv + 2, argv + argc});
   std::string error;
   const auto options = profagent::launcher::parse_arguments({argv + 1, argv + argc}, error);
   if (!options) {

@@ -16,6 +16,7 @@ constexpr CountOption kCounts[] = {
     {"--skip-first", "PROFAGENT_SKIP_FIRST", 0}, {"--wait", "PROFAGENT_WAIT", 0},
     {"--warmup", "PROFAGENT_WARMUP", 0},         {"--active", "PROFAGENT_ACTIVE", 1},
     {"--repeat", "PROFAGENT_REPEAT", 0},         {"--window-wait-ms", "PROFAGENT_WINDOW_WAIT_MS", 0},
+    {"--max-events", "PROFAGENT_MAX_EVENTS", 0}, {"--min-duration-us", "PROFAGENT_MIN_DURATION_US", 0},
 };
 
 bool whole_number(const std::string& text, uint64_t minimum) {
@@ -74,6 +75,10 @@ size_t parse_run_options(const std::vector<std::string>& args, size_t i, Options
       options.python_hook = false;
       continue;
     }
+    if (arg == "--on-demand") {
+      options.variables["PROFAGENT_ON_DEMAND"] = "1";
+      continue;
+    }
     const size_t eq = arg.find('=');
     const std::string flag = arg.substr(0, eq);
     std::string value;
@@ -103,7 +108,7 @@ std::optional<Options> parse_arguments(const std::vector<std::string>& args, std
     return options;
   }
   if (args[0] != "run") {
-    error = "unknown command '" + args[0] + "': the commands are 'run' and 'report' (see profagent --help)";
+    error = "unknown command '" + args[0] + "': the commands are 'run', 'report' and 'trigger' (see profagent --help)";
     return std::nullopt;
   }
   const size_t command = parse_run_options(args, 1, options, error);
@@ -132,6 +137,8 @@ const std::string& help_text() {
 usage: profagent run [options] [--] CMD [ARGS...]
        profagent report [options] PATH...   (summaries of saved traces: profagent report --help)
        profagent merge DIR [-o OUT]         (the per-rank traces of DIR as one trace)
+       profagent trigger PID|--all [--steps N] [--output-dir DIR]
+                                            (trace a process started with --on-demand)
        profagent --help
 
 Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one) and
@@ -150,6 +157,8 @@ Which steps are recorded, as torch.profiler.schedule (steps count from 0):
                    written after the last of them                 (PROFAGENT_ACTIVE)
   --repeat N       at most N cycles (0: for the whole run)        (PROFAGENT_REPEAT)
 Without any of these the whole run is one window, written at exit.
+  --on-demand      record nothing until `profagent trigger PID` asks for the next
+                   steps (profagent trigger --help)          (PROFAGENT_ON_DEMAND)
   --window-wait-ms N  how long a window waits, after its last step, for the device
                    work issued in it (default )" + std::to_string(collector::kDefaultWindowWaitMs) + R"(); what has not come by then is
                    counted as late, never put into another window (PROFAGENT_WINDOW_WAIT_MS)
@@ -181,6 +190,11 @@ Return values and exceptions are the program's own; torch is not imported by the
 
 Output:
   --output-dir DIR where the files go (default ./profagent_out) (PROFAGENT_OUTPUT_DIR)
+  --max-events N   each window keeps its first N host events (those that ended first) and
+                   the device work started by then; the rest is counted in the trace's
+                   profagent_drops and said once (0: no limit)   (PROFAGENT_MAX_EVENTS)
+  --min-duration-us N  host calls, operators and ranges shorter than N us are left out,
+                   except those device work is linked to; counted   (PROFAGENT_MIN_DURATION_US)
 Other PROFAGENT_* variables in the environment (PROFAGENT_SORT_BY, PROFAGENT_LOG_LEVEL, ...)
 are passed through unchanged.
 

@@ -1,5 +1,7 @@
 #include "agent/launcher/unsplit_path.h"
 
+#include "agent/user_runtime_dir.h"
+
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -16,24 +18,6 @@ namespace {
 constexpr const char* kSeparators = " :";  // ld.so's for LD_PRELOAD; ':' is also PYTHONPATH's
 
 bool splits(const std::string& path) { return path.find_first_of(kSeparators) != std::string::npos; }
-
-// This user's private directory for the links, "" with `why` when there is none to trust.
-std::string link_directory(std::string& why) {
-  const char* runtime = std::getenv("XDG_RUNTIME_DIR");
-  const std::string dir = runtime != nullptr && runtime[0] == '/' && !splits(runtime)
-                              ? std::string(runtime) + "/profagent"
-                              : "/tmp/profagent-" + std::to_string(geteuid());
-  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
-    why = "cannot create " + dir + ": " + std::strerror(errno);
-    return {};
-  }
-  struct stat st {};
-  if (lstat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
-    why = dir + " is not a directory that only this user can write";
-    return {};
-  }
-  return dir;
-}
 
 // "<hash of the target>-<its file name, separators replaced>": one name per installation.
 std::string link_name(const std::string& target) {
@@ -63,7 +47,7 @@ std::string unsplit_path(const std::string& path, std::string& why) {
     why = "cannot resolve " + path + ": " + std::strerror(errno);
     return {};
   }
-  const std::string dir = link_directory(why);
+  const std::string dir = agent::user_runtime_dir(why);
   if (dir.empty()) return {};
   const std::string link = dir + "/" + link_name(real);
   if (points_to(link, real)) return link;

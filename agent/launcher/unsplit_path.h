@@ -4,9 +4,7 @@
 // PYTHONPATH at colons: an agent installed under "/opt/my tools/" would be preloaded as two
 // missing files (two ld.so errors on the program's stderr, no agent). Such a path is given as a
 // symbolic link without separators instead, in a directory only this user can write:
-// $XDG_RUNTIME_DIR/profagent (when that path has no separator) or /tmp/profagent-<uid>, created
-// mode 0700 and used only when it is a real directory this user owns with no group or other
-// write permission. The link's name is derived from the target (one link per installation,
+// this user's private runtime directory (agent/user_runtime_dir.h). The link's name is derived from the target (one link per installation,
 // reused by every run and every process of it, never removed: a process that outlives the run
 // may still start children preloading it). Nothing else the program sees changes: no library
 // search path is added.

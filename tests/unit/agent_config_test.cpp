@@ -148,7 +148,7 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 26);
+  CHECK(pairs.size() == 29);
   CHECK(pairs["PROFAGENT_SUMMARIES"] == "device,overview,model,distributed,operator,kernel,memory_manipulation,"
                                        "user_defined,perf,step_trace,op_type,memory");
   CHECK(pairs["PROFAGENT_FP_POINT"] == "(detect)");
@@ -163,6 +163,23 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   CHECK(pairs["PROFAGENT_OUTPUT_DIR"] == "./profagent_out");
   CHECK(pairs["PROFAGENT_LOG_LEVEL"] == "warn");
   CHECK(pairs["PROFAGENT_CUPTI"] == "auto");
+  CHECK(pairs["PROFAGENT_ON_DEMAND"] == "false");
+  CHECK(pairs["PROFAGENT_MAX_EVENTS"] == "0 (no limit)");
+  CHECK(pairs["PROFAGENT_MIN_DURATION_US"] == "0");
+}
+
+TEST_CASE("PROFAGENT_MAX_EVENTS, PROFAGENT_MIN_DURATION_US: counts; a bad value warns and keeps no limit") {
+  std::vector<std::string> warnings;
+  const Config limited = parse({{"PROFAGENT_MAX_EVENTS", "1000"}, {"PROFAGENT_MIN_DURATION_US", " 5 "}}, warnings);
+  CHECK(warnings.empty());
+  CHECK(limited.max_events == 1000);
+  CHECK(limited.min_duration_us == 5);
+  for (const char* bad : {"-1", "x", "", "1e3"}) {
+    warnings.clear();
+    const Config config = parse({{"PROFAGENT_MAX_EVENTS", bad}, {"PROFAGENT_MIN_DURATION_US", bad}}, warnings);
+    CHECK((config.max_events == 0 && config.min_duration_us == 0));
+    CHECK(warnings.size() == 2);
+  }
 }
 
 TEST_CASE("PROFAGENT_CHILD: light (default) or off, anything else warns and keeps light") {

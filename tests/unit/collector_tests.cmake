@@ -12,6 +12,7 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/memory_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/window_limits_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/cpu_times_test.cpp)
   target_link_libraries(collector_tests PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})

@@ -1,10 +1,13 @@
 # Unit tests of the step window pieces, label unit: PROFAGENT_STEP_ON parsing, the
-# launcher's command line, api:NAME matching and the per-step summary of the tables.
+# launcher's command line, api:NAME matching, the per-step summary of the tables and the lines
+# of `profagent trigger`.
 if(TARGET profagent_collector AND TARGET profagent_exporters)
 add_executable(windows_unit_test
   ${CMAKE_CURRENT_LIST_DIR}/windows/windows_unit_test.cpp
   ${PROJECT_SOURCE_DIR}/agent/step_on.cpp
   ${PROJECT_SOURCE_DIR}/agent/launcher/options.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/windows/trigger_protocol_test.cpp
+  ${PROJECT_SOURCE_DIR}/agent/trigger_protocol.cpp
   ${CMAKE_CURRENT_LIST_DIR}/windows/step_marker_hooks_test.cpp
   ${PROJECT_SOURCE_DIR}/hooks/hook.cpp
   ${PROJECT_SOURCE_DIR}/hooks/resolve.cpp

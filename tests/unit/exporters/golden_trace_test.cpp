@@ -125,6 +125,7 @@ Trace full_trace() {
   d.stacks_truncated = 8, d.stacks_lost = 9, d.python_frames_lost = 10, d.timer_periods_missed = 11;
   d.left_out_host_events = 12, d.left_out_device_records = 13;
   d.memory_room_bytes = 14ull << 20, d.memory_needed_bytes = 15ull << 20;
+  d.shorter_than_min_duration = 16, d.over_max_events = 17, d.over_max_events_device_records = 18;
   return t;
 }
 

@@ -1,0 +1,273 @@
+#include "agent/launcher/trigger.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <optional>
+
+#include "agent/trigger_protocol.h"
+#include "agent/user_runtime_dir.h"
+
+namespace profagent::launcher {
+namespace {
+
+namespace trigger = agent::trigger;
+
+void say(const std::string& line) { std::fprintf(stderr, "profagent: %s\n", line.c_str()); }
+
+struct TriggerOptions {
+  bool all = false;
+  long pid = 0;
+  uint64_t steps = 1;
+  uint64_t duration_ms = 0;  // --duration-ms: a window of that long from now, not of steps
+  std::string output_dir;  // absolute, or "" for each process's own
+  bool help = false;
+};
+
+std::optional<uint64_t> whole_number(const std::string& text) {
+  uint64_t value = 0;
+  auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc{} || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+// A relative --output-dir is taken from where `profagent trigger` runs, not from the target's
+// working directory.
+std::string absolute(const std::string& dir) {
+  if (dir.empty() || dir.front() == '/') return dir;
+  char cwd[PATH_MAX];
+  return getcwd(cwd, sizeof cwd) != nullptr ? std::string(cwd) + "/" + dir : dir;
+}
+
+std::optional<TriggerOptions> parse(const std::vector<std::string>& args, std::string& error) {
+  TriggerOptions options;
+  bool steps_given = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "-h" || arg == "--help") return options.help = true, options;
+    if (arg == "--all") {
+      options.all = true;
+      continue;
+    }
+    if (arg == "--steps" || arg == "--duration-ms" || arg == "--output-dir") {
+      if (i + 1 >= args.size()) return error = arg + " needs a value", std::nullopt;
+      const std::string& value = args[++i];
+      if (arg == "--output-dir") {
+        options.output_dir = absolute(value);
+        continue;
+      }
+      const auto number = whole_number(value);
+      if (!number || *number == 0 || *number > (uint64_t(1) << 40)) {
+        return error = arg + " needs a whole number >= 1, got '" + value + "'", std::nullopt;
+      }
+      (arg == "--steps" ? options.steps : options.duration_ms) = *number;
+      steps_given |= arg == "--steps";
+      continue;
+    }
+    const auto pid = whole_number(arg);
+    if (!pid || *pid == 0 || *pid > uint64_t(INT_MAX) || options.pid != 0) {
+      return error = "unexpected argument '" + arg + "' (profagent trigger PID|--all [--steps N] [--output-dir D])",
+             std::nullopt;
+    }
+    options.pid = long(*pid);
+  }
+  if (options.all == (options.pid != 0)) {
+    return error = "name one process id or --all (profagent trigger --help)", std::nullopt;
+  }
+  if (steps_given && options.duration_ms != 0) return error = "give --steps or --duration-ms, not both", std::nullopt;
+  return options;
+}
+
+// The owner of a running process, or -1 when there is none.
+long process_owner(long pid) {
+  struct stat st {};
+  return stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0 ? long(st.st_uid) : -1;
+}
+
+// Why `pid` has no socket of ours.
+std::string why_no_socket(long pid, const std::string& path) {
+  const long owner = process_owner(pid);
+  const std::string who = "process " + std::to_string(pid);
+  if (owner < 0) return who + ": no such process";
+  if (owner != long(geteuid())) {
+    return who + " belongs to another user (uid " + std::to_string(owner) + "): only its owner can trigger it";
+  }
+  return who + " does not run the agent on demand (no socket " + path +
+         "): start it with `profagent run --on-demand` or PROFAGENT_ON_DEMAND=1 (the socket appears at its first "
+         "CUDA call)";
+}
+
+// One exchange with the agent of `pid`; nullopt with `why` set when there is no answer.
+std::optional<trigger::Answer> ask(const std::string& path, long pid, const trigger::Request& request,
+                                   std::string& why) {
+  const std::string who = "process " + std::to_string(pid);
+  struct stat st {};
+  if (lstat(path.c_str(), &st) != 0) return why = why_no_socket(pid, path), std::nullopt;
+  if (!S_ISSOCK(st.st_mode) || st.st_uid != geteuid()) {
+    return why = path + " is not a socket of this user: left alone", std::nullopt;
+  }
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_un address{};
+  address.sun_family = AF_UNIX;
+  std::strncpy(address.sun_path, path.c_str(), sizeof address.sun_path - 1);
+  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+    const int error = errno;
+    if (fd >= 0) close(fd);
+    if (error == ECONNREFUSED) {
+      unlink(path.c_str());
+      return why = who + ": removed its stale socket " + path + " (no agent listens: the process ended without "
+                   "removing it)", std::nullopt;
+    }
+    return why = who + ": cannot connect to " + path + ": " + std::strerror(error), std::nullopt;
+  }
+  timeval timeout{.tv_sec = 5, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  const std::string line = trigger::format(request);
+  std::string reply;
+  if (send(fd, line.data(), line.size(), MSG_NOSIGNAL) == ssize_t(line.size())) {
+    char buffer[512];
+    ssize_t n;
+    while (reply.size() < trigger::kMaxLine && (n = recv(fd, buffer, sizeof buffer, 0)) > 0) reply.append(buffer, size_t(n));
+  }
+  close(fd);
+  const auto answer = trigger::parse_answer(reply);
+  if (!answer) return why = who + ": no answer from its agent", std::nullopt;
+  if (!answer->ok) return why = who + ": " + answer->error, std::nullopt;
+  return answer;
+}
+
+struct Target {
+  long pid;
+  std::string path;
+  trigger::Answer status;
+};
+
+// Every "<pid>.sock" in the directory.
+std::vector<Target> all_sockets(const std::string& dir) {
+  std::vector<Target> targets;
+  DIR* d = opendir(dir.c_str());
+  if (d == nullptr) return targets;
+  while (dirent* entry = readdir(d)) {
+    const std::string name = entry->d_name;
+    if (!name.ends_with(trigger::kSocketSuffix)) continue;
+    const auto pid = whole_number(name.substr(0, name.size() - std::strlen(trigger::kSocketSuffix)));
+    if (pid && *pid > 0 && *pid <= uint64_t(INT_MAX)) targets.push_back({long(*pid), dir + "/" + name, {}});
+  }
+  closedir(d);
+  std::sort(targets.begin(), targets.end(), [](const Target& a, const Target& b) { return a.pid < b.pid; });
+  return targets;
+}
+
+// Asks every target where it is; keeps those that answered. False when one is recording
+// already (then nothing is asked of any: all or none).
+bool take_status(std::vector<Target>& targets) {
+  std::vector<Target> answered;
+  bool busy = false;
+  for (Target& target : targets) {
+    std::string why;
+    trigger::Request status;
+    status.status = true;
+    const auto answer = ask(target.path, target.pid, status, why);
+    if (!answer) {
+      say(why);
+      continue;
+    }
+    if (answer->busy) {
+      const std::string what = answer->timed ? "a timed window is being recorded"
+                                             : "steps " + std::to_string(answer->first) + "-" +
+                                                   std::to_string(answer->last) + " are being recorded";
+      say("process " + std::to_string(target.pid) + ": already triggered: " + what + "; nothing was changed");
+      busy = true;
+    }
+    target.status = *answer;
+    answered.push_back(target);
+  }
+  targets = std::move(answered);
+  return !busy;
+}
+
+int run(const TriggerOptions& options) {
+  const std::string dir = agent::user_runtime_dir_path();
+  std::vector<Target> targets =
+      options.all ? all_sockets(dir) : std::vector<Target>{{options.pid, trigger::socket_path(dir, options.pid), {}}};
+  if (targets.empty()) {
+    say("no process of this user runs the agent on demand on this host (no socket in " + dir + ")");
+    return 1;
+  }
+  const size_t asked = targets.size();
+  if (!take_status(targets)) {
+    if (asked > 1) say("nothing was triggered (all or none): wait until the window being recorded is written");
+    return 1;
+  }
+  if (targets.empty()) return 1;
+  // All ranks of a job start at the same step: one past the furthest step in progress.
+  uint64_t first = 0;
+  for (const Target& target : targets) first = std::max(first, target.status.step + 1);
+  int failures = int(asked - targets.size());
+  for (const Target& target : targets) {
+    std::string why;
+    trigger::Request request;
+    request.first = first, request.steps = options.steps, request.duration_ms = options.duration_ms;
+    request.output_dir = options.output_dir;
+    const auto answer = ask(target.path, target.pid, request, why);
+    if (!answer) {
+      say(why), ++failures;
+      continue;
+    }
+    if (answer->duration_ms > 0) {
+      std::printf("process %ld: recording %llu ms; files in %s (names with .%ld.)\n", target.pid,
+                  (unsigned long long)answer->duration_ms, answer->output_dir.c_str(), target.pid);
+      continue;
+    }
+    std::printf("process %ld: recording steps %llu-%llu; files in %s (names with .%ld. and .steps%llu-%llu.)\n",
+                target.pid, (unsigned long long)answer->first, (unsigned long long)answer->last,
+                answer->output_dir.c_str(), target.pid, (unsigned long long)answer->first,
+                (unsigned long long)answer->last);
+  }
+  return failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int trigger_main(const std::vector<std::string>& args) {
+  std::string error;
+  const auto options = parse(args, error);
+  if (!options) {
+    say(error);
+    return 2;
+  }
+  if (options->help) return std::fputs(kTriggerHelp, stdout), 0;
+  return run(*options);
+}
+
+const char* const kTriggerHelp = R"(usage: profagent trigger PID|--all [--steps N | --duration-ms T] [--output-dir DIR]
+
+Asks a process running with the agent on demand (`profagent run --on-demand`, or
+PROFAGENT_ON_DEMAND=1) to record its next N steps (default 1), or the next T milliseconds,
+into one window; prints where the files will go. The process records nothing until then;
+steps are marked as for any window (PROFAGENT_STEP_ON or profagent_step()).
+  PID              the process to trigger
+  --all            every process of this user on this host running the agent on demand;
+                   all start at the same step (one past the furthest step in progress)
+  --steps N        how many steps to record (N >= 1)
+  --duration-ms T  record from now for T ms instead (also without step markers); the
+                   window's steps are those that ended in it and the one in progress
+  --output-dir DIR where the files go (default: each process's PROFAGENT_OUTPUT_DIR)
+The processes are reached through their sockets in $XDG_RUNTIME_DIR/profagent (or
+/tmp/profagent-<uid>): no signal is sent. A process without the agent, another user's
+process, a socket left by a process that ended (it is removed), or a process whose triggered
+steps are still being recorded gets one line and is left as it was.
+)";
+
+}  // namespace profagent::launcher
