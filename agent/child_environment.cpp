@@ -166,6 +166,12 @@ PROFAGENT_EXPORT int setenv(const char* name, const char* value, int overwrite) 
   return real(name, value, overwrite);
 }
 
+// For the Python hook's call wrapper (agent/python/profagent_ranges.c): os.environ hides the
+// variables for which this is 1, as a program without the agent would not have them.
+PROFAGENT_EXPORT int profagent_is_own_variable(const char* name, const char* value) {
+  return name != nullptr && profagent::agent::is_own_value(name, value) ? 1 : 0;
+}
+
 // posix_spawn starts the new image in the library (its exec is not the interposed one): the
 // environment is decided here, in the parent.
 PROFAGENT_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,

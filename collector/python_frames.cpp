@@ -22,6 +22,7 @@
 #include "collector/python_code_table.h"
 #include "collector/python_layout.h"
 #include "collector/python_linetable.h"
+#include "collector/python_runtime.h"
 #include "collector/python_stack_merge.h"
 
 namespace profagent::collector {
@@ -66,19 +67,6 @@ T load(uintptr_t address) noexcept {
   return value;
 }
 
-// Where libpython's symbols are: the global scope (python executable, or libpython linked
-// in), else a libpython loaded RTLD_LOCAL by an embedding program.
-int find_libpython(dl_phdr_info* info, size_t, void* out) {
-  const char* name = info->dlpi_name;
-  if (!name || !std::strstr(name, "libpython3")) return 0;
-  *static_cast<void**>(out) = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-  return *static_cast<void**>(out) ? 1 : 0;
-}
-
-void* python_symbol(void* handle, const char* name) {
-  return dlsym(handle ? handle : RTLD_DEFAULT, name);
-}
-
 // The executable segments of the object that holds the eval loop.
 int find_eval_loop_text(dl_phdr_info* info, size_t, void* data) {
   auto* python = static_cast<Interpreter*>(data);
@@ -96,18 +84,6 @@ int find_eval_loop_text(dl_phdr_info* info, size_t, void* data) {
     python->text[python->text_count++] = {begin, begin + ph.p_memsz};
   }
   return 1;
-}
-
-// "3.11.2 (main, ...)" → 0x030B; 0 when unknown. Py_Version exists from 3.11 on.
-unsigned python_minor_version(void* handle, char* text, size_t size) {
-  if (auto* hex = static_cast<const unsigned long*>(python_symbol(handle, "Py_Version"))) {
-    std::snprintf(text, size, "%lu.%lu.%lu", (*hex >> 24) & 0xFF, (*hex >> 16) & 0xFF, (*hex >> 8) & 0xFF);
-    return static_cast<unsigned>(*hex >> 16);
-  }
-  auto get_version = reinterpret_cast<const char* (*)()>(python_symbol(handle, "Py_GetVersion"));
-  std::snprintf(text, size, "%.20s", get_version ? get_version() : "(unknown)");
-  if (char* space = std::strchr(text, ' ')) *space = '\0';
-  return 0;
 }
 
 bool resolve(void* handle, Interpreter* python) {
@@ -134,19 +110,18 @@ bool resolve(void* handle, Interpreter* python) {
 }
 
 State probe() {
-  void* handle = nullptr;
-  if (!dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState")) dl_iterate_phdr(find_libpython, &handle);
-  if (!dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState") && !handle) return kUnsupported;  // no Python
-  char version[32];
-  unsigned minor = python_minor_version(handle, version, sizeof version);
-  if (minor != 0x030B) {
+  bool found = false;
+  void* handle = python_library(&found);
+  if (!found) return kUnsupported;  // no Python
+  const PythonVersion version = python_version(handle);
+  if (version.major != 3 || version.minor != 11) {
     log(LogLevel::Warn, "Python %s: stacks show native frames only (Python frames are read from CPython 3.11)",
-        version);
+        version.text);
     return kUnsupported;
   }
   if (!resolve(handle, &g_python)) {
     log(LogLevel::Warn, "Python %s lacks the symbols its frames are read with: stacks show native frames only",
-        version);
+        version.text);
     return kUnsupported;
   }
   return kSupported;

@@ -1,0 +1,133 @@
+"""The Python hook under plain `LD_PRELOAD=libprofagent.so python3 ...`, with no launcher: the
+same phase ranges and `python` steps as `profagent run`, and a program that cannot tell the
+agent is there (its environment, its children's, sys.path, sys.modules, tracebacks), compared
+with the same program run without the agent at all. Programs: tests/preload/programs/
+train_phases.py and programs/python_hook_probe.py (Debian's torch 1.13, CPU)."""
+import ast
+import collections
+import glob
+import os
+import re
+
+import reliability as R
+from cases_launcher import PHASES, PYTHON, annotations, launcher
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRAIN = os.path.join(os.path.dirname(HERE), "preload", "programs", "train_phases.py")
+PROBE = os.path.join(HERE, "programs", "python_hook_probe.py")
+SCHEDULE = {"PROFAGENT_SKIP_FIRST": "1", "PROFAGENT_ACTIVE": "3", "PROFAGENT_REPEAT": "2"}
+
+
+def needs_torch():
+    if not os.path.exists("/usr/lib/python3/dist-packages/torch/__init__.py"):
+        return "SKIP: needs Debian's python3-torch"
+    return None
+
+
+def windows(out_dir):
+    """Per window trace, in window order: how often each annotation (phase range, ProfilerStep#N)
+    was recorded."""
+    found = []
+    def number(path):
+        return int(re.search(r"\.w(\d+)\.", os.path.basename(path)).group(1))
+
+    for path in sorted(glob.glob(os.path.join(out_dir, "*.trace.json")), key=number):
+        names = [e["name"] for e in R.load(path)["traceEvents"] if e.get("cat") == "user_annotation"]
+        found.append(dict(collections.Counter(names)))
+    return found
+
+
+def case_preload_python_hook_as_launcher(env):
+    """train_phases.py (8 iterations, `python` steps, skip 1 / active 3 / repeat 2) under plain
+    LD_PRELOAD and under `profagent run`: the same windows, each with the same phase ranges and
+    ProfilerStep# ranges, and the program's output as without the agent."""
+    skip = needs_torch()
+    if skip:
+        return skip
+    launched, preloaded = env.out("python_preload_launcher"), env.out("python_preload_plain")
+    options = ["--skip-first", "1", "--active", "3", "--repeat", "2", "--step-on", "python"]
+    by_launcher = R.run([launcher(env), "run", "--output-dir", launched] + options + ["--", PYTHON, TRAIN, "8"],
+                        {}, None, env.devsim, timeout=300)
+    by_preload = R.run([PYTHON, TRAIN, "8"], dict(SCHEDULE, PROFAGENT_STEP_ON="python", PROFAGENT_OUTPUT_DIR=preloaded),
+                       env.agent, env.devsim, timeout=300)
+    plain = R.run([PYTHON, TRAIN, "8"], {}, None, env.devsim, timeout=300)
+    R.expect_unchanged(by_preload, plain, "plain LD_PRELOAD: ")
+    R.expect(by_launcher.stdout == plain.stdout, "profagent run: the program's output changed")
+    ours, theirs = windows(preloaded), windows(launched)
+    R.expect(len(theirs) == 2, f"profagent run wrote {len(theirs)} windows, not 2")
+    R.expect(ours == theirs, f"plain LD_PRELOAD recorded {ours}\n--- profagent run ---\n{theirs}")
+    steps = sorted(n for window in ours for n in window if n.startswith("ProfilerStep#"))
+    R.expect(steps == [f"ProfilerStep#{i}" for i in (1, 2, 3, 4, 5, 6)], f"steps {steps}")
+    phases = [p.replace("Sequential", "Net") for p in PHASES]  # train_phases.py's model
+    missing = [p for p in phases if not any(n.startswith(p) for window in ours for n in window)]
+    R.expect(not missing, f"phase ranges not recorded under plain LD_PRELOAD: {missing}")
+    return f"{len(ours)} windows, {sum(sum(w.values()) for w in ours)} annotations, equal to profagent run's"
+
+
+ENVIRONMENTS = ("environment", "child environment", "python child environment")
+
+
+def environment_entries(line):
+    """(title, entries as "NAME=value") of a printed environment: os.environ's items, /usr/bin/env's
+    lines, or a Python child's printed items; (None, None) for any other line."""
+    title, _, value = line.partition(": ")
+    if title not in ENVIRONMENTS:
+        return None, None
+    entries = ast.literal_eval(value)
+    entries = ast.literal_eval(entries) if isinstance(entries, str) else entries
+    return title, [e if isinstance(e, str) else f"{e[0]}={e[1]}" for e in entries]
+
+
+def expect_same_environment(mine, without, agent):
+    """The same entries but LD_PRELOAD (the user's, naming the agent); the /usr/bin/env child, a C
+    program with no hook, also lists the variable the agent in it sets for itself."""
+    title, ours = environment_entries(mine)
+    _, theirs = environment_entries(without)
+    preload = f"LD_PRELOAD={agent}"
+    R.expect(preload in ours, f"{title}: LD_PRELOAD is not the user's: {[e for e in ours if 'LD_PRELOAD' in e]}")
+    extra = {preload} | ({f"CUDA_INJECTION64_PATH={os.path.realpath(agent)}"} if title == "child environment" else set())
+    R.expect(sorted(set(ours) - extra) == sorted(theirs) and len(ours) == len(theirs) + len(extra),
+             f"{title}: with the agent only {sorted(set(ours) - set(theirs))}, without only {sorted(set(theirs) - set(ours))}")
+
+
+def case_preload_python_hook_invisible(env):
+    """python_hook_probe.py under plain LD_PRELOAD prints what it prints without the agent at all:
+    tracebacks, introspection, loaders, its os.environ (PYTHONPATH unset as given, the agent's
+    CUDA_INJECTION64_PATH hidden) and a Python child's with nothing but the user's LD_PRELOAD
+    added, sys.path, sys.modules, its own uncaught error and status; the phases are recorded.
+    The /usr/bin/env child also lists the variable the agent in that C child sets for itself. With -I, -E and -S,
+    which would never run the hook, PYTHONPATH and sys.path are left as they are."""
+    skip = needs_torch()
+    if skip:
+        return skip
+    out = env.out("python_preload_probe")
+    hooked = R.run([PYTHON, PROBE], {"PROFAGENT_OUTPUT_DIR": out}, env.agent, env.devsim, timeout=300)
+    plain = R.run([PYTHON, PROBE], {"PROFAGENT_OUTPUT_DIR": out}, None, env.devsim, timeout=300)
+    R.expect(plain.returncode == 1 and "ValueError: refused on purpose" in plain.stderr,
+             f"the probe did not end with its own error: {plain.returncode} {plain.stderr[-300:]!r}")
+    R.expect(not [l for l in hooked.agent_lines() if "python hook" in l], f"hook lines: {hooked.agent_lines()}")
+    ours, theirs = hooked.stdout.splitlines(), plain.stdout.splitlines()
+    R.expect(len(ours) == len(theirs), f"{len(ours)} lines printed, {len(theirs)} without the agent")
+    for mine, without in zip(ours, theirs):
+        if environment_entries(mine)[0]:
+            expect_same_environment(mine, without, env.agent)
+        else:
+            R.expect(mine == without, f"printed\n{mine[:600]}\n--- without the agent ---\n{without[:600]}")
+    R.expect(hooked.returncode == plain.returncode and hooked.other_lines() == plain.other_lines(),
+             f"status {hooked.returncode} / {plain.returncode}; stderr {hooked.other_lines()[-5:]}")
+    found = annotations(out)
+    missing = [p for p in PHASES if not any(name.startswith(p) for name in found)]
+    R.expect(not missing, f"phase ranges not recorded: {missing} (found {sorted(found)})")
+    script = "import os, sys; print(os.environ.get('PYTHONPATH'), sys.path)"
+    for option in ("-I", "-E", "-S"):
+        for python_path in ({}, {"PYTHONPATH": "/nowhere"}):
+            left = R.run([PYTHON, option, "-c", script], python_path, env.agent, env.devsim)
+            alone = R.run([PYTHON, option, "-c", script], python_path, None, env.devsim)
+            R.expect(left.stdout == alone.stdout, f"{option} {python_path}: {left.stdout!r} / {alone.stdout!r}")
+    return f"{len(ours)} lines as without the agent; phases recorded; -I, -E, -S left alone"
+
+
+CASES = {
+    "preload_python_hook_as_launcher": case_preload_python_hook_as_launcher,
+    "preload_python_hook_invisible": case_preload_python_hook_invisible,
+}
