@@ -14,7 +14,9 @@
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "collector/process_info.h"
+#include "collector/python_frames.h"
 #include "collector/python_runtime.h"
+#include "hooks/hook.h"  // PROFAGENT_EXPORT
 
 namespace profagent::agent {
 namespace {
@@ -104,3 +106,14 @@ void arrange_python_hook() noexcept {
 }
 
 }  // namespace profagent::agent
+
+// The Python hook's start-up check of the layout Python frames are read with
+// (collector/python_frames.h), through its call wrapper (agent/python/profagent_ranges.c), with
+// the GIL held. Only when stacks are recorded (no frame is read otherwise). 1: frames are given.
+PROFAGENT_EXPORT int profagent_check_python_frames(const uintptr_t* codes, int count, int line, const char* function) {
+  using namespace profagent::agent;
+  if (state() != AgentState::Ready || !config().with_stack || codes == nullptr || count <= 0 || function == nullptr) {
+    return 0;
+  }
+  return profagent::collector::check_python_frames(codes, size_t(count), line, function) ? 1 : 0;
+}

@@ -17,6 +17,9 @@
 // interpreter (an application embedding Python decides itself how Python starts), and a Python
 // that is already running (the agent loaded late, e.g. by CUDA's tool injection).
 // PROFAGENT_PYTHON_HOOK=off (`profagent run --no-python-hook`) turns it off.
+//
+// The hook also makes the start-up check of the layout Python frames are read with
+// (profagent_check_python_frames, defined here: collector/python_frames.h).
 #pragma once
 
 #include <string>

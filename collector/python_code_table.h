@@ -1,4 +1,4 @@
-// Interned copies of CPython 3.11 code objects: what a captured Python frame needs at export
+// Interned copies of CPython code objects: what a captured Python frame needs at export
 // time (file, function, line table), copied the first time the hot path meets a code object.
 //
 // Why a copy and not a reference: the export runs long after the call, when the code object
@@ -13,6 +13,8 @@
 #include <vector>
 
 namespace profagent::collector {
+
+struct PyLayout;  // collector/python_layouts.h
 
 // Addresses of the interpreter's type objects, to check that a pointer is what it should be.
 struct PyTypeAddresses {
@@ -37,12 +39,15 @@ struct PyCodeInfo {
 
 enum class InternStatus { Found, Unreadable, TableFull };
 
-// The entry of the code object at `code` (a checked PyCodeObject*), interned now if new.
-// Lock-free; entries are never freed (process lifetime), so the pointer may be kept.
-const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& types,
+// The entry of the code object at `code` (a checked PyCodeObject* of the version `layout`
+// describes), interned now if new. Lock-free; entries are never freed (process lifetime), so the
+// pointer may be kept.
+const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& types, const PyLayout& layout,
                                      InternStatus* status) noexcept;
 
-// The UTF-8 text of a 3.11 str object, or false when `object` is not a ready str.
+// The UTF-8 text of a str object of the version `layout` describes, or false when `object` is
+// not a ready str; read_python311_str: of CPython 3.11.
+bool read_python_str(uintptr_t object, const PyTypeAddresses& types, const PyLayout& layout, std::string* out);
 bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::string* out);
 
 // How many code objects the table holds (tests, diagnostics).

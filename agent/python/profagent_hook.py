@@ -171,6 +171,18 @@ def _hide_agent_variables(ranges):
                 posix.environ.pop(os.fsencode(name), None)
 
 
+def _check_frames(ranges):
+    """Stacks show Python frames read straight from the interpreter's private structures, whose
+    layout changes with every version: the agent uses its layout only once it found, on this
+    thread and now, exactly these frames (this function's and its callers'), this one at this
+    line. Otherwise it says so once and stacks keep native frames only."""
+    codes, frame = [], sys._getframe()
+    while frame is not None:
+        codes.append(frame.f_code)
+        frame = frame.f_back
+    ranges.check_frames(tuple(codes), sys._getframe().f_lineno, codes[0].co_name)
+
+
 def install():
     """Patches what is loaded already and, from then on, what the program imports. Nothing
     without the agent; one line on stderr if the call wrapper cannot be loaded."""
@@ -184,6 +196,7 @@ def install():
         return  # libprofagent.so is not in this process
     ranges.set_method_type(type(_Probe().method))
     _hide_agent_variables(ranges)
+    _check_frames(ranges)
     patcher = _Patcher(ranges, _steps_on_python())
     patcher.patch_loaded()
     sys.addaudithook(patcher.audit)
