@@ -11,6 +11,7 @@ import re
 
 import reliability as R
 from cases_launcher import PHASES, PYTHON, annotations, launcher
+from cases_stacks import frames_of, stack_events
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TRAIN = os.path.join(os.path.dirname(HERE), "preload", "programs", "train_phases.py")
@@ -127,7 +128,76 @@ def case_preload_python_hook_invisible(env):
     return f"{len(ours)} lines as without the agent; phases recorded; -I, -E, -S left alone"
 
 
+CHECK_SCRIPT = '''
+import sys
+import importlib.machinery, importlib.util
+
+
+def extension(path):
+    loader = importlib.machinery.ExtensionFileLoader("_profagent_ranges", path)
+    module = importlib.util.module_from_spec(importlib.util.spec_from_file_location("_profagent_ranges", path, loader=loader))
+    loader.exec_module(module)
+    return module
+
+
+def check(ranges, shift):
+    codes, frame = [], sys._getframe()
+    while frame is not None:
+        codes.append(frame.f_code)
+        frame = frame.f_back
+    return ranges.check_frames(tuple(codes), sys._getframe().f_lineno + shift, codes[0].co_name)
+
+
+def before():
+    rt.cudaStreamSynchronize(None)
+
+
+def after():
+    rt.cudaStreamSynchronize(None)
+
+
+ranges = extension(sys.argv[1])
+before()
+print("right", check(ranges, 0))
+print("wrong", check(ranges, int(sys.argv[2])))
+after()
+print("right again", check(ranges, 0))
+'''
+
+
+def case_preload_python_frames_checked(env):
+    """The layout Python frames are read with is checked at start-up by the hook (so frames show
+    from the first call), and a check that finds other frames than Python's own turns them off
+    for good: one line, and the calls after it have native frames only. The same script with a
+    right second check keeps them, with no line."""
+    ranges = os.path.join(os.path.dirname(env.agent), "profagent_python", "_profagent_ranges.abi3.so")
+    results = {}
+    for shift in (1, 0):
+        out = env.out(f"python_frames_check_{shift}")
+        script = os.path.join(out, "check.py")
+        with open(script, "w") as f:
+            f.write(R.py_runtime(env) + CHECK_SCRIPT)
+        run = R.run([PYTHON, script, ranges, str(shift)], {"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_WITH_STACK": "1"},
+                    env.agent, env.devsim)
+        R.expect(run.returncode == 0, f"status {run.returncode}: {run.stderr[-400:]}")
+        document = R.one_valid_trace(out, {"cudaStreamSynchronize": 2})
+        calls = sorted(stack_events(document, "cudaStreamSynchronize"), key=lambda e: e["ts"])
+        functions = [[f.split(": ", 1)[1] for f in frames_of(document, e["sf"]) if ".py(" in f] for e in calls]
+        said = [l for l in run.agent_lines() if "not the interpreter's own" in l]
+        results[shift] = (run.stdout.split(), functions, said)
+    printed, functions, said = results[1]
+    R.expect(printed == ["right", "True", "wrong", "False", "right", "again", "False"], f"printed {printed}")
+    R.expect(functions[0][:2] == ["before", "<module>"] and functions[1] == [], f"frames {functions}")
+    R.expect(len(said) == 1 and "(another line:" in said[0], f"lines {said}")
+    printed, functions, said = results[0]
+    R.expect(printed == ["right", "True", "wrong", "True", "right", "again", "True"], f"printed {printed}")
+    R.expect(functions[0][:2] == ["before", "<module>"] and functions[1][:2] == ["after", "<module>"] and not said,
+             f"frames {functions}, lines {said}")
+    return "checked at start-up; a wrong check turns frames off with one line"
+
+
 CASES = {
     "preload_python_hook_as_launcher": case_preload_python_hook_as_launcher,
     "preload_python_hook_invisible": case_preload_python_hook_invisible,
+    "preload_python_frames_checked": case_preload_python_frames_checked,
 }

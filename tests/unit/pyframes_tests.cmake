@@ -1,7 +1,8 @@
 # Python frame capture (collector/python_frames.h): unit pieces in C++, the capture itself from
 # a real CPython 3.11 through a test library loaded with ctypes, the structure offsets against
 # CPython's headers. Included by collector_tests.cmake.
-add_executable(python_frames_tests ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_test.cpp)
+add_executable(python_frames_tests ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_layouts_test.cpp)
 target_link_libraries(python_frames_tests PRIVATE profagent_collector Catch2::Catch2)
 add_test(NAME python_frames COMMAND python_frames_tests)
 
