@@ -279,7 +279,10 @@ int python_line_at(PyLineFormat format, const PyCodeInfo& code, uint32_t instr_o
              : python311_line_at(code.line_table.data(), code.line_table.size(), code.first_line, offset);
 }
 
-bool python_frames_supported() noexcept { return decided_state() == kSupported; }
+bool python_frames_supported() noexcept {
+  const int state = decided_state();
+  return state == kSupported || state == kAwaitingCheck;
+}
 
 size_t capture_python_frames(PyFrameRef* out, size_t max) noexcept {
   int state = decided_state();

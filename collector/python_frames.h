@@ -31,8 +31,10 @@ struct PyFrameRef {
 // of is_interpreter_frame() addresses belong to the Python frames up to this one.
 constexpr uint32_t kPyFrameEntry = 1;
 
-// Whether this process runs a Python whose frames can be read. Decided once, on the first call
-// of this function or of capture_python_frames(); call it at start-up to decide it there.
+// Whether this process runs a Python whose frames can be read: a supported version, also while
+// its layout still waits for the start-up check (capture_python_frames gives frames once it
+// passed). Decided once, on the first call of this function or of capture_python_frames(); call
+// it at start-up to decide it there.
 bool python_frames_supported() noexcept;
 
 // The calling thread's Python frames, innermost first, at most `max`; 0 when the thread runs

@@ -1,11 +1,9 @@
 // The frame walk over synthetic frame memory laid out as each CPython version lays it out, for
-// the versions this machine cannot run (3.10, 3.12, 3.13; 3.11 too, as the reference). The
-// structs below are transcribed, field by field up to the last one read, from each version's
-// headers (Include/cpython/pystate.h, Include/cpython/frameobject.h or
-// Include/internal/pycore_frame.h, Include/cpython/code.h, Include/cpython/unicodeobject.h,
-// Include/internal/pycore_runtime.h at the v3.10.0 / v3.11.0 / v3.12.0 / v3.13.0 tags of
-// https://github.com/python/cpython): the compiler places the fields, and the walk, given the
-// product's layout table (collector/python_layouts.h), must find every frame, name and line.
+// the versions this machine cannot run (3.10, 3.12, 3.13), from the structs transcribed from
+// their headers (cpython_structs.h; 3.13's _Py_DebugOffsets from
+// Include/internal/pycore_runtime.h at v3.13.0): the compiler places the fields, and the walk,
+// given the product's layout table (collector/python_layouts.h), must find every frame, name and
+// line.
 #include <catch2/catch.hpp>
 
 #include <cstddef>
@@ -17,126 +15,12 @@
 #include "collector/python_layouts.h"
 #include "collector/python_linetable.h"
 #include "collector/python_walk.h"
+#include "tests/unit/pyframes/cpython_structs.h"
 
 namespace pc = profagent::collector;
+using namespace cpython;  // NOLINT: the transcribed structs read as CPython names them
 
 namespace {
-
-struct PyObject {
-  intptr_t ob_refcnt;
-  void* ob_type;
-};
-struct PyVarObject {
-  PyObject ob_base;
-  intptr_t ob_size;
-};
-struct PyBytesObject {  // every version: ob_shash, then the bytes
-  PyVarObject ob_base;
-  intptr_t ob_shash;
-  uint8_t ob_sval[64];
-};
-
-// str up to 3.11: PyASCIIObject {PyObject_HEAD, length, hash, state, wstr}.
-struct Ascii310 {
-  PyObject ob_base;
-  intptr_t length;
-  intptr_t hash;
-  uint32_t state;
-  wchar_t* wstr;
-};
-// str from 3.12: no wstr.
-struct Ascii312 {
-  PyObject ob_base;
-  intptr_t length;
-  intptr_t hash;
-  uint32_t state;
-};
-
-namespace v310 {
-struct PyThreadState {
-  void *prev, *next, *interp, *frame;
-};
-struct PyFrameObject {
-  PyVarObject ob_base;
-  PyFrameObject* f_back;
-  void* f_code;
-  void *f_builtins, *f_globals, *f_locals, *f_valuestack, *f_trace;
-  int f_stackdepth;
-  char f_trace_lines, f_trace_opcodes;
-  void* f_gen;
-  int f_lasti;
-  int f_lineno;
-};
-struct PyCodeObject {
-  PyObject ob_base;
-  int co_argcount, co_posonlyargcount, co_kwonlyargcount, co_nlocals, co_stacksize, co_flags, co_firstlineno;
-  void *co_code, *co_consts, *co_names, *co_varnames, *co_freevars, *co_cellvars;
-  intptr_t* co_cell2arg;
-  void *co_filename, *co_name, *co_linetable;
-};
-}  // namespace v310
-
-namespace v312 {
-struct PyThreadState {
-  void *prev, *next, *interp;
-  uint32_t _status;  // a struct of unsigned int bit-fields
-  int py_recursion_remaining, py_recursion_limit, c_recursion_remaining, recursion_headroom, tracing, what_event;
-  void* cframe;
-};
-struct _PyCFrame {
-  void* current_frame;
-  _PyCFrame* previous;
-};
-struct _PyInterpreterFrame {
-  void* f_code;  // 3.13: f_executable
-  _PyInterpreterFrame* previous;
-  void *f_funcobj, *f_globals, *f_builtins, *f_locals, *frame_obj;
-  uint16_t* prev_instr;  // 3.13: instr_ptr
-  int stacktop;
-  uint16_t return_offset;
-  char owner;
-};
-struct PyCodeObject {
-  PyVarObject ob_base;
-  void *co_consts, *co_names, *co_exceptiontable;
-  int co_flags, co_argcount, co_posonlyargcount, co_kwonlyargcount, co_stacksize, co_firstlineno, co_nlocalsplus,
-      co_framesize, co_nlocals, co_ncellvars, co_nfreevars;
-  uint32_t co_version;
-  void *co_localsplusnames, *co_localspluskinds, *co_filename, *co_name, *co_qualname, *co_linetable,
-      *co_weakreflist, *_co_cached;
-  uint64_t _co_instrumentation_version;
-  void* _co_monitoring;
-  int _co_firsttraceable;
-  void* co_extra;
-  uint16_t co_code_adaptive[32];
-};
-}  // namespace v312
-
-namespace v313 {
-struct PyThreadState {
-  void *prev, *next, *interp;
-  uintptr_t eval_breaker;
-  uint32_t _status;
-  int _whence, state, py_recursion_remaining, py_recursion_limit, c_recursion_remaining, recursion_headroom, tracing,
-      what_event;
-  void* current_frame;
-};
-using _PyInterpreterFrame = v312::_PyInterpreterFrame;  // same fields, renamed
-struct PyCodeObject {
-  PyVarObject ob_base;
-  void *co_consts, *co_names, *co_exceptiontable;
-  int co_flags, co_argcount, co_posonlyargcount, co_kwonlyargcount, co_stacksize, co_firstlineno, co_nlocalsplus,
-      co_framesize, co_nlocals, co_ncellvars, co_nfreevars;
-  uint32_t co_version;
-  void *co_localsplusnames, *co_localspluskinds, *co_filename, *co_name, *co_qualname, *co_linetable,
-      *co_weakreflist, *co_executors, *_co_cached;
-  uintptr_t _co_instrumentation_version;
-  void* _co_monitoring;
-  int _co_firsttraceable;
-  void* co_extra;
-  uint16_t co_code_adaptive[32];
-};
-}  // namespace v313
 
 // Fake type objects: only their addresses matter.
 uint8_t g_code_type, g_str_type, g_bytes_type, g_frame_type, g_interpreter;
@@ -148,39 +32,6 @@ pc::PyTypeAddresses types() {
   t.bytes = reinterpret_cast<uintptr_t>(&g_bytes_type);
   return t;
 }
-
-constexpr uint32_t kCompactAscii = (1u << 2) | (1u << 5) | (1u << 6);  // kind 1, compact, ascii
-constexpr uint32_t kReady = 1u << 7;                                   // 3.10 and 3.11 only
-
-// A compact ASCII str of either layout: the header, then the text.
-template <class Ascii>
-struct Str {
-  alignas(8) uint8_t memory[sizeof(Ascii) + 64] = {};
-  Str(const char* text, uint32_t state) {
-    Ascii header{};
-    header.ob_base.ob_type = &g_str_type;
-    header.length = intptr_t(std::strlen(text));
-    header.state = state;
-    std::memcpy(memory, &header, sizeof header);
-    std::memcpy(memory + sizeof(Ascii), text, std::strlen(text));
-  }
-  void* address() { return memory; }
-};
-
-struct Bytes {
-  PyBytesObject object{};
-  explicit Bytes(const std::vector<uint8_t>& data) {
-    object.ob_base.ob_base.ob_type = &g_bytes_type;
-    object.ob_base.ob_size = intptr_t(data.size());
-    std::memcpy(object.ob_sval, data.data(), data.size());
-  }
-};
-
-uint8_t location(int form, int code_units) { return uint8_t(0x80 | (form << 3) | (code_units - 1)); }
-
-// 3.11-format table ("no columns" entries, signed varint 2 = +1): code unit 0 on the first line,
-// units 1 and 2 one line further each, units 3-10 three lines on.
-const std::vector<uint8_t> kLocations = {location(13, 1), 0, location(13, 1), 2, location(13, 1), 2, location(13, 8), 2};
 
 pc::PyWalk walk_of(const pc::PyLayout& layout) {
   pc::PyWalk walk;
@@ -209,17 +60,6 @@ std::vector<Seen> walk(const pc::PyLayout& layout, const void* tstate) {
   return seen;
 }
 
-// Code objects of 3.12/3.13: `firsttraceable` code units of prologue, name, first line.
-template <class Code>
-void make_code(Code& code, void* name, void* file, Bytes& table, int first_line, int firsttraceable) {
-  code.ob_base.ob_base.ob_type = &g_code_type;
-  code.co_name = name;
-  code.co_filename = file;
-  code.co_linetable = &table.object;
-  code.co_firstlineno = first_line;
-  code._co_firsttraceable = firsttraceable;
-}
-
 }  // namespace
 
 TEST_CASE("3.10 layout: PyThreadState.frame, f_back, f_lasti in code units, every frame its own eval run") {
@@ -234,11 +74,11 @@ TEST_CASE("3.10 layout: PyThreadState.frame, f_back, f_lasti in code units, ever
   CHECK(layout.code_linetable == offsetof(v310::PyCodeObject, co_linetable));
   CHECK(layout.str_ascii_data == sizeof(Ascii310));
 
-  static Str<Ascii310> file("train310.py", kCompactAscii | kReady), outer_name("outer", kCompactAscii | kReady),
-      inner_name("inner", kCompactAscii | kReady), fresh_name("fresh", kCompactAscii | kReady);
+  static Str<Ascii310> file(&g_str_type, "train310.py", kCompactAscii | kReady), outer_name(&g_str_type, "outer", kCompactAscii | kReady),
+      inner_name(&g_str_type, "inner", kCompactAscii | kReady), fresh_name(&g_str_type, "fresh", kCompactAscii | kReady);
   // PEP 626 pairs: bytes 0-5 on the first line, 6-9 no line, 10-13 two lines on (an empty
   // range's delta still counts).
-  static Bytes table({6, 0, 4, uint8_t(-128), 0, 1, 4, 1});
+  static Bytes table(&g_bytes_type, {6, 0, 4, uint8_t(-128), 0, 1, 4, 1});
   static v310::PyCodeObject outer{}, inner{}, fresh{};
   auto code = [&](v310::PyCodeObject& c, Str<Ascii310>& name, int line) {
     c.ob_base.ob_type = &g_code_type;
@@ -301,16 +141,16 @@ TEST_CASE("3.12 layout: cframe->current_frame, shim frames mark where each eval 
   CHECK(layout.code_adaptive == int(offsetof(v312::PyCodeObject, co_code_adaptive)));
   CHECK(layout.str_ascii_data == sizeof(Ascii312));
 
-  static Str<Ascii312> file("train312.py", kCompactAscii), main_name("main", kCompactAscii),
-      step_name("step", kCompactAscii), callback_name("callback", kCompactAscii), new_name("new", kCompactAscii),
-      shim_name("<shim>", kCompactAscii);
-  static Bytes table(kLocations), shim_table({location(15, 1)});
+  static Str<Ascii312> file(&g_str_type, "train312.py", kCompactAscii), main_name(&g_str_type, "main", kCompactAscii),
+      step_name(&g_str_type, "step", kCompactAscii), callback_name(&g_str_type, "callback", kCompactAscii), new_name(&g_str_type, "new", kCompactAscii),
+      shim_name(&g_str_type, "<shim>", kCompactAscii);
+  static Bytes table(&g_bytes_type, kLocations), shim_table(&g_bytes_type, {location(15, 1)});
   static v312::PyCodeObject main_code{}, step_code{}, callback_code{}, new_code{}, shim_code{};
-  make_code(main_code, main_name.address(), file.address(), table, 1, 1);
-  make_code(step_code, step_name.address(), file.address(), table, 40, 1);
-  make_code(callback_code, callback_name.address(), file.address(), table, 70, 0);
-  make_code(new_code, new_name.address(), file.address(), table, 90, 2);
-  make_code(shim_code, shim_name.address(), file.address(), shim_table, 0, 0);
+  make_code(main_code, &g_code_type, main_name.address(), file.address(), table, 1, 1);
+  make_code(step_code, &g_code_type, step_name.address(), file.address(), table, 40, 1);
+  make_code(callback_code, &g_code_type, callback_name.address(), file.address(), table, 70, 0);
+  make_code(new_code, &g_code_type, new_name.address(), file.address(), table, 90, 2);
+  make_code(shim_code, &g_code_type, shim_name.address(), file.address(), shim_table, 0, 0);
   // Innermost first: `new` still in its prologue (left out), callback (run by a C call:
   // its own eval run, a shim frame below it), step and main (one eval run, a shim below main).
   static v312::_PyInterpreterFrame shim_outer{}, f_main{}, f_step{}, shim_inner{}, f_callback{}, f_new{};
@@ -432,12 +272,12 @@ TEST_CASE("3.13 layout from its debug offsets: tstate->current_frame, f_executab
   const char* why = nullptr;
   REQUIRE(pc::apply_debug_offsets(&runtime, 0x030D0000, &layout, &why));
 
-  static Str<Ascii312> file("train313.py", kCompactAscii), outer_name("outer", kCompactAscii),
-      inner_name("inner", kCompactAscii);
-  static Bytes table(kLocations);
+  static Str<Ascii312> file(&g_str_type, "train313.py", kCompactAscii), outer_name(&g_str_type, "outer", kCompactAscii),
+      inner_name(&g_str_type, "inner", kCompactAscii);
+  static Bytes table(&g_bytes_type, kLocations);
   static v313::PyCodeObject outer{}, inner{};
-  make_code(outer, outer_name.address(), file.address(), table, 5, 1);
-  make_code(inner, inner_name.address(), file.address(), table, 50, 1);
+  make_code(outer, &g_code_type, outer_name.address(), file.address(), table, 5, 1);
+  make_code(inner, &g_code_type, inner_name.address(), file.address(), table, 50, 1);
   static v313::_PyInterpreterFrame shim{}, f_outer{}, f_inner{};
   shim.owner = 3;  // its f_executable is None in 3.13: never read
   f_outer.f_code = &outer;
