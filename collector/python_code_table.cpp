@@ -32,16 +32,6 @@ size_t slot_of(uintptr_t code) noexcept {
   return static_cast<size_t>((code >> 4) * 0x9E3779B97F4A7C15ull >> (64 - kSlotBits));
 }
 
-PyCodeInfo identity_of(uintptr_t code, const PyLayout& layout) noexcept {
-  PyCodeInfo id;
-  id.code = code;
-  id.filename_object = load<uintptr_t>(code + layout.code_filename);
-  id.name_object = load<uintptr_t>(code + layout.code_name);
-  id.linetable_object = load<uintptr_t>(code + layout.code_linetable);
-  id.first_line = load<int>(code + layout.code_firstlineno);
-  return id;
-}
-
 bool same_code(const PyCodeInfo& a, const PyCodeInfo& b) noexcept {
   return a.code == b.code && a.filename_object == b.filename_object &&
          a.name_object == b.name_object && a.linetable_object == b.linetable_object &&
@@ -135,11 +125,11 @@ bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::str
   return read_python_str(object, types, *compiled_python_layout(11), out);
 }
 
-const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& types, const PyLayout& layout,
-                                     InternStatus* status) noexcept {
+const PyCodeInfo* intern_python_code(const PyCodeInfo& identity, const PyTypeAddresses& types,
+                                     const PyLayout& layout, InternStatus* status) noexcept {
   try {
-    PyCodeInfo id = identity_of(code, layout);
-    size_t slot = slot_of(code);
+    const PyCodeInfo& id = identity;
+    size_t slot = slot_of(id.code);
     for (size_t probes = 0; probes < kSlots; ++probes, slot = (slot + 1) & (kSlots - 1)) {
       const PyCodeInfo* entry = g_slots[slot].load(std::memory_order_acquire);
       if (!entry) break;

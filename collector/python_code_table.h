@@ -9,12 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
-namespace profagent::collector {
+#include "collector/python_layouts.h"
 
-struct PyLayout;  // collector/python_layouts.h
+namespace profagent::collector {
 
 // Addresses of the interpreter's type objects, to check that a pointer is what it should be.
 struct PyTypeAddresses {
@@ -39,11 +40,29 @@ struct PyCodeInfo {
 
 enum class InternStatus { Found, Unreadable, TableFull };
 
-// The entry of the code object at `code` (a checked PyCodeObject* of the version `layout`
-// describes), interned now if new. Lock-free; entries are never freed (process lifetime), so the
+// What identifies the code object at `code` (a checked PyCodeObject* of the version `layout`
+// describes): the fields of PyCodeInfo before the copies. Inline, so that a walk compiled for
+// one version reads them at constant offsets (each read costs a reload of the offset otherwise).
+inline PyCodeInfo python_code_identity(uintptr_t code, const PyLayout& layout) noexcept {
+  auto word = [code](uint32_t offset) {
+    uintptr_t value;
+    std::memcpy(&value, reinterpret_cast<const void*>(code + offset), sizeof value);
+    return value;
+  };
+  PyCodeInfo id;
+  id.code = code;
+  id.filename_object = word(layout.code_filename);
+  id.name_object = word(layout.code_name);
+  id.linetable_object = word(layout.code_linetable);
+  std::memcpy(&id.first_line, reinterpret_cast<const void*>(code + layout.code_firstlineno), sizeof id.first_line);
+  return id;
+}
+
+// The entry of the code object `identity` names, interned now if new (its strings and line table
+// copied at `layout`'s offsets). Lock-free; entries are never freed (process lifetime), so the
 // pointer may be kept.
-const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& types, const PyLayout& layout,
-                                     InternStatus* status) noexcept;
+const PyCodeInfo* intern_python_code(const PyCodeInfo& identity, const PyTypeAddresses& types,
+                                     const PyLayout& layout, InternStatus* status) noexcept;
 
 // The UTF-8 text of a str object of the version `layout` describes, or false when `object` is
 // not a ready str; read_python311_str: of CPython 3.11.

@@ -182,9 +182,11 @@ PyWalk process_walk() noexcept {
   return walk;
 }
 
+// The helpers of the walk are always inlined: compiled into walk_frames<table>, their offsets are
+// constants.
+
 // The innermost frame of the thread whose state is `tstate`, or 0.
-uintptr_t innermost_frame(const PyWalk& walk, uintptr_t tstate) noexcept {
-  const PyLayout& layout = *walk.layout;
+[[gnu::always_inline]] inline uintptr_t innermost_frame(const PyWalk& walk, const PyLayout& layout, uintptr_t tstate) noexcept {
   if (load<uintptr_t>(tstate + layout.tstate_interp) != walk.main_interpreter) {
     g_unreadable.fetch_add(1, std::memory_order_relaxed);
     return 0;
@@ -196,7 +198,7 @@ uintptr_t innermost_frame(const PyWalk& walk, uintptr_t tstate) noexcept {
 
 // A frame whose first instructions (the prologue before the first traceable one) have not run
 // yet is not shown, as CPython's own tracebacks do not show it.
-bool incomplete(const PyLayout& layout, uintptr_t frame, uintptr_t code, uintptr_t instr) noexcept {
+[[gnu::always_inline]] inline bool incomplete(const PyLayout& layout, uintptr_t frame, uintptr_t code, uintptr_t instr) noexcept {
   if (layout.frame_owner >= 0 && load<int8_t>(frame + layout.frame_owner) == layout.owned_by_generator) return false;
   if (layout.code_firsttraceable < 0) return false;
   uintptr_t first_traceable = code + layout.code_adaptive + 2 * load<int>(code + layout.code_firsttraceable);
@@ -204,7 +206,7 @@ bool incomplete(const PyLayout& layout, uintptr_t frame, uintptr_t code, uintptr
 }
 
 // The byte offset of the frame's current instruction in its code; false for a frame not begun.
-bool instruction_offset(const PyLayout& layout, uintptr_t frame, uintptr_t code, uint32_t* offset) noexcept {
+[[gnu::always_inline]] inline bool instruction_offset(const PyLayout& layout, uintptr_t frame, uintptr_t code, uint32_t* offset) noexcept {
   if (layout.instr_is_index) {  // 3.10: f_lasti counts code units; -1 before the first
     const int lasti = load<int>(frame + layout.frame_instr);
     *offset = static_cast<uint32_t>(2 * lasti);
@@ -220,12 +222,12 @@ void count(InternStatus status) noexcept {
   if (status == InternStatus::Unreadable) g_unreadable.fetch_add(1, std::memory_order_relaxed);
 }
 
-bool is_entry(const PyLayout& layout, uintptr_t frame) noexcept {
+[[gnu::always_inline]] inline bool is_entry(const PyLayout& layout, uintptr_t frame) noexcept {
   if (layout.instr_is_index) return true;  // 3.10: one run of the eval loop per Python call
   return layout.frame_is_entry >= 0 && load<bool>(frame + layout.frame_is_entry);
 }
 
-bool is_shim(const PyLayout& layout, uintptr_t frame) noexcept {
+[[gnu::always_inline]] inline bool is_shim(const PyLayout& layout, uintptr_t frame) noexcept {
   return layout.owned_by_cstack >= 0 && load<int8_t>(frame + layout.frame_owner) == layout.owned_by_cstack;
 }
 
@@ -239,10 +241,16 @@ void say_unchecked_once() noexcept {
 
 }  // namespace
 
-size_t walk_python_frames(const PyWalk& walk, uintptr_t tstate, PyFrameRef* out, size_t max) noexcept {
-  const PyLayout& layout = *walk.layout;
+namespace {
+
+// The walk compiled for one of the compiled-in tables (`Fixed`: its offsets are constants, as
+// the reads of the interpreter's memory would otherwise reload each one after every read), or
+// for the table in `walk` (nullptr: 3.13's, made at run time from its debug offsets).
+template <const PyLayout* Fixed>
+size_t walk_frames(const PyWalk& walk, uintptr_t tstate, PyFrameRef* out, size_t max) noexcept {
+  const PyLayout& layout = Fixed != nullptr ? *Fixed : *walk.layout;
   if (walk.is_finalizing && walk.is_finalizing()) return 0;  // finalization frees other threads' states
-  uintptr_t frame = tstate ? innermost_frame(walk, tstate) : 0;
+  uintptr_t frame = tstate ? innermost_frame(walk, layout, tstate) : 0;
   size_t n = 0;
   for (size_t walked = 0; frame && n < max && walked < kMaxWalk; ++walked) {
     // Checked again per frame: finalization frees what a daemon thread's frames point to, and
@@ -262,7 +270,7 @@ size_t walk_python_frames(const PyWalk& walk, uintptr_t tstate, PyFrameRef* out,
     uint32_t offset = 0;
     if (instruction_offset(layout, frame, code, &offset)) {
       InternStatus status;
-      const PyCodeInfo* info = intern_python_code(code, walk.types, layout, &status);
+      const PyCodeInfo* info = intern_python_code(python_code_identity(code, layout), walk.types, layout, &status);
       count(status);
       out[n++] = {reinterpret_cast<uint64_t>(info), offset, is_entry(layout, frame) ? kPyFrameEntry : 0u};
     }
@@ -270,6 +278,17 @@ size_t walk_python_frames(const PyWalk& walk, uintptr_t tstate, PyFrameRef* out,
   }
   if (frame && n == max) g_truncated.fetch_add(1, std::memory_order_relaxed);
   return n;
+}
+
+}  // namespace
+
+size_t walk_python_frames(const PyWalk& walk, uintptr_t tstate, PyFrameRef* out, size_t max) noexcept {
+  switch (walk.layout->minor) {
+    case 10: return walk_frames<&python_layouts::kPython310>(walk, tstate, out, max);
+    case 11: return walk_frames<&python_layouts::kPython311>(walk, tstate, out, max);
+    case 12: return walk_frames<&python_layouts::kPython312>(walk, tstate, out, max);
+    default: return walk_frames<nullptr>(walk, tstate, out, max);
+  }
 }
 
 int python_line_at(PyLineFormat format, const PyCodeInfo& code, uint32_t instr_offset) noexcept {
