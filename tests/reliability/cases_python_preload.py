@@ -125,6 +125,11 @@ def case_preload_python_hook_invisible(env):
             left = R.run([PYTHON, option, "-c", script], python_path, env.agent, env.devsim)
             alone = R.run([PYTHON, option, "-c", script], python_path, None, env.devsim)
             R.expect(left.stdout == alone.stdout, f"{option} {python_path}: {left.stdout!r} / {alone.stdout!r}")
+    # Said once the program uses the agent (here: a profagent_step() through ctypes).
+    used = R.run([PYTHON, "-I", "-c", "import ctypes; ctypes.CDLL(None).profagent_step()"],
+                 {"PROFAGENT_OUTPUT_DIR": out}, env.agent, env.devsim)
+    said = [l for l in used.agent_lines() if "Python hook not started" in l]
+    R.expect(len(said) == 1 and "python was started with -I" in said[0], f"lines {used.agent_lines()}")
     return f"{len(ours)} lines as without the agent; phases recorded; -I, -E, -S left alone"
 
 
