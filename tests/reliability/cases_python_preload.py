@@ -201,8 +201,29 @@ def case_preload_python_frames_checked(env):
     return "checked at start-up; a wrong check turns frames off with one line"
 
 
+def case_preload_python_too_old(env):
+    """An interpreter older than the hook supports (2.7, 3.7: a program named like Python that
+    exports what CPython exports, not yet started) is left alone: PYTHONPATH as given, and one
+    line naming its version once the program uses the agent. A 3.8 is given the hook."""
+    program = os.path.join(os.path.dirname(env.app), "python_lookalike")
+    for version in ("2.7.18", "3.7.17", "3.8.10"):
+        for python_path in (None, "/nowhere"):
+            extra = dict({"PYTHONPATH": python_path} if python_path else {}, LOOKALIKE_VERSION=version)
+            run = R.run([program], extra, env.agent, env.devsim)
+            said = [l for l in run.agent_lines() if "Python hook not started" in l]
+            if version == "3.8.10":
+                hook = os.path.join(os.path.dirname(env.agent), "profagent_python")
+                wanted = f"PYTHONPATH={hook}" + (f":{python_path}" if python_path else "")
+                R.expect(run.stdout.strip() == wanted and not said, f"{version}: {run.stdout!r} {said}")
+                continue
+            R.expect(run.stdout.strip() == f"PYTHONPATH={python_path or '(unset)'}", f"{version}: {run.stdout!r}")
+            R.expect(len(said) == 1 and f"Python {version} is older than 3.8" in said[0], f"{version}: {said}")
+    return "2.7 and 3.7 left alone with one line; 3.8 given the hook"
+
+
 CASES = {
     "preload_python_hook_as_launcher": case_preload_python_hook_as_launcher,
     "preload_python_hook_invisible": case_preload_python_hook_invisible,
     "preload_python_frames_checked": case_preload_python_frames_checked,
+    "preload_python_too_old": case_preload_python_too_old,
 }
