@@ -168,7 +168,7 @@ PROFAGENT_EXPORT int setenv(const char* name, const char* value, int overwrite) 
 
 // For the Python hook's call wrapper (agent/python/profagent_ranges.c): os.environ hides the
 // variables for which this is 1, as a program without the agent would not have them.
-PROFAGENT_EXPORT int profagent_is_own_variable(const char* name, const char* value) {
+PROFAGENT_EXPORT int profagent_is_own_variable(const char* name, const char* value) noexcept {
   return name != nullptr && profagent::agent::is_own_value(name, value) ? 1 : 0;
 }
 

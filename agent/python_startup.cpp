@@ -110,7 +110,8 @@ void arrange_python_hook() noexcept {
 // The Python hook's start-up check of the layout Python frames are read with
 // (collector/python_frames.h), through its call wrapper (agent/python/profagent_ranges.c), with
 // the GIL held. Only when stacks are recorded (no frame is read otherwise). 1: frames are given.
-PROFAGENT_EXPORT int profagent_check_python_frames(const uintptr_t* codes, int count, int line, const char* function) {
+PROFAGENT_EXPORT int profagent_check_python_frames(const uintptr_t* codes, int count, int line,
+                                                   const char* function) noexcept {
   using namespace profagent::agent;
   if (state() != AgentState::Ready || !config().with_stack || codes == nullptr || count <= 0 || function == nullptr) {
     return 0;
