@@ -100,14 +100,14 @@ void push_range(const char* name) noexcept {
 
 extern "C" {
 
-PROFAGENT_API void profagent_range_push(const char* name) {
+PROFAGENT_API void profagent_range_push(const char* name) noexcept {
   profagent::agent::say_held_warnings();  // the program uses the agent (agent/log.h)
   push_range(name);
   // range:REGEX marks a step once the range is open (it belongs to the step it starts).
   if (profagent::collector::step_markers_armed()) profagent::collector::range_pushed(name);
 }
 
-PROFAGENT_API void profagent_range_pop(void) {
+PROFAGENT_API void profagent_range_pop(void) noexcept {
   RangeStack* stack = tls_ranges;
   if (stack == nullptr || stack->depth == 0) return;  // unbalanced pop: ignored
   const uint32_t depth = --stack->depth;
@@ -116,7 +116,7 @@ PROFAGENT_API void profagent_range_pop(void) {
   record_range(stack->ranges[depth]);
 }
 
-PROFAGENT_API void profagent_step(void) {
+PROFAGENT_API void profagent_step(void) noexcept {
   profagent::agent::say_held_warnings();
   profagent::agent::count_step();
 }

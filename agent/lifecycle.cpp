@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -64,10 +66,10 @@ void collector_log_sink(collector::LogLevel level, const char* message) noexcept
   }
 }
 
-void report_unresolved_symbol(const char* symbol) noexcept {
+void report_unresolved_symbol(const char* symbol, const char* library, const char* returned) noexcept {
   try {
-    log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
-                             "; the call returns cudaErrorSharedObjectInitFailed");
+    log(LogLevel::Error, std::string("no loaded ") + (*library != '\0' ? library : "object") + " defines " + symbol +
+                             "; the call returns " + returned);
   } catch (...) {
     count_dropped_agent_line();  // no memory for the line itself
   }
@@ -94,9 +96,11 @@ void report_diopi(hooks::diopi::ReportLevel level, const char* message) noexcept
 // _dl_fini (which runs every ELF destructor and unloads nothing but finalises libcupti and
 // libcudart) AFTER preloaded constructors ran. A handler registered in our constructor would
 // therefore run after those libraries were finalised. Registered at the first CUDA call
-// instead — in the program's static initialisers or main, after _dl_fini's registration —
-// it runs before them, while CUPTI can still be flushed. The ELF
-// destructor stays as the fallback for CUDA used from another library's constructor.
+// instead — in main, or a static initialiser, after _dl_fini's registration — it runs before
+// them, while CUPTI can still be flushed. nvcc's module registrations do not count as that
+// call: each adds its own atexit(unregister) right after, and the runtime tears itself down at
+// the last unregister (hooks/cuda_registration.cpp). The ELF destructor stays as the fallback
+// for CUDA used from another library's constructor.
 void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
 }

@@ -47,8 +47,12 @@ constexpr CUpti_ActivityKind kRequiredKinds[] = {
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 // Useful but not essential: without them sync rows, driver-level launch rows and peer copies
 // are missing. CUPTI reports copies between two devices only under MEMCPY2, never MEMCPY.
-// RUNTIME is deliberately absent: our hooks time runtime calls.
-constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+// RUNTIME is here for its external correlation records, not its timings (our hooks time
+// runtime calls; the parser skips RUNTIME records): CUPTI writes the record that ties a pushed
+// id to a call only for calls whose API records it writes, so without RUNTIME a hooked
+// runtime launch's kernel never finds its call (measured on an H100, CUPTI 13.0).
+constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
+                                                 CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                                  CUPTI_ACTIVITY_KIND_DRIVER,
                                                  CUPTI_ACTIVITY_KIND_MEMCPY2};
 

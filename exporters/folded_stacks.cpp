@@ -11,17 +11,13 @@ namespace {
 
 uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
 
-bool is_device_work(DeviceKind k) {
-  return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset;
-}
-
 // Per host record: its own host time (children nested in it taken out), or the device time of
 // the work it issued.
 std::vector<uint64_t> values(const Trace& trace, FoldedMetric metric) {
   std::vector<uint64_t> value(trace.host.size(), 0);
   if (metric == FoldedMetric::SelfCudaTimeTotal) {
     for (const DeviceRecord& d : trace.device) {
-      if (is_device_work(d.kind) && d.host >= 0 && size_t(d.host) < value.size()) {
+      if (about(d.kind).work && d.host >= 0 && size_t(d.host) < value.size()) {
         value[d.host] += span(d.start_ns, d.end_ns);
       }
     }

@@ -24,7 +24,16 @@ if(NOT PROFAGENT_PYTHON_INCLUDE)
     set(PROFAGENT_PYTHON_INCLUDE "${profagent_python_include}" CACHE PATH "Python.h of the Python hook's extension")
   endif()
 endif()
+# A cross build compiles for another architecture: Debian's Python.h then needs that
+# architecture's pyconfig.h (libpython3-dev:<arch>), so the header is tried with the target's
+# compiler before the extension is built.
 if(PROFAGENT_PYTHON_INCLUDE)
+  include(CheckIncludeFile)
+  set(CMAKE_REQUIRED_INCLUDES ${PROFAGENT_PYTHON_INCLUDE})
+  check_include_file(Python.h PROFAGENT_PYTHON_H_COMPILES)
+  unset(CMAKE_REQUIRED_INCLUDES)
+endif()
+if(PROFAGENT_PYTHON_INCLUDE AND PROFAGENT_PYTHON_H_COMPILES)
   add_library(profagent_python_ranges MODULE ${CMAKE_CURRENT_LIST_DIR}/../python/profagent_ranges.c)
   target_include_directories(profagent_python_ranges SYSTEM PRIVATE ${PROFAGENT_PYTHON_INCLUDE})
   target_link_libraries(profagent_python_ranges PRIVATE ${CMAKE_DL_LIBS})
@@ -34,5 +43,5 @@ if(PROFAGENT_PYTHON_INCLUDE)
   add_dependencies(profagent_launcher profagent_python_ranges)
   add_dependencies(profagent profagent_python_ranges)  # plain LD_PRELOAD gives Python the hook too
 else()
-  message(STATUS "profagent: Python headers not found (Debian python3-dev): the Python hook says it is off")
+  message(STATUS "profagent: no Python.h that compiles for this target (Debian python3-dev, or libpython3-dev:<arch> for a cross build): the Python hook says it is off")
 endif()

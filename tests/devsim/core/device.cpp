@@ -1,5 +1,7 @@
 #include "device.h"
 
+#include <atomic>
+
 #include "config.h"
 
 namespace devsim {
@@ -13,5 +15,16 @@ int current_device() { return t_current_device; }
 void set_current_device(int device) { t_current_device = device; }
 uint32_t context_id(int device) { return static_cast<uint32_t>(device) + 1; }
 const char* device_name() { return "devsim simulated GPU"; }
+
+namespace {
+std::atomic<int> g_modules{0};
+std::atomic<bool> g_torn_down{false};
+}  // namespace
+
+void note_module_registered() { g_modules.fetch_add(1); }
+void note_module_unregistered() {
+  if (g_modules.fetch_sub(1) == 1) g_torn_down.store(true);
+}
+bool runtime_torn_down() { return g_torn_down.load(); }
 
 }  // namespace devsim

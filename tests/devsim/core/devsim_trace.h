@@ -173,5 +173,7 @@ class Tracer {
 
 // Returns false if another tracer is installed. nullptr uninstalls.
 bool set_tracer(Tracer* tracer);
+// True once the runtime tore itself down (its last nvcc module unregistered: core/device.h).
+bool runtime_torn_down();
 
 }  // namespace devsim
