@@ -100,8 +100,8 @@ void arrange_python_hook() noexcept {
   if (state() != AgentState::Ready || !config().python_hook) return;
   try {
     arrange();
-  } catch (...) {
-    // Out of memory at load: Python starts without the hook, its environment untouched.
+  } catch (...) {  // out of memory at load: Python starts without the hook, its environment untouched
+    log(LogLevel::Warn, "Python hook not started: out of memory at start-up");
   }
 }
 

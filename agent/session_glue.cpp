@@ -146,7 +146,6 @@ collector::SessionOptions session_options(const Config& config) {
   options.cupti.mode = cupti_mode(config.cupti);
   options.cupti.library_path = config.cupti_lib;
   options.buffer_bytes = size_t(config.buffer_mb) << 20;
-  options.record_shapes = config.record_shapes;
   options.config = config.to_pairs();
   options.platform_info = platform_info;
   options.window_wait_ms = config.window_wait_ms;

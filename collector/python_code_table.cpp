@@ -152,6 +152,4 @@ const PyCodeInfo* intern_python_code(const PyCodeInfo& identity, const PyTypeAdd
   }
 }
 
-size_t interned_python_code_count() noexcept { return g_entries.load(std::memory_order_relaxed); }
-
 }  // namespace profagent::collector

@@ -69,7 +69,4 @@ const PyCodeInfo* intern_python_code(const PyCodeInfo& identity, const PyTypeAdd
 bool read_python_str(uintptr_t object, const PyTypeAddresses& types, const PyLayout& layout, std::string* out);
 bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::string* out);
 
-// How many code objects the table holds (tests, diagnostics).
-size_t interned_python_code_count() noexcept;
-
 }  // namespace profagent::collector

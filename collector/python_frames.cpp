@@ -97,7 +97,7 @@ int find_eval_loop_text(dl_phdr_info* info, size_t, void* data) {
   return 1;
 }
 
-bool resolve(void* handle, Interpreter* python) {
+bool resolve(void* handle, Interpreter* python) noexcept {
   python->this_thread_state = reinterpret_cast<void* (*)()>(python_symbol(handle, "PyGILState_GetThisThreadState"));
   python->is_finalizing = reinterpret_cast<int (*)()>(python_symbol(handle, "_Py_IsFinalizing"));
   if (!python->is_finalizing) {  // public, and the private one gone, from 3.13 on
@@ -124,10 +124,10 @@ bool resolve(void* handle, Interpreter* python) {
 }
 
 // The layout of the running version, with 3.13's own debug offsets applied; false with a line.
-bool choose_layout(void* handle, const PythonVersion& version) {
+bool choose_layout(void* handle, const PythonVersion& version) noexcept {
   const PyLayout* compiled = version.major == 3 ? compiled_python_layout(version.minor) : nullptr;
   if (compiled == nullptr) {
-    log(LogLevel::Warn, "Python %s: stacks show native frames only (Python frames are read from CPython 3.10 to 3.13)",
+    log_format(LogLevel::Warn, "Python %s: stacks show native frames only (Python frames are read from CPython 3.10 to 3.13)",
         version.text);
     return false;
   }
@@ -137,13 +137,14 @@ bool choose_layout(void* handle, const PythonVersion& version) {
   const void* runtime = python_symbol(handle, "_PyRuntime");
   if (runtime == nullptr ||
       !apply_debug_offsets(runtime, (version.major << 24) | (version.minor << 16), &g_python.layout, &why)) {
-    log(LogLevel::Warn, "Python %s: %s: stacks show native frames only", version.text, why);
+    log_format(LogLevel::Warn, "Python %s: %s: stacks show native frames only", version.text, why);
     return false;
   }
   return true;
 }
 
-State probe() {
+// Loader lookups, snprintf and the logger only: nothing here can throw.
+State probe() noexcept {
   bool found = false;
   void* handle = python_library(&found);
   if (!found) return kUnsupported;  // no Python
@@ -151,7 +152,7 @@ State probe() {
   std::memcpy(g_python.version, version.text, sizeof g_python.version);
   if (!choose_layout(handle, version)) return kUnsupported;
   if (!resolve(handle, &g_python)) {
-    log(LogLevel::Warn, "Python %s lacks the symbols its frames are read with: stacks show native frames only",
+    log_format(LogLevel::Warn, "Python %s lacks the symbols its frames are read with: stacks show native frames only",
         version.text);
     return kUnsupported;
   }
@@ -164,11 +165,7 @@ int decided_state() noexcept {
   int state = g_state.load(std::memory_order_acquire);
   if (state != kUndecided) return state;
   if (!g_state.compare_exchange_strong(state, kProbing, std::memory_order_acq_rel)) return state;
-  int decided = kUnsupported;
-  try {
-    decided = probe();
-  } catch (...) {
-  }
+  const int decided = probe();
   g_state.store(decided, std::memory_order_release);
   return decided;
 }
@@ -233,7 +230,7 @@ void count(InternStatus status) noexcept {
 
 void say_unchecked_once() noexcept {
   if (g_said_unchecked.exchange(true, std::memory_order_relaxed)) return;
-  log(LogLevel::Warn,
+  log_format(LogLevel::Warn,
       "Python %s: no Python frames in stacks: its layout is used only once the Python hook checked it at "
       "start-up, and the hook did not run (python -I, -E or -S, or PROFAGENT_PYTHON_HOOK=off)",
       g_python.version);
@@ -336,7 +333,7 @@ bool check_python_frames(const uintptr_t* codes, size_t count, int line, const c
   if (!wrong && innermost.line != line) wrong = "another line";
   const int decided = wrong ? kUnsupported : kSupported;
   if (g_state.compare_exchange_strong(state, decided, std::memory_order_acq_rel) && wrong) {
-    log(LogLevel::Warn,
+    log_format(LogLevel::Warn,
         "Python %s: the frames read with its layout are not the interpreter's own (%s: %zu frames read, %zu "
         "expected): stacks show native frames only",
         g_python.version, wrong, n, count);

@@ -4,10 +4,10 @@
 #include <string_view>
 #include <tuple>
 
+#include "exporters/trace_figures.h"
+
 namespace profagent::exporters {
 namespace {
-
-bool is_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step; }
 
 bool issues_work(EventKind k) { return k == EventKind::Launch || k == EventKind::Memcpy || k == EventKind::Memset; }
 

@@ -5,6 +5,7 @@
 // launch stubs) back to that stub, so those launches get kernel names too.
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
@@ -13,6 +14,7 @@
 extern "C" {
 cudaError_t __cudaGetKernel(cudaKernel_t*, const void*);
 void** __cudaRegisterFatBinary(void*);
+void __cudaUnregisterFatBinary(void**);
 void __cudaRegisterFunction(void**, const char*, char*, const char*, int, uint3*, uint3*, dim3*,
                             dim3*, int*);
 }
@@ -25,14 +27,17 @@ using profagent::hooks::resolve;
 // One site per runtime major, as for every hook (hooks/hook.h, "Exported names").
 struct RegistrationSites {
   CudartSite fat_binary;
+  CudartSite unregister;
   CudartSite function;
   CudartSite get_kernel;
 };
 #define PROFAGENT_REGISTRATION_SITES(Library, version, tag, kind, symbol_version)                  \
   RegistrationSites sites_##tag{CudartSite{"__cudaRegisterFatBinary", version},                   \
+                                CudartSite{"__cudaUnregisterFatBinary", version},                 \
                                 CudartSite{"__cudaRegisterFunction", version},                    \
                                 CudartSite{"__cudaGetKernel", version}};                          \
   PROFAGENT_REGISTER_REAL_SYMBOL(fat_binary_##tag, sites_##tag.fat_binary.real);                  \
+  PROFAGENT_REGISTER_REAL_SYMBOL(unregister_##tag, sites_##tag.unregister.real);                  \
   PROFAGENT_REGISTER_REAL_SYMBOL(function_##tag, sites_##tag.function.real);                      \
   PROFAGENT_REGISTER_REAL_SYMBOL(get_kernel_##tag, sites_##tag.get_kernel.real);
 PROFAGENT_LIBRARY_cudart(PROFAGENT_REGISTRATION_SITES)
@@ -79,10 +84,27 @@ Fn* real_of(CudartSite& site) noexcept {
 // runtime tears itself down when the last module is unregistered. The agent's exit handler,
 // registered at the first use (agent/lifecycle.cpp), must be registered after those so it runs
 // before them; a flush after the teardown crashed NVIDIA's CUPTI (SIGSEGV, seen on an H100).
+// Modules registered and not yet unregistered, all runtimes together.
+std::atomic<int64_t> g_modules{0};
+
 void** register_fat_binary(RegistrationSites& sites, void* fat_cubin) {
   profagent::collector::cuda_in_use();
   auto* real = real_of<decltype(__cudaRegisterFatBinary)>(sites.fat_binary);
-  return real != nullptr ? real(fat_cubin) : nullptr;
+  void** module = real != nullptr ? real(fat_cubin) : nullptr;
+  if (module != nullptr) g_modules.fetch_add(1, std::memory_order_relaxed);
+  return module;
+}
+
+// The last module's unregistration tears the runtime down: the device library is flushed
+// before it (usually the exit flush has run already; not when a plugin holding the only module
+// is unloaded, or when a module's handler runs after ours).
+void unregister_fat_binary(RegistrationSites& sites, void** module) {
+  auto* real = real_of<decltype(__cudaUnregisterFatBinary)>(sites.unregister);
+  if (real == nullptr) return;
+  if (module != nullptr && g_modules.fetch_sub(1, std::memory_order_relaxed) == 1) {
+    profagent::collector::cuda_runtime_tearing_down();
+  }
+  real(module);
 }
 
 void register_function(RegistrationSites& sites, void** module, const char* host_function,
@@ -109,10 +131,13 @@ cudaError_t get_kernel(RegistrationSites& sites, cudaKernel_t* kernel, const voi
 }
 }  // namespace
 
-// The three entry points, once per runtime major.
+// The four entry points, once per runtime major.
 #define PROFAGENT_REGISTRATION_HOOKS(Library, version, tag, kind, symbol_version)                              \
   PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, __cudaRegisterFatBinary, (void* fat_cubin)) {             \
     return register_fat_binary(sites_##tag, fat_cubin);                                                        \
+  }                                                                                                            \
+  PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, __cudaUnregisterFatBinary, (void** module)) {             \
+    unregister_fat_binary(sites_##tag, module);                                                                \
   }                                                                                                            \
   PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, __cudaRegisterFunction,                                   \
                           (void** m, const char* h, char* d, const char* n, int l, uint3* t, uint3* b, dim3* bl, \

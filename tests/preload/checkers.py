@@ -9,6 +9,10 @@ import glob
 import json
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from trace_reader import load_trace  # noqa: E402
 
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 
@@ -77,8 +81,7 @@ class Trace:
     """The trace.json events, indexed the ways the checks need."""
 
     def __init__(self, path):
-        with open(path, encoding="utf-8") as f:
-            self.document = json.load(f)
+        self.document = load_trace(path)
         events = self.document["traceEvents"]
         self.complete = [e for e in events if e.get("ph") == "X"]
         for e in self.complete:

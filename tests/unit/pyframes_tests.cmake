@@ -5,7 +5,7 @@ add_executable(python_frames_tests ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_fra
   ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_layouts_test.cpp)
 target_include_directories(python_frames_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(python_frames_tests PRIVATE profagent_collector Catch2::Catch2)
-add_test(NAME python_frames COMMAND python_frames_tests)
+profagent_catch_tests(python_frames_tests PREFIX python_frames. LABELS unit TIMEOUT 300)
 
 # Looks like a Python this cannot read (exports Py_Version and the thread-state function).
 # The layouts of the versions this machine cannot run, over synthetic frame memory, are in
@@ -27,8 +27,7 @@ add_test(NAME python_frames_checked_3_12 COMMAND python_frames_fake_312)
 # The library the Python script loads; also the bench's (tests/bench/python_frames_bench.cmake).
 add_library(python_frames_probe MODULE ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_probe.cpp)
 target_link_libraries(python_frames_probe PRIVATE profagent_collector)
-set_tests_properties(python_frames python_frames_checked_3_12 python_frames_unsupported_3_14
-  python_frames_unsupported_3_13_no_runtime
+set_tests_properties(python_frames_checked_3_12 python_frames_unsupported_3_14 python_frames_unsupported_3_13_no_runtime
   python_frames_unsupported_incomplete
   PROPERTIES LABELS unit TIMEOUT 300)
 # The capture from a real CPython: this machine's python3 loads the probe, so not in a cross

@@ -3,6 +3,8 @@
 #include <atomic>
 
 #include "config.h"
+#include "api_scope.h"
+#include "timeline.h"
 
 namespace devsim {
 namespace {
@@ -23,7 +25,10 @@ std::atomic<bool> g_torn_down{false};
 
 void note_module_registered() { g_modules.fetch_add(1); }
 void note_module_unregistered() {
-  if (g_modules.fetch_sub(1) == 1) g_torn_down.store(true);
+  if (g_modules.fetch_sub(1) != 1) return;
+  synchronize_all_devices();
+  if (Tracer* t = tracer()) t->on_runtime_teardown();
+  g_torn_down.store(true);
 }
 bool runtime_torn_down() { return g_torn_down.load(); }
 

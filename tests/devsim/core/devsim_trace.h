@@ -166,6 +166,8 @@ class Tracer {
   virtual void on_memory(const MemoryRecord&) {}
   virtual void on_memory_pool(const MemoryPoolRecord&) {}
   virtual void on_graph_event(const GraphEvent&) {}
+  // The runtime is tearing itself down (core/device.h): its queued work is done.
+  virtual void on_runtime_teardown() {}
 
  protected:
   ~Tracer() = default;

@@ -63,6 +63,9 @@ class Session final : public devsim::Tracer {
   void on_memory(const devsim::MemoryRecord& memory) override;
   void on_memory_pool(const devsim::MemoryPoolRecord& pool) override;
   void on_graph_event(const devsim::GraphEvent& event) override;
+  // Context destruction: CUPTI hands every buffer, records of the finished work included, to
+  // the client (NVIDIA's CUPTI delivers a context's records when it is destroyed).
+  void on_runtime_teardown() override { buffers_.flush(true); }
 
  private:
   // Installs this session as devsim's tracer; false if another tracer holds the device.

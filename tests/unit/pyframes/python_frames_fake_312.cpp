@@ -6,6 +6,7 @@
 // line turns them off again (one line). Exit 0 when every step is as expected.
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collector/log.h"
@@ -32,7 +33,7 @@ __attribute__((visibility("default"), noinline)) int _PyEval_EvalFrameDefault(in
 namespace {
 
 std::vector<std::string> g_lines;
-void keep(pc::LogLevel, const char* message) noexcept { g_lines.emplace_back(message); }
+void keep(pc::LogLevel, std::string_view message) noexcept { g_lines.emplace_back(message); }
 
 int g_failures = 0;
 void expect(bool ok, const std::string& what) {

@@ -20,7 +20,7 @@ __attribute__((visibility("default"))) void* PyGILState_GetThisThreadState() { r
 namespace {
 int g_lines = 0;
 std::string g_last;
-void keep(pc::LogLevel, const char* message) noexcept {
+void keep(pc::LogLevel, std::string_view message) noexcept {
   ++g_lines;
   g_last = message;
 }
@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
                                                      : "Python 3.11.9 lacks the symbols";
   Py_Version = mode == "3.14" ? 0x030E02F0 : mode == "3.13-no-runtime" ? 0x030D01F0 : 0x030B09F0;
   pc::set_log_sink(keep);
+  pc::set_log_level(pc::LogLevel::Trace);  // exactly one line, of any level
   pc::PyFrameRef frames[4];
   size_t captured = 0;
   for (int i = 0; i < 3; ++i) captured += pc::capture_python_frames(frames, 4);

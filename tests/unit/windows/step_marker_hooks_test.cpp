@@ -50,6 +50,7 @@ const char kOther = 0;
 }  // namespace
 
 TEST_CASE("step markers fire from hooks after the real call, for the configured calls only") {
+  g_real_calls = 0, g_steps = 0, g_real_calls_at_last_step = -1;  // other cases count too
   profagent::collector::StepMarkerSpec spec;
   spec.apis = {"cudaDeviceSynchronize", "cudaStreamSynchronize"};
   spec.kernels = {"^my_kernel\\("};
@@ -80,7 +81,7 @@ TEST_CASE("step markers fire from hooks after the real call, for the configured 
   CHECK(g_steps == 4);
 }
 
-TEST_CASE("patterns that do not compile are left out in one shortened line; the others work") {
+TEST_CASE("patterns that do not compile are left out in one shortened line, the others work") {
   profagent::collector::StepMarkerSpec spec;
   spec.kernels = {"(unclosed", "^good_kernel"};
   spec.ranges = {std::string(100000, '(')};

@@ -320,7 +320,7 @@ TEST_CASE("fault knobs parse as documented", "[cupti][faults]") {
   CHECK(parse_faults(nullptr, nullptr, nullptr).availability_error() == CUPTI_SUCCESS);
 }
 
-TEST_CASE("a busy CUPTI refuses subscribers and kernel kinds; drop-every drops and counts",
+TEST_CASE("a busy CUPTI refuses subscribers and kernel kinds, drop-every drops and counts",
           "[cupti][faults]") {
   using namespace profagent::devsim_cupti;
   const Faults faults = parse_faults("busy", "2", nullptr);
@@ -401,7 +401,7 @@ void CUPTIAPI finalize_on_exit(void*, CUpti_CallbackDomain, CUpti_CallbackId, co
 }
 }  // namespace
 
-TEST_CASE("cuptiFinalize from an exit callback detaches everything; CUPTI can start again",
+TEST_CASE("cuptiFinalize from an exit callback detaches everything, CUPTI can start again",
           "[cupti][lifecycle]") {
   CuptiFixture fixture;
   CUpti_SubscriberHandle subscriber = nullptr;
