@@ -10,6 +10,7 @@
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/profagent.h"
+#include "agent/python_startup.h"
 #include "agent/session_glue.h"
 #include "collector/api.h"
 
@@ -18,11 +19,13 @@ namespace {
 // Runs after the libraries we depend on, before main. Never touches CUDA (processes that never
 // use it, such as launchers and DataLoader workers, must not pay CUDA or CUPTI start-up):
 // the device backend starts at the first CUDA call.
-// Also names the agent in CUDA_INJECTION64_PATH here, while the process has one thread.
+// Also names the agent in CUDA_INJECTION64_PATH, and gives a CPython interpreter its start-up
+// hook through PYTHONPATH, here, while the process has one thread.
 __attribute__((constructor)) void profagent_start() {
   profagent::agent::ensure_init();
   profagent::agent::claim_cuda_injection();
   profagent::agent::remember_own_variables();
+  profagent::agent::arrange_python_hook();
 }
 
 // Fallback for exits that skip atexit handlers registered by us but still run ELF

@@ -166,6 +166,12 @@ PROFAGENT_EXPORT int setenv(const char* name, const char* value, int overwrite) 
   return real(name, value, overwrite);
 }
 
+// For the Python hook's call wrapper (agent/python/profagent_ranges.c): os.environ hides the
+// variables for which this is 1, as a program without the agent would not have them.
+PROFAGENT_EXPORT int profagent_is_own_variable(const char* name, const char* value) noexcept {
+  return name != nullptr && profagent::agent::is_own_value(name, value) ? 1 : 0;
+}
+
 // posix_spawn starts the new image in the library (its exec is not the interposed one): the
 // environment is decided here, in the parent. Not noexcept: POSIX lets posix_spawn be a
 // cancellation point (glibc's <spawn.h> leaves it without __THROW for that reason), and a

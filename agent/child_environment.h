@@ -12,6 +12,9 @@
 //    starts must get its tool: the agent's own value does not count as "already set" (the
 //    `setenv` wrapper then replaces it). The device backend then finds another tool injected
 //    and says once that device tracing is off (collector/cupti_backend.cpp).
+//  - A Python program's os.environ does not list them (the Python hook takes them out of it, not
+//    out of the process's environment, where CUDA and NVTX read them later): it asks
+//    profagent_is_own_variable(name, value), exported for that.
 // "The agent's own value" is this library's real path, the only value the agent and the
 // launcher ever write; a variable that holds anything else is never touched.
 #pragma once

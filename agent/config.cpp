@@ -195,7 +195,7 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 30> kVariables = {{
+const std::array<Variable, 31> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
@@ -248,6 +248,7 @@ const std::array<Variable, 30> kVariables = {{
      [](const Config& c) { return std::string(c.child == ChildPolicy::Off ? "off" : "light"); }},
     PROFAGENT_BOOL_VARIABLE("HANDLE_SIGNALS", handle_signals),
     PROFAGENT_BOOL_VARIABLE("HANDLE_CRASHES", handle_crashes),
+    PROFAGENT_BOOL_VARIABLE("PYTHON_HOOK", python_hook),
 }};
 
 #undef PROFAGENT_COUNT_VARIABLE

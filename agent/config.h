@@ -74,6 +74,9 @@ struct Config {
   // On by default: a program that crashes (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) leaves the
   // trace recorded until then, and dies as it would have (agent/crash_signals.h).
   bool handle_crashes = true;
+  // A CPython interpreter started under the agent gets the Python hook (phase ranges, steps
+  // with PROFAGENT_STEP_ON=python) through PYTHONPATH (agent/python_startup.h); off: left alone.
+  bool python_hook = true;
 
   static std::vector<std::string> default_summaries();
 

@@ -16,7 +16,7 @@ namespace profagent::agent {
 struct StepOn {
   collector::StepMarkerSpec markers;
   uint64_t time_ms = 0;   // time:MS: a timer thread marks a step every MS milliseconds
-  bool python = false;    // the launcher's Python hook calls profagent_step() (nothing to do here)
+  bool python = false;    // the Python hook calls profagent_step() (nothing to do here)
 };
 
 // Items that are not understood are skipped, all of them said in one line in `warnings`.

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "collector/python_layout.h"
+#include "collector/python_layouts.h"
 
 namespace profagent::collector {
 namespace {
@@ -29,16 +30,6 @@ T load(uintptr_t address) noexcept {
 
 size_t slot_of(uintptr_t code) noexcept {
   return static_cast<size_t>((code >> 4) * 0x9E3779B97F4A7C15ull >> (64 - kSlotBits));
-}
-
-PyCodeInfo identity_of(uintptr_t code) noexcept {
-  PyCodeInfo id;
-  id.code = code;
-  id.filename_object = load<uintptr_t>(code + PY311_CODE_FILENAME);
-  id.name_object = load<uintptr_t>(code + PY311_CODE_NAME);
-  id.linetable_object = load<uintptr_t>(code + PY311_CODE_LINETABLE);
-  id.first_line = load<int>(code + PY311_CODE_FIRSTLINENO);
-  return id;
 }
 
 bool same_code(const PyCodeInfo& a, const PyCodeInfo& b) noexcept {
@@ -71,20 +62,21 @@ uint32_t code_point(const uint8_t* data, unsigned kind, size_t i) noexcept {
   return load<uint32_t>(reinterpret_cast<uintptr_t>(data) + 4 * i);
 }
 
-bool read_line_table(uintptr_t bytes, const PyTypeAddresses& types, std::vector<uint8_t>* out) {
-  if (!bytes || load<uintptr_t>(bytes + PY311_OBJECT_TYPE) != types.bytes) return false;
-  auto size = load<int64_t>(bytes + PY311_BYTES_SIZE);
+bool read_line_table(uintptr_t bytes, const PyTypeAddresses& types, const PyLayout& layout,
+                     std::vector<uint8_t>* out) {
+  if (!bytes || load<uintptr_t>(bytes + layout.object_type) != types.bytes) return false;
+  auto size = load<int64_t>(bytes + layout.bytes_size);
   if (size < 0 || size > kMaxLineTableBytes) return false;
-  auto* data = reinterpret_cast<const uint8_t*>(bytes + PY311_BYTES_DATA);
+  auto* data = reinterpret_cast<const uint8_t*>(bytes + layout.bytes_data);
   out->assign(data, data + size);
   return true;
 }
 
-std::unique_ptr<PyCodeInfo> copy_code(const PyCodeInfo& id, const PyTypeAddresses& types) {
+std::unique_ptr<PyCodeInfo> copy_code(const PyCodeInfo& id, const PyTypeAddresses& types, const PyLayout& layout) {
   auto info = std::make_unique<PyCodeInfo>(id);
-  if (!read_python311_str(id.filename_object, types, &info->file) ||
-      !read_python311_str(id.name_object, types, &info->function) ||
-      !read_line_table(id.linetable_object, types, &info->line_table)) {
+  if (!read_python_str(id.filename_object, types, layout, &info->file) ||
+      !read_python_str(id.name_object, types, layout, &info->function) ||
+      !read_line_table(id.linetable_object, types, layout, &info->line_table)) {
     return nullptr;
   }
   return info;
@@ -106,17 +98,20 @@ const PyCodeInfo* publish(std::unique_ptr<PyCodeInfo> mine, size_t slot) noexcep
 
 }  // namespace
 
-bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::string* out) {
-  if (!object || load<uintptr_t>(object + PY311_OBJECT_TYPE) != types.str) return false;
-  auto state = load<uint32_t>(object + PY311_STR_STATE);
-  auto length = load<int64_t>(object + PY311_STR_LENGTH);
+// The state bits (interned:2, kind:3, compact:1, ascii:1, then 3.10/3.11's ready:1) are the
+// same in every supported version.
+bool read_python_str(uintptr_t object, const PyTypeAddresses& types, const PyLayout& layout, std::string* out) {
+  if (!object || load<uintptr_t>(object + layout.object_type) != types.str) return false;
+  auto state = load<uint32_t>(object + layout.str_state);
+  auto length = load<int64_t>(object + layout.str_length);
   unsigned kind = (state >> PY311_STR_KIND_SHIFT) & PY311_STR_KIND_MASK;
-  if (!(state & PY311_STR_READY_BIT) || length < 0 || (kind != 1 && kind != 2 && kind != 4)) return false;
+  const bool ready = !layout.str_has_ready_bit || (state & PY311_STR_READY_BIT);
+  if (!ready || length < 0 || (kind != 1 && kind != 2 && kind != 4)) return false;
   uintptr_t data;
   if (state & PY311_STR_COMPACT_BIT) {
-    data = object + ((state & PY311_STR_ASCII_BIT) ? PY311_STR_ASCII_DATA : PY311_STR_COMPACT_DATA);
+    data = object + ((state & PY311_STR_ASCII_BIT) ? layout.str_ascii_data : layout.str_compact_data);
   } else {
-    data = load<uintptr_t>(object + PY311_STR_LEGACY_DATA);
+    data = load<uintptr_t>(object + layout.str_legacy_data);
     if (!data) return false;
   }
   size_t n = static_cast<size_t>(length) < kMaxTextChars ? static_cast<size_t>(length) : kMaxTextChars;
@@ -126,11 +121,15 @@ bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::str
   return true;
 }
 
-const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& types,
-                                     InternStatus* status) noexcept {
+bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::string* out) {
+  return read_python_str(object, types, *compiled_python_layout(11), out);
+}
+
+const PyCodeInfo* intern_python_code(const PyCodeInfo& identity, const PyTypeAddresses& types,
+                                     const PyLayout& layout, InternStatus* status) noexcept {
   try {
-    PyCodeInfo id = identity_of(code);
-    size_t slot = slot_of(code);
+    const PyCodeInfo& id = identity;
+    size_t slot = slot_of(id.code);
     for (size_t probes = 0; probes < kSlots; ++probes, slot = (slot + 1) & (kSlots - 1)) {
       const PyCodeInfo* entry = g_slots[slot].load(std::memory_order_acquire);
       if (!entry) break;
@@ -143,7 +142,7 @@ const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& type
       *status = InternStatus::TableFull;
       return nullptr;
     }
-    auto mine = copy_code(id, types);
+    auto mine = copy_code(id, types, layout);
     const PyCodeInfo* entry = mine ? publish(std::move(mine), slot) : nullptr;
     *status = entry ? InternStatus::Found : InternStatus::Unreadable;
     return entry;

@@ -1,4 +1,4 @@
-// Interned copies of CPython 3.11 code objects: what a captured Python frame needs at export
+// Interned copies of CPython code objects: what a captured Python frame needs at export
 // time (file, function, line table), copied the first time the hot path meets a code object.
 //
 // Why a copy and not a reference: the export runs long after the call, when the code object
@@ -9,8 +9,11 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
+
+#include "collector/python_layouts.h"
 
 namespace profagent::collector {
 
@@ -37,12 +40,33 @@ struct PyCodeInfo {
 
 enum class InternStatus { Found, Unreadable, TableFull };
 
-// The entry of the code object at `code` (a checked PyCodeObject*), interned now if new.
-// Lock-free; entries are never freed (process lifetime), so the pointer may be kept.
-const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& types,
-                                     InternStatus* status) noexcept;
+// What identifies the code object at `code` (a checked PyCodeObject* of the version `layout`
+// describes): the fields of PyCodeInfo before the copies. Inline, so that a walk compiled for
+// one version reads them at constant offsets (each read costs a reload of the offset otherwise).
+inline PyCodeInfo python_code_identity(uintptr_t code, const PyLayout& layout) noexcept {
+  auto word = [code](uint32_t offset) {
+    uintptr_t value;
+    std::memcpy(&value, reinterpret_cast<const void*>(code + offset), sizeof value);
+    return value;
+  };
+  PyCodeInfo id;
+  id.code = code;
+  id.filename_object = word(layout.code_filename);
+  id.name_object = word(layout.code_name);
+  id.linetable_object = word(layout.code_linetable);
+  std::memcpy(&id.first_line, reinterpret_cast<const void*>(code + layout.code_firstlineno), sizeof id.first_line);
+  return id;
+}
 
-// The UTF-8 text of a 3.11 str object, or false when `object` is not a ready str.
+// The entry of the code object `identity` names, interned now if new (its strings and line table
+// copied at `layout`'s offsets). Lock-free; entries are never freed (process lifetime), so the
+// pointer may be kept.
+const PyCodeInfo* intern_python_code(const PyCodeInfo& identity, const PyTypeAddresses& types,
+                                     const PyLayout& layout, InternStatus* status) noexcept;
+
+// The UTF-8 text of a str object of the version `layout` describes, or false when `object` is
+// not a ready str; read_python311_str: of CPython 3.11.
+bool read_python_str(uintptr_t object, const PyTypeAddresses& types, const PyLayout& layout, std::string* out);
 bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::string* out);
 
 }  // namespace profagent::collector

@@ -65,3 +65,25 @@ int python311_line_at(const uint8_t* table, size_t size, int first_line, int byt
 }
 
 }  // namespace profagent::collector
+
+// The 3.10 format, as CPython 3.10's Objects/lnotab_notes.txt and PyCode_Addr2Line
+// (Objects/codeobject.c at v3.10.0) read it: pairs of (unsigned byte delta, signed line delta);
+// each pair ends a range of bytecode that starts where the previous one ended; a line delta of
+// -128 gives the range no line; empty ranges are passed over.
+namespace profagent::collector {
+
+int python310_line_at(const uint8_t* table, size_t size, int first_line, int byte_offset) noexcept {
+  if (byte_offset < 0) return first_line;
+  int line = first_line;
+  long end = 0;
+  for (size_t i = 0; i + 1 < size; i += 2) {
+    const long start = end;
+    end += table[i];
+    const int delta = static_cast<int8_t>(table[i + 1]);
+    if (delta != -128) line += delta;
+    if (end > start && byte_offset < end) return delta == -128 ? -1 : line;
+  }
+  return -1;
+}
+
+}  // namespace profagent::collector

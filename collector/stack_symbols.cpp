@@ -177,7 +177,7 @@ void symbolize_window_stacks(Trace& trace) noexcept {
   trace.drops.stacks_truncated = counters.truncated;
   trace.drops.stacks_lost = counters.lost;
   const PythonFrameCounters python = python_frame_counters();
-  trace.drops.python_frames_lost = python.unreadable + python.code_table_full + python.during_probe;
+  trace.drops.python_frames_lost = python.unreadable + python.code_table_full + python.during_probe + python.unchecked;
   try {
     AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
     Symbolizer symbolizer(trace.stacks);

@@ -11,7 +11,7 @@ set_target_properties(profagent_launcher PROPERTIES OUTPUT_NAME profagent
   INSTALL_RPATH "$ORIGIN/../lib/${PROFAGENT_CARRIED_LIBDIR}" BUILD_WITH_INSTALL_RPATH ON)
 add_dependencies(profagent_launcher profagent)
 # The Python hook (phase ranges, --step-on python), next to the library: the start-up file the
-# launcher puts on PYTHONPATH, the hook, and its call wrapper, a stable-ABI (abi3) extension
+# agent puts on PYTHONPATH (agent/python_startup.h), the hook, and its call wrapper, a stable-ABI (abi3) extension
 # built once for every CPython >= 3.8 (needs Python's headers: Debian python3-dev).
 foreach(file sitecustomize.py profagent_hook.py)
   configure_file(${CMAKE_CURRENT_LIST_DIR}/../python/${file} ${CMAKE_BINARY_DIR}/lib/profagent_python/${file} COPYONLY)
@@ -47,6 +47,7 @@ if(PROFAGENT_PYTHON_INCLUDE AND PROFAGENT_PYTHON_H_COMPILES)
     SUFFIX ".abi3.so" C_VISIBILITY_PRESET hidden
     LIBRARY_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/lib/profagent_python)
   add_dependencies(profagent_launcher profagent_python_ranges)
+  add_dependencies(profagent profagent_python_ranges)  # plain LD_PRELOAD gives Python the hook too
 else()
   message(STATUS "profagent: no Python.h that compiles for this target (Debian python3-dev, or libpython3-dev:<arch> for a cross build): the Python hook says it is off")
 endif()

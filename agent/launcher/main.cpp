@@ -43,7 +43,7 @@ std::string find_agent(const std::string& bin) {
 }
 
 // False (with one line said) when the agent cannot be named in LD_PRELOAD.
-bool set_environment(const Options& options, const std::string& agent, const std::string& bin) {
+bool set_environment(const Options& options, const std::string& agent) {
   std::string why;
   const std::string preload = profagent::launcher::unsplit_path(agent, why);
   if (preload.empty()) {
@@ -56,16 +56,8 @@ bool set_environment(const Options& options, const std::string& agent, const std
   // reach, and hands it the calls no hook sees (agent/injection.h). Another tool's value stays.
   char injection[PATH_MAX];
   if (realpath(agent.c_str(), injection) != nullptr) setenv("CUDA_INJECTION64_PATH", injection, 0);
-  if (!options.python_hook) return true;
-  const std::string hook = profagent::launcher::unsplit_path(bin + "/../lib/profagent_python", why);
-  if (hook.empty()) {
-    say("no Python hook: cannot name its folder in PYTHONPATH: " + why);
-    return true;
-  }
-  // "<hook>" for an unset PYTHONPATH, "<hook>:<value>" for a set one, even empty: the hook
-  // restores the value exactly (agent/python/sitecustomize.py).
-  const char* python_path = std::getenv("PYTHONPATH");
-  setenv("PYTHONPATH", (python_path == nullptr ? hook : hook + ":" + python_path).c_str(), 1);
+  // The Python hook: the agent itself arranges it in each Python process it is loaded in
+  // (agent/python_startup.h); --no-python-hook set PROFAGENT_PYTHON_HOOK=off above.
   return true;
 }
 
@@ -166,7 +158,7 @@ int main(int argc, char** argv) {
     say("cannot find the agent library at " + agent + " (set PROFAGENT_LIBRARY)");
     return 2;
   }
-  if (!set_environment(*options, agent, bin)) return 2;
+  if (!set_environment(*options, agent)) return 2;
   const time_t since = time(nullptr) - 1;  // mtime has one-second resolution
   pid_t pid = 0;
   const int code = profagent::launcher::run_and_forward(options->command, pid);

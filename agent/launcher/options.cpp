@@ -73,6 +73,7 @@ size_t parse_run_options(const std::vector<std::string>& args, size_t i, Options
     if (arg.rfind("--", 0) != 0) return i;  // the command starts
     if (arg == "--no-python-hook") {
       options.python_hook = false;
+      options.variables["PROFAGENT_PYTHON_HOOK"] = "off";
       continue;
     }
     if (arg == "--on-demand") {
@@ -176,8 +177,11 @@ What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_
 The program may also call profagent_step() itself (C, or ctypes.CDLL(None).profagent_step).
 A marker ends the step AFTER the marking call returned: that call belongs to the step it ends.
 
-Python programs: a start-up hook is put first on PYTHONPATH; it takes itself off again
-(PYTHONPATH, sys.path, children) and runs the sitecustomize Python would have run. When the program imports torch it marks the training phases with ranges named
+Python programs (also under plain LD_PRELOAD): the agent puts a start-up hook first on
+PYTHONPATH of each Python interpreter it starts in; the hook takes itself off again (PYTHONPATH,
+sys.path, children), hides the agent's own variables from os.environ and runs the
+sitecustomize Python would have run. When the program imports torch it marks the training
+phases with ranges named
 as torch.profiler's own annotations, which the summaries read as Dataloader, Forward,
 Backward and Optimization:
   enumerate(DataLoader)#<Iter>.__next__   each DataLoader iteration
@@ -187,6 +191,7 @@ Backward and Optimization:
   Optimizer.step#<Class>.step, Optimizer.zero_grad#<Class>.zero_grad
 Return values and exceptions are the program's own; torch is not imported by the hook.
   --no-python-hook leave PYTHONPATH alone: no phase ranges (and no --step-on python)
+                   (PROFAGENT_PYTHON_HOOK=off)
 
 Output:
   --output-dir DIR where the files go (default ./profagent_out) (PROFAGENT_OUTPUT_DIR)

@@ -157,6 +157,32 @@ def _steps_on_python():
     return any(item.strip() == "python" for item in items)
 
 
+def _hide_agent_variables(ranges):
+    """os.environ (and posix.environ, the copy it was made from) without the variables the agent
+    set for itself (CUDA's tool-injection path): the program sees what it would see without the
+    agent. They stay in the process's environment, where CUDA reads them at its start; a child
+    started without the agent gets them removed at exec, a child with the agent sets them itself
+    (and its own hook hides them)."""
+    posix = sys.modules.get("posix")
+    for name, value in list(os.environ.items()):
+        if ranges.is_agent_variable(name, value):
+            os.environ._data.pop(os.environ.encodekey(name), None)  # not unsetenv: CUDA reads it
+            if posix is not None:
+                posix.environ.pop(os.fsencode(name), None)
+
+
+def _check_frames(ranges):
+    """Stacks show Python frames read straight from the interpreter's private structures, whose
+    layout changes with every version: the agent uses its layout only once it found, on this
+    thread and now, exactly these frames (this function's and its callers'), this one at this
+    line. Otherwise it says so once and stacks keep native frames only."""
+    codes, frame = [], sys._getframe()
+    while frame is not None:
+        codes.append(frame.f_code)
+        frame = frame.f_back
+    ranges.check_frames(tuple(codes), sys._getframe().f_lineno, codes[0].co_name)
+
+
 def install():
     """Patches what is loaded already and, from then on, what the program imports. Nothing
     without the agent; one line on stderr if the call wrapper cannot be loaded."""
@@ -169,6 +195,8 @@ def install():
     except ImportError:
         return  # libprofagent.so is not in this process
     ranges.set_method_type(type(_Probe().method))
+    _hide_agent_variables(ranges)
+    _check_frames(ranges)
     patcher = _Patcher(ranges, _steps_on_python())
     patcher.patch_loaded()
     sys.addaudithook(patcher.audit)

@@ -20,10 +20,14 @@
 
 typedef void (*PushFn)(const char*);
 typedef void (*VoidFn)(void);
+typedef int (*OwnVariableFn)(const char*, const char*);
+typedef int (*CheckFramesFn)(const void* const*, int, int, const char*);
 
 static PushFn push_range;
 static VoidFn pop_range;
 static VoidFn mark_step;
+static OwnVariableFn own_variable; /* NULL with an agent that sets no variable of its own */
+static CheckFramesFn check_python_frames; /* NULL with an agent that reads no Python frames */
 static PyObject* method_type; /* types.MethodType (set_method_type) */
 
 /* Open calls per kind on this thread; kinds are the hook's small integers, -1 for "always". */
@@ -151,7 +155,35 @@ static int load_agent(void) {
   push_range = (PushFn)dlsym(RTLD_DEFAULT, "profagent_range_push");
   pop_range = (VoidFn)dlsym(RTLD_DEFAULT, "profagent_range_pop");
   mark_step = (VoidFn)dlsym(RTLD_DEFAULT, "profagent_step");
+  own_variable = (OwnVariableFn)dlsym(RTLD_DEFAULT, "profagent_is_own_variable");
+  check_python_frames = (CheckFramesFn)dlsym(RTLD_DEFAULT, "profagent_check_python_frames");
   return push_range != NULL && pop_range != NULL && mark_step != NULL;
+}
+
+/* is_agent_variable(name, value) -> True when the agent set this environment variable for itself
+ * (agent/child_environment.h): the hook hides it from os.environ. */
+static PyObject* is_agent_variable(PyObject* module, PyObject* args) {
+  (void)module;
+  const char *name, *value;
+  if (!PyArg_ParseTuple(args, "ss", &name, &value)) return NULL;
+  return PyBool_FromLong(own_variable != NULL && own_variable(name, value));
+}
+
+/* check_frames(codes, line, function) -> whether the agent reads Python frames: its layout
+ * checked against the calling frames (a tuple of their code objects, innermost first), the
+ * innermost at `line` in `function`. Called with the GIL held, so the frames stay as given. */
+#define MAX_CHECKED_FRAMES 256
+static PyObject* check_frames(PyObject* module, PyObject* args) {
+  (void)module;
+  PyObject* codes;
+  int line;
+  const char* function;
+  if (!PyArg_ParseTuple(args, "O!is", &PyTuple_Type, &codes, &line, &function)) return NULL;
+  const void* addresses[MAX_CHECKED_FRAMES];
+  Py_ssize_t count = PyTuple_Size(codes);
+  if (count > MAX_CHECKED_FRAMES) count = MAX_CHECKED_FRAMES;
+  for (Py_ssize_t i = 0; i < count; ++i) addresses[i] = PyTuple_GetItem(codes, i);
+  return PyBool_FromLong(check_python_frames != NULL && check_python_frames(addresses, (int)count, line, function));
 }
 
 /* set_method_type(types.MethodType): given by the hook, which has it without importing `types`
@@ -179,6 +211,8 @@ static PyMethodDef methods[] = {
     {"wrap", wrap, METH_VARARGS, "wrap(function, kind, name, after) -> a wrapper that records function's calls"},
     {"is_wrapper", is_wrapper, METH_O, "is_wrapper(object) -> whether object is such a wrapper"},
     {"set_method_type", set_method_type, METH_O, "set_method_type(types.MethodType): how instances bind"},
+    {"is_agent_variable", is_agent_variable, METH_VARARGS, "is_agent_variable(name, value) -> whether the agent set it"},
+    {"check_frames", check_frames, METH_VARARGS, "check_frames(codes, line, function) -> whether Python frames are read"},
     {NULL, NULL, 0, NULL},
 };
 

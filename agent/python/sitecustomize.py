@@ -1,10 +1,12 @@
-"""How `profagent run` starts its Python hook (profagent_hook.py, beside this file) in every
-Python process of the run, unless --no-python-hook.
+"""How libprofagent.so starts its Python hook (profagent_hook.py, beside this file) in every
+Python interpreter it is loaded in, under `profagent run` or plain LD_PRELOAD alike, unless
+PROFAGENT_PYTHON_HOOK=off (`profagent run --no-python-hook`).
 
-The launcher puts this directory first on PYTHONPATH, so Python's start-up (site.py) imports this
-file as `sitecustomize`. It then leaves the process as it would be without it:
+The agent puts this directory first on PYTHONPATH before Python starts (agent/python_startup.h),
+so Python's start-up (site.py) imports this file as `sitecustomize`. It then leaves the process
+as it would be without it:
   - PYTHONPATH (os.environ and the process environment the program's children inherit) and
-    sys.path lose this directory again. The launcher wrote "<dir>" for an unset PYTHONPATH and
+    sys.path lose this directory again. The agent wrote "<dir>" for an unset PYTHONPATH and
     "<dir>:<value>" for a set one, so the value is restored exactly (an empty one included:
     "<dir>:" also made Python put the working directory on sys.path, taken out too);
   - the hook is started (profagent_hook.install());

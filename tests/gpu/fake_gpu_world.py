@@ -33,6 +33,8 @@ RESULTS = {
     "nccl_allreduce.py": {"all_reduces": 10, "correct": True, "nccl_version": "2.27.7"},
     "nccl_ranks.py": {"ranks": 1, "all_reduces": 4, "all_gathers": 4, "correct": True},
     "memory_reserved.py": {"reserved": 260 << 20, "allocated": 180 << 20, "live_tensors": 54},
+    "python_frames.py": {"python": "3.12.3", "file": "python_frames.py", "line": 14, "function": "known_call",
+                         "correct": True},
 }
 
 
@@ -70,7 +72,12 @@ def whole_run_trace(program, shape="profagent"):
                                    "tid": 1, "ts": ts, "args": {"Allocated": reserved // 2, "Reserved": reserved}})
     else:
         builder.launch(100, "some_kernel")
-    return builder.document()
+    document = builder.document()
+    if program == "python_frames.py" and shape == "profagent":  # the stack of known_call()'s call
+        document["stackFrames"] = {"1": {"name": "/site/tests/gpu/programs/python_frames.py(22): main"},
+                                   "2": {"name": "/site/tests/gpu/programs/python_frames.py(14): known_call",
+                                         "parent": 1}}
+    return document
 
 
 def nccl_rank_trace(builder):

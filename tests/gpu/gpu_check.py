@@ -145,6 +145,7 @@ def checks(options):
     found = [("bundle.load", check_bundle, 60),
              ("torch.train_vs_torch_profiler", torch_checks.check_train_vs_torch_profiler, 240),
              ("torch.train_ld_preload", torch_checks.check_train_ld_preload, 120),
+             ("torch.python_frames", torch_checks.check_python_frames, 90),
              ("torch.operators", torch_checks.check_operators, 10),
              ("torch.triton", torch_checks.check_triton, 120),
              ("torch.cupy", torch_checks.check_cupy, 120),

@@ -71,7 +71,8 @@ class OfflineTest(unittest.TestCase):
 
     def test_every_torch_check_passes_or_says_why_it_skips(self):
         found = verdicts(self.good.stdout)
-        expected_pass = ["torch.train_vs_torch_profiler", "torch.train_ld_preload", "torch.triton", "torch.cupy",
+        expected_pass = ["torch.train_vs_torch_profiler", "torch.train_ld_preload", "torch.python_frames",
+                         "torch.triton", "torch.cupy",
                          "torch.cuda_graphs", "torch.nccl", "torch.nccl_ranks", "torch.memory_reserved", "torch.dataloader_workers",
                          "torch.overhead", "survey.traces"]
         for name in expected_pass:
@@ -85,6 +86,7 @@ class OfflineTest(unittest.TestCase):
         self.assertIn("difference +0.00 MiB", found["torch.memory_reserved"][1])
         self.assertIn("10 NCCL kernels for 10 one-rank all-reduces, as torch.profiler", found["torch.nccl"][1])
         self.assertIn("rank 0: 4 all-reduces, 8 NCCL kernels, every kernel linked", found["torch.nccl_ranks"][1])
+        self.assertIn("Python 3.12.3: python_frames.py(14): known_call in the stacks", found["torch.python_frames"][1])
         self.assertIn("SUMMARY: 11 passed, 0 failed, 2 skipped", self.good.stdout)
         self.assertEqual(self.good.returncode, 0, self.good.stdout + self.good.stderr)
         self.assertIn("== discovery", self.good.stdout)

@@ -104,12 +104,11 @@ def check_train_vs_torch_profiler(context):
 
 
 def check_train_ld_preload(context):
-    """Plain LD_PRELOAD, no launcher: the variables by hand, the Python hook on PYTHONPATH (what
-    `profagent run` sets), no CUDA_INJECTION64_PATH."""
+    """Plain LD_PRELOAD, no launcher: the variables by hand; the agent itself gives Python its
+    start-up hook (the phases, `python` steps), as `profagent run` does."""
     needs_cuda_torch(context)
     out = trace_folder(context, "train_ld_preload")
-    python_path = os.pathsep.join(filter(None, [context.python_hook, os.environ.get("PYTHONPATH")]))
-    environment = {"LD_PRELOAD": context.agent, "PYTHONPATH": python_path, "PROFAGENT_OUTPUT_DIR": out,
+    environment = {"LD_PRELOAD": context.agent, "PROFAGENT_OUTPUT_DIR": out,
                    "PROFAGENT_SCHEDULE": f"skip_first={SKIP_FIRST},warmup={WARMUP},active={ACTIVE},repeat=1",
                    "PROFAGENT_STEP_ON": "python"}
     completed = context.run([context.options.python, script("train_loop.py"), "--steps", str(STEPS)],
@@ -118,6 +117,31 @@ def check_train_ld_preload(context):
     ours = one_trace(out)
     context.keep(ours)
     return compare_with_reference(context, ours)
+
+
+def check_python_frames(context):
+    """Python frames in call stacks (PROFAGENT_WITH_STACK=1, plain LD_PRELOAD) on this machine's
+    Python: the cudaDeviceSynchronize of programs/python_frames.py's known_call() carries the
+    frame `python_frames.py(<line>): known_call`, and the agent says nothing about Python (no
+    unsupported version, no failed layout check)."""
+    needs_cuda_torch(context)
+    out = trace_folder(context, "python_frames")
+    completed = context.run([context.options.python, script("python_frames.py")],
+                            env={"LD_PRELOAD": context.agent, "PROFAGENT_OUTPUT_DIR": out,
+                                 "PROFAGENT_WITH_STACK": "1"}, timeout=90)
+    expect(completed.returncode == 0, f"python_frames.py exited {completed.returncode}: {completed.tail()}")
+    result = completed.json_line() or {}
+    said = [line for line in completed.stderr.splitlines() if line.startswith("[profagent]") and "Python" in line]
+    expect(not said, f"Python {result.get('python')}: {said[:2]}")
+    path = one_trace(out)
+    context.keep(path)
+    names = [frame.get("name", "") for frame in trace_compare.load(path).get("stackFrames", {}).values()]
+    wanted = f"{result.get('file')}({result.get('line')}): {result.get('function')}"
+    python_frames = [name for name in names if ".py(" in name]
+    expect(any(name.endswith(wanted) for name in names),
+           f"Python {result.get('python')}: no frame {wanted} among {len(python_frames)} Python frames "
+           f"{python_frames[:4]}")
+    return passed(f"Python {result.get('python')}: {wanted} in the stacks, {len(python_frames)} Python frames")
 
 
 def check_operators(context):

@@ -2,6 +2,7 @@
 introspection, module loaders, sitecustomize, the environment of the program and its children,
 sys.path and sys.modules, the program's import finders) and where it is installed (a path with
 a space). Programs: programs/python_hook_probe.py (Debian's torch 1.13) and reliability_app."""
+import ast
 import glob
 import os
 import shutil
@@ -50,9 +51,30 @@ def annotations(out_dir):
 
 # ---- the Python hook -------------------------------------------------------------------------------
 
+AGENT_SET = ("CUDA_INJECTION64_PATH", "PROFAGENT_PYTHON_HOOK")
+
+
+def without_agent_set(stdout):
+    """The probe's output with the printed environments (its own, /usr/bin/env's, a Python
+    child's) cleared of the two variables the runs compared below differ by on purpose:
+    PROFAGENT_PYTHON_HOOK=off, the launcher's way of saying --no-python-hook, and
+    CUDA_INJECTION64_PATH, which the hook hides from os.environ (the agent's own variable)."""
+    lines = []
+    for line in stdout.splitlines():
+        title, _, value = line.partition(": ")
+        if title in ("environment", "child environment", "python child environment"):
+            entries = ast.literal_eval(value)
+            entries = ast.literal_eval(entries) if isinstance(entries, str) else entries
+            kept = [e for e in entries if (e[0] if isinstance(e, tuple) else e.split("=")[0]) not in AGENT_SET]
+            line = f"{title}: {kept}"
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def case_python_hook_invisible(env):
     """The probe prints the same under `profagent run` as under `profagent run --no-python-hook`
-    (the agent in both; only the hook differs), and the hook still records the phase ranges."""
+    (the agent in both; only the hook differs) but for the agent's own variable, which the hook
+    hides from os.environ, and the hook still records the phase ranges."""
     if not os.path.exists("/usr/lib/python3/dist-packages/torch/__init__.py"):
         return "SKIP: needs Debian's python3-torch"
     probe = os.path.join(os.path.dirname(os.path.abspath(__file__)), "programs", "python_hook_probe.py")
@@ -65,6 +87,9 @@ def case_python_hook_invisible(env):
     R.expect(plain.returncode == 1 and "ValueError: refused on purpose" in plain.stderr,
              f"the probe did not end with its own error: {plain.returncode} {plain.stderr[-300:]!r}")
     R.expect(not [l for l in hooked.agent_lines() if "python hook" in l], f"hook lines: {hooked.agent_lines()}")
+    shown = [l for l in hooked.stdout.splitlines() if l.startswith("environment: ")]
+    R.expect(shown and "CUDA_INJECTION64_PATH" not in shown[0], f"os.environ shows the agent's variable: {shown}")
+    hooked.stdout, plain.stdout = without_agent_set(hooked.stdout), without_agent_set(plain.stdout)
     expect_same_program(hooked, plain, "with and without the hook")
     found = annotations(hooked_out)
     missing = [p for p in PHASES if not any(name.startswith(p) for name in found)]

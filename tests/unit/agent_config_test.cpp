@@ -148,7 +148,7 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 29);
+  CHECK(pairs.size() == 30);
   CHECK(pairs["PROFAGENT_SUMMARIES"] == "device,overview,model,distributed,operator,kernel,memory_manipulation,"
                                        "user_defined,perf,step_trace,op_type,memory");
   CHECK(pairs["PROFAGENT_FP_POINT"] == "(detect)");
@@ -156,6 +156,7 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   CHECK(pairs["PROFAGENT_GROUP_BY"] == "none");
   CHECK(pairs["PROFAGENT_HANDLE_SIGNALS"] == "false");
   CHECK(pairs["PROFAGENT_HANDLE_CRASHES"] == "true");
+  CHECK(pairs["PROFAGENT_PYTHON_HOOK"] == "true");
   CHECK(pairs["PROFAGENT_CHILD"] == "light");
   CHECK(pairs["PROFAGENT_WAIT"] == "1");
   CHECK(pairs["PROFAGENT_ACTIVE"] == "2");
@@ -212,6 +213,16 @@ TEST_CASE("PROFAGENT_HANDLE_CRASHES: on by default, a boolean, anything else war
   CHECK(parse({{"PROFAGENT_HANDLE_CRASHES", "maybe"}}, warnings).handle_crashes);
   REQUIRE(warnings.size() == 1);
   CHECK(warnings[0] == "PROFAGENT_HANDLE_CRASHES has an invalid value; using the default (true)");
+}
+
+TEST_CASE("PROFAGENT_PYTHON_HOOK: on by default; off leaves Python alone; anything else warns and keeps on") {
+  std::vector<std::string> warnings;
+  CHECK(parse({}, warnings).python_hook);
+  CHECK_FALSE(parse({{"PROFAGENT_PYTHON_HOOK", "off"}}, warnings).python_hook);
+  CHECK(warnings.empty());
+  CHECK(parse({{"PROFAGENT_PYTHON_HOOK", "later"}}, warnings).python_hook);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0] == "PROFAGENT_PYTHON_HOOK has an invalid value; using the default (true)");
 }
 
 TEST_CASE("PROFAGENT_SUMMARIES: names, all, off/none, a bad name warns once and keeps the default") {

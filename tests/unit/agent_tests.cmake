@@ -3,7 +3,9 @@
 # Config parsing is compiled in directly: it depends on nothing else.
 add_executable(agent_config_test
   ${CMAKE_CURRENT_LIST_DIR}/agent_config_test.cpp
-  ${PROJECT_SOURCE_DIR}/agent/config.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/agent_python_options_test.cpp
+  ${PROJECT_SOURCE_DIR}/agent/config.cpp
+  ${PROJECT_SOURCE_DIR}/agent/python_options.cpp)
 target_include_directories(agent_config_test PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(agent_config_test PRIVATE Catch2::Catch2 profagent_exporters)
 profagent_catch_tests(agent_config_test PREFIX agent_config. LABELS unit)

@@ -1,21 +1,34 @@
 # Python frame capture (collector/python_frames.h): unit pieces in C++, the capture itself from
 # a real CPython 3.11 through a test library loaded with ctypes, the structure offsets against
 # CPython's headers. Included by collector_tests.cmake.
-add_executable(python_frames_tests ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_test.cpp)
+add_executable(python_frames_tests ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_layouts_test.cpp)
+target_include_directories(python_frames_tests PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(python_frames_tests PRIVATE profagent_collector Catch2::Catch2)
 profagent_catch_tests(python_frames_tests PREFIX python_frames. LABELS unit TIMEOUT 300)
 
 # Looks like a Python this cannot read (exports Py_Version and the thread-state function).
+# The layouts of the versions this machine cannot run, over synthetic frame memory, are in
+# python_layouts_test.cpp (part of python_frames_tests).
 add_executable(python_frames_fake_python ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_fake_python.cpp)
 target_link_libraries(python_frames_fake_python PRIVATE profagent_collector)
 set_target_properties(python_frames_fake_python PROPERTIES ENABLE_EXPORTS ON)
-add_test(NAME python_frames_unsupported_3_12 COMMAND python_frames_fake_python 3.12)
+add_test(NAME python_frames_unsupported_3_14 COMMAND python_frames_fake_python 3.14)
+add_test(NAME python_frames_unsupported_3_13_no_runtime COMMAND python_frames_fake_python 3.13-no-runtime)
 add_test(NAME python_frames_unsupported_incomplete COMMAND python_frames_fake_python 3.11-incomplete)
+
+# Looks like a 3.12 interpreter, synthetic frames and all: the start-up check's states.
+add_executable(python_frames_fake_312 ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_fake_312.cpp)
+target_include_directories(python_frames_fake_312 PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(python_frames_fake_312 PRIVATE profagent_collector)
+set_target_properties(python_frames_fake_312 PROPERTIES ENABLE_EXPORTS ON)
+add_test(NAME python_frames_checked_3_12 COMMAND python_frames_fake_312)
 
 # The library the Python script loads; also the bench's (tests/bench/python_frames_bench.cmake).
 add_library(python_frames_probe MODULE ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_probe.cpp)
 target_link_libraries(python_frames_probe PRIVATE profagent_collector)
-set_tests_properties(python_frames_unsupported_3_12 python_frames_unsupported_incomplete
+set_tests_properties(python_frames_checked_3_12 python_frames_unsupported_3_14 python_frames_unsupported_3_13_no_runtime
+  python_frames_unsupported_incomplete
   PROPERTIES LABELS unit TIMEOUT 300)
 # The capture from a real CPython: this machine's python3 loads the probe, so not in a cross
 # build (an x86-64 interpreter cannot load an aarch64 library).

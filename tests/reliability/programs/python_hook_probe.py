@@ -2,7 +2,7 @@
 run under `profagent run` with and without the hook, it must print the same. It prints the
 tracebacks of errors raised inside each patched call (its own formatted output), introspection
 of the patched functions, the loaders of the patched modules, which sitecustomize it imports,
-its environment and a child's, sys.path and sys.modules, how often its own import finder was
+its environment and two children's (/usr/bin/env and a Python), sys.path and sys.modules, how often its own import finder was
 asked for the patched modules; it trains two steps (the phase ranges the hook records) and ends
 with an uncaught error from inside a forward pass (Python's own traceback on stderr, status 1).
 """
@@ -96,6 +96,8 @@ show("sitecustomize", getattr(sitecustomize, "__file__", None))
 show("PYTHONPATH", os.environ.get("PYTHONPATH"))
 show("environment", sorted(os.environ.items()))
 show("child environment", subprocess.run(["/usr/bin/env"], capture_output=True, text=True).stdout.splitlines())
+show("python child environment", subprocess.run([sys.executable, "-c", "import os; print(sorted(os.environ.items()))"],
+                                                capture_output=True, text=True).stdout.strip())
 show("sys.path", sys.path)
 show("sys.modules", sorted(sys.modules))
 

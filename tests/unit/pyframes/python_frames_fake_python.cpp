@@ -1,7 +1,8 @@
 // A program that looks like a Python the collector cannot read: it exports Py_Version and
-// PyGILState_GetThisThreadState as a CPython executable does. Argument "3.12": a newer version;
-// "3.11-incomplete": a 3.11 lacking the other symbols the walk needs. Either way the capture
-// must give no frames and say so in exactly one log line naming the version. Exit 0 when so.
+// PyGILState_GetThisThreadState as a CPython executable does. Argument "3.14": a newer version;
+// "3.13-no-runtime": a 3.13 without _PyRuntime (so without its debug offsets);
+// "3.11-incomplete": a 3.11 lacking the other symbols the walk needs. Each time the capture must
+// give no frames and say so in exactly one log line naming the version. Exit 0 when so.
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -27,8 +28,10 @@ void keep(pc::LogLevel, std::string_view message) noexcept {
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
-  const char* expected = mode == "3.12" ? "Python 3.12.2" : "Python 3.11.9 lacks the symbols";
-  Py_Version = mode == "3.12" ? 0x030C02F0 : 0x030B09F0;
+  const char* expected = mode == "3.14"              ? "Python 3.14.2: stacks show native frames only"
+                         : mode == "3.13-no-runtime" ? "Python 3.13.1: it exports no _PyRuntime"
+                                                     : "Python 3.11.9 lacks the symbols";
+  Py_Version = mode == "3.14" ? 0x030E02F0 : mode == "3.13-no-runtime" ? 0x030D01F0 : 0x030B09F0;
   pc::set_log_sink(keep);
   pc::set_log_level(pc::LogLevel::Trace);  // exactly one line, of any level
   pc::PyFrameRef frames[4];
