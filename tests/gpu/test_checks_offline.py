@@ -87,7 +87,7 @@ class OfflineTest(unittest.TestCase):
         self.assertIn("10 NCCL kernels for 10 one-rank all-reduces, as torch.profiler", found["torch.nccl"][1])
         self.assertIn("rank 0: 4 all-reduces, 8 NCCL kernels, every kernel linked", found["torch.nccl_ranks"][1])
         self.assertIn("Python 3.12.3: python_frames.py(14): known_call in the stacks", found["torch.python_frames"][1])
-        self.assertIn("SUMMARY: 11 passed, 0 failed, 2 skipped", self.good.stdout)
+        self.assertIn("SUMMARY: 12 passed, 0 failed, 2 skipped", self.good.stdout)
         self.assertEqual(self.good.returncode, 0, self.good.stdout + self.good.stderr)
         self.assertIn("== discovery", self.good.stdout)
         self.assertIn('"device": "NVIDIA H100 80GB HBM3"', self.good.stdout)
@@ -97,7 +97,7 @@ class OfflineTest(unittest.TestCase):
                          ["gpu_check.log", "gpu_check_artifacts.tar.gz", "summary.json"])
         with open(os.path.join(self.good_out, "summary.json")) as f:
             summary = json.load(f)
-        self.assertEqual(summary["counts"], {"PASS": 11, "FAIL": 0, "SKIP": 2})
+        self.assertEqual(summary["counts"], {"PASS": 12, "FAIL": 0, "SKIP": 2})
         rows = next(c for c in summary["checks"] if c["name"] == "torch.train_vs_torch_profiler")["details"]["rows"]
         self.assertEqual([row["step"] for row in rows], [12, 13, 14])
         self.assertIn("profagent_training", summary["surveys"])
