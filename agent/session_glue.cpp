@@ -3,6 +3,7 @@
 // hooks use: libprofagent.so never links libcudart.
 #include "agent/session_glue.h"
 
+#include "agent/nvtx_injection.h"
 #include "agent/windows.h"
 
 #include <cuda_runtime_api.h>
@@ -147,6 +148,7 @@ collector::SessionOptions session_options(const Config& config) {
   options.buffer_bytes = size_t(config.buffer_mb) << 20;
   options.record_shapes = config.record_shapes;
   options.config = config.to_pairs();
+  options.config.emplace_back(kNvtxInjectionVariable, nvtx_injection_state());
   options.platform_info = platform_info;
   options.window_wait_ms = config.window_wait_ms;
   return options;

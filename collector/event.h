@@ -38,6 +38,14 @@ enum EventFlags : uint8_t {
   // GraphLaunch events (these bits mean the copy kind of Memcpy events only): the graph has
   // no kernel, copy or set node, so its launch yields no device record (hooks/graph_work.h).
   kFlagGraphWithoutWork = 0x01,
+  // Range events from NVTX (hooks/nvtx): these bits mean the copy kind of Memcpy events only.
+  kFlagRangeMark = 0x01,      // an NVTX mark: an instant (start == end)
+  kFlagRangeStartEnd = 0x02,  // an NVTX start/end range: it may end on another thread than it began
+  // Range and Operator events whose arg0/arg1 say more than the name (hooks/nvtx):
+  // Range: arg0 = NVTX domain NameId | category << 32, arg1 = handle of its details words
+  // (collector/annotations.h); Operator: a torch operator named by torch's emit_nvtx,
+  // arg0 = shape record as for DIOPI operators, arg1 = handle of its operator words.
+  kFlagAnnotated = 0x04,
   kFlagAsync = 0x08,       // the call only enqueued work (…Async forms, launches)
   kFlagCaptured = 0x10,    // issued while its stream was being captured into a graph
   kFlagFailed = 0x20,      // the real call returned an error (result holds it)

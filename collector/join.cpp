@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "collector/annotations.h"
 #include "collector/names.h"
 #include "collector/shapes.h"
 
@@ -106,6 +107,7 @@ class Joiner {
     if (r.kind == EventKind::Operator && event.arg0 != 0) {
       read_shapes(event.arg0, in_.names, r.input_dims, r.input_types);
     }
+    r.annotation = add_annotation(trace_, event, in_.names, labels_);
   }
 
   // A stack tag follows its event on the same thread (event.h): it names the last record's
@@ -233,7 +235,9 @@ class Joiner {
         auto link = links().find(r.correlation);
         if (link != links().end()) r.external_id = link->second;
       }
-      if (is_scope(r.kind)) scopes.push_back(int64_t(i));
+      // An NVTX start/end range may span several threads' work: it encloses nothing.
+      const bool start_end = r.kind == EventKind::Range && (r.flags & kFlagRangeStartEnd);
+      if (is_scope(r.kind) && !start_end) scopes.push_back(int64_t(i));
     }
   }
 
@@ -403,6 +407,7 @@ class Joiner {
   JoinInput in_;
   Trace& trace_;
   JoinCounts counts_;
+  Labels labels_ = labels_snapshot();  // NVTX category names
   std::unordered_map<uint64_t, std::string> demangled_kernels_;  // by host stub
   std::unordered_map<std::string, std::string> demangled_names_;  // by mangled name
   std::unordered_map<uint64_t, EventKind> kind_by_id_;

@@ -53,6 +53,11 @@ void note_swallowed(SwallowedSite& site) noexcept {
   log(LogLevel::Warn, "%s (%s; said once)", site.consequence, current_exception_text());
 }
 
+void note_lost(LostSite& site) noexcept {
+  if (site.said.exchange(true, std::memory_order_relaxed)) return;
+  log(LogLevel::Warn, "%s (said once)", site.what);
+}
+
 void log(LogLevel level, const char* format, ...) noexcept {
   char message[1024];
   va_list args;

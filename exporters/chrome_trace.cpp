@@ -1,10 +1,12 @@
 #include "exporters/chrome_trace.h"
 #include "exporters/memory_events.h"
 
+#include "exporters/annotation_args.h"
 #include "exporters/cupti_cbids.h"
 #include "exporters/occupancy.h"
 #include "exporters/stack_text.h"
 #include "exporters/trace_links.h"
+#include "exporters/torch_ops.h"
 #include "exporters/trace_stack_frames.h"
 
 #include <algorithm>
@@ -170,7 +172,7 @@ class Args {
 class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const Trace& t, JsonWriter& w)
-      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t) {}
+      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), fwdbwd_(link_forward_backward(t)) {}
   void write(std::string_view trace_name);
   uint64_t events() const { return events_; }
 
@@ -192,6 +194,9 @@ class ChromeTraceWriter {
   void host_event(std::size_t index);
   void host_args(const HostRecord& h);
   void step_events();
+  void nvtx_mark(const HostRecord& h, uint64_t pid, uint64_t tid);
+  void nvtx_start_end(const HostRecord& h, uint64_t pid, uint64_t tid);
+  void fwdbwd_flow(std::size_t index, uint64_t pid, uint64_t tid);
   void gpu_annotations();
   void device_events();
   void device_event(const DeviceRecord& d);
@@ -224,6 +229,7 @@ class ChromeTraceWriter {
   uint64_t base_;
   TraceLinks links_;
   TraceStackFrames stack_frames_;
+  ForwardBackward fwdbwd_;  // torch operators from NVTX: backward ops linked to forward ones
   uint64_t events_ = 0;
   std::unordered_map<uint64_t, uint64_t> fallback_flow_;  // flow ids of launchers without one
   std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;
@@ -463,11 +469,55 @@ void ChromeTraceWriter::host_event(std::size_t index) {
     name = step_name;
   }
   if (is_runtime_kind(h.kind)) name = api_name(name);
+  if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) return nvtx_mark(h, pid, tid);
+  if (h.kind == EventKind::Range && (h.flags & kFlagRangeStartEnd)) return nvtx_start_end(h, pid, tid);
   begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
   host_args(h);
   stack_frame_id(stack_frames_.sf_of(h));
   end_event();
   flow_starts(false, index, pid, tid, h.start_ns);
+  fwdbwd_flow(index, pid, tid);
+}
+
+// An NVTX mark: an instant on its thread, as Kineto writes instant events.
+void ChromeTraceWriter::nvtx_mark(const HostRecord& h, uint64_t pid, uint64_t tid) {
+  w_.raw("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":");
+  w_.string(h.name);
+  w_.raw(row_text_.of(pid, tid));
+  w_.raw(",\"ts\":"), w_.us3(rel(h.start_ns));
+  host_args(h);
+  end_event();
+}
+
+// An NVTX start/end range: an async slice from the thread that started it to the one that
+// ended it (a slice on one thread could not say both).
+void ChromeTraceWriter::nvtx_start_end(const HostRecord& h, uint64_t pid, uint64_t tid) {
+  const Annotation* a = annotation_of(t_, h);
+  const uint64_t start_tid = a != nullptr && a->start_tid != 0 ? host_tid(a->start_tid) : tid;
+  host_rows_.add(pid, start_tid);
+  for (const bool begin : {true, false}) {
+    w_.raw(begin ? "{\"ph\":\"b\"" : "{\"ph\":\"e\"");
+    w_.raw(",\"cat\":\"user_annotation\",\"id\":"), w_.u64(h.id);
+    w_.raw(",\"name\":"), w_.string(h.name);
+    w_.raw(row_text_.of(pid, begin ? start_tid : tid));
+    w_.raw(",\"ts\":"), w_.us3(rel(begin ? h.start_ns : h.end_ns));
+    if (begin) host_args(h);
+    end_event();
+  }
+  last_ns_ = std::max(last_ns_, h.end_ns);
+}
+
+// Kineto's fwdbwd flow: from a forward torch operator to the backward function autograd ran
+// for it (exporters/torch_ops.h).
+void ChromeTraceWriter::fwdbwd_flow(std::size_t index, uint64_t pid, uint64_t tid) {
+  if (index >= fwdbwd_.flow.size() || fwdbwd_.flow[index] == 0) return;
+  const HostRecord& h = t_.host[index];
+  const bool start = fwdbwd_.flow_starts[index];
+  w_.raw(start ? "{\"ph\":\"s\",\"id\":" : "{\"ph\":\"f\",\"id\":"), w_.u64(fwdbwd_.flow[index]);
+  w_.raw(row_text_.of(pid, tid));
+  w_.raw(",\"ts\":"), w_.us3(rel(h.start_ns));
+  w_.raw(start ? ",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\"" : ",\"cat\":\"fwdbwd\",\"name\":\"fwdbwd\",\"bp\":\"e\"");
+  end_event();
 }
 
 // cuda_runtime / cuda_driver: External id (of the enclosing op, or the call's own id), cbid,
@@ -491,6 +541,8 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
   }
   if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key("kernel").string(h.kernel_name);
   if (h.kind == EventKind::Step) a.key("step").u64(h.arg0);
+  annotation_args(t_, h, current_host_ < fwdbwd_.fwd_tid.size() ? fwdbwd_.fwd_tid[current_host_] : 0,
+                  [&a](std::string_view key) -> JsonWriter& { return a.key(key); });
   if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key("Call site").string(call_site(t_, *stack));
   if (!h.input_dims.empty()) {
     a.key("Input Dims").raw("[");

@@ -52,7 +52,12 @@ bool set_environment(const Options& options, const std::string& agent, const std
   // CUDA's tool injection: the driver loads the agent at cuInit even where the preload does not
   // reach, and hands it the calls no hook sees (agent/injection.h). Another tool's value stays.
   char injection[PATH_MAX];
-  if (realpath(agent.c_str(), injection) != nullptr) setenv("CUDA_INJECTION64_PATH", injection, 0);
+  // NVTX's injection likewise: every NVTX copy in the program hands the agent its ranges
+  // (agent/nvtx_injection.h).
+  if (realpath(agent.c_str(), injection) != nullptr) {
+    setenv("CUDA_INJECTION64_PATH", injection, 0);
+    setenv("NVTX_INJECTION64_PATH", injection, 0);
+  }
   if (!options.python_hook) return true;
   const std::string hook = profagent::launcher::unsplit_path(bin + "/../lib/profagent_python", why);
   if (hook.empty()) {

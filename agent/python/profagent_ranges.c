@@ -20,10 +20,12 @@
 
 typedef void (*PushFn)(const char*);
 typedef void (*VoidFn)(void);
+typedef int (*StateFn)(void);
 
 static PushFn push_range;
 static VoidFn pop_range;
 static VoidFn mark_step;
+static StateFn recording_state; /* profagent_recording; NULL with an older agent */
 static PyObject* method_type; /* types.MethodType (set_method_type) */
 
 /* Open calls per kind on this thread; kinds are the hook's small integers, -1 for "always". */
@@ -151,6 +153,7 @@ static int load_agent(void) {
   push_range = (PushFn)dlsym(RTLD_DEFAULT, "profagent_range_push");
   pop_range = (VoidFn)dlsym(RTLD_DEFAULT, "profagent_range_pop");
   mark_step = (VoidFn)dlsym(RTLD_DEFAULT, "profagent_step");
+  recording_state = (StateFn)dlsym(RTLD_DEFAULT, "profagent_recording");
   return push_range != NULL && pop_range != NULL && mark_step != NULL;
 }
 
@@ -163,6 +166,12 @@ static PyObject* set_method_type(PyObject* module, PyObject* type) {
   method_type = type;
   Py_XDECREF(previous);
   Py_RETURN_NONE;
+}
+
+/* recording() -> 0 not recording, 1 a warm-up step, 2 a recorded step (profagent_recording). */
+static PyObject* recording(PyObject* module, PyObject* unused) {
+  (void)module, (void)unused;
+  return PyLong_FromLong(recording_state != NULL ? recording_state() : 0);
 }
 
 static int exec_module(PyObject* module) {
@@ -179,6 +188,7 @@ static PyMethodDef methods[] = {
     {"wrap", wrap, METH_VARARGS, "wrap(function, kind, name, after) -> a wrapper that records function's calls"},
     {"is_wrapper", is_wrapper, METH_O, "is_wrapper(object) -> whether object is such a wrapper"},
     {"set_method_type", set_method_type, METH_O, "set_method_type(types.MethodType): how instances bind"},
+    {"recording", recording, METH_NOARGS, "recording() -> 0 off, 1 warm-up, 2 a recorded step"},
     {NULL, NULL, 0, NULL},
 };
 

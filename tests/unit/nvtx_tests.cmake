@@ -1,0 +1,8 @@
+# Unit tests of NVTX's side of the hooks (label unit): torch's operator range names of several
+# torch versions parsed back into operators (hooks/nvtx/torch_names.h).
+add_executable(nvtx_unit_test ${CMAKE_CURRENT_LIST_DIR}/nvtx/torch_names_test.cpp
+  ${PROJECT_SOURCE_DIR}/hooks/nvtx/torch_names.cpp)
+target_include_directories(nvtx_unit_test PRIVATE ${PROJECT_SOURCE_DIR})
+target_link_libraries(nvtx_unit_test PRIVATE Catch2::Catch2)
+add_test(NAME nvtx_unit COMMAND nvtx_unit_test)
+set_tests_properties(nvtx_unit PROPERTIES LABELS unit)
