@@ -28,3 +28,27 @@ target_link_libraries(torch_nvtx_app PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
 set_target_properties(torch_nvtx_app PROPERTIES CUDA_ARCHITECTURES ${PROFAGENT_CUDA_ARCH})
 profagent_add_preload_test(nvtx_torch_operators PROGRAM torch_nvtx_app ARGS 3
                            ENV PROFAGENT_GROUP_BY=input_shape CHECKER torch_ops)
+
+# The Python hook's side: emit_nvtx on for the recorded steps only (a stand-in CUDA torch that
+# prints when it is entered and left), never while the program runs its own profiler, and
+# Debian's CPU torch detected (one line, the program unchanged).
+if(TARGET profagent_launcher)
+  set(TORCH_HOOK_CHECK /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/torch_hook_check.py
+      --launcher $<TARGET_FILE:profagent_launcher>)
+  set(FAKE_TORCH ${CMAKE_CURRENT_SOURCE_DIR}/programs/fake_cuda_torch)
+  set(FAKE_STEPS ${CMAKE_CURRENT_SOURCE_DIR}/programs/fake_torch_steps.py)
+  add_test(NAME preload.nvtx_hook_emit_nvtx_per_window
+    COMMAND ${TORCH_HOOK_CHECK} --out ${CMAKE_CURRENT_BINARY_DIR}/out/nvtx_hook_window --fake-torch ${FAKE_TORCH} fake_cuda
+            -- /usr/bin/python3 ${FAKE_STEPS} 6)
+  add_test(NAME preload.nvtx_hook_own_profiler
+    COMMAND ${TORCH_HOOK_CHECK} --out ${CMAKE_CURRENT_BINARY_DIR}/out/nvtx_hook_profiler --fake-torch ${FAKE_TORCH} fake_cuda
+            -- /usr/bin/python3 ${FAKE_STEPS} 6 profiler)
+  set(hook_tests preload.nvtx_hook_emit_nvtx_per_window preload.nvtx_hook_own_profiler)
+  if(EXISTS /usr/lib/python3/dist-packages/torch/__init__.py)
+    add_test(NAME preload.nvtx_hook_cpu_torch
+      COMMAND ${TORCH_HOOK_CHECK} --out ${CMAKE_CURRENT_BINARY_DIR}/out/nvtx_hook_cpu cpu_build
+              -- /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/programs/train_steps.py 6)
+    list(APPEND hook_tests preload.nvtx_hook_cpu_torch)
+  endif()
+  set_tests_properties(${hook_tests} PROPERTIES LABELS preload TIMEOUT 300)
+endif()

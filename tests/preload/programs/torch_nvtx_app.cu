@@ -29,6 +29,8 @@ __global__ void op_kernel(float* data, int n) {
   if (i < n) data[i] += 1.0f;
 }
 
+extern "C" void profagent_step(void) __attribute__((weak));  // ProfilerStep#N per step, for HTA
+
 namespace {
 
 constexpr int kN = 1 << 10;
@@ -104,7 +106,7 @@ Forward forward(long seq) {
 }
 
 void backward_node(const std::string& node, long seq, const OpSpec& inner) {
-  push({"autograd::engine::evaluate_function: " + node, -1, "", "", false});
+  push({"autograd::engine::evaluate_function: " + node, -1, "", "", false, false, true, ""});
   push({node, seq, "[[4, 16]]", "", false, false, true, "[[4, 16]]"});
   leaf(inner);
   pop();
@@ -149,6 +151,7 @@ int main(int argc, char** argv) {
     const std::string user = "Optimizer.step#SGD.step, op_id = " + std::to_string(g_next_handle++);
     nvtxRangePushA(user.c_str());
     nvtxRangePop();
+    if (profagent_step) profagent_step();
   }
   older_formats();
   if (cudaDeviceSynchronize() != cudaSuccess) ++g_failures;
