@@ -1,6 +1,5 @@
 #include "hooks/nvtx/torch_names.h"
 
-#include <algorithm>
 
 namespace profagent::hooks::nvtx {
 namespace {
@@ -121,11 +120,22 @@ bool parse_field(Cursor& c, TorchOpName& out) noexcept {
   return false;
 }
 
+// Where the name ends: the first ", " that starts one of the keys (one pass over the text: the
+// sizes list that follows has many ", ").
+size_t name_end_of(std::string_view text) noexcept {
+  for (size_t at = text.find(", "); at != std::string_view::npos; at = text.find(", ", at + 2)) {
+    const std::string_view rest = text.substr(at);
+    for (std::string_view key : kKeys) {
+      if (rest.starts_with(key)) return at;
+    }
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 bool parse_torch_op_name(std::string_view text, TorchOpName& out) noexcept {
-  size_t name_end = std::string_view::npos;
-  for (std::string_view key : kKeys) name_end = std::min(name_end, text.find(key));
+  const size_t name_end = name_end_of(text);
   if (name_end == std::string_view::npos || name_end == 0) return false;
   out.sequence = -1, out.op_id = 0, out.has_sizes = false, out.truncated = false;
   out.input_count = out.dim_count = out.input_id_count = 0;

@@ -67,7 +67,9 @@ def operators_child(a):
     """HTA's aten-op launch statistics and the critical path of the first step, as figures."""
     stub_missing("plotly.express", "plotly.graph_objects", "plotly.subplots", "pydot")
     sys.path.insert(0, a.hta)
+    from hta.analyzers.cuda_kernel_analysis import CudaKernelAnalysis
     from hta.trace_analysis import TraceAnalysis
+    CudaKernelAnalysis.visualize_aten_op_kernels_and_overhead = classmethod(lambda *args, **kwargs: None)  # plotly
     analysis = TraceAnalysis(trace_dir=a.traces)
     stats = analysis.get_aten_op_kernels_and_delay()[0]
     graph, ok = analysis.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=0)
