@@ -3,6 +3,7 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <unordered_set>
 
@@ -63,6 +64,7 @@ class Joiner {
     link_device_records();
     assign_call_correlations();
     sort_device_records();
+    name_streams();
     return counts_;
   }
 
@@ -112,6 +114,21 @@ class Joiner {
 
   // A stack tag follows its event on the same thread (event.h): it names the last record's
   // stack. The id is the raw interned one here; the window's symbolisation renumbers it.
+  // The program names streams by their handle (nvtxNameCudaStream); the trace's rows are device
+  // stream ids: a launch, copy or set issued on a named stream tells which id is that stream.
+  void name_streams() {
+    if (labels_.streams.empty()) return;
+    std::map<uint32_t, std::string> names;
+    for (const DeviceRecord& d : trace_.device) {
+      if (d.host < 0 || size_t(d.host) >= trace_.host.size()) continue;
+      const HostRecord& call = trace_.host[size_t(d.host)];
+      const bool on_stream = call.kind == EventKind::Launch || call.kind == EventKind::Memcpy || call.kind == EventKind::Memset;
+      if (!on_stream || (call.flags & kFlagCallback)) continue;
+      if (auto found = labels_.streams.find(call.arg1); found != labels_.streams.end()) names[d.stream] = found->second;
+    }
+    trace_.stream_names.assign(names.begin(), names.end());
+  }
+
   void attach_stack(const HostEvent& tag) {
     if (!trace_.host.empty() && trace_.host.back().id == tag.id) {
       trace_.host.back().stack = uint32_t(tag.arg0);

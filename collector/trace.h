@@ -280,6 +280,8 @@ struct Trace {
   std::vector<DeviceRecord> device;  // sorted by start_ns
   std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
   std::vector<Annotation> annotations;  // HostRecord::annotation refers to these
+  // Device stream id -> the name the program gave its stream (nvtxNameCudaStream), sorted.
+  std::vector<std::pair<uint32_t, std::string>> stream_names;
   CallStacks stacks;                 // HostRecord::stack and MemoryRecord::stack refer to these
   MemoryReport memory;
   CpuTimes cpu_start;           // at the window's start and end (Device Summary)

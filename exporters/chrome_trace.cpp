@@ -797,7 +797,10 @@ void ChromeTraceWriter::row_metadata() {
     }
     const bool sync = tid >= kSyncStreamTidOffset && tid < kStreamZeroTid;
     const uint64_t stream = tid == kStreamZeroTid ? 0 : sync ? tid - kSyncStreamTidOffset : tid;
-    const std::string name = "stream " + std::to_string(stream) + (sync ? " (sync)" : "");
+    std::string name = "stream " + std::to_string(stream);
+    auto named = std::lower_bound(t_.stream_names.begin(), t_.stream_names.end(), std::pair<uint32_t, std::string>(uint32_t(stream), ""));
+    if (named != t_.stream_names.end() && named->first == stream) name += " " + named->second;  // nvtxNameCudaStream
+    if (sync) name += " (sync)";
     metadata_event("thread_name", device, tid, "name", name, 0);
     metadata_event("thread_sort_index", device, tid, "sort_index", {}, int64_t(stream));
   }

@@ -78,6 +78,16 @@ def check_attribution(trace):
         expect(any(e["name"] == name for e in gpu), f"no gpu_user_annotation for {name} on the device rows")
 
 
+def check_stream_name(trace):
+    """The stream named with nvtxNameCudaStreamA: its device row says so, and it is the row of
+    the program's kernels."""
+    rows = {(e["pid"], e["tid"]): e["args"]["name"] for e in events_of(trace, "M") if e.get("name") == "thread_name"}
+    named = [key for key, name in rows.items() if name.endswith(" app stream")]
+    expect(len(named) == 1, f"no single device row named 'app stream': {sorted(set(rows.values()))}")
+    kernels = [(d["pid"], d["tid"]) for d in trace.device if "app_kernel" in d["name"]]
+    expect(kernels and all(k == named[0] for k in kernels), f"app_kernel rows {set(kernels)}, named row {named[0]}")
+
+
 def check_cross_thread(trace):
     """The start/end range: one async slice begun on the main thread, ended on the worker, both
     threads named by nvtxNameOsThread."""
@@ -106,6 +116,7 @@ def check_nvtx_ranges(context):
     check_links(trace)
     check_attribution(trace)
     check_cross_thread(trace)
+    check_stream_name(trace)
     config = trace.document.get("profagent_config", {})
     expect(config.get("NVTX_INJECTION64_PATH") == "profagent",
            f"the trace's configuration gives NVTX to {config.get('NVTX_INJECTION64_PATH')!r}")
