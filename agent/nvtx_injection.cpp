@@ -11,9 +11,11 @@
 #include "agent/profagent.h"
 #include "collector/api.h"
 #include "collector/process_info.h"
+#include "hooks/nvtx/nvtx_payload.h"
 #include "hooks/nvtx/nvtx_tables.h"
 
 extern "C" PROFAGENT_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+extern "C" PROFAGENT_API int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module);
 
 namespace profagent::agent {
 namespace {
@@ -62,6 +64,21 @@ extern "C" PROFAGENT_API int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t g
     return profagent::hooks::nvtx::attach(get_export_table) ? 1 : 0;
   } catch (...) {
     static profagent::collector::SwallowedSite site{"attaching to an NVTX copy failed: its ranges are not recorded"};
+    profagent::collector::note_swallowed(site);
+  }
+  return 0;
+}
+
+// Called by each NVTX copy once per extension module it uses (looked up in the same library as
+// InitializeInjectionNvtx2): the payload extension gets schema and enum registration, so that
+// payloads described by a schema (NCCL's: communicator, size, reduction) are decoded into args.
+// Other modules (counters, memory) stay NVTX's no-ops (0).
+extern "C" PROFAGENT_API int InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t* module) {
+  try {
+    if (!profagent::agent::ensure_init()) return 0;
+    return profagent::hooks::nvtx::attach_payload_extension(module) ? 1 : 0;
+  } catch (...) {
+    static profagent::collector::SwallowedSite site{"attaching to an NVTX extension failed: its payloads are not decoded"};
     profagent::collector::note_swallowed(site);
   }
   return 0;

@@ -81,9 +81,9 @@ uint64_t details_of(const nvtxEventAttributes_t* a, const Said& said, uint32_t s
 void describe(const Domain* domain, const nvtxEventAttributes_t* a, Said& said, RangeInfo& info,
               uint32_t start_tid = 0) noexcept {
   read_message(a, said);
-  said.payload_size = a != nullptr ? payload_text(*a, said.payload, sizeof said.payload) : 0;
-  info.name = said.name != kNoName ? said.name : collector::intern_cached(said.text);
   const NameId domain_name = domain != nullptr ? domain->name : kNoName;
+  said.payload_size = a != nullptr ? payload_text(domain_name, *a, said.payload, sizeof said.payload) : 0;
+  info.name = said.name != kNoName ? said.name : collector::intern_cached(said.text);
   const uint32_t category = a != nullptr ? a->category : 0;
   info.arg1 = details_of(a, said, start_tid);
   if (domain_name != kNoName || category != 0 || info.arg1 != 0) {

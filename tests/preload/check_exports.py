@@ -29,11 +29,12 @@ RUNTIMES = ("libcudart.so.12", "libcudart.so.13")
 # _exit, _Exit, quick_exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
 # InitializeInjection: what CUDA's driver calls in the library named by CUDA_INJECTION64_PATH
 # (agent/injection.h); InitializeInjectionNvtx2: what each NVTX copy calls in the library named
-# by NVTX_INJECTION64_PATH (agent/nvtx_injection.h).
+# by NVTX_INJECTION64_PATH (agent/nvtx_injection.h), and InitializeInjectionNvtxExtension per
+# extension module (the payload schemas).
 # setenv, posix_spawn, posix_spawnp: agent/child_environment.h (the agent's own variables).
 UNVERSIONED = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
                "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat", "InitializeInjection",
-               "InitializeInjectionNvtx2",
+               "InitializeInjectionNvtx2", "InitializeInjectionNvtxExtension",
                "setenv", "posix_spawn", "posix_spawnp"}
 
 

@@ -436,4 +436,5 @@ def check_unwritable_output_dir(context):
 # ---- checks kept in modules of their own, found here by name --------------------------------
 
 from graph_checks import check_graph_launches_linked  # noqa: E402,F401
-from nvtx_checks import check_nvtx_ranges, check_nvtx_other_tool_kept, check_torch_ops  # noqa: E402,F401
+from nvtx_checks import (check_nvtx_other_tool_kept, check_nvtx_range_marker, check_nvtx_ranges,  # noqa: E402,F401
+                         check_torch_ops)

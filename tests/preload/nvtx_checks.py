@@ -50,6 +50,15 @@ def check_domain_args(trace, n):
     expect(payloads == [100 + i for i in range(n)], f"payloads {payloads}, wanted 100..{99 + n}")
 
 
+def check_schema_payload(trace):
+    """A payload described by a registered schema is decoded field by field, the enum by name."""
+    found = [r for r in trace.ranges if r["name"] == "collective"]
+    expect(len(found) == 1, f"one collective range pushed, {len(found)} in the trace")
+    payload = found[0].get("args", {}).get("payload")
+    wanted = {"comm": 0xC0FFEE, "bytes": 4096, "op": "Max", "tag": "ring"}
+    expect(payload == wanted, f"collective payload {payload}, wanted {wanted}")
+
+
 def check_attribution(trace):
     """Each kernel and copy carries the External id of the innermost range around its launch;
     the one kernel launched outside every push range (by the thread that ends the start/end
@@ -67,7 +76,8 @@ def check_attribution(trace):
         expect(d["args"].get("External id") == scope["args"]["External id"],
                f"{d['name']} at {d['ts']}: External id {d['args'].get('External id')}, "
                f"innermost range {scope['name']} has {scope['args']['External id']}")
-    expected = {"app_kernel": ("iteration", "registered_step"), "library_kernel": ("library_a_work", "library_b_work")}
+    expected = {"app_kernel": ("iteration", "registered_step", "collective"),
+                "library_kernel": ("library_a_work", "library_b_work")}
     for d in trace.device:
         scope = innermost_range(trace, trace.launcher(d))
         for kernel, ranges in expected.items():
@@ -113,6 +123,7 @@ def check_nvtx_ranges(context):
     n = wanted["iterations"]
     check_counts(trace, n)
     check_domain_args(trace, n)
+    check_schema_payload(trace)
     check_links(trace)
     check_attribution(trace)
     check_cross_thread(trace)
@@ -280,3 +291,20 @@ def check_torch_ops(context):
     expect(len(user) == wanted["steps"], f"{wanted['steps']} record_function ranges, {len(user)} user_annotation")
     rows = check_operator_table(trace, ops, wanted["ops"], summary_rows(context.out_dir))
     context.summary = f"{len(ops)} operators, {links} backward links, {rows} operator rows recomputed"
+
+
+def check_nvtx_range_marker(context):
+    """PROFAGENT_STEP_ON=range:^app::registered_step$ (a domain range, as `domain::message`) with
+    skip_first=1, active=1: one window, step 1, from the first registered_step to the second:
+    iteration 0's mark and library ranges, none of the other iterations'."""
+    run = context.run
+    expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    steps = sorted(r["name"] for r in trace.ranges if r["name"].startswith("ProfilerStep#"))
+    expect(steps == ["ProfilerStep#1"], f"the window holds steps {steps}, wanted ProfilerStep#1")
+    marks = [e for e in events_of(trace, "i") if e.get("name") == "iteration_mark"]
+    expect(len(marks) == 1, f"{len(marks)} iteration marks in the window, wanted iteration 0's only")
+    for name in ("library_a_work", "library_b_work"):
+        found = [r for r in trace.ranges if r["name"] == name]
+        expect(len(found) == 1, f"{len(found)} {name} ranges in the window, wanted iteration 0's only")
+    context.summary = "range: marker on a domain range cut the window at its steps"

@@ -15,6 +15,11 @@ set_target_properties(nvtx_app PROPERTIES CUDA_ARCHITECTURES ${PROFAGENT_CUDA_AR
 
 # Every range and mark of every NVTX copy, kernels attributed, names and args.
 profagent_add_preload_test(nvtx_ranges PROGRAM nvtx_app ARGS 3 CHECKER nvtx_ranges)
+# range:REGEX step markers on a domain range (`domain::message`).
+profagent_add_preload_test(nvtx_range_marker PROGRAM nvtx_app ARGS 3
+                           ENV "PROFAGENT_STEP_ON=range:^app::registered_step$"
+                               PROFAGENT_SCHEDULE=skip_first=1,active=1,repeat=1
+                           CHECKER nvtx_range_marker)
 # Another tool's NVTX_INJECTION64_PATH is kept: the agent records no NVTX range and says so.
 profagent_add_preload_test(nvtx_other_tool_kept PROGRAM nvtx_app ARGS 2
                            ENV NVTX_INJECTION64_PATH=/nonexistent/libother_nvtx_tool.so

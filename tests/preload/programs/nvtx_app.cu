@@ -8,13 +8,17 @@
 // integer payload (nvtxDomainRangePushEx), holding a kernel and a copy; a mark; each library's
 // range with its kernel. Once: a wide-character range, a start/end range started here and
 // ended by another thread (which launches a kernel and names itself), named threads and a
-// named stream. The counts it made are printed as `expect {...}` for the checker.
+// named stream; a "collective" range of domain "app" whose payload is described by a registered
+// schema (a communicator, a size, an enum and a char[8] tag: what NCCL attaches to its ranges).
+// The counts it made are printed as `expect {...}` for the checker.
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
+#include <nvtx3/nvToolsExtPayload.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -59,6 +63,53 @@ nvtxEventAttributes_t app_attributes(nvtxStringHandle_t message, uint64_t payloa
   return a;
 }
 
+// A payload described by a registered schema, as NCCL describes its collectives.
+struct Collective {
+  uint64_t comm;
+  size_t bytes;
+  int32_t op;
+  char tag[8];
+};
+constexpr uint64_t kCollectiveSchema = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 1;
+constexpr uint64_t kOpEnum = NVTX_PAYLOAD_SCHEMA_ID_STATIC_START + 24;
+
+void register_collective(nvtxDomainHandle_t domain) {
+  static const nvtxPayloadEnum_t ops[] = {{"Sum", 0, 0}, {"Max", 1, 0}};
+  nvtxPayloadEnumAttr_t e{};
+  e.fieldMask = NVTX_PAYLOAD_ENUM_ATTR_FIELD_NAME | NVTX_PAYLOAD_ENUM_ATTR_FIELD_ENTRIES |
+                NVTX_PAYLOAD_ENUM_ATTR_FIELD_NUM_ENTRIES | NVTX_PAYLOAD_ENUM_ATTR_FIELD_SIZE |
+                NVTX_PAYLOAD_ENUM_ATTR_FIELD_SCHEMA_ID;
+  e.name = "op", e.entries = ops, e.numEntries = 2, e.sizeOfEnum = sizeof(int32_t), e.schemaId = kOpEnum;
+  nvtxPayloadEnumRegister(domain, &e);
+  static const nvtxPayloadSchemaEntry_t fields[] = {
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_UINT64, "comm", nullptr, 0, offsetof(Collective, comm), nullptr, nullptr},
+      {0, NVTX_PAYLOAD_ENTRY_TYPE_SIZE, "bytes", nullptr, 0, offsetof(Collective, bytes), nullptr, nullptr},
+      {0, kOpEnum, "op", nullptr, 0, offsetof(Collective, op), nullptr, nullptr},
+      {NVTX_PAYLOAD_ENTRY_FLAG_ARRAY_FIXED_SIZE, NVTX_PAYLOAD_ENTRY_TYPE_CHAR, "tag", nullptr, 8,
+       offsetof(Collective, tag), nullptr, nullptr}};
+  nvtxPayloadSchemaAttr_t s{};
+  s.fieldMask = NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NAME | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_TYPE |
+                NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_ENTRIES | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_NUM_ENTRIES |
+                NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_STATIC_SIZE | NVTX_PAYLOAD_SCHEMA_ATTR_FIELD_SCHEMA_ID;
+  s.name = "collective", s.type = NVTX_PAYLOAD_SCHEMA_TYPE_STATIC, s.entries = fields, s.numEntries = 4;
+  s.payloadStaticSize = sizeof(Collective), s.schemaId = kCollectiveSchema;
+  nvtxPayloadSchemaRegister(domain, &s);
+}
+
+void collective(nvtxDomainHandle_t domain, float* data, cudaStream_t stream) {
+  const Collective payload{0xC0FFEE, 4096, 1, "ring"};
+  nvtxPayloadData_t data_of[] = {{kCollectiveSchema, sizeof payload, &payload}};
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  a.message.ascii = "collective";
+  NVTX_PAYLOAD_EVTATTR_SET_MULTIPLE(a, data_of)
+  nvtxDomainRangePushEx(domain, &a);
+  launch(data, stream);
+  nvtxDomainRangePop(domain);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -87,6 +138,8 @@ int main(int argc, char** argv) {
     check(nvtx_library_b(data, kN, stream), "nvtx_library_b");
     nvtxRangePop();
   }
+  register_collective(domain);
+  collective(domain, data, stream);
   nvtxRangePushW(L"wide_range");
   nvtxRangePop();
 
