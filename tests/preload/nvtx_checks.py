@@ -15,14 +15,16 @@ def thread_names(trace):
 
 
 def innermost_range(trace, host):
-    """The innermost user_annotation slice around a host call on its thread."""
+    """The innermost user_annotation slice around a host call on its thread: the one opened last
+    (ranges of two domains may overlap without nesting)."""
     around = [r for r in trace.ranges if r["tid"] == host["tid"] and r["pid"] == host["pid"]
               and r["start_ns"] <= host["start_ns"] and host["end_ns"] <= r["end_ns"]]
-    return min(around, key=lambda r: r["end_ns"] - r["start_ns"]) if around else None
+    return max(around, key=lambda r: (r["start_ns"], r["start_ns"] - r["end_ns"])) if around else None
 
 
 def check_counts(trace, n):
-    wanted = {"iteration": n, "registered_step": n, "library_a_work": n, "library_b_work": n, "wide_range": 1}
+    wanted = {"iteration": n, "registered_step": n, "library_a_work": n, "library_b_work": n, "wide_range": 1,
+              "interleaved_outer": 1, "interleaved_inner": 1}
     for name, count in wanted.items():
         found = [r for r in trace.ranges if r["name"] == name]
         expect(len(found) == count, f"{count} {name} ranges pushed, {len(found)} in the trace")
@@ -76,13 +78,17 @@ def check_attribution(trace):
         expect(d["args"].get("External id") == scope["args"]["External id"],
                f"{d['name']} at {d['ts']}: External id {d['args'].get('External id')}, "
                f"innermost range {scope['name']} has {scope['args']['External id']}")
-    expected = {"app_kernel": ("iteration", "registered_step", "collective"),
+    expected = {"app_kernel": ("iteration", "registered_step", "collective", "interleaved_inner"),
                 "library_kernel": ("library_a_work", "library_b_work")}
     for d in trace.device:
         scope = innermost_range(trace, trace.launcher(d))
         for kernel, ranges in expected.items():
             if kernel in d["name"] and scope is not None:
                 expect(scope["name"] in ranges, f"{d['name']} attributed to {scope['name']}")
+    outer = next(r for r in trace.ranges if r["name"] == "interleaved_outer")
+    inner = next(r for r in trace.ranges if r["name"] == "interleaved_inner")
+    expect(outer["start_ns"] < inner["start_ns"] < outer["end_ns"] < inner["end_ns"],
+           "interleaved ranges: the default-domain pop did not close the default-domain range")
     gpu = [e for e in trace.complete if e.get("cat") == "gpu_user_annotation"]
     for name in ("iteration", "registered_step", "library_a_work", "library_b_work"):
         expect(any(e["name"] == name for e in gpu), f"no gpu_user_annotation for {name} on the device rows")

@@ -9,7 +9,8 @@
 // range with its kernel. Once: a wide-character range, a start/end range started here and
 // ended by another thread (which launches a kernel and names itself), named threads and a
 // named stream; a "collective" range of domain "app" whose payload is described by a registered
-// schema (a communicator, a size, an enum and a char[8] tag: what NCCL attaches to its ranges).
+// schema (a communicator, a size, an enum and a char[8] tag: what NCCL attaches to its ranges);
+// ranges of two domains closed out of order.
 // The counts it made are printed as `expect {...}` for the checker.
 #include <cuda_runtime_api.h>
 #include <nvtx3/nvToolsExt.h>
@@ -138,6 +139,19 @@ int main(int argc, char** argv) {
     check(nvtx_library_b(data, kN, stream), "nvtx_library_b");
     nvtxRangePop();
   }
+  // A default-domain range closed while a domain range opened inside it is still open: each
+  // domain pops its own, and what is launched afterwards belongs to the one still open.
+  nvtxRangePushA("interleaved_outer");
+  nvtxEventAttributes_t inner{};
+  inner.version = NVTX_VERSION;
+  inner.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  inner.messageType = NVTX_MESSAGE_TYPE_ASCII;
+  inner.message.ascii = "interleaved_inner";
+  nvtxDomainRangePushEx(domain, &inner);
+  launch(data, stream);
+  nvtxRangePop();
+  launch(data, stream);
+  nvtxDomainRangePop(domain);
   register_collective(domain);
   collective(domain, data, stream);
   nvtxRangePushW(L"wide_range");
