@@ -45,20 +45,20 @@ void push_user_range(const char* name) noexcept {
 
 extern "C" {
 
-PROFAGENT_API void profagent_range_push(const char* name) {
+PROFAGENT_API void profagent_range_push(const char* name) noexcept {
   profagent::agent::say_held_warnings();  // the program uses the agent (agent/log.h)
   push_user_range(name);
   // range:REGEX marks a step once the range is open (it belongs to the step it starts).
   if (profagent::collector::step_markers_armed()) profagent::collector::range_pushed(name);
 }
 
-PROFAGENT_API void profagent_range_pop(void) { profagent::collector::pop_range(profagent::kNoName); }
+PROFAGENT_API void profagent_range_pop(void) noexcept { profagent::collector::pop_range(profagent::kNoName); }
 
-PROFAGENT_API int profagent_recording(void) {
+PROFAGENT_API int profagent_recording(void) noexcept {
   return profagent::collector::g_record_state.load(std::memory_order_relaxed);
 }
 
-PROFAGENT_API void profagent_step(void) {
+PROFAGENT_API void profagent_step(void) noexcept {
   profagent::agent::say_held_warnings();
   profagent::agent::count_step();
 }

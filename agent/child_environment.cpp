@@ -156,7 +156,7 @@ extern "C" {
 
 // A program's setenv(name, its_tool, 0) finds the agent's own value as if the variable were
 // unset (see child_environment.h); everything else is the real call.
-PROFAGENT_EXPORT int setenv(const char* name, const char* value, int overwrite) {
+PROFAGENT_EXPORT int setenv(const char* name, const char* value, int overwrite) noexcept {
   auto* real = profagent::agent::next_definition<int(const char*, const char*, int)>(profagent::agent::g_setenv, "setenv");
   if (real == nullptr) return errno = ENOSYS, -1;
   using profagent::agent::AgentState;
@@ -168,7 +168,9 @@ PROFAGENT_EXPORT int setenv(const char* name, const char* value, int overwrite) 
 }
 
 // posix_spawn starts the new image in the library (its exec is not the interposed one): the
-// environment is decided here, in the parent.
+// environment is decided here, in the parent. Not noexcept: POSIX lets posix_spawn be a
+// cancellation point (glibc's <spawn.h> leaves it without __THROW for that reason), and a
+// noexcept frame turns cancellation's forced unwind into std::terminate (hooks/hook.h).
 PROFAGENT_EXPORT int posix_spawn(pid_t* pid, const char* path, const posix_spawn_file_actions_t* actions,
                                  const posix_spawnattr_t* attributes, char* const argv[], char* const envp[]) {
   using Spawn = int(pid_t*, const char*, const posix_spawn_file_actions_t*, const posix_spawnattr_t*,

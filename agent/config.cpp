@@ -11,7 +11,7 @@
 
 #include <unistd.h>
 
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::agent {
 namespace {
@@ -89,39 +89,26 @@ bool parse_activities(std::string_view text, Config& config) {
   return true;
 }
 
-constexpr std::array<std::string_view, 13> kSortKeys = {
-    "cpu_time",           "cuda_time",           "cpu_time_total",
-    "cuda_time_total",    "self_cpu_time_total", "self_cuda_time_total",
-    "count",              "device_time_total",   "self_device_time_total",
-    "cpu_memory_usage",   "self_cpu_memory_usage", "cuda_memory_usage",
-    "self_cuda_memory_usage"};
-
+// torch's sort keys (exporters/summaries/tables.h: one list for the agent and the report).
 bool parse_sort_by(std::string_view text, std::string& out) {
   const std::string key = lower(trim(text));
-  if (std::find(kSortKeys.begin(), kSortKeys.end(), key) == kSortKeys.end()) return false;
+  if (!exporters::is_valid_sort_key(key)) return false;
   out = key;
   return true;
 }
 
-// As key_averages(group_by_input_shape=True): "input_shape" splits operator rows per shapes;
-// as key_averages(group_by_stack_n=N): "stack_n:N" splits rows per their N innermost frames.
+// As key_averages(group_by_input_shape=True) or (group_by_stack_n=N): exporters::parse_group_by.
 bool parse_group_by(std::string_view text, Config& c) {
-  const std::string key = lower(trim(text));
-  constexpr std::string_view kStack = "stack_n:";
-  if (key.rfind(kStack, 0) == 0) {
-    uint32_t n = 0;
-    if (!parse_int<uint32_t>(std::string_view(key).substr(kStack.size()), n, 1, 64)) return false;
-    c.group_by_stack_n = n, c.group_by_input_shape = false;
-    return true;
-  }
-  if (key != "input_shape" && key != "none" && !key.empty()) return false;
-  c.group_by_input_shape = key == "input_shape", c.group_by_stack_n = 0;
+  exporters::TableOptions table;
+  if (!exporters::parse_group_by(text, table)) return false;
+  c.group_by_input_shape = table.group_by_input_shape, c.group_by_stack_n = table.group_by_stack_n;
   return true;
 }
 
 std::string group_by_text(const Config& c) {
-  if (c.group_by_stack_n != 0) return "stack_n:" + std::to_string(c.group_by_stack_n);
-  return c.group_by_input_shape ? "input_shape" : "none";
+  exporters::TableOptions table;
+  table.group_by_input_shape = c.group_by_input_shape, table.group_by_stack_n = c.group_by_stack_n;
+  return exporters::group_by_text(table);
 }
 
 constexpr std::array<std::string_view, 7> kLevelNames = {"trace", "debug", "info", "warn",
@@ -226,13 +213,13 @@ const std::array<Variable, 27> kVariables = {{
     {"STEP_ON", [](std::string_view t, Config& c) { return parse_text(t, c.step_on); },
      [](const Config& c) { return c.step_on.empty() ? std::string("(none)") : c.step_on; }},
     {"WINDOW_WAIT_MS",
-     [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, 600'000); },
+     [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, collector::kMaxWindowWaitMs); },
      [](const Config& c) { return std::to_string(c.window_wait_ms); }},
     {"ACTIVITIES", parse_activities, activities_text},
     PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),
     PROFAGENT_BOOL_VARIABLE("PROFILE_MEMORY", profile_memory),
     PROFAGENT_BOOL_VARIABLE("WITH_STACK", with_stack),
-    {"STACK_DEPTH", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.stack_depth, 1, 64); },
+    {"STACK_DEPTH", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.stack_depth, 1, exporters::kMaxStackFrames); },
      [](const Config& c) { return std::to_string(c.stack_depth); }},
     {"SORT_BY", [](std::string_view t, Config& c) { return parse_sort_by(t, c.sort_by); },
      [](const Config& c) { return c.sort_by; }},

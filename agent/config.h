@@ -10,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "collector/log.h"
+#include "collector/window_wait.h"
+
 namespace profagent::agent {
 
 enum class CuptiMode : uint8_t { Auto, On, Off };
@@ -18,8 +21,7 @@ enum class CuptiMode : uint8_t { Auto, On, Off };
 // with its pid (Light), or nothing at all (Off). Never the parent's buffers.
 enum class ChildPolicy : uint8_t { Light, Off };
 
-// Same names and order as spdlog's levels, so the logger maps them one to one.
-enum class LogLevel : uint8_t { Trace, Debug, Info, Warn, Error, Critical, Off };
+using collector::LogLevel;  // PROFAGENT_LOG_LEVEL: the one logger's levels
 
 struct Config {
   std::string output_dir = "./profagent_out";
@@ -32,9 +34,9 @@ struct Config {
   uint64_t active = 1;
   uint64_t repeat = 0;
   std::string step_on;          // what marks a step without code changes (stored as given)
-  // How long a window's join waits for the device work issued in the window (0..600000 ms);
-  // what has not come by then is counted as late (collector/session.h).
-  uint32_t window_wait_ms = 3000;
+  // How long a window's join waits for the device work issued in the window (up to
+  // kMaxWindowWaitMs); what has not come by then is counted as late (collector/session.h).
+  uint32_t window_wait_ms = collector::kDefaultWindowWaitMs;
 
   bool activity_cpu = true;     // PROFAGENT_ACTIVITIES=cpu,cuda
   bool activity_cuda = true;
@@ -43,8 +45,8 @@ struct Config {
   bool with_stack = false;
   uint32_t stack_depth = 32;    // PROFAGENT_STACK_DEPTH: frames kept per call stack (1..64)
 
-  std::string sort_by = "cuda_time_total";
-  int64_t row_limit = 100;      // -1: no limit (as key_averages().table())
+  std::string sort_by = std::string(exporters::kDefaultSortKey);
+  int64_t row_limit = exporters::kDefaultRowLimit;  // -1: no limit (as key_averages().table())
   bool group_by_input_shape = false;  // PROFAGENT_GROUP_BY=input_shape: Input Shapes column
   uint32_t group_by_stack_n = 0;      // PROFAGENT_GROUP_BY=stack_n:N: Source Location, N frames
 

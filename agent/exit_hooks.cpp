@@ -4,6 +4,8 @@
 // (it runs at_quick_exit handlers, then glibc's internal _exit, which no interposition sees)
 // and the exec family (execveat included) (the process image is replaced; the new image starts a fresh agent from LD_PRELOAD).
 // Each wrapper flushes — only if this process owns a trace — then makes the real call.
+// All are noexcept, as C and glibc declare them: none is a cancellation point, and the only
+// program code they run (at_quick_exit handlers) may not throw either.
 //
 // "Owns a trace": the agent is READY and getpid() is the pid the agent last saw in a
 // constructor or a fork child handler. A vfork child (or posix_spawn's clone) runs no atfork
@@ -84,14 +86,14 @@ using profagent::agent::next_definition;
 
 extern "C" {
 
-PROFAGENT_EXPORT void _exit(int status) {
+PROFAGENT_EXPORT void _exit(int status) noexcept {
   flush_if_owner("_exit");
   if (auto* real = next_definition<void(int)>("_exit")) real(status);
   syscall(SYS_exit_group, status);  // no next definition: end the process as _exit does
   __builtin_unreachable();
 }
 
-PROFAGENT_EXPORT void _Exit(int status) {
+PROFAGENT_EXPORT void _Exit(int status) noexcept {
   flush_if_owner("_Exit");
   if (auto* real = next_definition<void(int)>("_Exit")) real(status);
   syscall(SYS_exit_group, status);
@@ -99,7 +101,7 @@ PROFAGENT_EXPORT void _Exit(int status) {
 }
 
 // The trace first, then the program's at_quick_exit handlers and the real quick_exit.
-PROFAGENT_EXPORT void quick_exit(int status) {
+PROFAGENT_EXPORT void quick_exit(int status) noexcept {
   flush_if_owner("quick_exit");
   if (auto* real = next_definition<void(int)>("quick_exit")) real(status);
   syscall(SYS_exit_group, status);
@@ -110,7 +112,7 @@ PROFAGENT_EXPORT void quick_exit(int status) {
 // goes on with recording stopped (flush_all is once per process). A new image that does not
 // preload the agent gets its environment without the agent's own variables
 // (agent/child_environment.h); `scratch` is a VLA, as glibc's execl builds its argv.
-PROFAGENT_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
+PROFAGENT_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) noexcept {
   flush_if_owner("execve");
   auto* real = next_definition<int(const char*, char* const[], char* const[])>("execve");
   const size_t room = child_environment_room(envp);
@@ -118,15 +120,15 @@ PROFAGENT_EXPORT int execve(const char* path, char* const argv[], char* const en
   return real ? real(path, argv, child_environment(envp, scratch, room)) : (errno = ENOSYS, -1);
 }
 
-PROFAGENT_EXPORT int execv(const char* path, char* const argv[]) {
+PROFAGENT_EXPORT int execv(const char* path, char* const argv[]) noexcept {
   return execve(path, argv, environ);
 }
 
-PROFAGENT_EXPORT int execvp(const char* file, char* const argv[]) {
+PROFAGENT_EXPORT int execvp(const char* file, char* const argv[]) noexcept {
   return execvpe(file, argv, environ);
 }
 
-PROFAGENT_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
+PROFAGENT_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) noexcept {
   flush_if_owner("execvpe");
   auto* real = next_definition<int(const char*, char* const[], char* const[])>("execvpe");
   const size_t room = child_environment_room(envp);
@@ -134,7 +136,7 @@ PROFAGENT_EXPORT int execvpe(const char* file, char* const argv[], char* const e
   return real ? real(file, argv, child_environment(envp, scratch, room)) : (errno = ENOSYS, -1);
 }
 
-PROFAGENT_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
+PROFAGENT_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) noexcept {
   flush_if_owner("fexecve");
   auto* real = next_definition<int(int, char* const[], char* const[])>("fexecve");
   const size_t room = child_environment_room(envp);
@@ -142,7 +144,7 @@ PROFAGENT_EXPORT int fexecve(int fd, char* const argv[], char* const envp[]) {
   return real ? real(fd, argv, child_environment(envp, scratch, room)) : (errno = ENOSYS, -1);
 }
 
-PROFAGENT_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) {
+PROFAGENT_EXPORT int execveat(int dirfd, const char* path, char* const argv[], char* const envp[], int flags) noexcept {
   flush_if_owner("execveat");
   auto* real = next_definition<int(int, const char*, char* const[], char* const[], int)>("execveat");
   const size_t room = child_environment_room(envp);
@@ -151,7 +153,7 @@ PROFAGENT_EXPORT int execveat(int dirfd, const char* path, char* const argv[], c
 }
 
 // The VLAs below are what glibc's execl allocates itself: the program's stack use is unchanged.
-PROFAGENT_EXPORT int execl(const char* path, const char* arg, ...) {
+PROFAGENT_EXPORT int execl(const char* path, const char* arg, ...) noexcept {
   va_list list;
   va_start(list, arg);
   const size_t count = profagent::agent::count_args(arg, list);
@@ -161,7 +163,7 @@ PROFAGENT_EXPORT int execl(const char* path, const char* arg, ...) {
   return execv(path, argv);
 }
 
-PROFAGENT_EXPORT int execlp(const char* file, const char* arg, ...) {
+PROFAGENT_EXPORT int execlp(const char* file, const char* arg, ...) noexcept {
   va_list list;
   va_start(list, arg);
   const size_t count = profagent::agent::count_args(arg, list);
@@ -171,7 +173,7 @@ PROFAGENT_EXPORT int execlp(const char* file, const char* arg, ...) {
   return execvp(file, argv);
 }
 
-PROFAGENT_EXPORT int execle(const char* path, const char* arg, ...) {
+PROFAGENT_EXPORT int execle(const char* path, const char* arg, ...) noexcept {
   va_list list;
   va_start(list, arg);
   const size_t count = profagent::agent::count_args(arg, list);

@@ -13,7 +13,7 @@
 #include "collector/process_info.h"
 #include "hooks/hook.h"
 
-extern "C" PROFAGENT_API int InitializeInjection(void);
+extern "C" PROFAGENT_API int InitializeInjection(void) noexcept;
 
 namespace profagent::agent {
 namespace {
@@ -42,7 +42,7 @@ void claim_cuda_injection() noexcept {
 // are read at the first freeze, from an agent thread or the exit path). When the agent was
 // loaded by the driver alone (no LD_PRELOAD), its constructor already ran at dlopen; this is
 // then its first sight of CUDA, as a hook's first call is otherwise.
-extern "C" PROFAGENT_API int InitializeInjection(void) {
+extern "C" PROFAGENT_API int InitializeInjection(void) noexcept {
   try {
     if (!profagent::agent::ensure_init()) return 1;  // disabled: let the program run untouched
     profagent::collector::AgentBusy busy;  // CUPTI calling CUDA while the backend starts is ours

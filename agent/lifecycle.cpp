@@ -5,6 +5,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
@@ -12,13 +14,13 @@
 
 #include "agent/crash_signals.h"
 #include "agent/device_poller.h"
-#include "agent/drop_report.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
 #include "agent/stderr_writer.h"
 #include "agent/step_timer.h"
 #include "agent/threads.h"
+#include "agent/window_export.h"
 #include "agent/windows.h"
 #include "collector/api.h"
 #include "collector/log.h"
@@ -41,33 +43,10 @@ const Config* g_config = nullptr;  // leaked; written once before g_state become
 
 pid_t current_tid() noexcept { return pid_t(syscall(SYS_gettid)); }
 
-LogLevel from_collector(collector::LogLevel level) noexcept {
-  switch (level) {
-    case collector::LogLevel::Debug: return LogLevel::Debug;
-    case collector::LogLevel::Info: return LogLevel::Info;
-    case collector::LogLevel::Warn: return LogLevel::Warn;
-    case collector::LogLevel::Error: return LogLevel::Error;
-  }
-  return LogLevel::Error;
-}
-
-// The collector reports from hot or repeated paths (CUPTI buffers, full thread buffers): its
-// warnings and errors are capped so a long run cannot flood the application's stderr.
-CappedSite g_collector_problems{.cap = 20};
-
-void collector_log_sink(collector::LogLevel level, const char* message) noexcept {
-  const LogLevel ours = from_collector(level);
-  if (ours >= LogLevel::Warn) {
-    log_capped(g_collector_problems, ours, message);
-  } else {
-    log(ours, message);
-  }
-}
-
-void report_unresolved_symbol(const char* symbol) noexcept {
+void report_unresolved_symbol(const char* symbol, const char* library, const char* returned) noexcept {
   try {
-    log(LogLevel::Error, std::string("no loaded CUDA runtime defines ") + symbol +
-                             "; the call returns cudaErrorSharedObjectInitFailed");
+    log(LogLevel::Error, std::string("no loaded ") + (*library != '\0' ? library : "object") + " defines " + symbol +
+                             "; the call returns " + returned);
   } catch (...) {
     count_dropped_agent_line();  // no memory for the line itself
   }
@@ -94,9 +73,11 @@ void report_diopi(hooks::diopi::ReportLevel level, const char* message) noexcept
 // _dl_fini (which runs every ELF destructor and unloads nothing but finalises libcupti and
 // libcudart) AFTER preloaded constructors ran. A handler registered in our constructor would
 // therefore run after those libraries were finalised. Registered at the first CUDA call
-// instead — in the program's static initialisers or main, after _dl_fini's registration —
-// it runs before them, while CUPTI can still be flushed. The ELF
-// destructor stays as the fallback for CUDA used from another library's constructor.
+// instead — in main, or a static initialiser, after _dl_fini's registration — it runs before
+// them, while CUPTI can still be flushed. nvcc's module registrations do not count as that
+// call: each adds its own atexit(unregister) right after, and the runtime tears itself down at
+// the last unregister (hooks/cuda_registration.cpp). The ELF destructor stays as the fallback
+// for CUDA used from another library's constructor.
 void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
 }
@@ -134,7 +115,6 @@ AgentState initialise() noexcept {
     g_config = new Config(load_config(warnings));  // leaked: read until the process is gone
     start_logging(g_config->log_level);
     for (std::string& warning : warnings) hold_warning(std::move(warning));
-    collector::set_log_sink(collector_log_sink);
     hooks::set_unresolved_reporter(report_unresolved_symbol);
     hooks::set_detour_reporter(report_plain_dlopen);
     if (!start_collector(*g_config)) {
@@ -203,31 +183,6 @@ exporters::ExportOptions export_options(const Config& config) {
 }
 
 namespace {
-
-// Every line carries the "[profagent]" prefix, so the application's own stderr can always be
-// told apart from ours (and compared with a run without the agent).
-void print_table(const std::string& table) noexcept {
-  size_t begin = 0;
-  while (begin < table.size()) {
-    size_t end = table.find('\n', begin);
-    if (end == std::string::npos) end = table.size();
-    print_line(std::string_view(table).substr(begin, end - begin));
-    begin = end + 1;
-  }
-}
-
-// Lost events are said once per written window, with the setting that bounds them, so a
-// trace that is short of events never looks complete (its profagent_drops has the numbers).
-void export_trace(const Trace& trace) {
-  say_held_warnings();  // before anything else this process prints
-  report_drops(trace, trace.whole_run ? "" : "window " + std::to_string(trace.window) + ": ");
-  const exporters::ExportResult result = exporters::export_window(trace, export_options(*g_config));
-  // With no file written, the first error is the reason and goes into the last line.
-  const bool nothing_written = result.paths.empty() && !result.errors.empty();
-  for (size_t i = nothing_written ? 1 : 0; i < result.errors.size(); ++i) log(LogLevel::Error, result.errors[i]);
-  print_table(result.table);
-  print_line(nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line());
-}
 
 std::string error_name(int error) {
   switch (error) {
@@ -298,8 +253,8 @@ void freeze_and_export(const char* reason) noexcept {
       print_line("wrote nothing: " + why_no_call_was_recorded());
       return;
     }
-    note_agent_drops(trace->drops);
-    export_trace(*trace);
+    const std::string name = trace->whole_run ? "" : "window " + std::to_string(trace->window) + ": ";
+    export_and_report(*trace, *g_config, {.drops_prefix = name, .closing_prefix = "", .table = true});
   } catch (...) {
     print_line("wrote nothing: the exporter failed");
   }
@@ -318,53 +273,12 @@ void flush_all(const char* reason) noexcept {
 
 bool flush_finished() noexcept { return g_flush_finished.load(std::memory_order_acquire); }
 
-namespace {
-
-// Said once per process, at the first window written with such drops (each trace has the count
-// so far in profagent_drops.shape_records).
-void say_shape_drops_once(uint64_t dropped) noexcept {
-  static std::atomic<bool> said{false};
-  if (dropped == 0 || said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn,
-                 "%llu operators recorded without their input shapes: the %zu KiB shape store was full or "
-                 "a tensor had more than %d dimensions (raise PROFAGENT_BUFFER_MB: a quarter of it keeps shapes)",
-                 (unsigned long long)dropped, collector::shape_store_bytes() >> 10, int(collector::kMaxShapeRank));
-}
-
-// Stacks cut short or not kept (PROFAGENT_WITH_STACK): said once per process, at the first
-// window that has any (each trace has its window's counts in profagent_drops).
-void say_stack_drops_once(const DropCounters& drops) noexcept {
-  static std::atomic<bool> said{false};
-  if (drops.stacks_truncated == 0 && drops.stacks_lost == 0 && drops.python_frames_lost == 0) return;
-  if (said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn,
-                 "call stacks: %llu stopped before the thread's first frame (code without unwind info, or a "
-                 "signal during an unwind: the frames found are kept), %llu calls without a stack (the stack "
-                 "table was full), %llu Python frames left out (unreadable, or too many code objects)",
-                 (unsigned long long)drops.stacks_truncated, (unsigned long long)drops.stacks_lost,
-                 (unsigned long long)drops.python_frames_lost);
-}
-
-// Lines lost while stderr was still the process's own (the logger out of memory, a write
-// error) are said once here; with stderr replaced, only the trace can say it.
-void say_unprinted_lines_once(uint64_t dropped, bool stderr_replaced) noexcept {
-  static std::atomic<bool> said{false};
-  if (dropped == 0 || stderr_replaced || said.exchange(true, std::memory_order_relaxed)) return;
-  collector::log(collector::LogLevel::Warn, "%llu agent messages were not printed (no memory or a write error)",
-                 (unsigned long long)dropped);
-}
-
-}  // namespace
-
 void note_agent_drops(DropCounters& drops) noexcept {
   drops.log_lines = dropped_agent_lines();
   drops.stderr_replaced = !stderr_is_original();
   drops.plain_dlopen_calls = hooks::plain_dlopen_calls();
   drops.shape_records = collector::dropped_shape_records();
   drops.timer_periods_missed = timer_periods_missed();  // said once by the timer itself
-  say_shape_drops_once(drops.shape_records);
-  say_stack_drops_once(drops);
-  say_unprinted_lines_once(drops.log_lines, drops.stderr_replaced);
 }
 
 }  // namespace profagent::agent

@@ -27,40 +27,18 @@ class AgentLineSink final : public spdlog::sinks::base_sink<spdlog::details::nul
 
 // Leaked on purpose: the exit path logs after other statics are destroyed.
 std::atomic<spdlog::logger*> g_logger{nullptr};
-std::atomic<uint8_t> g_level{uint8_t(LogLevel::Warn)};
 
 spdlog::level::level_enum to_spdlog(LogLevel level) {
   return static_cast<spdlog::level::level_enum>(level);  // same order by construction
 }
 
-}  // namespace
+// Without spdlog (no memory for its logger): the same lines, written directly.
+void direct_sink(LogLevel, std::string_view message) noexcept { write_agent_line(message); }
 
-void start_logging(LogLevel level) noexcept {
-  try {
-    g_level.store(uint8_t(level), std::memory_order_relaxed);
-    if (g_logger.load(std::memory_order_acquire) != nullptr) return;
-    // Not registered in spdlog's registry: that registry is a static destroyed at exit.
-    remember_stderr();  // at start-up: the stderr the process began with
-    auto sink = std::make_shared<AgentLineSink>();
-    auto* logger = new spdlog::logger("profagent", std::move(sink));
-    logger->set_level(to_spdlog(level));
-    spdlog::logger* expected = nullptr;
-    if (!g_logger.compare_exchange_strong(expected, logger)) delete logger;
-  } catch (...) {
-    // No logger: later messages are dropped (counted by log()); this one line says why.
-    write_agent_line("no memory for the logger: the agent's messages are not printed");
-  }
-}
-
-bool log_enabled(LogLevel level) noexcept {
-  return level != LogLevel::Off && uint8_t(level) >= g_level.load(std::memory_order_relaxed) &&
-         g_logger.load(std::memory_order_acquire) != nullptr;
-}
-
-// The logger's own failures cannot be logged: the line is counted as dropped instead (the
-// trace's profagent_drops.log_lines, said once at the end by note_agent_drops).
-void log(LogLevel level, std::string_view message) noexcept {
-  if (!log_enabled(level)) return;
+// The one logger's sink once the agent runs. The logger's own failures cannot be logged: the
+// line is counted as dropped instead (the trace's profagent_drops.log_lines, said once at the
+// end by note_agent_drops).
+void spdlog_sink(LogLevel level, std::string_view message) noexcept {
   try {
     g_logger.load(std::memory_order_acquire)->log(to_spdlog(level), "{}", message);
   } catch (...) {
@@ -68,16 +46,22 @@ void log(LogLevel level, std::string_view message) noexcept {
   }
 }
 
-void log_capped(CappedSite& site, LogLevel level, std::string_view message) noexcept {
-  const uint32_t seen = site.count.fetch_add(1, std::memory_order_relaxed);
-  if (seen < site.cap) {
-    log(level, message);
-  } else if (seen == site.cap) {
-    try {
-      log(level, std::string(message) + " (further messages of this kind suppressed)");
-    } catch (...) {
-      count_dropped_agent_line();
+}  // namespace
+
+void start_logging(LogLevel level) noexcept {
+  collector::set_log_level(level);
+  remember_stderr();  // at start-up: the stderr the process began with
+  try {
+    if (g_logger.load(std::memory_order_acquire) == nullptr) {
+      // Not registered in spdlog's registry: that registry is a static destroyed at exit.
+      auto* logger = new spdlog::logger("profagent", std::make_shared<AgentLineSink>());
+      spdlog::logger* expected = nullptr;
+      if (!g_logger.compare_exchange_strong(expected, logger)) delete logger;
     }
+    g_logger.load(std::memory_order_acquire)->set_level(to_spdlog(level));
+    collector::set_log_sink(spdlog_sink);
+  } catch (...) {
+    collector::set_log_sink(direct_sink);
   }
 }
 
@@ -116,7 +100,7 @@ void say_held_warnings() noexcept {
 }
 
 void print_line(std::string_view message) noexcept {
-  if (g_level.load(std::memory_order_relaxed) == uint8_t(LogLevel::Off)) return;
+  if (collector::log_level() == LogLevel::Off) return;
   write_agent_line(message);
 }
 

@@ -1,31 +1,25 @@
-// The agent's logger: spdlog to stderr, every line prefixed "[profagent]", default level
-// warn (PROFAGENT_LOG_LEVEL). Nothing is printed when there is nothing to say; errors that
-// can repeat (a failing symbol, a full buffer) go through a CappedSite so a hot loop cannot
-// flood the application's stderr.
+// What only the agent adds to the one logger (collector/log.h, which every room logs through):
+// the sink that writes the lines (spdlog to stderr, every line prefixed "[profagent]"), the
+// level from PROFAGENT_LOG_LEVEL (default warn), configuration warnings held until the process
+// uses the agent, and the product's own lines. Nothing is printed when there is nothing to say;
+// messages that can repeat go through a CappedSite (collector/log.h).
 #pragma once
 
-#include <atomic>
-#include <cstdint>
 #include <string>
 #include <string_view>
 
-#include "agent/config.h"
+#include "collector/log.h"
 
 namespace profagent::agent {
 
-// Creates the (deliberately leaked) logger. Messages logged before this are dropped.
+// The agent's names for the one logger's, so agent code says log(LogLevel::Warn, ...).
+using collector::log;
+using collector::log_format;
+using collector::LogLevel;
+
+// Creates the (deliberately leaked) spdlog logger and makes it the one logger's sink, at
+// `level`. Before this, lines go to the collector's default sink (warnings and errors only).
 void start_logging(LogLevel level) noexcept;
-
-bool log_enabled(LogLevel level) noexcept;
-void log(LogLevel level, std::string_view message) noexcept;
-
-// One call site of a message that may repeat: the first `cap` occurrences are logged, then
-// one "further messages suppressed" line, then nothing.
-struct CappedSite {
-  uint32_t cap = 5;
-  std::atomic<uint32_t> count{0};
-};
-void log_capped(CappedSite& site, LogLevel level, std::string_view message) noexcept;
 
 // Warnings about the configuration (a bad PROFAGENT_* value, a bad step marker) are held until
 // the process uses the agent: its first CUDA call, a call of the C API, or output at exit. A

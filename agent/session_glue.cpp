@@ -15,19 +15,20 @@
 #include "collector/memory_ledger.h"
 #include "collector/session.h"
 #include "collector/shapes.h"
-#include "hooks/resolve.h"
+#include "hooks/cudart.h"
 
 namespace profagent::agent {
 namespace {
 
-// The agent's own queries take whichever runtime is loaded (nullptr: 13 first, then 12); every
-// runtime the process holds describes the same devices.
-hooks::RealSymbol g_device_count{"cudaGetDeviceCount", nullptr};
-hooks::RealSymbol g_device_attribute{"cudaDeviceGetAttribute", nullptr};
-hooks::RealSymbol g_properties_v2{"cudaGetDeviceProperties_v2", nullptr};  // CUDA 12 runtimes only
-hooks::RealSymbol g_properties{"cudaGetDeviceProperties", nullptr};
-hooks::RealSymbol g_runtime_version{"cudaRuntimeGetVersion", nullptr};
-hooks::RealSymbol g_driver_version{"cudaDriverGetVersion", nullptr};
+// The agent's own queries take whichever runtime is loaded (13 first, then 12); every runtime
+// the process holds describes the same devices.
+constexpr hooks::RealSymbol any_runtime(const char* name) { return hooks::RealSymbol{name, &hooks::kCudart13, &hooks::kCudart12}; }
+constinit hooks::RealSymbol g_device_count = any_runtime("cudaGetDeviceCount");
+constinit hooks::RealSymbol g_device_attribute = any_runtime("cudaDeviceGetAttribute");
+constinit hooks::RealSymbol g_properties_v2 = any_runtime("cudaGetDeviceProperties_v2");  // CUDA 12 runtimes only
+constinit hooks::RealSymbol g_properties = any_runtime("cudaGetDeviceProperties");
+constinit hooks::RealSymbol g_runtime_version = any_runtime("cudaRuntimeGetVersion");
+constinit hooks::RealSymbol g_driver_version = any_runtime("cudaDriverGetVersion");
 // Dropped with every other cached address when the process unloads an object.
 PROFAGENT_REGISTER_REAL_SYMBOL(glue_device_count, g_device_count);
 PROFAGENT_REGISTER_REAL_SYMBOL(glue_device_attribute, g_device_attribute);
@@ -146,7 +147,6 @@ collector::SessionOptions session_options(const Config& config) {
   options.cupti.mode = cupti_mode(config.cupti);
   options.cupti.library_path = config.cupti_lib;
   options.buffer_bytes = size_t(config.buffer_mb) << 20;
-  options.record_shapes = config.record_shapes;
   options.config = config.to_pairs();
   options.config.emplace_back(kNvtxInjectionVariable, nvtx_injection_state());
   options.platform_info = platform_info;

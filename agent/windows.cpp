@@ -13,12 +13,12 @@
 #include <string>
 #include <vector>
 
-#include "agent/drop_report.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/step_on.h"
 #include "agent/step_timer.h"
 #include "agent/threads.h"
+#include "agent/window_export.h"
 #include "collector/clock.h"
 #include "collector/session.h"
 #include "collector/step_schedule.h"
@@ -88,23 +88,12 @@ std::string window_title(const Trace& trace) {
   return title;
 }
 
-void export_one(const Trace& trace) noexcept {
-  try {
-    report_drops(trace, window_title(trace) + ": ");
-    const auto result = exporters::export_window(trace, export_options(*g_windows->config));
-    for (const std::string& error : result.errors) log(LogLevel::Error, error);
-    print_line(window_title(trace) + ": " + result.written_line());
-  } catch (...) {
-    print_line(window_title(trace) + ": wrote nothing: the exporter failed");
-  }
-}
-
 void finish_and_export(PendingWindow& pending) noexcept {
   try {
     Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
     attach_steps(pending.steps, trace, false);
-    note_agent_drops(trace.drops);
-    export_one(trace);
+    const std::string name = window_title(trace) + ": ";
+    export_and_report(trace, *g_windows->config, {.drops_prefix = name, .closing_prefix = name});
   } catch (...) {
     static collector::SwallowedSite site{"a step window could not be joined or written (out of memory); it is lost"};
     collector::note_swallowed(site);
@@ -482,13 +471,6 @@ std::string closing_line_without_window() noexcept {
     collector::note_swallowed(site);
     return {};
   }
-}
-
-HandOverStats hand_over_stats() noexcept {
-  Windows* w = g_windows;
-  if (w == nullptr) return {};
-  std::lock_guard lock(w->mutex);
-  return w->hand_over;
 }
 
 }  // namespace profagent::agent

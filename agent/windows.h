@@ -51,6 +51,5 @@ struct HandOverStats {
   uint64_t total_ns = 0;
   uint64_t max_ns = 0;
 };
-HandOverStats hand_over_stats() noexcept;
 
 }  // namespace profagent::agent

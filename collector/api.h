@@ -232,6 +232,10 @@ NameId intern(std::string_view name) noexcept;
 // device backend (CUPTI activities must be enabled before the first module loads, and never
 // in processes that do not use CUDA); later calls are one relaxed load.
 void cuda_in_use() noexcept;
+// nvcc's modules: the hooks count registrations and call this when the last one is about to
+// be unregistered (at exit, or when a plugin holding the only module is unloaded), before the
+// runtime tears itself down (DeviceBackend::runtime_tearing_down).
+void cuda_runtime_tearing_down() noexcept;
 
 // Push/pop the host event id as the device backend's external correlation id around a call
 // that may enqueue device work. No-ops (one load) when no device backend is active.

@@ -87,12 +87,6 @@ Source source() noexcept {
   return current == Source::Unknown ? detect() : current;
 }
 
-void force_source_for_testing(Source forced) noexcept {
-  g_source.store(uint8_t(forced));
-  if (forced == Source::CpuCounter) append_anchor(take_anchor_now());
-  g_clock_is_cpu_counter.store(forced == Source::CpuCounter, std::memory_order_relaxed);
-}
-
 TickConverter::TickConverter(std::vector<Anchor> anchors) : anchors_(std::move(anchors)) {}
 
 namespace {

@@ -51,7 +51,4 @@ TickConverter converter();
 // CLOCK_REALTIME - CLOCK_MONOTONIC in ns, sampled now.
 int64_t unix_offset_ns() noexcept;
 
-// Tests only: pick the source before the first now() of the process.
-void force_source_for_testing(Source source) noexcept;
-
 }  // namespace profagent::collector::clock

@@ -47,8 +47,12 @@ constexpr CUpti_ActivityKind kRequiredKinds[] = {
     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
 // Useful but not essential: without them sync rows, driver-level launch rows and peer copies
 // are missing. CUPTI reports copies between two devices only under MEMCPY2, never MEMCPY.
-// RUNTIME is deliberately absent: our hooks time runtime calls.
-constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+// RUNTIME is here for its external correlation records, not its timings (our hooks time
+// runtime calls; the parser skips RUNTIME records): CUPTI writes the record that ties a pushed
+// id to a call only for calls whose API records it writes, so without RUNTIME a hooked
+// runtime launch's kernel never finds its call (measured on an H100, CUPTI 13.0).
+constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
+                                                 CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
                                                  CUPTI_ACTIVITY_KIND_DRIVER,
                                                  CUPTI_ACTIVITY_KIND_MEMCPY2};
 
@@ -69,7 +73,7 @@ bool CuptiBackend::fail(const std::string& why, LogLevel level) noexcept {
   usable_.store(false);
   g_device_tracing.store(false);
   status_ = "none (" + why + ")";
-  log(level, "device tracing off, host-only: %s", why.c_str());
+  log_format(level, "device tracing off, host-only: %s", why.c_str());
   return false;
 }
 
@@ -95,7 +99,7 @@ bool CuptiBackend::start() noexcept {
     version_ = std::to_string(version);
     Dl_info loaded{};  // the file the loader found for api_.path (a bare soname or a full path)
     const bool found = dladdr(reinterpret_cast<void*>(api_.get_version), &loaded) != 0 && loaded.dli_fname;
-    log(LogLevel::Info, "CUPTI %u loaded from %s", version, found ? loaded.dli_fname : api_.path.c_str());
+    log_format(LogLevel::Info, "CUPTI %u loaded from %s", version, found ? loaded.dli_fname : api_.path.c_str());
     g_active.store(this, std::memory_order_release);
     if (const CuptiOutcome registered = CUPTI_CALL_QUIET(api_, register_callbacks, &buffer_requested, &buffer_completed);
         !registered) {
@@ -127,8 +131,8 @@ void CuptiBackend::subscribe_callbacks() noexcept {
     return;
   }
   subscriber_ = nullptr;
-  log(LogLevel::Warn, "CUPTI API callbacks off (%s): only interposed CUDA runtime calls are recorded, "
-      "driver API and statically linked runtime calls are not", why.c_str());
+  log_format(LogLevel::Warn, "CUPTI API callbacks off (%s): only interposed CUDA runtime calls are recorded, "
+             "driver API and statically linked runtime calls are not", why.c_str());
 }
 
 void CuptiBackend::align_clock() noexcept {
@@ -168,7 +172,7 @@ bool CuptiBackend::enable_kinds() noexcept {
 
 bool CuptiBackend::enable_optional(CUpti_ActivityKind kind) noexcept {
   if (!CUPTI_CALL_QUIET(api_, enable, kind)) {
-    log(LogLevel::Info, "CUPTI activity kind %d unavailable", int(kind));
+    log_format(LogLevel::Info, "CUPTI activity kind %d unavailable", int(kind));
     return false;
   }
   enabled_.push_back(kind);
@@ -217,18 +221,23 @@ void CuptiBackend::set_activity(DeviceActivity activity) noexcept {
       CUPTI_CALL(api_, disable, kind);
     } else if (const CuptiOutcome resumed = CUPTI_CALL_QUIET(api_, enable, kind); !resumed && !resume_failed_reported_) {
       resume_failed_reported_ = true;
-      log(LogLevel::Warn, "CUPTI refused to resume activity kind %d (%s returned %s): its records are missing",
-          int(kind), resumed.call, api_.error_name(resumed.result).c_str());
+      log_format(LogLevel::Warn, "CUPTI refused to resume activity kind %d (%s returned %s): its records are missing",
+                 int(kind), resumed.call, api_.error_name(resumed.result).c_str());
     }
   }
 }
 
 void CuptiBackend::flush() noexcept {
-  if (!usable_.load()) return;
+  if (!usable_.load() || runtime_gone_.load()) return;
   AgentBusy busy;
   // Runs the completed callback (which takes buffers_'s lock) synchronously: no collector
   // lock may be held here.
   CUPTI_CALL(api_, flush_all, CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+void CuptiBackend::runtime_tearing_down() noexcept {
+  flush();
+  runtime_gone_.store(true);
 }
 
 DeviceBatch CuptiBackend::drain() noexcept {
@@ -242,7 +251,8 @@ DeviceBatch CuptiBackend::drain() noexcept {
     }
     parser.book_memory();
   } catch (...) {
-    log(LogLevel::Warn, "out of memory while reading device records; some are lost");
+    static CappedSite drains_lost;  // the device poller drains every few milliseconds
+    log_capped(drains_lost, LogLevel::Warn, "out of memory while reading device records; some are lost");
   }
   batch.dropped += dropped_.exchange(0);
   return batch;

@@ -35,6 +35,7 @@ class CuptiBackend final : public DeviceBackend {
   bool issuers_known() const noexcept override { return issuers_known_; }
   std::string version() const override { return version_; }
   void disable_in_child() noexcept override;
+  void runtime_tearing_down() noexcept override;
 
   // CUPTI's buffer callbacks (static C entry points forward here).
   void on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept;
@@ -56,6 +57,7 @@ class CuptiBackend final : public DeviceBackend {
   ActivityBuffers buffers_;
   std::vector<CUpti_ActivityKind> enabled_;
   std::atomic<bool> usable_{false};  // false: never call CUPTI again
+  std::atomic<bool> runtime_gone_{false};  // true: the runtime tore itself down; flush no more
   CUpti_SubscriberHandle subscriber_ = nullptr;  // API callbacks, when CUPTI gave them
   bool callbacks_on_ = false;  // their domains are enabled (set_activity's caller serialises it)
   bool issuers_known_ = false;  // API callbacks or DRIVER records (set once, at start)

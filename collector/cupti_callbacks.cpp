@@ -103,12 +103,23 @@ bool seen_elsewhere() noexcept {
   return tls_agent_busy != 0 || tls_runtime_depth != 0 || tls_hook_forwarding != 0 || tls_callback_depth != 0;
 }
 
+// correlationData of a runtime call left out of traces: not recorded, but the driver calls the
+// runtime makes inside it are its own (cudaGetDevice reaches cuCtxGetDevice_v2, thousands of
+// times in a training step), so they are not the program's either.
+constexpr uint64_t kHoldsInnerCalls = ~uint64_t{0};
+
 void on_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_CallbackData& data) noexcept {
   *data.correlationData = 0;  // 0: this call is not ours (exit does nothing)
   if (!recording() && !step_markers_armed()) return;
-  if (seen_elsewhere() || classified(domain, cbid, data) == nullptr) return;
+  if (seen_elsewhere()) return;
+  if (classified(domain, cbid, data) == nullptr) {
+    if (domain != CUPTI_CB_DOMAIN_RUNTIME_API) return;
+    *data.correlationData = kHoldsInnerCalls;
+    ++tls_callback_depth;
+    return;
+  }
   const uint64_t start = now();
-  *data.correlationData = start != 0 ? start : 1;
+  *data.correlationData = start != 0 && start != kHoldsInnerCalls ? start : 1;
   ++tls_callback_depth;
 }
 
@@ -145,6 +156,7 @@ void on_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Cal
   const uint64_t start = *data.correlationData;
   if (start == 0) return;
   --tls_callback_depth;
+  if (start == kHoldsInnerCalls) return;
   const CallKind* slot = kind_slot(domain, cbid);
   if (recording()) record_call(*slot, start, data);
   // The call ends its step after it was recorded (it belongs to the step it ends), as a

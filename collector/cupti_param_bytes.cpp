@@ -1,6 +1,6 @@
 #include "collector/cupti_param_bytes.h"
 
-#include "collector/names.h"
+#include "collector/trace.h"
 
 // The generated parameter structs name cuda.h's legacy v1 types, which it declares only for
 // CUDA's own implementation. Nothing here calls CUDA.

@@ -68,6 +68,7 @@ void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& 
         }
         break;
       }
+      case CUPTI_ACTIVITY_KIND_RUNTIME:  // enabled for its external correlations; hooks time calls
       default:
         break;
     }

@@ -54,9 +54,9 @@ CuptiOutcome cupti_failed(const CuptiApi& api, CUptiResult result, const char* m
   const char* call = cupti_function_name(member);
   if (!said.exchange(true, std::memory_order_relaxed)) {
     if (const char* text = result_string(api, result)) {
-      log(level, "%s failed: %s", call, text);
+      log_format(level, "%s failed: %s", call, text);
     } else {
-      log(level, "%s failed: CUptiResult %d", call, int(result));
+      log_format(level, "%s failed: CUptiResult %d", call, int(result));
     }
   }
   return {result, call};

@@ -50,8 +50,8 @@ class DeviceBackend {
   virtual void pop_external_id() noexcept = 0;
   // Pauses or resumes device activity: the session turns it off while no step records, as
   // torch.profiler/Kineto enable CUPTI activities only from warmup to the end of the active
-  // steps, so idle steps pay nothing in the device library. Callers hold no collector lock but
-  // the session's activity lock.
+  // steps, so idle steps pay nothing in the device library. Callers hold no collector lock: one
+  // caller at a time, the holder of the session's device_applying flag (session_state.h).
   virtual void set_activity(DeviceActivity activity) noexcept { (void)activity; }
   // Forces every record so far into completed buffers. Callers hold no collector lock.
   virtual void flush() noexcept = 0;
@@ -66,6 +66,10 @@ class DeviceBackend {
   virtual std::string version() const { return {}; }
   // Fork child: never call the device library again (CUDA after fork is undefined).
   virtual void disable_in_child() noexcept = 0;
+  // The CUDA runtime is about to tear itself down (its last nvcc module is being unregistered):
+  // flush what the device library holds now, and never ask it to flush again (NVIDIA's CUPTI
+  // crashed when flushed after that teardown). Records already completed are still drained.
+  virtual void runtime_tearing_down() noexcept {}
 };
 
 }  // namespace profagent::collector

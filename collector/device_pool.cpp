@@ -10,8 +10,6 @@ bool is_scope(EventKind kind) {
   return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
 }
 
-bool is_work(DeviceKind kind) { return kind != DeviceKind::Sync && kind != DeviceKind::DriverApi; }
-
 // A driver call that queues device work (its record carries the call's own correlation id).
 bool queues_work(const DeviceRecord& call) {
   const std::string_view name = call.name;
@@ -96,7 +94,7 @@ void WindowClaim::take(DeviceRecord&& record) {
     if (in_scope && queues_work(record) && !work_seen_.count(record.correlation)) {
       waiting_driver_calls_.insert(record.correlation);
     }
-  } else if (is_work(record.kind)) {
+  } else if (about(record.kind).work) {
     work_seen_.insert(record.correlation);
     waiting_callback_calls_.erase(record.correlation);
     waiting_driver_calls_.erase(record.correlation);

@@ -44,14 +44,6 @@ bool encloses(const HostRecord& outer, const HostRecord& inner) {
   return outer.start_ns <= inner.start_ns && inner.end_ns <= outer.end_ns;
 }
 
-EventKind host_kind_for(DeviceKind kind) {
-  switch (kind) {
-    case DeviceKind::Memcpy: return EventKind::Memcpy;
-    case DeviceKind::Memset: return EventKind::Memset;
-    default: return EventKind::Launch;
-  }
-}
-
 class Joiner {
  public:
   Joiner(JoinInput&& input, Trace& trace) : in_(std::move(input)), trace_(trace) {}
@@ -190,7 +182,7 @@ class Joiner {
     index_kinds();
     std::unordered_map<uint32_t, DeviceKind> work_by_correlation;
     for (const DeviceRecord& d : in_.device) {
-      if (d.kind != DeviceKind::DriverApi && d.kind != DeviceKind::Sync) {
+      if (about(d.kind).work) {
         work_by_correlation.try_emplace(d.correlation, d.kind);
       }
     }
@@ -212,7 +204,7 @@ class Joiner {
       r.end_ns = std::max(call.start_ns, call.end_ns);
       r.pid = call.pid;
       r.tid = call.tid;
-      r.kind = host_kind_for(work->second);
+      r.kind = about(work->second).issued_by;
       r.flags = kFlagDriverApi | kFlagAsync;
       r.name = call.name;
       r.correlation = call.correlation;
@@ -359,7 +351,7 @@ class Joiner {
 
   void link_device_records() {
     for (const DeviceRecord& d : in_.device) {
-      if (d.kind != DeviceKind::Sync && d.kind != DeviceKind::DriverApi) {
+      if (about(d.kind).work) {
         device_by_context_.try_emplace(d.context, d.device);
       }
     }

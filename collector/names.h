@@ -23,16 +23,6 @@ std::unordered_map<const void*, std::string> kernel_names_snapshot();
 // copied under the lock, where kernel_names_snapshot() copies them all.
 bool kernel_name_of(const void* kernel, std::string& name);
 
-// A runtime function's name without the per-thread default stream suffix (`_ptsz`, `_ptds`):
-// `cudaMemcpyAsync_ptsz` -> `cudaMemcpyAsync`. Other names come back unchanged. Inline: the
-// exporters use it too, without linking the collector.
-inline std::string_view without_stream_suffix(std::string_view name) noexcept {
-  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
-    if (name.size() > suffix.size() && name.ends_with(suffix)) return name.substr(0, name.size() - suffix.size());
-  }
-  return name;
-}
-
 // C++ demangling (abi::__cxa_demangle); names that are not mangled C++ come back unchanged.
 std::string demangle(std::string_view name);
 

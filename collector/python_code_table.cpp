@@ -153,6 +153,4 @@ const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& type
   }
 }
 
-size_t interned_python_code_count() noexcept { return g_entries.load(std::memory_order_relaxed); }
-
 }  // namespace profagent::collector

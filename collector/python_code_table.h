@@ -45,7 +45,4 @@ const PyCodeInfo* intern_python_code(uintptr_t code, const PyTypeAddresses& type
 // The UTF-8 text of a 3.11 str object, or false when `object` is not a ready str.
 bool read_python311_str(uintptr_t object, const PyTypeAddresses& types, std::string* out);
 
-// How many code objects the table holds (tests, diagnostics).
-size_t interned_python_code_count() noexcept;
-
 }  // namespace profagent::collector

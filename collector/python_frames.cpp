@@ -75,7 +75,7 @@ int find_libpython(dl_phdr_info* info, size_t, void* out) {
   return *static_cast<void**>(out) ? 1 : 0;
 }
 
-void* python_symbol(void* handle, const char* name) {
+void* python_symbol(void* handle, const char* name) noexcept {
   return dlsym(handle ? handle : RTLD_DEFAULT, name);
 }
 
@@ -99,7 +99,7 @@ int find_eval_loop_text(dl_phdr_info* info, size_t, void* data) {
 }
 
 // "3.11.2 (main, ...)" → 0x030B; 0 when unknown. Py_Version exists from 3.11 on.
-unsigned python_minor_version(void* handle, char* text, size_t size) {
+unsigned python_minor_version(void* handle, char* text, size_t size) noexcept {
   if (auto* hex = static_cast<const unsigned long*>(python_symbol(handle, "Py_Version"))) {
     std::snprintf(text, size, "%lu.%lu.%lu", (*hex >> 24) & 0xFF, (*hex >> 16) & 0xFF, (*hex >> 8) & 0xFF);
     return static_cast<unsigned>(*hex >> 16);
@@ -110,7 +110,7 @@ unsigned python_minor_version(void* handle, char* text, size_t size) {
   return 0;
 }
 
-bool resolve(void* handle, Interpreter* python) {
+bool resolve(void* handle, Interpreter* python) noexcept {
   python->this_thread_state = reinterpret_cast<void* (*)()>(python_symbol(handle, "PyGILState_GetThisThreadState"));
   python->is_finalizing = reinterpret_cast<int (*)()>(python_symbol(handle, "_Py_IsFinalizing"));
   python->main_interpreter = reinterpret_cast<void* (*)()>(python_symbol(handle, "PyInterpreterState_Main"));
@@ -133,20 +133,21 @@ bool resolve(void* handle, Interpreter* python) {
   return python->text_count > 0 && python->eval_loop_end > python->eval_loop;
 }
 
-State probe() {
+// Loader lookups, snprintf and the logger only: nothing here can throw.
+State probe() noexcept {
   void* handle = nullptr;
   if (!dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState")) dl_iterate_phdr(find_libpython, &handle);
   if (!dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState") && !handle) return kUnsupported;  // no Python
   char version[32];
   unsigned minor = python_minor_version(handle, version, sizeof version);
   if (minor != 0x030B) {
-    log(LogLevel::Warn, "Python %s: stacks show native frames only (Python frames are read from CPython 3.11)",
-        version);
+    log_format(LogLevel::Warn, "Python %s: stacks show native frames only (Python frames are read from CPython 3.11)",
+               version);
     return kUnsupported;
   }
   if (!resolve(handle, &g_python)) {
-    log(LogLevel::Warn, "Python %s lacks the symbols its frames are read with: stacks show native frames only",
-        version);
+    log_format(LogLevel::Warn, "Python %s lacks the symbols its frames are read with: stacks show native frames only",
+               version);
     return kUnsupported;
   }
   return kSupported;
@@ -158,11 +159,7 @@ int decided_state() noexcept {
   int state = g_state.load(std::memory_order_acquire);
   if (state != kUndecided) return state;
   if (!g_state.compare_exchange_strong(state, kProbing, std::memory_order_acq_rel)) return state;
-  int decided = kUnsupported;
-  try {
-    decided = probe();
-  } catch (...) {
-  }
+  const int decided = probe();
   g_state.store(decided, std::memory_order_release);
   return decided;
 }

@@ -15,7 +15,6 @@
 #include "collector/join.h"
 #include "collector/log.h"
 #include "collector/names.h"
-#include "collector/process_info.h"
 #include "collector/session_state.h"
 
 namespace profagent::collector {
@@ -165,6 +164,13 @@ void cuda_in_use() noexcept {
 
 bool cuda_used() noexcept { return g_cuda_state.load() != kCudaUnused; }
 
+void cuda_runtime_tearing_down() noexcept {
+  AgentBusy busy;  // the flush's own calls are not the program's
+  if (DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire)) {
+    backend->runtime_tearing_down();
+  }
+}
+
 // ---- session ------------------------------------------------------------------------------
 
 bool start(const SessionOptions& options) noexcept {
@@ -214,15 +220,5 @@ void set_state(RecordState state) noexcept {
 RecordState state() noexcept {
   return RecordState(g_record_state.load(std::memory_order_relaxed));
 }
-
-std::string device_backend_status() {
-  Session& s = session();
-  if (!s.options.activity_cuda) return "none (PROFAGENT_ACTIVITIES excludes cuda)";
-  std::lock_guard lock(s.mutex);
-  if (s.backend) return s.backend->status();
-  return cuda_used() ? "none (device backend not started)" : "none (CUDA was not used)";
-}
-
-ProcessInfo current_process_info() { return read_process_info(); }
 
 }  // namespace profagent::collector

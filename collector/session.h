@@ -36,6 +36,7 @@
 #include "collector/device_backend.h"
 #include "collector/thread_buffer.h"
 #include "collector/trace.h"
+#include "collector/window_wait.h"
 
 namespace profagent::collector {
 
@@ -54,12 +55,11 @@ struct SessionOptions {
   bool activity_cuda = true;    // a device backend (PROFAGENT_ACTIVITIES has cuda)
   CuptiOptions cupti;           // PROFAGENT_CUPTI, PROFAGENT_CUPTI_LIB
   size_t buffer_bytes = kDefaultBufferBytes;  // host event arena (PROFAGENT_BUFFER_MB)
-  bool record_shapes = false;   // PROFAGENT_RECORD_SHAPES (shape records: a later issue)
   std::vector<std::pair<std::string, std::string>> config;  // copied into Trace::config
   PlatformInfoFn platform_info = nullptr;
   // How long a window's join may wait for the device work its window issued
   // (PROFAGENT_WINDOW_WAIT_MS); 0: take what has arrived, wait for nothing.
-  uint32_t window_wait_ms = 3000;
+  uint32_t window_wait_ms = kDefaultWindowWaitMs;
   // Tests: use this backend instead of CUPTI (not owned; must live for the whole process).
   DeviceBackend* device_backend = nullptr;
 };
@@ -109,11 +109,5 @@ void warm_host_buffers() noexcept;
 
 // True once any CUDA hook ran (cuda_in_use()).
 bool cuda_used() noexcept;
-
-// Device backend status as it would appear in Trace::device_backend.
-std::string device_backend_status();
-
-// Process facts as they appear in Trace::process (thread names excepted).
-ProcessInfo current_process_info();
 
 }  // namespace profagent::collector

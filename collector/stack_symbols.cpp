@@ -54,7 +54,7 @@ const Dwarf& dwarf() {
     void* handle = nullptr;
     for (size_t i = 0; i < paths.size() && handle == nullptr; ++i) handle = dlopen(paths[i].c_str(), RTLD_NOW | RTLD_LOCAL);
     if (handle == nullptr) {
-      log(LogLevel::Warn, "stacks: %s could not be loaded; frames have no source lines", paths.front().c_str());
+      log_format(LogLevel::Warn, "stacks: %s could not be loaded; frames have no source lines", paths.front().c_str());
       return d;
     }
     d.open = reinterpret_cast<profagent_dwarf_open_fn>(dlsym(handle, kProfagentDwarfOpen));
@@ -197,6 +197,8 @@ void set_dwarf_library(const std::string& path) noexcept {
     std::lock_guard lock(g_dwarf_library_mutex);
     g_dwarf_library = path;
   } catch (...) {
+    static SwallowedSite site{"the libdw helper's path could not be kept: it is searched beside the agent instead"};
+    note_swallowed(site);
   }
 }
 

@@ -222,11 +222,6 @@ bool enable_stacks(const StackOptions& options, std::string& why) noexcept {
   return true;
 }
 
-void disable_stacks() noexcept {
-  g_stacks_on.store(false, std::memory_order_release);
-  g_hook_work.fetch_and(uint8_t(~kHookStacks), std::memory_order_relaxed);
-}
-
 StackCounters take_stack_counters() noexcept {
   StackState& s = state();
   return {s.captured.exchange(0), s.truncated.exchange(0), s.lost.exchange(0)};

@@ -38,7 +38,6 @@ struct StackOptions {
 // Loads libunwind and reserves the table; then turns g_stacks_on on. False (and stacks stay
 // off) with the reason in `why`.
 bool enable_stacks(const StackOptions& options, std::string& why) noexcept;
-void disable_stacks() noexcept;  // tests
 
 // Taken with the stacks of a window (and reset by it): stacks that could not be taken.
 struct StackCounters {

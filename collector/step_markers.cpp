@@ -8,6 +8,7 @@
 #include "collector/api.h"
 #include "collector/name_patterns.h"
 #include "collector/names.h"
+#include "collector/trace.h"  // without_stream_suffix
 
 namespace profagent::collector {
 

@@ -8,8 +8,11 @@
 // unix_ns = ns + Trace::unix_offset_ns.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -18,6 +21,19 @@
 namespace profagent {
 
 inline constexpr int64_t kNoIndex = -1;
+
+// A runtime function's name without the per-thread default stream suffix (`_ptsz`, `_ptds`):
+// `cudaMemcpyAsync_ptsz` -> `cudaMemcpyAsync`. Other names come back unchanged. Host records
+// keep the name the program called; exporters use this to find the API it implements.
+inline std::string_view without_stream_suffix(std::string_view name) noexcept {
+  for (std::string_view suffix : {"_ptsz", "_ptds"}) {
+    // Not ends_with(): CUDA sources of the tests include this header as C++17.
+    if (name.size() > suffix.size() && name.substr(name.size() - suffix.size()) == suffix) {
+      return name.substr(0, name.size() - suffix.size());
+    }
+  }
+  return name;
+}
 
 struct HostRecord {
   uint64_t start_ns = 0;
@@ -76,6 +92,25 @@ struct CallStacks {
 };
 
 enum class DeviceKind : uint8_t { Kernel, Memcpy, Memset, Sync, DriverApi };
+
+// What each DeviceKind is, in one table, so that code asks the table instead of listing kinds:
+// a new kind (a communication library's collectives, say) is one row here.
+struct DeviceKindInfo {
+  // Work the device does (a kernel, a copy, a set): it occupies the device's timeline, has a
+  // host call that issued it, and counts as device time. Sync and driver-call records do not.
+  bool work;
+  // The kind of host call that issues work (a kernel: a launch); Runtime for the others.
+  EventKind issued_by;
+};
+inline constexpr DeviceKindInfo kDeviceKinds[] = {
+    /* Kernel    */ {true, EventKind::Launch},
+    /* Memcpy    */ {true, EventKind::Memcpy},
+    /* Memset    */ {true, EventKind::Memset},
+    /* Sync      */ {false, EventKind::Runtime},
+    /* DriverApi */ {false, EventKind::Runtime},
+};
+static_assert(std::size(kDeviceKinds) == size_t(DeviceKind::DriverApi) + 1, "one row per DeviceKind");
+inline constexpr const DeviceKindInfo& about(DeviceKind kind) noexcept { return kDeviceKinds[size_t(kind)]; }
 
 struct DeviceRecord {
   DeviceKind kind = DeviceKind::Kernel;

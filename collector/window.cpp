@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <unordered_map>
@@ -315,9 +316,9 @@ Trace join_part(Session& s, CutWindow& window) {
     // Twice the wait bound: a call held up that long inside the agent is not expected.
     forgotten = s.pool.forget_before(window.cut, clock::monotonic_ns(), 2 * uint64_t(s.options.window_wait_ms) * 1'000'000);
   }
-  log(LogLevel::Debug, "window %u: join waited %.3f ms for device work (%llu missing); %llu earlier records dropped",
-      trace.window, double(trace.join_wait_ns) / 1e6, (unsigned long long)late,
-      (unsigned long long)(forgotten + claim.dropped_earlier));
+  log_format(LogLevel::Debug, "window %u: join waited %.3f ms for device work (%llu missing); %llu earlier records dropped",
+             trace.window, double(trace.join_wait_ns) / 1e6, (unsigned long long)late,
+             (unsigned long long)(forgotten + claim.dropped_earlier));
   std::vector<std::pair<uint32_t, std::string>> thread_names = std::move(trace.process.thread_names);
   fill_metadata(s, platform(s), trace);
   trace.process.thread_names = std::move(thread_names);
@@ -344,7 +345,8 @@ CutWindow* cut_window() noexcept {
   try {
     return cut_part(session(), true);
   } catch (...) {
-    log(LogLevel::Error, "out of memory while cutting a window; it is lost");
+    static CappedSite cuts_lost;  // may recur at every step boundary
+    log_capped(cuts_lost, LogLevel::Error, "out of memory while cutting a window; it is lost");
     return nullptr;
   }
 }
@@ -362,8 +364,12 @@ Trace what_is_left(CutWindow& window) noexcept {
   window.memory = {};
   trace.drops.left_out_host_events += host_events;
   trace.device_backend = "none (out of memory while joining the window: every event is left out)";
-  log(LogLevel::Error, "out of memory while joining window %u: its events are left out, the trace has its frame only",
-      trace.window);
+  static CappedSite joins_lost;  // may recur at every window
+  char message[160];
+  std::snprintf(message, sizeof message,
+                "out of memory while joining window %u: its events are left out, the trace has its frame only",
+                trace.window);
+  log_capped(joins_lost, LogLevel::Error, message);
   return std::move(trace);
 }
 

@@ -8,6 +8,7 @@
 
 #include "collector/trace.h"
 #include "exporters/json_writer.h"
+#include "exporters/trace_schema.h"
 
 namespace profagent::exporters {
 
@@ -21,13 +22,13 @@ void annotation_args(const Trace& t, const HostRecord& h, uint32_t fwd_tid, Key&
   const Annotation* a = annotation_of(t, h);
   if (a == nullptr) return;
   if (h.kind == EventKind::Operator) {
-    if (a->op_id != 0) key("Record function id").u64(a->op_id);
+    if (a->op_id != 0) key(schema::arg::kRecordFunctionId).u64(a->op_id);
     if (a->sequence >= 0) {
-      key("Sequence number").i64(a->sequence);
-      key("Fwd thread id").u64(fwd_tid);
+      key(schema::arg::kSequenceNumber).i64(a->sequence);
+      key(schema::arg::kFwdThreadId).u64(fwd_tid);
     }
     if (!a->input_op_ids.empty()) {
-      JsonWriter& w = key("Input op ids");
+      JsonWriter& w = key(schema::arg::kInputOpIds);
       w.raw("[");
       for (std::size_t i = 0; i < a->input_op_ids.size(); ++i) {
         w.raw(i ? ",[" : "["), w.u64(a->input_op_ids[i].first), w.raw(","), w.i64(a->input_op_ids[i].second);
@@ -37,16 +38,16 @@ void annotation_args(const Trace& t, const HostRecord& h, uint32_t fwd_tid, Key&
     }
     return;
   }
-  if (!a->domain.empty()) key("domain").string(a->domain);
-  if (a->category != 0) key("category").u64(a->category);
-  if (!a->category_name.empty()) key("category name").string(a->category_name);
+  if (!a->domain.empty()) key(schema::arg::kDomain).string(a->domain);
+  if (a->category != 0) key(schema::arg::kCategory).u64(a->category);
+  if (!a->category_name.empty()) key(schema::arg::kCategoryName).string(a->category_name);
   if (a->has_color) {
     char color[16];
     std::snprintf(color, sizeof color, "#%06x", a->color & 0xFFFFFFu);
-    key("color").string(color);
+    key(schema::arg::kColor).string(color);
   }
-  if (!a->payload.empty()) key("payload").raw(a->payload);
-  if (a->start_tid != 0) key("start thread").u64(a->start_tid);
+  if (!a->payload.empty()) key(schema::arg::kPayload).raw(a->payload);
+  if (a->start_tid != 0) key(schema::arg::kStartThread).u64(a->start_tid);
 }
 
 }  // namespace profagent::exporters

@@ -4,7 +4,7 @@
 #include <iterator>
 #include <utility>
 
-#include "collector/names.h"
+#include "collector/trace.h"
 
 namespace profagent::exporters {
 namespace {
@@ -27,7 +27,7 @@ template <std::size_t N>
 uint32_t lookup(const CbidEntry (&table)[N], std::string_view name) noexcept {
   const uint32_t exact = find(table, name);
   if (exact != 0) return exact;
-  const std::string_view base = collector::without_stream_suffix(name);
+  const std::string_view base = without_stream_suffix(name);
   return base.size() == name.size() ? 0 : find(table, base);
 }
 

@@ -1,17 +1,7 @@
 #include "exporters/exporter.h"
 
-#include <functional>
-#include <new>
-#include <optional>
-
-#include "exporters/chrome_trace.h"
-#include "exporters/file_names.h"
-#include "exporters/folded_stacks.h"
-#include "exporters/json_writer.h"
-#include "exporters/memory_summary.h"
+#include "exporters/export_entries.h"
 #include "exporters/output_file.h"
-#include "exporters/step_summary.h"
-#include "exporters/summary_json.h"
 
 namespace profagent::exporters {
 namespace {
@@ -35,59 +25,6 @@ class MemoryStream final : public OutputStream {
   std::string bytes_;
 };
 
-std::string out_of_memory_line(const std::string& name) { return "out of memory while writing " + name + ": not written"; }
-
-// Opens `name`, lets `body` fill it, commits; records the path or one error line. Out of memory
-// while filling it, the file is not published (its temporary is removed with the stream) and
-// the other files are still written.
-void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
-                const std::function<bool(OutputStream&)>& body) {
-  std::string error;
-  try {
-    std::unique_ptr<OutputStream> stream = sink.open(name, &error);
-    if (!stream) {
-      result.errors.push_back(error);
-      return;
-    }
-    body(*stream);  // a failed write is sticky in the stream and reported by commit()
-    error = stream->commit();
-    if (!error.empty()) {
-      result.errors.push_back(error);
-      return;
-    }
-    const std::string published = stream->published_name();
-    result.paths.push_back(sink.location(published.empty() ? name : published));
-  } catch (const std::bad_alloc&) {
-    result.errors.push_back(out_of_memory_line(name));
-  }
-}
-
-// One folded file per metric (folded_stacks.h), written even when empty: a missing file would
-// look like a failed export.
-void write_folded_files(const Trace& trace, const std::string& stem, OutputSink& sink, ExportResult& result) {
-  for (FoldedMetric metric : {FoldedMetric::SelfCudaTimeTotal, FoldedMetric::SelfCpuTimeTotal}) {
-    write_file(sink, stem + "." + folded_suffix(metric), result, [&](OutputStream& s) {
-      const std::string text = render_folded(trace, metric);
-      return s.write(text.data(), text.size());
-    });
-  }
-}
-
-// The table (with the memory summary): the file has every step; stderr a summary of at most
-// ~20 step lines.
-void write_tables(const Trace& trace, const Table& table, const ExportOptions& options, const std::string& stem,
-                  OutputSink& sink, ExportResult& result) {
-  const std::string rows = render_table(table, options.table) + render_memory_summary(trace, summarize_memory(trace));
-  const std::string table_name = stem + ".table.txt";
-  result.table = rows + render_step_summary_brief(trace, table_name);
-  if (options.write_table) {
-    write_file(sink, table_name, result, [&](OutputStream& s) {
-      const std::string text = rows + render_step_summary(trace);
-      return s.write(text.data(), text.size());
-    });
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<OutputStream> MemorySink::open(const std::string& name, std::string*) {
@@ -103,50 +40,22 @@ std::string ExportResult::written_line() const {
 
 ExportResult export_window(const Trace& trace, const ExportOptions& options, OutputSink& sink) {
   ExportResult result;
-  const std::string stem = file_stem(trace);
-  if (options.write_trace) {
-    const std::string name = stem + ".trace.json";
-    write_file(sink, name, result, [&](OutputStream& s) {
-      JsonWriter w(s);
-      const bool ok = write_chrome_trace(trace, name, w, &result.trace_events);
-      result.trace_bytes = w.bytes_written();
-      return ok;
-    });
+  WindowOutputs outputs(trace, options);
+  for (const ExportEntry& entry : export_entries()) {
+    if (entry.wanted(outputs)) entry.write(outputs, sink, result);
   }
-  std::optional<Table> table;
-  try {
-    table.emplace(build_table(trace, options.table));
-    write_tables(trace, *table, options, stem, sink, result);
-  } catch (const std::bad_alloc&) {
-    result.errors.push_back(out_of_memory_line(stem + ".table.txt"));
-  }
-  if (options.write_summary && table) {
-    write_file(sink, stem + ".summary.ndjson", result, [&](OutputStream& s) {
-      JsonWriter w(s, 1 << 16);
-      return write_summary_json(trace, *table, w);
-    });
-  }
-  if (!options.summaries.names.empty()) {
-    write_file(sink, stem + ".summary.txt", result, [&](OutputStream& s) {
-      const std::string text = render_summaries_text(trace, compute_summaries(trace, options.summaries), options.summaries);
-      return s.write(text.data(), text.size());
-    });
-  }
-  if (options.write_folded && !trace.stacks.empty()) write_folded_files(trace, stem, sink, result);
   return result;
 }
 
 ExportResult export_window(const Trace& trace, const ExportOptions& options) {
   std::string error;
   std::unique_ptr<OutputDir> dir = OutputDir::create(options.output_dir, &error);
-  if (!dir) {
-    ExportResult result;
-    const Table table = build_table(trace, options.table);
-    result.table = render_table(table, options.table);  // the table still reaches stderr
-    result.errors.push_back(error);
-    return result;
-  }
-  return export_window(trace, options, *dir);
+  if (dir) return export_window(trace, options, *dir);
+  ExportResult result;
+  result.errors.push_back(error);
+  WindowOutputs outputs(trace, options);
+  write_stderr_table(outputs, result);  // the table still reaches stderr
+  return result;
 }
 
 }  // namespace profagent::exporters

@@ -1,6 +1,7 @@
 // What the agent calls at each window end and at exit: one finished Trace in, files out.
 //
-// Formats, one per file, all named from one stem (file_names.h):
+// Formats, one per file, all named from one stem (file_names.h); each is one entry of the
+// exporter registry (export_entries.h), which says whether the options want it and writes it:
 //   <stem>.trace.json      Chrome/Perfetto trace, Kineto layout (chrome_trace.h)
 //   <stem>.table.txt       the key_averages()-style table (tables.h)
 //   <stem>.summary.txt     Paddle's, MindInsight's summaries (report/summaries.h)
@@ -18,8 +19,8 @@
 
 #include "collector/trace.h"
 #include "exporters/output_stream.h"
-#include "exporters/report/summaries.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/tables.h"
 
 namespace profagent::exporters {
 
@@ -48,7 +49,8 @@ struct ExportResult {
   std::string written_line() const;
 };
 
-// Writes the window's files into options.output_dir (created if missing).
+// Writes the window's files into options.output_dir (created if missing): every entry of the
+// registry that the options want, in the registry's order.
 ExportResult export_window(const Trace& trace, const ExportOptions& options);
 
 // The same through any sink (MemorySink in tests).

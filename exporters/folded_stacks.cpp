@@ -5,36 +5,19 @@
 
 #include "exporters/cupti_cbids.h"
 #include "exporters/stack_text.h"
+#include "exporters/summaries/host_costs.h"
+#include "exporters/trace_figures.h"
 
 namespace profagent::exporters {
 namespace {
 
-uint64_t span(uint64_t start, uint64_t end) { return end > start ? end - start : 0; }
-
-bool is_device_work(DeviceKind k) {
-  return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset;
-}
-
-// Per host record: its own host time (children nested in it taken out), or the device time of
-// the work it issued.
+// Per host record: its self CPU time, or the device time of the work it issued itself, as the
+// table attributes them (host_costs.h), so a flame graph and the table add up the same way.
 std::vector<uint64_t> values(const Trace& trace, FoldedMetric metric) {
-  std::vector<uint64_t> value(trace.host.size(), 0);
-  if (metric == FoldedMetric::SelfCudaTimeTotal) {
-    for (const DeviceRecord& d : trace.device) {
-      if (is_device_work(d.kind) && d.host >= 0 && size_t(d.host) < value.size()) {
-        value[d.host] += span(d.start_ns, d.end_ns);
-      }
-    }
-    return value;
-  }
-  std::vector<int64_t> self(trace.host.size(), 0);
-  for (size_t i = 0; i < trace.host.size(); ++i) {
-    const HostRecord& h = trace.host[i];
-    self[i] += int64_t(span(h.start_ns, h.end_ns));
-    if (h.parent >= 0 && size_t(h.parent) < self.size()) self[h.parent] -= int64_t(span(h.start_ns, h.end_ns));
-  }
-  for (size_t i = 0; i < self.size(); ++i) value[i] = self[i] > 0 ? uint64_t(self[i]) : 0;
-  return value;
+  HostCosts costs = host_costs(trace);
+  if (metric == FoldedMetric::SelfCpuTimeTotal) return std::move(costs.self_cpu_ns);
+  if (costs.own_device_ns.empty()) costs.own_device_ns.assign(trace.host.size(), 0);
+  return std::move(costs.own_device_ns);
 }
 
 // Folded frames must not hold the separators themselves.
@@ -51,7 +34,7 @@ std::string folded_line(const Trace& trace, const HostRecord& h, const std::vect
     line += folded_frame(frame_label(trace.stacks.frames[*it]));
     line += ';';
   }
-  const bool runtime = h.kind != EventKind::Operator && h.kind != EventKind::Range && h.kind != EventKind::Step;
+  const bool runtime = !is_scope(h.kind);
   line += folded_frame(std::string(runtime ? api_name(h.name) : std::string_view(h.name)));
   return line;
 }

@@ -1,15 +1,19 @@
-#include "exporters/stack_text.h"
 #include "exporters/memory_events.h"
 
+#include <string>
 #include <unordered_map>
 
-#include <string>
+#include "exporters/field_writer.h"
+#include "exporters/stack_text.h"
+#include "exporters/trace_schema.h"
 
 namespace profagent::exporters {
 namespace {
 
-constexpr int64_t kTorchCpu = 0;   // c10::DeviceType::CPU
-constexpr int64_t kTorchCuda = 1;  // c10::DeviceType::CUDA
+namespace arg = schema::arg;
+
+// `,"key":` inside an args object.
+void key(JsonWriter& w, std::string_view key) { w.raw(",\""), w.raw(key), w.raw("\":"); }
 
 class MemoryEventWriter {
  public:
@@ -27,28 +31,28 @@ class MemoryEventWriter {
   void record(std::size_t index) {
     const MemoryRecord& r = t_.memory.records[index];
     instant(r, memory_event_name(r));
-    w_.raw(",\"args\":{\"Total Reserved\":"), w_.i64(r.total_reserved);
-    w_.raw(",\"Total Allocated\":"), w_.i64(r.total_allocated);
-    w_.raw(",\"Bytes\":"), w_.i64(r.bytes);
-    if (!r.failed || r.refused) w_.raw(",\"Addr\":"), w_.u64(r.address);
-    w_.raw(",\"Device Id\":"), w_.i64(r.device);
-    w_.raw(",\"Device Type\":"), w_.i64(r.device == kHostDevice ? kTorchCpu : kTorchCuda);
-    if (!r.failed) w_.raw(",\"Ev Idx\":"), w_.u64(index);
-    w_.raw(",\"Kind\":\""), w_.raw(memory_kind_name(r.kind)), w_.raw("\"");
+    w_.raw(",\"args\":{\""), w_.raw(arg::kTotalReserved), w_.raw("\":"), w_.i64(r.total_reserved);
+    key(w_, arg::kTotalAllocated), w_.i64(r.total_allocated);
+    key(w_, arg::kMemoryBytes), w_.i64(r.bytes);
+    if (!r.failed || r.refused) key(w_, arg::kAddress), w_.u64(r.address);
+    key(w_, arg::kDeviceId), w_.i64(r.device);
+    key(w_, arg::kDeviceType), w_.i64(r.device == kHostDevice ? schema::kTorchCpu : schema::kTorchCuda);
+    if (!r.failed) key(w_, arg::kEventIndex), w_.u64(index);
+    key(w_, arg::kMemoryKind), w_.raw("\""), w_.raw(memory_kind_name(r.kind)), w_.raw("\"");
     // When the freed memory was made, if in this window: a reader counts frees of memory made
     // in the same step from it.
     if (r.bytes < 0 && !r.failed && r.allocated_ns >= t_.start_ns && r.allocated_ns != 0) {
-      w_.raw(",\"Allocated ts\":"), w_.us3(rel_(r.allocated_ns));
+      key(w_, arg::kAllocatedTs), w_.us3(rel_(r.allocated_ns));
     }
-    if (r.failed) w_.raw(",\"Error\":"), w_.i64(r.error);
-    if (const std::string site = memory_call_site(t_, r); !site.empty()) w_.raw(",\"Call site\":"), w_.string(site);
+    if (r.failed) key(w_, arg::kError), w_.i64(r.error);
+    if (const std::string site = memory_call_site(t_, r); !site.empty()) key(w_, arg::kCallSite), w_.string(site);
     w_.raw("}},\n");
     ++events_;
     if (!r.failed) counter(r.device, r.ns, r.total_allocated, r.total_reserved);
   }
 
   void instant(const MemoryRecord& r, std::string_view name) {
-    w_.raw("{\"ph\":\"i\",\"cat\":\"cpu_instant_event\",\"s\":\"t\",\"name\":\"");
+    w_.raw("{\"ph\":\"i\",\"cat\":\""), w_.raw(schema::cat::kCpuInstant), w_.raw("\",\"s\":\"t\",\"name\":\"");
     w_.raw(name);
     w_.raw("\",\"pid\":"), w_.u64(t_.process.pid);
     w_.raw(",\"tid\":"), w_.u64(r.tid != 0 ? r.tid : t_.process.pid);
@@ -60,8 +64,8 @@ class MemoryEventWriter {
     w_.string(memory_track_name(device));
     w_.raw(",\"pid\":"), w_.u64(t_.process.pid);
     w_.raw(",\"ts\":"), w_.us3(rel_(ns));
-    w_.raw(",\"args\":{\"Allocated\":"), w_.i64(allocated);
-    w_.raw(",\"Reserved\":"), w_.i64(reserved);
+    w_.raw(",\"args\":{\""), w_.raw(arg::kAllocated), w_.raw("\":"), w_.i64(allocated);
+    key(w_, arg::kReserved), w_.i64(reserved);
     w_.raw("}},\n");
     ++events_;
   }
@@ -71,12 +75,6 @@ class MemoryEventWriter {
   const std::function<uint64_t(uint64_t)>& rel_;
   uint64_t events_ = 0;
 };
-
-uint64_t failed_allocations(const MemoryReport& m, bool refused) {
-  uint64_t failed = 0;
-  for (const MemoryRecord& r : m.records) failed += r.failed && r.refused == refused;
-  return failed;
-}
 
 constexpr const char* kKindNames[] = {"device", "pool", "managed", "pinned", "registered"};
 
@@ -98,8 +96,8 @@ bool memory_kind_of(std::string_view name, MemoryKind* kind) {
   return false;
 }
 
-const char* memory_event_name(const MemoryRecord& r) {
-  return !r.failed ? "[memory]" : r.refused ? "[FailedMemoryCall]" : "[OutOfMemory]";
+std::string_view memory_event_name(const MemoryRecord& r) {
+  return !r.failed ? schema::name::kMemory : r.refused ? schema::name::kFailedMemoryCall : schema::name::kOutOfMemory;
 }
 
 namespace {
@@ -135,53 +133,75 @@ uint64_t unix_ns(const Trace& t, uint64_t ns) {
 
 // "start"/"end": [[device, allocated, reserved], ...] — the ledger's totals at the window's
 // bounds, which its records alone cannot give (allocations made before the window).
-void write_totals(const Trace&, const char* key, const std::vector<MemoryTotals>& totals, JsonWriter& w) {
+void write_totals(std::string_view key, const std::vector<MemoryTotals>& totals, JsonWriter& w) {
   w.raw(",\""), w.raw(key), w.raw("\":[");
   for (std::size_t i = 0; i < totals.size(); ++i) {
-    w.raw(i ? ",[" : "["), w.i64(totals[i].device), w.raw(","), w.i64(totals[i].allocated);
-    w.raw(","), w.i64(totals[i].reserved), w.raw("]");
+    for (std::size_t column = 0; column < schema::kTotalsColumns; ++column) {
+      w.raw(column ? "," : i ? ",[" : "[");
+      switch (schema::TotalsColumn(column)) {
+        case schema::kTotalsDevice: w.i64(totals[i].device); break;
+        case schema::kTotalsAllocated: w.i64(totals[i].allocated); break;
+        case schema::kTotalsReserved: w.i64(totals[i].reserved); break;
+        case schema::kTotalsColumns: break;
+      }
+    }
+    w.raw("]");
   }
   w.raw("]");
 }
 
-// "live": [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call's
-// start or 0, the call's call site or ""], ...]: the allocations live at the window's end
-// (listed ones), so a reader of the file gives the same memory summary as the agent did.
+// One "live" row, its columns in schema::LiveColumn's order.
+void write_live_row(const Trace& t, const LiveAllocation& a, int64_t host, JsonWriter& w) {
+  for (std::size_t column = 0; column < schema::kLiveColumns; ++column) {
+    w.raw(column ? "," : "[");
+    switch (schema::LiveColumn(column)) {
+      case schema::kLiveAddress: w.u64(a.address); break;
+      case schema::kLiveBytes: w.u64(a.bytes); break;
+      case schema::kLiveUnixNs: w.u64(unix_ns(t, a.ns)); break;
+      case schema::kLiveDevice: w.i64(a.device); break;
+      case schema::kLiveKind: w.u64(static_cast<uint64_t>(a.kind)); break;
+      case schema::kLiveTid: w.u64(a.tid); break;
+      case schema::kLiveApi: w.string(a.api); break;
+      case schema::kLiveCallUnixNs: w.u64(host == kNoIndex ? 0 : unix_ns(t, t.host[std::size_t(host)].start_ns)); break;
+      case schema::kLiveCallSite: w.string(live_call_site(t, a, host)); break;
+      case schema::kLiveColumns: break;
+    }
+  }
+  w.raw("]");
+}
+
+// The allocations live at the window's end (listed ones), so a reader of the file gives the
+// same memory summary as the agent did.
 void write_live(const Trace& t, JsonWriter& w) {
   std::unordered_map<uint64_t, int64_t> call_of;
   if (!t.memory.live.empty()) {
     for (std::size_t i = 0; i < t.host.size(); ++i) call_of.emplace(t.host[i].id, int64_t(i));
   }
-  w.raw(",\"live\":[");
+  w.raw(",\""), w.raw(schema::memory::kLive), w.raw("\":[");
   for (std::size_t i = 0; i < t.memory.live.size(); ++i) {
     const LiveAllocation& a = t.memory.live[i];
     const auto call = a.event_id ? call_of.find(a.event_id) : call_of.end();
-    const int64_t host = call == call_of.end() ? kNoIndex : call->second;
-    w.raw(i ? ",[" : "["), w.u64(a.address), w.raw(","), w.u64(a.bytes), w.raw(","), w.u64(unix_ns(t, a.ns));
-    w.raw(","), w.i64(a.device), w.raw(","), w.u64(static_cast<uint64_t>(a.kind)), w.raw(","), w.u64(a.tid);
-    w.raw(","), w.string(a.api), w.raw(","), w.u64(host == kNoIndex ? 0 : unix_ns(t, t.host[std::size_t(host)].start_ns));
-    w.raw(","), w.string(live_call_site(t, a, host)), w.raw("]");
+    if (i) w.raw(",");
+    write_live_row(t, a, call == call_of.end() ? kNoIndex : call->second, w);
   }
   w.raw("]");
 }
 
 }  // namespace
 
+uint64_t schema::failed_allocations(const MemoryReport& m, bool refused) {
+  uint64_t failed = 0;
+  for (const MemoryRecord& r : m.records) failed += r.failed && r.refused == refused;
+  return failed;
+}
+
 void write_memory_metadata(const Trace& trace, JsonWriter& w) {
   const MemoryReport& m = trace.memory;
   if (!m.enabled) return;
-  w.raw("  \"profagent_memory\": {\"records\":"), w.u64(m.records.size());
-  w.raw(",\"record_capacity\":"), w.u64(m.record_capacity);
-  w.raw(",\"dropped_records\":"), w.u64(m.dropped_records);
-  w.raw(",\"failed_allocations\":"), w.u64(failed_allocations(m, false));
-  w.raw(",\"failed_calls\":"), w.u64(failed_allocations(m, true));
-  w.raw(",\"unknown_frees\":"), w.u64(m.unknown_frees);
-  w.raw(",\"null_frees\":"), w.u64(m.null_frees);
-  w.raw(",\"live_allocations\":"), w.u64(m.live_count);
-  w.raw(",\"live_bytes\":"), w.u64(m.live_bytes);
-  w.raw(",\"bookkeeping_bytes\":"), w.u64(m.bookkeeping_bytes);
-  write_totals(trace, "start", m.start, w);
-  write_totals(trace, "end", m.end, w);
+  w.raw("  \""), w.raw(schema::kMemory), w.raw("\": {");
+  write_fields(std::span(schema::kMemoryFields), m, w, false);
+  write_totals(schema::memory::kStart, m.start, w);
+  write_totals(schema::memory::kEnd, m.end, w);
   write_live(trace, w);
   w.raw("},\n");
 }

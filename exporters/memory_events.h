@@ -41,7 +41,7 @@ const char* memory_kind_name(MemoryKind kind);
 bool memory_kind_of(std::string_view name, MemoryKind* kind);
 
 // The instant's name of a record: [memory], [OutOfMemory] or [FailedMemoryCall].
-const char* memory_event_name(const MemoryRecord& record);
+std::string_view memory_event_name(const MemoryRecord& record);
 
 // The call site of a record's call (its stack's, or the one read back from a trace), "" if none;
 // of a live allocation, made by the call at index `host` of trace.host (kNoIndex: not in it).

@@ -1,6 +1,7 @@
 #include "exporters/summary_json.h"
 
-#include "exporters/memory_summary.h"
+#include "exporters/summaries/memory_summary.h"
+#include "exporters/drop_counters.h"
 
 namespace profagent::exporters {
 namespace {
@@ -27,20 +28,7 @@ void header(const Trace& t, JsonWriter& w) {
   w.raw("],\"start_unix_ns\":"), w.i64(unix_ns(t, t.start_ns));
   w.raw(",\"end_unix_ns\":"), w.i64(unix_ns(t, t.end_ns));
   w.raw(",\"device_backend\":"), w.string(t.device_backend);
-  w.raw(",\"drops\":{\"host_events\":"), w.u64(t.drops.host_events);
-  w.raw(",\"device_records\":"), w.u64(t.drops.device_records);
-  w.raw(",\"late_device_records\":"), w.u64(t.drops.late_device_records);
-  w.raw(",\"unmatched_device_records\":"), w.u64(t.drops.unmatched_device_records);
-  w.raw(",\"host_events_cause\":"), w.string(host_drop_cause(t.drops));
-  w.raw(",\"log_lines\":"), w.u64(t.drops.log_lines);
-  w.raw(",\"stderr_replaced\":"), w.boolean(t.drops.stderr_replaced);
-  w.raw(",\"plain_dlopen_calls\":"), w.u64(t.drops.plain_dlopen_calls);
-  w.raw(",\"shape_records\":"), w.u64(t.drops.shape_records);
-  w.raw(",\"stacks_truncated\":"), w.u64(t.drops.stacks_truncated);
-  w.raw(",\"stacks_lost\":"), w.u64(t.drops.stacks_lost);
-  w.raw(",\"python_frames_lost\":"), w.u64(t.drops.python_frames_lost);
-  w.raw(",\"timer_periods_missed\":"), w.u64(t.drops.timer_periods_missed);
-  w.raw("}");
+  w.raw(",\"drops\":"), write_drop_counters(t, w);
 }
 
 }  // namespace
@@ -61,7 +49,7 @@ void write_table_row_json(const TableRow& r, JsonWriter& w) {
   w.raw("}");
 }
 
-bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
+bool write_summary_json(const Trace& t, const Table& table, const MemorySummary& memory, JsonWriter& w) {
   header(t, w);
   w.raw(",\"sort_by\":"), w.string(table.sort_by);
   w.raw(",\"self_cpu_time_total_ns\":"), w.u64(table.self_cpu_total_ns);
@@ -74,7 +62,7 @@ bool write_summary_json(const Trace& t, const Table& table, JsonWriter& w) {
     write_table_row_json(table.rows[i], w);
   }
   w.raw("]");
-  write_memory_summary_json(t, summarize_memory(t), w);
+  write_memory_summary_json(t, memory, w);
   w.raw("}\n");
   return w.flush();
 }

@@ -11,16 +11,17 @@
 //  "self_cpu_ns":..,"cpu_total_ns":..,"self_cuda_ns":..,"cuda_total_ns":..,
 //  "cpu_memory_usage":..,"self_cpu_memory_usage":..,"cuda_memory_usage":..,
 //  "self_cuda_memory_usage":..}],
-//  "memory":{...}}  (PROFAGENT_PROFILE_MEMORY only: exporters/memory_summary.h)
+//  "memory":{...}}  (PROFAGENT_PROFILE_MEMORY only: exporters/summaries/memory_summary.h)
 #pragma once
 
 #include "collector/trace.h"
 #include "exporters/json_writer.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/memory_summary.h"
+#include "exporters/summaries/tables.h"
 
 namespace profagent::exporters {
 
-bool write_summary_json(const Trace& trace, const Table& table, JsonWriter& out);
+bool write_summary_json(const Trace& trace, const Table& table, const MemorySummary& memory, JsonWriter& out);
 
 // One table row as a JSON object (name, kind, input_shapes, count, the four times in ns, the four
 // memory figures): the summary file's rows and `profagent report --format json`'s key_averages.

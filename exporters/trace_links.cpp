@@ -4,14 +4,12 @@
 #include <string_view>
 #include <tuple>
 
+#include "exporters/trace_figures.h"
+
 namespace profagent::exporters {
 namespace {
 
-bool is_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step; }
-
 bool issues_work(EventKind k) { return k == EventKind::Launch || k == EventKind::Memcpy || k == EventKind::Memset; }
-
-bool is_device_work(DeviceKind k) { return k == DeviceKind::Kernel || k == DeviceKind::Memcpy || k == DeviceKind::Memset; }
 
 bool is_event_record(const HostRecord& h) {
   return h.kind == EventKind::Runtime && std::string_view(h.name).substr(0, 15) == "cudaEventRecord";
@@ -88,7 +86,7 @@ void TraceLinks::index_event_records() {
 
 void TraceLinks::index_stream_ids() {
   for (const DeviceRecord& d : t_.device) {
-    if (!is_device_work(d.kind) || d.host < 0) continue;
+    if (!about(d.kind).work || d.host < 0) continue;
     const HostRecord& h = t_.host[std::size_t(d.host)];
     if (issues_work(h.kind) && !(h.flags & kFlagDriverApi)) streams_.push_back({stream_key(h.arg1, h.tid), d.stream});
   }
@@ -131,7 +129,7 @@ EventWait TraceLinks::event_wait(const DeviceRecord& sync) const {
 void TraceLinks::collect_device_spans() {
   std::vector<DeviceSpan> parts;
   for (const DeviceRecord& d : t_.device) {
-    if (!is_device_work(d.kind) || d.host < 0) continue;
+    if (!about(d.kind).work || d.host < 0) continue;
     for (int64_t s = d.host; s >= 0; s = t_.host[std::size_t(s)].parent) {
       if (is_scope(t_.host[std::size_t(s)].kind)) parts.push_back({std::size_t(s), d.device, d.stream, d.start_ns, d.end_ns});
     }

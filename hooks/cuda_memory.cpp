@@ -1,14 +1,9 @@
 // The interposed CUDA runtime allocation functions (hooks/memory_hook.h): one
-// PROFAGENT_MEMORY_HOOK line each, signatures from cuda_runtime_api.h.
+// PROFAGENT_MEMORY_HOOK line each (which also hooks the function's per-thread default stream
+// variants), signatures from cuda_runtime_api.h.
 #include <cuda_runtime_api.h>
 
 #include "hooks/memory_hook.h"
-
-extern "C" {
-decltype(cudaMallocAsync) cudaMallocAsync_ptsz;
-decltype(cudaFreeAsync) cudaFreeAsync_ptsz;
-decltype(cudaMallocFromPoolAsync) cudaMallocFromPoolAsync_ptsz;
-}
 
 namespace profagent::hooks {
 
@@ -41,8 +36,8 @@ using profagent::hooks::pointer_word;
 using profagent::hooks::release;
 
 // cudaGetDevice of each runtime major, for the device of an allocation.
-profagent::hooks::RealSymbol get_device_13{"cudaGetDevice", profagent::hooks::kCudart13};
-profagent::hooks::RealSymbol get_device_12{"cudaGetDevice", profagent::hooks::kCudart12};
+profagent::hooks::RealSymbol get_device_13{"cudaGetDevice", &profagent::hooks::kCudart13};
+profagent::hooks::RealSymbol get_device_12{"cudaGetDevice", &profagent::hooks::kCudart12};
 PROFAGENT_REGISTER_REAL_SYMBOL(get_device_13, get_device_13);
 PROFAGENT_REGISTER_REAL_SYMBOL(get_device_12, get_device_12);
 
@@ -85,14 +80,11 @@ PROFAGENT_MEMORY_HOOK(cudaMallocPitch, (void** p, size_t* pitch, size_t w, size_
 PROFAGENT_MEMORY_HOOK(cudaMalloc3D, (cudaPitchedPtr* p, cudaExtent e), (p, e), runtime_event(pitched_pointer(p), extent_bytes(p, e)), allocation(result, kDevice, pitched_pointer(p), extent_bytes(p, e)))
 PROFAGENT_MEMORY_HOOK(cudaMallocManaged, (void** p, size_t n, unsigned int f), (p, n, f), alloc_event(n, p), allocation(result, MemoryKind::Managed, out(p), n))
 PROFAGENT_MEMORY_HOOK(cudaMallocAsync, (void** p, size_t n, cudaStream_t st), (p, n, st), alloc_event(n, p), allocation(result, kPool, out(p), n))
-PROFAGENT_MEMORY_HOOK(cudaMallocAsync_ptsz, (void** p, size_t n, cudaStream_t st), (p, n, st), alloc_event(n, p), allocation(result, kPool, out(p), n))
 PROFAGENT_MEMORY_HOOK(cudaMallocFromPoolAsync, (void** p, size_t n, cudaMemPool_t m, cudaStream_t st), (p, n, m, st), alloc_event(n, p), allocation(result, kPool, out(p), n))
-PROFAGENT_MEMORY_HOOK(cudaMallocFromPoolAsync_ptsz, (void** p, size_t n, cudaMemPool_t m, cudaStream_t st), (p, n, m, st), alloc_event(n, p), allocation(result, kPool, out(p), n))
 PROFAGENT_MEMORY_HOOK(cudaMallocHost, (void** p, size_t n), (p, n), alloc_event(n, p), allocation(result, MemoryKind::Pinned, out(p), n))
 PROFAGENT_MEMORY_HOOK(cudaHostAlloc, (void** p, size_t n, unsigned int f), (p, n, f), alloc_event(n, p), allocation(result, MemoryKind::Pinned, out(p), n))
 PROFAGENT_MEMORY_HOOK(cudaHostRegister, (void* p, size_t n, unsigned int f), (p, n, f), runtime_event(p, n), registered(result, p, n))
 PROFAGENT_MEMORY_HOOK(cudaFree, (void* p), (p), free_event(p), release(result, p))
 PROFAGENT_MEMORY_HOOK(cudaFreeAsync, (void* p, cudaStream_t st), (p, st), free_event(p), release(result, p))
-PROFAGENT_MEMORY_HOOK(cudaFreeAsync_ptsz, (void* p, cudaStream_t st), (p, st), free_event(p), release(result, p))
 PROFAGENT_MEMORY_HOOK(cudaFreeHost, (void* p), (p), free_event(p), release(result, p))
 PROFAGENT_MEMORY_HOOK(cudaHostUnregister, (void* p), (p), runtime_event(p), unregistered(result, p))

@@ -1,43 +1,13 @@
-// The interposed CUDA runtime (libcudart.so.13) symbols: one PROFAGENT_HOOK line each,
-// signatures from cuda_runtime_api.h. Per-thread-default-stream code binds the _ptsz (async)
-// and _ptds (synchronous) variants, so every variant is hooked by its own name (code bound
-// to one variant is invisible to a hook on another; the names are those
-// `nm -D --defined-only libcudart.so.13` lists).
+// The interposed CUDA runtime symbols: one PROFAGENT_HOOK line each, signatures from
+// cuda_runtime_api.h. Each line also hooks the function's per-thread default stream variants
+// (`_ptsz`, `_ptds`: hooks/cudart_hooks.h), and every hook is exported once per runtime major
+// (hooks/cudart.h).
 #include <cuda_profiler_api.h>
 #include <cuda_runtime_api.h>
 
+#include "hooks/cudart_hooks.h"
 #include "hooks/graph_work.h"
-#include "hooks/hook.h"
 #include "hooks/stream_capture.h"
-
-// Declarations the public headers do not give: the variants, and the launch entry of the code
-// nvcc generates (crt/device_functions.h). Registration hooks: hooks/cuda_registration.cpp.
-extern "C" {
-decltype(cudaLaunchKernel) cudaLaunchKernel_ptsz;
-decltype(cudaLaunchKernelExC) cudaLaunchKernelExC_ptsz;
-decltype(cudaLaunchCooperativeKernel) cudaLaunchCooperativeKernel_ptsz;
-decltype(cudaGraphLaunch) cudaGraphLaunch_ptsz;
-decltype(cudaGraphInstantiateWithParams) cudaGraphInstantiateWithParams_ptsz;
-decltype(cudaMemcpy) cudaMemcpy_ptds;
-decltype(cudaMemcpyAsync) cudaMemcpyAsync_ptsz;
-decltype(cudaMemcpy2D) cudaMemcpy2D_ptds;
-decltype(cudaMemcpy2DAsync) cudaMemcpy2DAsync_ptsz;
-decltype(cudaMemcpyToSymbol) cudaMemcpyToSymbol_ptds;
-decltype(cudaMemcpyFromSymbol) cudaMemcpyFromSymbol_ptds;
-decltype(cudaMemcpyToSymbolAsync) cudaMemcpyToSymbolAsync_ptsz;
-decltype(cudaMemcpyFromSymbolAsync) cudaMemcpyFromSymbolAsync_ptsz;
-decltype(cudaMemset) cudaMemset_ptds;
-decltype(cudaMemsetAsync) cudaMemsetAsync_ptsz;
-decltype(cudaMemset2D) cudaMemset2D_ptds;
-decltype(cudaMemset2DAsync) cudaMemset2DAsync_ptsz;
-decltype(cudaStreamSynchronize) cudaStreamSynchronize_ptsz;
-decltype(cudaStreamWaitEvent) cudaStreamWaitEvent_ptsz;
-decltype(cudaEventRecord) cudaEventRecord_ptsz;
-decltype(cudaStreamBeginCapture) cudaStreamBeginCapture_ptsz;
-decltype(cudaStreamEndCapture) cudaStreamEndCapture_ptsz;
-cudaError_t __cudaLaunchKernel(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void**, size_t, cudaStream_t);
-}
 
 namespace {
 using profagent::EventKind;
@@ -86,73 +56,55 @@ constexpr cudaMemcpyKind kPeer = cudaMemcpyDeviceToDevice;
 
 // ---- launches ------------------------------------------------------------------------------
 PROFAGENT_HOOK(cudaLaunchKernel, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
-PROFAGENT_HOOK(cudaLaunchKernel_ptsz, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
 PROFAGENT_HOOK(cudaLaunchKernelExC, (const cudaLaunchConfig_t* c, const void* f, void** a), (c, f, a), launch_ex(c, f))
-PROFAGENT_HOOK(cudaLaunchKernelExC_ptsz, (const cudaLaunchConfig_t* c, const void* f, void** a), (c, f, a), launch_ex(c, f))
 PROFAGENT_HOOK(__cudaLaunchKernel, (cudaKernel_t k, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (k, g, b, a, m, s), launch(k, s))
-PROFAGENT_HOOK(__cudaLaunchKernel_ptsz, (cudaKernel_t k, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (k, g, b, a, m, s), launch(k, s))
 PROFAGENT_HOOK(cudaLaunchCooperativeKernel, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
-PROFAGENT_HOOK(cudaLaunchCooperativeKernel_ptsz, (const void* f, dim3 g, dim3 b, void** a, size_t m, cudaStream_t s), (f, g, b, a, m, s), launch(f, s))
 PROFAGENT_HOOK(cudaGraphLaunch, (cudaGraphExec_t e, cudaStream_t s), (e, s), graph_launch(e, s))
-PROFAGENT_HOOK(cudaGraphLaunch_ptsz, (cudaGraphExec_t e, cudaStream_t s), (e, s), graph_launch(e, s))
 
 // Instantiation learns whether the graph does device work (hooks/graph_work.h), with the
-// graph queries of the caller's runtime major; a destroyed handle is forgotten.
-#define PROFAGENT_GRAPH_INSTANTIATE(name, params, args, exec, graph)                                              \
-  PROFAGENT_HOOK_THEN_VERSION(name, 13, params, args, runtime(), graph_work::instantiated(result, exec, graph, 13)) \
-  PROFAGENT_HOOK_THEN_VERSION(name, 12, params, args, runtime(), graph_work::instantiated(result, exec, graph, 12))
+// graph queries of the caller's runtime major (the version tag); a destroyed handle is forgotten.
+#define PROFAGENT_GRAPH_INSTANTIATE_ONE(Library, version, tag, kind, symbol_version, name, params, args, exec, graph) \
+  PROFAGENT_HOOK_THEN_ONE(Library, version, tag, kind, symbol_version, name, params, args, runtime(),               \
+                          graph_work::instantiated(result, exec, graph, tag))
+#define PROFAGENT_GRAPH_INSTANTIATE_NAMED(name, params, args, exec, graph) \
+  PROFAGENT_LIBRARY_cudart(PROFAGENT_GRAPH_INSTANTIATE_ONE, name, params, args, exec, graph)
+#define PROFAGENT_GRAPH_INSTANTIATE(name, params, args, exec, graph)   \
+  PROFAGENT_GRAPH_INSTANTIATE_NAMED(name, params, args, exec, graph) \
+  PROFAGENT_STREAM_VARIANTS_##name(PROFAGENT_GRAPH_INSTANTIATE_NAMED, params, args, exec, graph)
 PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiate, (cudaGraphExec_t* e, cudaGraph_t g, unsigned long long f), (e, g, f), e, g)
 PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiateWithFlags, (cudaGraphExec_t* e, cudaGraph_t g, unsigned long long f), (e, g, f), e, g)
 PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiateWithParams, (cudaGraphExec_t* e, cudaGraph_t g, cudaGraphInstantiateParams* p), (e, g, p), e, g)
-PROFAGENT_GRAPH_INSTANTIATE(cudaGraphInstantiateWithParams_ptsz, (cudaGraphExec_t* e, cudaGraph_t g, cudaGraphInstantiateParams* p), (e, g, p), e, g)
 PROFAGENT_HOOK_THEN(cudaGraphExecDestroy, (cudaGraphExec_t e), (e), runtime(word(e)), graph_work::destroyed(e))
 
 // ---- copies ----------------------------------------------------------------------------------
 PROFAGENT_HOOK(cudaMemcpy, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k), copy(n, k))
-PROFAGENT_HOOK(cudaMemcpy_ptds, (void* d, const void* s, size_t n, cudaMemcpyKind k), (d, s, n, k), copy(n, k))
 PROFAGENT_HOOK(cudaMemcpyAsync, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st), copy_async(n, k, st))
-PROFAGENT_HOOK(cudaMemcpyAsync_ptsz, (void* d, const void* s, size_t n, cudaMemcpyKind k, cudaStream_t st), (d, s, n, k, st), copy_async(n, k, st))
 PROFAGENT_HOOK(cudaMemcpy2D, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k), (d, dp, s, sp, w, h, k), copy(w * h, k))
-PROFAGENT_HOOK(cudaMemcpy2D_ptds, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k), (d, dp, s, sp, w, h, k), copy(w * h, k))
 PROFAGENT_HOOK(cudaMemcpy2DAsync, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k, cudaStream_t st), (d, dp, s, sp, w, h, k, st), copy_async(w * h, k, st))
-PROFAGENT_HOOK(cudaMemcpy2DAsync_ptsz, (void* d, size_t dp, const void* s, size_t sp, size_t w, size_t h, cudaMemcpyKind k, cudaStream_t st), (d, dp, s, sp, w, h, k, st), copy_async(w * h, k, st))
 PROFAGENT_HOOK(cudaMemcpyToSymbol, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k), (y, s, n, o, k), copy(n, k))
-PROFAGENT_HOOK(cudaMemcpyToSymbol_ptds, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k), (y, s, n, o, k), copy(n, k))
 PROFAGENT_HOOK(cudaMemcpyFromSymbol, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k), (d, y, n, o, k), copy(n, k))
-PROFAGENT_HOOK(cudaMemcpyFromSymbol_ptds, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k), (d, y, n, o, k), copy(n, k))
 PROFAGENT_HOOK(cudaMemcpyToSymbolAsync, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (y, s, n, o, k, st), copy_async(n, k, st))
-PROFAGENT_HOOK(cudaMemcpyToSymbolAsync_ptsz, (const void* y, const void* s, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (y, s, n, o, k, st), copy_async(n, k, st))
 PROFAGENT_HOOK(cudaMemcpyFromSymbolAsync, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (d, y, n, o, k, st), copy_async(n, k, st))
-PROFAGENT_HOOK(cudaMemcpyFromSymbolAsync_ptsz, (void* d, const void* y, size_t n, size_t o, cudaMemcpyKind k, cudaStream_t st), (d, y, n, o, k, st), copy_async(n, k, st))
 PROFAGENT_HOOK(cudaMemcpyPeer, (void* d, int dd, const void* s, int sd, size_t n), (d, dd, s, sd, n), copy(n, kPeer))
 PROFAGENT_HOOK(cudaMemcpyPeerAsync, (void* d, int dd, const void* s, int sd, size_t n, cudaStream_t st), (d, dd, s, sd, n, st), copy_async(n, kPeer, st))
 
 // ---- sets ------------------------------------------------------------------------------------
 PROFAGENT_HOOK(cudaMemset, (void* d, int v, size_t n), (d, v, n), set(n))
-PROFAGENT_HOOK(cudaMemset_ptds, (void* d, int v, size_t n), (d, v, n), set(n))
 PROFAGENT_HOOK(cudaMemsetAsync, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st), set_async(n, st))
-PROFAGENT_HOOK(cudaMemsetAsync_ptsz, (void* d, int v, size_t n, cudaStream_t st), (d, v, n, st), set_async(n, st))
 PROFAGENT_HOOK(cudaMemset2D, (void* d, size_t p, int v, size_t w, size_t h), (d, p, v, w, h), set(w * h))
-PROFAGENT_HOOK(cudaMemset2D_ptds, (void* d, size_t p, int v, size_t w, size_t h), (d, p, v, w, h), set(w * h))
 PROFAGENT_HOOK(cudaMemset2DAsync, (void* d, size_t p, int v, size_t w, size_t h, cudaStream_t st), (d, p, v, w, h, st), set_async(w * h, st))
-PROFAGENT_HOOK(cudaMemset2DAsync_ptsz, (void* d, size_t p, int v, size_t w, size_t h, cudaStream_t st), (d, p, v, w, h, st), set_async(w * h, st))
 
 // ---- allocations: hooks/cuda_memory.cpp (they also keep the allocation bookkeeping) ---------
 
 // ---- synchronisation and events --------------------------------------------------------------
 PROFAGENT_HOOK(cudaDeviceSynchronize, (), (), wait_for())
 PROFAGENT_HOOK(cudaStreamSynchronize, (cudaStream_t st), (st), wait_for(st))
-PROFAGENT_HOOK(cudaStreamSynchronize_ptsz, (cudaStream_t st), (st), wait_for(st))
 PROFAGENT_HOOK(cudaEventSynchronize, (cudaEvent_t e), (e), wait_for(e))
 PROFAGENT_HOOK_THEN(cudaStreamWaitEvent, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), stream_wait(st, e), capture::wait_event(st, e, result))
-PROFAGENT_HOOK_THEN(cudaStreamWaitEvent_ptsz, (cudaStream_t st, cudaEvent_t e, unsigned int f), (st, e, f), stream_wait(st, e), capture::wait_event(st, e, result))
 PROFAGENT_HOOK_THEN(cudaEventRecord, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)), capture::record_event(e, st, result))
-PROFAGENT_HOOK_THEN(cudaEventRecord_ptsz, (cudaEvent_t e, cudaStream_t st), (e, st), runtime(word(e), word(st)), capture::record_event(e, st, result))
 PROFAGENT_HOOK(cudaProfilerStart, (), (), runtime())
 PROFAGENT_HOOK(cudaProfilerStop, (), (), runtime())
 
 // ---- graph capture: launches inside a capture are tagged kFlagCaptured, not counted as work --
 PROFAGENT_HOOK_THEN(cudaStreamBeginCapture, (cudaStream_t st, cudaStreamCaptureMode m), (st, m), runtime(word(st)), capture::begin(st, result))
-PROFAGENT_HOOK_THEN(cudaStreamBeginCapture_ptsz, (cudaStream_t st, cudaStreamCaptureMode m), (st, m), runtime(word(st)), capture::begin(st, result))
 PROFAGENT_HOOK_THEN(cudaStreamEndCapture, (cudaStream_t st, cudaGraph_t* g), (st, g), runtime(word(st)), capture::end(st))
-PROFAGENT_HOOK_THEN(cudaStreamEndCapture_ptsz, (cudaStream_t st, cudaGraph_t* g), (st, g), runtime(word(st)), capture::end(st))

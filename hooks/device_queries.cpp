@@ -6,7 +6,7 @@
 
 #include <atomic>
 
-#include "hooks/hook.h"
+#include "hooks/cudart.h"
 
 namespace profagent::hooks {
 namespace {
@@ -45,14 +45,14 @@ __attribute__((constructor)) void reset_in_forked_children() {
 // the CUPTI callback, which sees it too, must not record it either. Not noexcept: the real
 // call may be a cancellation point's caller (see hooks/hook.h).
 template <typename Fn, typename... Args>
-cudaError_t forward_query(Site& site, Args... args) {
+cudaError_t forward_query(CudartSite& site, Args... args) {
   auto* real = reinterpret_cast<Fn*>(resolve(site.real));
   if (real == nullptr) {
     report_unresolved(site);
-    return unresolved_result<cudaError_t>();
+    return unresolved_result<CudaRuntime, cudaError_t>();
   }
   collector::HookForwarding forwarding;
-  note_cuda_use();
+  note_first_use<CudaRuntime>();
   return real(args...);
 }
 
@@ -65,13 +65,13 @@ DeviceQueryOutcome device_query_outcome() noexcept {
 
 }  // namespace profagent::hooks
 
-// One watched query, once per runtime major (as PROFAGENT_HOOK, hooks/hook.h): recorded as any
-// hooked call (or only forwarded when left out of traces), then its result counted.
-#define PROFAGENT_WATCH_VERSION(name, major, params, args)                                           \
-  PROFAGENT_DECLARE_SITE(name, major)                                                                \
-  PROFAGENT_HOOK_SYMVER(name, major) cudaError_t pahook##major##_##name params {                     \
+// One watched query, once per runtime major (as PROFAGENT_HOOK_ONE, hooks/hook.h): recorded as
+// any hooked call (or only forwarded when left out of traces), then its result counted.
+#define PROFAGENT_WATCH_ONE(Library, version, tag, kind, symbol_version, name, params, args)         \
+  PROFAGENT_DECLARE_SITE(Library, version, tag, name)                                                \
+  PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, name, params) {                                 \
     static const bool left_out = ::profagent::collector::left_out_of_traces(#name);                  \
-    auto& site = site_##name##_##major;                                                              \
+    auto& site = site_##name##_##tag;                                                                \
     cudaError_t result;                                                                              \
     if (left_out) {                                                                                  \
       result = ::profagent::hooks::forward_query<decltype(name)>(site PROFAGENT_TRAILING_ARGS args); \
@@ -84,9 +84,7 @@ DeviceQueryOutcome device_query_outcome() noexcept {
     ::profagent::hooks::count_query_result(result);                                                  \
     return result;                                                                                   \
   }
-#define PROFAGENT_WATCH(name, params, args)       \
-  PROFAGENT_WATCH_VERSION(name, 13, params, args) \
-  PROFAGENT_WATCH_VERSION(name, 12, params, args)
+#define PROFAGENT_WATCH(name, params, args) PROFAGENT_LIBRARY_cudart(PROFAGENT_WATCH_ONE, name, params, args)
 
 PROFAGENT_DEVICE_QUERIES(PROFAGENT_WATCH)
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "collector/api.h"
-#include "hooks/resolve.h"
+#include "hooks/cudart.h"
 
 namespace profagent::hooks::graph_work {
 namespace {
@@ -23,12 +23,12 @@ std::atomic<uint32_t> g_count{0};
 uintptr_t key(cudaGraphExec_t exec) { return reinterpret_cast<uintptr_t>(exec); }
 
 // The graph queries of each runtime major (the agent's own calls, never recorded).
-RealSymbol get_nodes_13{"cudaGraphGetNodes", kCudart13};
-RealSymbol node_type_13{"cudaGraphNodeGetType", kCudart13};
-RealSymbol child_graph_13{"cudaGraphChildGraphNodeGetGraph", kCudart13};
-RealSymbol get_nodes_12{"cudaGraphGetNodes", kCudart12};
-RealSymbol node_type_12{"cudaGraphNodeGetType", kCudart12};
-RealSymbol child_graph_12{"cudaGraphChildGraphNodeGetGraph", kCudart12};
+RealSymbol get_nodes_13{"cudaGraphGetNodes", &kCudart13};
+RealSymbol node_type_13{"cudaGraphNodeGetType", &kCudart13};
+RealSymbol child_graph_13{"cudaGraphChildGraphNodeGetGraph", &kCudart13};
+RealSymbol get_nodes_12{"cudaGraphGetNodes", &kCudart12};
+RealSymbol node_type_12{"cudaGraphNodeGetType", &kCudart12};
+RealSymbol child_graph_12{"cudaGraphChildGraphNodeGetGraph", &kCudart12};
 PROFAGENT_REGISTER_REAL_SYMBOL(graph_get_nodes_13, get_nodes_13);
 PROFAGENT_REGISTER_REAL_SYMBOL(graph_node_type_13, node_type_13);
 PROFAGENT_REGISTER_REAL_SYMBOL(graph_child_graph_13, child_graph_13);

@@ -1,5 +1,5 @@
 // The out-of-line parts of the hook template: interning an API name once per site, and
-// reporting a symbol no loaded runtime defines.
+// reporting a symbol no loaded object of its library defines.
 #include "hooks/hook.h"
 
 namespace profagent::hooks {
@@ -52,10 +52,11 @@ void set_unresolved_reporter(UnresolvedReporter reporter) noexcept {
   g_reporter.store(reporter, std::memory_order_release);
 }
 
-void report_unresolved(Site& site) noexcept {
+void report_unresolved(Site& site, const char* returned) noexcept {
   if (site.unresolved_reported.exchange(true, std::memory_order_relaxed)) return;
   UnresolvedReporter reporter = g_reporter.load(std::memory_order_acquire);
-  if (reporter != nullptr) reporter(site.real.name);
+  const char* library = site.real.library != nullptr ? site.real.library->soname : "";
+  if (reporter != nullptr) reporter(site.real.name, library, returned);
 }
 
 }  // namespace profagent::hooks

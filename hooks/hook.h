@@ -1,17 +1,16 @@
 // The hook template (after heaptrack's HOOK macro: hooks stay mechanical and tiny): every
-// interposed CUDA runtime symbol is one PROFAGENT_HOOK line in hooks/cuda_runtime.cpp, and all
-// of them run the same steps here:
-//   guard → first CUDA use → not recording? call the real function and return →
-//   id, t0, push external correlation id → real call → pop → t1 → fill the HostEvent →
-//   record → return the real result unchanged.
+// interposed symbol of a library is one hook line (libcudart: hooks/cuda_runtime.cpp), declared
+// against the library's descriptor (hooks/library.h), and all of them run the same steps here:
+//   guard → first use of the library's device → not recording? call the real function and
+//   return → id, t0, push external correlation id → real call → pop → t1 → fill the
+//   HostEvent → record → return the real result unchanged.
 // Only collector/api.h is visible from here (hooks depend on nothing else).
 #pragma once
-
-#include <cuda_runtime_api.h>
 
 #include <type_traits>
 
 #include "collector/api.h"
+#include "hooks/library.h"
 #include "hooks/resolve.h"
 
 #define PROFAGENT_EXPORT extern "C" __attribute__((visibility("default")))
@@ -32,39 +31,68 @@ struct Site {
   RealSymbol real;
   std::atomic<NameId> name{kNoName};
   std::atomic<bool> unresolved_reported{false};
-  explicit constexpr Site(const char* symbol_name, const char* runtime = kCudart13) noexcept
-      : real(symbol_name, runtime) {}
+  constexpr Site(const char* symbol_name, const LibraryVersion& version) noexcept : real(symbol_name, &version) {}
+};
+
+// A site of one library (hooks/library.h): the template takes the library's error values and
+// first-use rule from `Library`.
+template <typename Library>
+struct LibrarySite : Site {
+  using Site::Site;
 };
 
 NameId intern_site_name(Site& site) noexcept;  // first call of a site: interns its API name
 
-// What a hook returns when no real function exists: the app sees a runtime that failed to
-// initialise, never a crash (fail open: a failing part is switched off, the app is unchanged).
-template <typename R>
+// What a hook returns when no real function exists: the app sees a library that failed to
+// initialise (libcudart: cudaErrorSharedObjectInitFailed), never a crash (fail open: a failing
+// part is switched off, the app is unchanged).
+template <typename Library, typename R>
 R unresolved_result() noexcept {
-  if constexpr (std::is_same_v<R, cudaError_t>) return cudaErrorSharedObjectInitFailed;
+  if constexpr (std::is_same_v<R, typename Library::Error>) return Library::kUnavailable;
   else if constexpr (!std::is_void_v<R>) return R{};
 }
-void report_unresolved(Site& site) noexcept;
+// Says once per site that no loaded object defines it and what its calls return instead.
+void report_unresolved(Site& site, const char* returned) noexcept;
+template <typename Library>
+void report_unresolved(LibrarySite<Library>& site) noexcept {
+  report_unresolved(site, Library::kUnavailableName);
+}
 
 // The agent installs how an unresolvable symbol is reported (hooks/ sees no logger; the agent
-// wires the rooms together). Called once per symbol.
-using UnresolvedReporter = void (*)(const char* symbol) noexcept;
+// wires the rooms together): the symbol, the soname it was looked for in ("" for none) and
+// what its calls return. Called once per symbol.
+using UnresolvedReporter = void (*)(const char* symbol, const char* library, const char* returned) noexcept;
 void set_unresolved_reporter(UnresolvedReporter reporter) noexcept;
 
-// Called once, at the first call of any CUDA hook, before the real function (the agent
-// registers its exit handler there: see agent/lifecycle.cpp for why not earlier).
+// Called once, at the first call of any hook of a library that drives CUDA (DeviceApi::Cuda),
+// before the real function (the agent registers its exit handler there: see
+// agent/lifecycle.cpp for why not earlier).
 using FirstUseCallback = void (*)() noexcept;
 void set_first_cuda_use_callback(FirstUseCallback callback) noexcept;
 extern std::atomic<bool> g_cuda_seen;
 void first_cuda_use() noexcept;
 
-// Every CUDA hook runs both first-use steps before the real call: ours above and the
-// collector's cuda_in_use() (device backend). Once both are past, the hooks clear
-// collector::kHookFirstUse, so the steps cost nothing in the byte every hook reads anyway.
+// Every hook of a library that drives CUDA (DeviceApi::Cuda) runs both first-use steps before
+// the real call: ours above and the collector's cuda_in_use() (device backend). Once both are
+// past, the hooks clear collector::kHookFirstUse, so the steps cost nothing in the byte every
+// hook reads anyway.
 void note_cuda_use_slow() noexcept;
 inline void note_cuda_use() noexcept {
   if (collector::hook_work() & collector::kHookFirstUse) note_cuda_use_slow();
+}
+
+template <typename Library>
+inline void note_first_use() noexcept {
+  if constexpr (Library::kDevice == DeviceApi::Cuda) note_cuda_use();
+}
+
+// The hook work bits a library's hooks act on: kHookFirstUse concerns only libraries that
+// drive CUDA (the others would take the slow path until some CUDA call cleared it).
+template <typename Library>
+inline uint8_t hook_work_of() noexcept {
+  constexpr uint8_t kIgnored = Library::kDevice == DeviceApi::Cuda ? 0 : collector::kHookFirstUse;
+  if constexpr (kIgnored == 0) return collector::hook_work();
+  else return collector::hook_work() & uint8_t(~kIgnored);
 }
 
 inline int16_t clamp_result(long value) noexcept {
@@ -84,8 +112,9 @@ struct ReturnOf<R(A...)> {
 };
 
 // Fills this thread's next buffer slot in place (no HostEvent copy) and publishes it; with
-// `with_stack`, then the caller's call stack (collector/api.h: kHookStacks).
-template <bool with_stack, typename R>
+// `with_stack`, then the caller's call stack (collector/api.h: kHookStacks). A result of the
+// library's error type is kept, and flags the call failed unless it is the success value.
+template <typename Library, bool with_stack, typename R>
 __attribute__((always_inline)) inline void record_call(Site& site, uint64_t id, uint64_t start, const R& result,
                  const Payload& payload) noexcept {
   const uint64_t end = collector::now();
@@ -100,9 +129,9 @@ __attribute__((always_inline)) inline void record_call(Site& site, uint64_t id, 
   event->kind = uint8_t(payload.kind);
   event->flags = payload.flags;
   event->result = 0;
-  if constexpr (std::is_same_v<R, cudaError_t>) {
+  if constexpr (std::is_same_v<R, typename Library::Error>) {
     event->result = clamp_result(long(result));
-    if (result != cudaSuccess) event->flags |= kFlagFailed;
+    if (result != Library::kSuccess) event->flags |= kFlagFailed;
   }
   collector::commit_record();
   // Still in the hook: the stack is the caller's.
@@ -135,8 +164,8 @@ auto call_with_external_id(uint64_t id, Fn* real, Args... args) {
 // The recording half of a hook, out of line so that the forwarding path needs no stack frame
 // of its own (inlined, this half made every idle call pay its register saves).
 // One instantiation per hook without stacks, one with (taken when kHookStacks is set).
-template <typename Fn, bool with_stack, typename Describe, typename... Args>
-__attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describe& describe,
+template <typename Fn, bool with_stack, typename Library, typename Describe, typename... Args>
+__attribute__((noinline)) auto intercept_recording(LibrarySite<Library>& site, Fn* real, Describe& describe,
                                                    Args... args) {
   using R = std::invoke_result_t<Fn*, Args...>;
   collector::RuntimeGuard guard;
@@ -145,67 +174,52 @@ __attribute__((noinline)) auto intercept_recording(Site& site, Fn* real, Describ
   const uint64_t start = collector::now();
   if constexpr (std::is_void_v<R>) {
     call_with_external_id(id, real, args...);
-    record_call<with_stack>(site, id, start, 0, describe());
+    record_call<Library, with_stack>(site, id, start, 0, describe());
   } else {
     R result = call_with_external_id(id, real, args...);
-    record_call<with_stack>(site, id, start, result, describe());
+    record_call<Library, with_stack>(site, id, start, result, describe());
     return result;
   }
 }
 
 // Records the call when the session records, else only forwards it.
-template <typename Fn, typename Describe, typename... Args>
-inline auto record_or_forward(Site& site, Fn* real, Describe& describe, Args... args) {
+template <typename Fn, typename Library, typename Describe, typename... Args>
+inline auto record_or_forward(LibrarySite<Library>& site, Fn* real, Describe& describe, Args... args) {
   if (!collector::recording()) return real(args...);
   if (collector::stacks_on()) return intercept_recording<Fn, true>(site, real, describe, args...);
   return intercept_recording<Fn, false>(site, real, describe, args...);
 }
 
 // ---- step markers (PROFAGENT_STEP_ON) ------------------------------------------------------
-// The kernel of a launch: its first `const void*` or cudaKernel_t argument (the collector
-// only looks at it for launch symbols).
-template <typename... Args>
-const void* kernel_argument(Args... args) noexcept {
-  const void* kernel = nullptr;
-  [[maybe_unused]] auto take = [&kernel](auto arg) {
-    using A = decltype(arg);
-    if constexpr (std::is_same_v<A, const void*> || std::is_same_v<A, cudaKernel_t>) {
-      if (kernel == nullptr) kernel = reinterpret_cast<const void*>(arg);
-    }
-  };
-  (take(args), ...);
-  return kernel;
-}
-
 // A step marker is configured: the call runs as usual, then the collector learns it ended —
 // after the real call and its event, so the call belongs to the step it ends.
-template <typename Fn, typename Describe, typename... Args>
-auto record_then_mark(Site& site, Fn* real, Describe& describe, Args... args) {
+template <typename Fn, typename Library, typename Describe, typename... Args>
+auto record_then_mark(LibrarySite<Library>& site, Fn* real, Describe& describe, Args... args) {
   using R = std::invoke_result_t<Fn*, Args...>;
   if constexpr (std::is_void_v<R>) {
     record_or_forward<Fn>(site, real, describe, args...);
-    collector::hooked_call_ended(site.real.name, kernel_argument(args...));
+    collector::hooked_call_ended(site.real.name, Library::launched_kernel(args...));
   } else {
     R result = record_or_forward<Fn>(site, real, describe, args...);
-    collector::hooked_call_ended(site.real.name, kernel_argument(args...));
+    collector::hooked_call_ended(site.real.name, Library::launched_kernel(args...));
     return result;
   }
 }
 
 // Everything but plain forwarding: the first calls (resolve the real function, run the
 // first-use steps; every call if the symbol is missing), step markers, recording.
-template <typename Fn, typename Describe, typename... Args>
-__attribute__((noinline)) auto intercept_slow(Site& site, Describe& describe,
+template <typename Fn, typename Library, typename Describe, typename... Args>
+__attribute__((noinline)) auto intercept_slow(LibrarySite<Library>& site, Describe& describe,
                                               Args... args) {
   using R = std::invoke_result_t<Fn*, Args...>;
   auto* real = reinterpret_cast<Fn*>(resolve(site.real));
   if (real == nullptr) {
     report_unresolved(site);
-    return unresolved_result<R>();
+    return unresolved_result<Library, R>();
   }
   // This call is the hook's: the CUPTI callback, which sees it too, must leave it alone.
   collector::HookForwarding forwarding;
-  note_cuda_use();
+  note_first_use<Library>();
   if (collector::step_markers_armed()) return record_then_mark<Fn>(site, real, describe, args...);
   return record_or_forward<Fn>(site, real, describe, args...);
 }
@@ -221,19 +235,20 @@ __attribute__((noinline)) auto intercept_slow(Site& site, Describe& describe,
 // jump to the real function (target <= 3 ns), without the re-entrancy guard — a call nested
 // in a forwarded call has nothing to be kept out of. forward_target() gives the real function
 // for that case, else nullptr.
-template <typename Fn>
-inline Fn* forward_target(Site& site) noexcept {
+template <typename Fn, typename Library>
+inline Fn* forward_target(LibrarySite<Library>& site) noexcept {
   auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
-  return __builtin_expect(collector::hook_work() == 0, 1) ? real : nullptr;
+  return __builtin_expect(hook_work_of<Library>() == 0, 1) ? real : nullptr;
 }
 
 // Every other call. A recording call with nothing else to do goes straight to
 // intercept_recording().
-template <typename Fn, typename Describe, typename... Args>
-__attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&& describe, Args... args) {
+template <typename Fn, typename Library, typename Describe, typename... Args>
+__attribute__((always_inline)) inline auto intercept_hook(LibrarySite<Library>& site, Describe&& describe,
+                                                          Args... args) {
   collector::note_hook_entry(__builtin_dwarf_cfa());  // inlined: the program's SP (RuntimeGuard heals by it)
   auto* real = reinterpret_cast<Fn*>(site.real.address.load(std::memory_order_acquire));
-  const uint8_t work = collector::hook_work();
+  const uint8_t work = hook_work_of<Library>();
   if (real != nullptr && work == collector::kHookRecording) {
     return intercept_recording<Fn, false>(site, real, describe, args...);
   }
@@ -245,12 +260,11 @@ __attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&&
 
 }  // namespace profagent::hooks
 
-// Turns the parenthesised argument list into ", a, b" (nothing for "()").
-#define PROFAGENT_TRAILING_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
-
-// Exported names: every hook is defined once per runtime major as a HIDDEN symbol version,
-// `cudaMalloc@libcudart.so.13` and `cudaMalloc@libcudart.so.12` (agent/exports.map declares
-// the nodes), each with its own Site that resolves in the runtime of that version.
+// ---- declaring hooks -------------------------------------------------------------------------
+// Exported names: a library's hooks are defined once per version its descriptor lists
+// (hooks/library.h). For a VERSIONED library each definition is a HIDDEN symbol version,
+// `cudaMalloc@libcudart.so.13` and `cudaMalloc@libcudart.so.12` (agent/exports.map declares the
+// nodes), each with its own Site that resolves in the library of that version.
 //  - A program or library linked against a runtime references `name@libcudart.so.N`: the
 //    loader binds that reference to our definition of the same version, before the runtime's
 //    (preloads come first in the global scope).
@@ -258,58 +272,61 @@ __attribute__((always_inline)) inline auto intercept_hook(Site& site, Describe&&
 //    matches a hidden version: it finds the runtime itself, exactly as without the agent — and
 //    glibc then pins that runtime to the caller as it would without us, so what a later
 //    dlclose unloads does not change either. Such calls are not interposed (README, limits).
-// The C++ function behind each version gets an internal name (hidden by exports.map).
-#define PROFAGENT_HOOK_SYMVER(name, major) \
-  extern "C" __attribute__((visibility("default"), symver(#name "@libcudart.so." #major)))
-
-#define PROFAGENT_DECLARE_SITE(name, major)                                              \
-  namespace {                                                                           \
-  ::profagent::hooks::Site site_##name##_##major{#name, "libcudart.so." #major};        \
-  PROFAGENT_REGISTER_REAL_SYMBOL(name##_##major, site_##name##_##major.real);           \
-  }
+// The C++ function behind each version gets an internal name (hidden by exports.map). An
+// UNVERSIONED library's hooks are plain exports of the symbol's own name, which a program's
+// reference and an unversioned lookup both find first, as with any LD_PRELOAD interposer.
 
 // Turns the parenthesised argument list into ", a, b" (nothing for "()").
 #define PROFAGENT_TRAILING_ARGS(...) __VA_OPT__(, ) __VA_ARGS__
 
-// One version of PROFAGENT_HOOK: the site and the exported function `name@libcudart.so.major`.
-#define PROFAGENT_HOOK_VERSION(name, major, params, args, payload)                        \
-  PROFAGENT_DECLARE_SITE(name, major)                                                   \
-  PROFAGENT_HOOK_SYMVER(name, major)                                                    \
-  ::profagent::hooks::ReturnOf<decltype(name)>::type pahook##major##_##name params { \
-    if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##major)) { \
-      return real args;                                                                 \
-    }                                                                                   \
-    return ::profagent::hooks::intercept_hook<decltype(name)>(                          \
-        site_##name##_##major,                                                          \
-        [&]() noexcept -> ::profagent::hooks::Payload { return payload; }               \
-        PROFAGENT_TRAILING_ARGS args);                                                  \
+// The Site of one version of a hook (the X-entry parameters of hooks/library.h first).
+#define PROFAGENT_DECLARE_SITE(Library, version, tag, name)                   \
+  namespace {                                                                \
+  ::profagent::hooks::LibrarySite<Library> site_##name##_##tag{#name, version}; \
+  PROFAGENT_REGISTER_REAL_SYMBOL(name##_##tag, site_##name##_##tag.real);    \
   }
 
-// Declares the sites and defines the exported symbol `name` (both versions) with the
-// parameter list `params` (names included), forwarding `args`; `payload` is an expression of
-// type Payload evaluated after the real call. The return type comes from the CUDA header's
-// declaration of `name`.
-#define PROFAGENT_HOOK(name, params, args, payload)          \
-  PROFAGENT_HOOK_VERSION(name, 13, params, args, payload)    \
-  PROFAGENT_HOOK_VERSION(name, 12, params, args, payload)
+// The head of one version's exported function: `R <function> params`.
+#define PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, name, params)                          \
+  extern "C" PROFAGENT_EXPORT_ATTRIBUTES_##kind(name, symbol_version)                             \
+      ::profagent::hooks::ReturnOf<decltype(name)>::type PROFAGENT_EXPORTED_FUNCTION_##kind(name, tag) params
 
-// One version of PROFAGENT_HOOK_THEN.
-#define PROFAGENT_HOOK_THEN_VERSION(name, major, params, args, payload, after)            \
-  PROFAGENT_DECLARE_SITE(name, major)                                                   \
-  PROFAGENT_HOOK_SYMVER(name, major)                                                    \
-  ::profagent::hooks::ReturnOf<decltype(name)>::type pahook##major##_##name params { \
-    auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##major); \
-    const auto result = real != nullptr ? real args                                     \
-        : ::profagent::hooks::intercept_hook<decltype(name)>(                           \
-            site_##name##_##major,                                                      \
-            [&]() noexcept -> ::profagent::hooks::Payload { return payload; }           \
-            PROFAGENT_TRAILING_ARGS args);                                              \
-    after;                                                                              \
-    return result;                                                                      \
+// One version of a hook: the site and the exported function.
+#define PROFAGENT_HOOK_ONE(Library, version, tag, kind, symbol_version, name, params, args, payload) \
+  PROFAGENT_DECLARE_SITE(Library, version, tag, name)                                               \
+  PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, name, params) {                                \
+    if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##tag)) {      \
+      return real args;                                                                             \
+    }                                                                                               \
+    return ::profagent::hooks::intercept_hook<decltype(name)>(                                      \
+        site_##name##_##tag,                                                                        \
+        [&]() noexcept -> ::profagent::hooks::Payload { return payload; }                           \
+        PROFAGENT_TRAILING_ARGS args);                                                              \
   }
 
-// As PROFAGENT_HOOK, then runs the expression `after` (which may use `result`) on every call,
-// recorded or not: for hooks that keep state the other hooks read (stream capture).
-#define PROFAGENT_HOOK_THEN(name, params, args, payload, after)          \
-  PROFAGENT_HOOK_THEN_VERSION(name, 13, params, args, payload, after)    \
-  PROFAGENT_HOOK_THEN_VERSION(name, 12, params, args, payload, after)
+// One version of a hook that then runs `after` (which may use `result`) on every call.
+#define PROFAGENT_HOOK_THEN_ONE(Library, version, tag, kind, symbol_version, name, params, args, payload, after) \
+  PROFAGENT_DECLARE_SITE(Library, version, tag, name)                                                          \
+  PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, name, params) {                                           \
+    auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##tag);                       \
+    const auto result = real != nullptr ? real args                                                            \
+        : ::profagent::hooks::intercept_hook<decltype(name)>(                                                  \
+            site_##name##_##tag,                                                                               \
+            [&]() noexcept -> ::profagent::hooks::Payload { return payload; }                                  \
+            PROFAGENT_TRAILING_ARGS args);                                                                     \
+    after;                                                                                                     \
+    return result;                                                                                             \
+  }
+
+// Declares the sites and defines the exported symbol `name` of library `library` (the tag of
+// its PROFAGENT_LIBRARY_<tag> descriptor macro), every version, with the parameter list
+// `params` (names included), forwarding `args`; `payload` is an expression of type Payload
+// evaluated after the real call. The return type comes from the library header's declaration
+// of `name`.
+#define PROFAGENT_LIBRARY_HOOK(library, name, params, args, payload) \
+  PROFAGENT_LIBRARY_##library(PROFAGENT_HOOK_ONE, name, params, args, payload)
+
+// As PROFAGENT_LIBRARY_HOOK, then runs the expression `after` (which may use `result`) on
+// every call, recorded or not: for hooks that keep state the other hooks read.
+#define PROFAGENT_LIBRARY_HOOK_THEN(library, name, params, args, payload, after) \
+  PROFAGENT_LIBRARY_##library(PROFAGENT_HOOK_THEN_ONE, name, params, args, payload, after)

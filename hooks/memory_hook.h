@@ -9,7 +9,7 @@
 
 #include <cuda_runtime_api.h>
 
-#include "hooks/hook.h"
+#include "hooks/cudart_hooks.h"
 
 namespace profagent::hooks {
 
@@ -27,15 +27,15 @@ int32_t current_device(RealSymbol& get_device) noexcept;
 void book_memory(Site& site, RealSymbol& get_device, MemoryCall call, uint64_t event_id) noexcept;
 
 template <typename Fn, typename Describe, typename... Args>
-__attribute__((noinline)) cudaError_t intercept_memory(Site& site, RealSymbol& get_device,
+__attribute__((noinline)) cudaError_t intercept_memory(CudartSite& site, RealSymbol& get_device,
                                                        Describe& describe, Args... args) {
   auto* real = reinterpret_cast<Fn*>(resolve(site.real));
   if (real == nullptr) {
     report_unresolved(site);
-    return unresolved_result<cudaError_t>();
+    return unresolved_result<CudaRuntime, cudaError_t>();
   }
   collector::HookForwarding forwarding;  // the CUPTI callback leaves this call alone
-  note_cuda_use();
+  note_first_use<CudaRuntime>();
   collector::RuntimeGuard guard;
   if (!guard.outermost_of_program()) return real(args...);
   const bool recording = collector::recording();
@@ -47,8 +47,8 @@ __attribute__((noinline)) cudaError_t intercept_memory(Site& site, RealSymbol& g
   call.op.call_ns = call_ns;
   book_memory(site, get_device, call, id);
   // The allocation record carries `id`: with stacks on, its call site is this event's stack.
-  if (recording && collector::stacks_on()) record_call<true>(site, id, start, result, call.payload);
-  else if (recording) record_call<false>(site, id, start, result, call.payload);
+  if (recording && collector::stacks_on()) record_call<CudaRuntime, true>(site, id, start, result, call.payload);
+  else if (recording) record_call<CudaRuntime, false>(site, id, start, result, call.payload);
   if (collector::step_markers_armed()) collector::hooked_call_ended(site.real.name, nullptr);
   return result;
 }
@@ -84,27 +84,32 @@ inline MemoryCall release(cudaError_t result, const void* pointer) {
 
 }  // namespace profagent::hooks
 
-// One version of PROFAGENT_MEMORY_HOOK: as PROFAGENT_HOOK_VERSION, but `call` (a MemoryCall,
-// evaluated after the real call with its `result`) describes the call; `payload` is what the
-// hook records when memory is not profiled.
-#define PROFAGENT_MEMORY_HOOK_VERSION(name, major, params, args, payload, call)                      \
-  PROFAGENT_DECLARE_SITE(name, major)                                                                \
-  PROFAGENT_HOOK_SYMVER(name, major) cudaError_t pahook##major##_##name params {                     \
-    if (!::profagent::collector::memory_tracking()) {                                                \
-      if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##major)) {  \
-        return real args;                                                                            \
-      }                                                                                              \
-      return ::profagent::hooks::intercept_hook<decltype(name)>(                                     \
-          site_##name##_##major, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }   \
-          PROFAGENT_TRAILING_ARGS args);                                                             \
-    }                                                                                                \
-    ::profagent::collector::note_hook_entry(__builtin_dwarf_cfa());                                  \
-    auto describe = [&](cudaError_t result) noexcept -> ::profagent::hooks::MemoryCall { return call; }; \
-    return ::profagent::hooks::intercept_memory<decltype(name)>(                                     \
-        site_##name##_##major, get_device_##major, describe PROFAGENT_TRAILING_ARGS args);           \
+// One version of PROFAGENT_MEMORY_HOOK: as PROFAGENT_HOOK_ONE (hooks/hook.h), but `call` (a
+// MemoryCall, evaluated after the real call with its `result`) describes the call; `payload` is
+// what the hook records when memory is not profiled; get_device_<tag> is cudaGetDevice of the
+// runtime of that version.
+#define PROFAGENT_MEMORY_HOOK_ONE(Library, version, tag, kind, symbol_version, name, params, args, payload, call) \
+  PROFAGENT_DECLARE_SITE(Library, version, tag, name)                                                           \
+  PROFAGENT_HOOK_FUNCTION(kind, tag, symbol_version, name, params) {                                            \
+    if (!::profagent::collector::memory_tracking()) {                                                           \
+      if (auto* real = ::profagent::hooks::forward_target<decltype(name)>(site_##name##_##tag)) {               \
+        return real args;                                                                                       \
+      }                                                                                                         \
+      return ::profagent::hooks::intercept_hook<decltype(name)>(                                                \
+          site_##name##_##tag, [&]() noexcept -> ::profagent::hooks::Payload { return payload; }                \
+          PROFAGENT_TRAILING_ARGS args);                                                                        \
+    }                                                                                                           \
+    ::profagent::collector::note_hook_entry(__builtin_dwarf_cfa());                                             \
+    auto describe = [&](cudaError_t result) noexcept -> ::profagent::hooks::MemoryCall { return call; };        \
+    return ::profagent::hooks::intercept_memory<decltype(name)>(                                                \
+        site_##name##_##tag, get_device_##tag, describe PROFAGENT_TRAILING_ARGS args);                          \
   }
 
-// An allocation hook, once per runtime major (get_device_12/13: cudaGetDevice of that runtime).
-#define PROFAGENT_MEMORY_HOOK(name, params, args, payload, call)          \
-  PROFAGENT_MEMORY_HOOK_VERSION(name, 13, params, args, payload, call)    \
-  PROFAGENT_MEMORY_HOOK_VERSION(name, 12, params, args, payload, call)
+// An allocation function, every runtime major.
+#define PROFAGENT_MEMORY_HOOK_NAMED(name, params, args, payload, call) \
+  PROFAGENT_LIBRARY_cudart(PROFAGENT_MEMORY_HOOK_ONE, name, params, args, payload, call)
+
+// An allocation function and its per-thread default stream variants (hooks/cudart_hooks.h).
+#define PROFAGENT_MEMORY_HOOK(name, params, args, payload, call)   \
+  PROFAGENT_MEMORY_HOOK_NAMED(name, params, args, payload, call) \
+  PROFAGENT_STREAM_VARIANTS_##name(PROFAGENT_MEMORY_HOOK_NAMED, params, args, payload, call)

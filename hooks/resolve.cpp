@@ -1,15 +1,17 @@
-// Resolution order for a symbol of runtime version V:
-//   1. dlvsym(RTLD_NEXT, name, V) — the versioned definition in the global scope (before
-//      glibc 2.36 plain dlsym returned the OLDEST version);
-//   2. a runtime of version V loaded RTLD_LOCAL is invisible to RTLD_NEXT: find it with
-//      dl_iterate_phdr (an object whose name holds V), take a handle with dlopen(path,
-//      RTLD_NOLOAD) (no new load, only a reference, dropped at once) and look the symbol up
-//      there, versioned first, then unversioned;
-//   3. dlsym(RTLD_NEXT, name) — an unversioned runtime — unless the definition found lives in
-//      a runtime of another major (it would take calls with the wrong ABI).
-// Any candidate inside libprofagent.so is rejected: RTLD_NEXT from a copy of ourselves (or a
-// handle lookup that finds our own export first) would make a hook call itself forever.
-// None of these lookups pins the runtime: RTLD_NEXT and handle lookups add no dependency,
+// Resolution order for a symbol of library version V (hooks/resolve.h, LibraryVersion):
+//   1. dlvsym(RTLD_NEXT, name, V's symbol version) — the versioned definition in the global
+//      scope (before glibc 2.36 plain dlsym returned the OLDEST version); skipped for a
+//      library without symbol versions;
+//   2. a library loaded RTLD_LOCAL is invisible to RTLD_NEXT: find it with dl_iterate_phdr (an
+//      object whose name holds V's soname), take a handle with dlopen(path, RTLD_NOLOAD) (no
+//      new load, only a reference, dropped at once) and look the symbol up there, versioned
+//      first, then unversioned;
+//   3. dlsym(RTLD_NEXT, name) — an unversioned library — unless the definition found lives in
+//      another major of the same library (it would take calls with the wrong ABI).
+// A symbol without a library takes step 3 alone. Any candidate inside libprofagent.so is
+// rejected: RTLD_NEXT from a copy of ourselves (or a handle lookup that finds our own export
+// first) would make a hook call itself forever.
+// None of these lookups pins the library: RTLD_NEXT and handle lookups add no dependency,
 // so a program that unloads its runtime unloads it with the agent too (then every cached
 // address is forgotten, see forget_real_symbols()).
 #include "hooks/resolve.h"
@@ -66,53 +68,58 @@ const char* object_of(void* address) noexcept {
   return info.dli_fbase == own_base() ? nullptr : info.dli_fname;
 }
 
-// A runtime of another major than `version` (libcudart.so.12 when 13 is wanted, ...).
-bool other_runtime(const char* file, const char* version) noexcept {
-  const char* found = std::strstr(file, "libcudart.so.");
-  return found != nullptr && version != nullptr && std::strstr(file, version) == nullptr;
+// An object of `library`'s family with another soname (libcudart.so.12 when 13 is wanted).
+bool other_major(const char* file, const LibraryVersion* library) noexcept {
+  if (library == nullptr || library->family == nullptr) return false;
+  return std::strstr(file, library->family) != nullptr && std::strstr(file, library->soname) == nullptr;
 }
 
-void* accept(void* address, const char* version) noexcept {
+void* accept(void* address, const LibraryVersion* library) noexcept {
   if (address == nullptr) return nullptr;
   const char* file = object_of(address);
-  if (file == nullptr || other_runtime(file, version)) return nullptr;
+  if (file == nullptr || other_major(file, library)) return nullptr;
   return address;
 }
 
-void* lookup_in(void* handle, const char* name, const char* version) noexcept {
-  void* address = accept(dlvsym(handle, name, version), version);
-  return address != nullptr ? address : accept(dlsym(handle, name), version);
+void* versioned(void* handle, const char* name, const LibraryVersion& library) noexcept {
+  return library.symbol_version != nullptr ? accept(dlvsym(handle, name, library.symbol_version), &library) : nullptr;
+}
+
+void* lookup_in(void* handle, const char* name, const LibraryVersion& library) noexcept {
+  void* address = versioned(handle, name, library);
+  return address != nullptr ? address : accept(dlsym(handle, name), &library);
 }
 
 struct LocalSearch {
   const char* name;
-  const char* version;
+  const LibraryVersion& library;
   void* found = nullptr;
 };
 
 int search_object(dl_phdr_info* info, size_t, void* data) {
   auto& search = *static_cast<LocalSearch*>(data);
-  if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, search.version) == nullptr) return 0;
+  if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, search.library.soname) == nullptr) return 0;
   void* handle = dlopen(info->dlpi_name, RTLD_NOLOAD | RTLD_LAZY);
   if (handle == nullptr) return 0;
-  search.found = lookup_in(handle, search.name, search.version);
+  search.found = lookup_in(handle, search.name, search.library);
   dlclose(handle);  // drops only our reference; RTLD_NOLOAD never loaded anything
   return search.found != nullptr ? 1 : 0;
 }
 
-void* find_version(const char* name, const char* version) noexcept {
-  void* address = accept(dlvsym(RTLD_NEXT, name, version), version);
-  if (address != nullptr) return address;
-  LocalSearch search{name, version};
-  dl_iterate_phdr(search_object, &search);
-  if (search.found != nullptr) return search.found;
-  return accept(dlsym(RTLD_NEXT, name), version);
+void* find_in(const char* name, const LibraryVersion* library) noexcept {
+  if (library != nullptr) {
+    void* address = versioned(RTLD_NEXT, name, *library);
+    if (address != nullptr) return address;
+    LocalSearch search{name, *library};
+    dl_iterate_phdr(search_object, &search);
+    if (search.found != nullptr) return search.found;
+  }
+  return accept(dlsym(RTLD_NEXT, name), library);
 }
 
 void* find_real(const RealSymbol& symbol) noexcept {
-  if (symbol.version != nullptr) return find_version(symbol.name, symbol.version);
-  void* address = find_version(symbol.name, kCudart13);
-  return address != nullptr ? address : find_version(symbol.name, kCudart12);
+  void* address = find_in(symbol.name, symbol.library);
+  return address != nullptr || symbol.fallback == nullptr ? address : find_in(symbol.name, symbol.fallback);
 }
 
 }  // namespace

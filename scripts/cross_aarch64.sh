@@ -24,6 +24,7 @@ sudo=""
 packages=(
   g++-aarch64-linux-gnu qemu-user                    # compiler, and what runs its programs
   libspdlog-dev:arm64 libunwind-dev:arm64 libdw-dev:arm64 libre2-dev:arm64 zlib1g-dev:arm64
+  libpython3-dev:arm64                               # the arm64 pyconfig.h of the Python hook
 )
 # nlohmann-json3-dev and catch2 (Catch2 v2, header-only here) are Multi-Arch: foreign: the
 # x86-64 packages scripts/setup.sh installs serve the cross build too.
@@ -74,5 +75,7 @@ unpack_simdjson
 installed=$SECONDS
 configure_and_build
 built=$SECONDS
-(cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 600 -L unit "$@")
+# stacks_unit is left out: qemu-user does not implement process_vm_readv (ENOSYS), through
+# which the unwinder reads memory, so the agent rightly turns stacks off under qemu and says why.
+(cd "$build" && ctest --output-on-failure -j"$jobs" --timeout 600 -L unit -E '^stacks_unit$' "$@")
 echo "profagent cross: install $((installed - start)) s, build $((built - installed)) s, unit tests under qemu-aarch64 $((SECONDS - built)) s"

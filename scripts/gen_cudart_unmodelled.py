@@ -10,8 +10,8 @@ merely references one dies in the loader. The names devsim does not implement ge
 * NVIDIA's names: the dynamic symbols `nm -D --defined-only` lists in the installed library.
 * devsim's names: the global functions defined in devsim's own compiled runtime objects, so a
   name somebody implements drops out of the stubs by itself at the next build.
-* Signatures: from the declarations in cuda_runtime_api.h (a _ptsz/_ptds twin has the signature
-  of its legacy name), so the compiler checks each stub against the real prototype. The
+* Signatures: from the declarations in cuda_runtime_api.h, read by scripts/cuda_headers.py (a
+  _ptsz/_ptds twin has the signature of its legacy name), so the compiler checks each stub against the real prototype. The
   callback id and parameter struct CUPTI hands to subscribers come from cupti_runtime_cbid.h and
   generated_cuda_runtime_api_meta.h. Interop names (GL, EGL, VDPAU), whose headers need
   platform headers that may be absent, are checked to return cudaError_t and defined without
@@ -28,9 +28,9 @@ import re
 import subprocess
 import sys
 
-RUNTIME_HEADER = "cuda_runtime_api.h"
+from cuda_headers import RUNTIME_HEADER, declarations, legacy_name, parameter_name, split_params
+
 INTEROP_HEADERS = ("cuda_gl_interop.h", "cuda_egl_interop.h", "cuda_vdpau_interop.h")
-TWIN_SUFFIX = re.compile(r"_(ptsz|ptds)$")
 
 
 def run_nm(nm, args):
@@ -61,49 +61,6 @@ def defined_names(nm, objects):
     return names
 
 
-def strip_comments(text):
-    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
-    return re.sub(r"//[^\n]*", " ", text)
-
-
-def balanced_end(text, open_index):
-    """Index just past the parenthesis that closes the one at open_index."""
-    depth = 0
-    for i in range(open_index, len(text)):
-        if text[i] == "(":
-            depth += 1
-        elif text[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    raise ValueError("unbalanced parentheses")
-
-
-def remove_default_args(params):
-    """Drops the header's __dv(value) default-argument markers (plain `= value` is cut later)."""
-    while True:
-        start = params.find("__dv(")
-        if start < 0:
-            return params
-        params = params[:start] + params[balanced_end(params, start + 4):]
-
-
-def declarations(path):
-    """name -> (return type, parameter text) of every `extern ... CUDARTAPI name(...);`."""
-    text = strip_comments(open(path, encoding="utf-8", errors="replace").read())
-    found = {}
-    for match in re.finditer(r"\bextern\b([^;(){}]*?)\bCUDARTAPI\s+(\w+)\s*\(", text):
-        end = balanced_end(text, match.end() - 1)
-        if not text[end:].lstrip().startswith(";"):
-            continue
-        qualifiers = match.group(1).split()
-        return_type = " ".join(word for word in qualifiers if not word.startswith("__"))
-        params = split_params(remove_default_args(text[match.end():end - 1]))
-        params = ", ".join(" ".join(p.split("=")[0].split()) for p in params)  # C++ defaults too
-        found.setdefault(match.group(2), (return_type, params))
-    return found
-
-
 def callback_ids(include):
     """name -> (highest API version, CUPTI_RUNTIME_TRACE_CBID_* spelling)."""
     text = open(os.path.join(include, "cupti_runtime_cbid.h"), encoding="utf-8").read()
@@ -123,30 +80,6 @@ def param_structs(include):
         fields = [field.strip() for field in match.group(2).split(";") if field.strip()]
         structs[match.group(1)] = [parameter_name(field) for field in fields]
     return structs
-
-
-def split_params(params):
-    """Top-level comma split of a parameter list."""
-    parts, depth, current = [], 0, ""
-    for ch in params:
-        depth += ch == "("
-        depth -= ch == ")"
-        if ch == "," and depth == 0:
-            parts.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        parts.append(current.strip())
-    return [] if parts == ["void"] else parts
-
-
-def parameter_name(param):
-    pointer = re.search(r"\(\s*\*\s*(\w+)\s*\)", param)
-    if pointer:
-        return pointer.group(1)
-    match = re.search(r"(\w+)\s*(\[[^\]]*\])*\s*$", param)
-    return match.group(1) if match else ""
 
 
 class Stub:
@@ -172,7 +105,7 @@ class Stub:
 
 
 def make_stub(name, runtime_decls, interop_decls, cbids, structs):
-    legacy = TWIN_SUFFIX.sub("", name)
+    legacy = legacy_name(name)
     decl = runtime_decls.get(name) or runtime_decls.get(legacy)
     signature = None
     if decl:

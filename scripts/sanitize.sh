@@ -25,9 +25,9 @@ run_one() {  # <name> <sanitizers> <ctest regex> <targets...>
 
 which="${1:-all}"
 if [[ "$which" == all || "$which" == asan ]]; then
-  run_one asan "address;undefined" "^(collector|exporters|agent_config|hook_template|diopi_wrappers)$" \
+  run_one asan "address;undefined" "^(collector|exporters|agent_config|hook_template|diopi_wrappers)\\." \
     collector_tests exporters_unit_tests agent_config_test hook_template_test diopi_wrappers_tests
 fi
 if [[ "$which" == all || "$which" == tsan ]]; then
-  run_one tsan "thread" "^(collector|hook_template)$" collector_tests hook_template_test
+  run_one tsan "thread" "^(collector|hook_template)\\." collector_tests hook_template_test
 fi

@@ -28,6 +28,7 @@ std::optional<Options> parse_arguments(const std::vector<std::string>& args, std
 // `value` prepended to a ':'-separated list (or alone when the list is empty).
 std::string prepend_path(const std::string& value, const char* list);
 
-extern const char* const kHelp;
+// `profagent --help`.
+const std::string& help_text();
 
 }  // namespace profagent::launcher

@@ -127,7 +127,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (options->help) {
-    std::fputs(profagent::launcher::kHelp, stdout);
+    std::fputs(profagent::launcher::help_text().c_str(), stdout);
     return 0;
   }
   const std::string bin = own_directory();

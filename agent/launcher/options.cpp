@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "agent/launcher/launcher.h"
+#include "collector/window_wait.h"
 
 namespace profagent::launcher {
 namespace {
@@ -125,7 +126,8 @@ std::string prepend_path(const std::string& value, const char* list) {
   return value + ":" + list;
 }
 
-const char* const kHelp = R"(profagent: profile a CUDA program without changing it.
+const std::string& help_text() {
+  static const std::string text = R"(profagent: profile a CUDA program without changing it.
 
 usage: profagent run [options] [--] CMD [ARGS...]
        profagent report [options] PATH...   (summaries of saved traces: profagent report --help)
@@ -149,7 +151,7 @@ Which steps are recorded, as torch.profiler.schedule (steps count from 0):
   --repeat N       at most N cycles (0: for the whole run)        (PROFAGENT_REPEAT)
 Without any of these the whole run is one window, written at exit.
   --window-wait-ms N  how long a window waits, after its last step, for the device
-                   work issued in it (default 3000); what has not come by then is
+                   work issued in it (default )" + std::to_string(collector::kDefaultWindowWaitMs) + R"(); what has not come by then is
                    counted as late, never put into another window (PROFAGENT_WINDOW_WAIT_MS)
 
 What marks a step (--step-on SPEC, comma-separated, one or more; PROFAGENT_STEP_ON):
@@ -185,5 +187,7 @@ are passed through unchanged.
 example: record steps 10-12 of a PyTorch training script, one step per optimizer step:
   profagent run --skip-first 10 --active 3 --repeat 1 --step-on python -- python3 train.py
 )";
+  return text;
+}
 
 }  // namespace profagent::launcher

@@ -3,6 +3,7 @@
 #include <simdjson.h>
 
 #include "agent/report/json_string.h"
+#include "exporters/trace_schema.h"
 
 #include <charconv>
 #include <cmath>
@@ -114,42 +115,43 @@ void read_text(od::value v, std::string_view& out) {
 
 TimeRead read_time(od::value v, int64_t& ns);
 
-// One args member. Keys are Kineto's (and profagent's, which follows Kineto).
+// One args member (exporters/trace_schema.h: Kineto's keys and profagent's).
 void read_arg(std::string_view key, od::value v, RawArgs& a) {
+  namespace arg = exporters::schema::arg;
   int64_t n = 0;
-  if (key == "External id") { if ((a.has_external_id = as_i64(v, n))) a.external_id = uint64_t(n); }
-  else if (key == "correlation") read_int(v, a.correlation);
-  else if (key == "entry point") read_text(v, a.entry_point);
-  else if (key == "kernel") read_text(v, a.kernel);
-  else if (key == "cuda_error") a.has_error = as_i64(v, a.cuda_error);
-  else if (key == "captured") a.captured = as_i64(v, n) && n != 0;
-  else if (key == "bytes") read_int(v, a.bytes);
-  else if (key == "step") { if ((a.has_step = as_i64(v, n))) a.step = uint64_t(n); }
-  else if (key == "device") read_int(v, a.device);
-  else if (key == "context") read_int(v, a.context);
-  else if (key == "stream") a.stream = as_i64(v, n) && n >= 0 ? uint32_t(n) : exporters::kNoStream;
-  else if (key == "grid") read_triple(v, a.grid);
-  else if (key == "block") read_triple(v, a.block);
-  else if (key == "registers per thread") read_int(v, a.registers);
-  else if (key == "shared memory") read_int(v, a.shared_memory);
-  else if (key == "queued") read_int(v, a.queued);
-  else if (key == "graph id") read_int(v, a.graph_id);
-  else if (key == "graph node id") read_int(v, a.graph_node_id);
-  else if (key == "cuda_sync_kind") read_text(v, a.sync_kind);
-  else if (key == "wait_on_cuda_event_id") read_int(v, a.event_id);
-  else if (key == "Addr") { if ((a.has_address = as_i64(v, n))) a.address = uint64_t(n); }
-  else if (key == "Bytes") read_int(v, a.memory_bytes);
-  else if (key == "Total Allocated") read_int(v, a.total_allocated);
-  else if (key == "Total Reserved") read_int(v, a.total_reserved);
-  else if (key == "Device Id") read_int(v, a.device_id);
-  else if (key == "Device Type") read_int(v, a.device_type);
-  else if (key == "Kind") read_text(v, a.memory_kind);
-  else if (key == "Allocated ts") a.has_allocated_ts = read_time(v, a.allocated_ts_ns) == TimeRead::Ok;
-  else if (key == "Error") read_int(v, a.memory_error);
-  else if (key == "Call site") read_text(v, a.call_site);
-  else if (key == "name") read_text(v, a.label);
-  else if (key == "Input Dims") read_dims(v, a.input_dims);
-  else if (key == "Input type") read_strings(v, a.input_types);
+  if (key == arg::kExternalId) { if ((a.has_external_id = as_i64(v, n))) a.external_id = uint64_t(n); }
+  else if (key == arg::kCorrelation) read_int(v, a.correlation);
+  else if (key == arg::kEntryPoint) read_text(v, a.entry_point);
+  else if (key == arg::kKernel) read_text(v, a.kernel);
+  else if (key == arg::kCudaError) a.has_error = as_i64(v, a.cuda_error);
+  else if (key == arg::kCaptured) a.captured = as_i64(v, n) && n != 0;
+  else if (key == arg::kBytes) read_int(v, a.bytes);
+  else if (key == arg::kStep) { if ((a.has_step = as_i64(v, n))) a.step = uint64_t(n); }
+  else if (key == arg::kDevice) read_int(v, a.device);
+  else if (key == arg::kContext) read_int(v, a.context);
+  else if (key == arg::kStream) a.stream = as_i64(v, n) && n >= 0 ? uint32_t(n) : exporters::kNoStream;
+  else if (key == arg::kGrid) read_triple(v, a.grid);
+  else if (key == arg::kBlock) read_triple(v, a.block);
+  else if (key == arg::kRegistersPerThread) read_int(v, a.registers);
+  else if (key == arg::kSharedMemory) read_int(v, a.shared_memory);
+  else if (key == arg::kQueued) read_int(v, a.queued);
+  else if (key == arg::kGraphId) read_int(v, a.graph_id);
+  else if (key == arg::kGraphNodeId) read_int(v, a.graph_node_id);
+  else if (key == arg::kSyncKind) read_text(v, a.sync_kind);
+  else if (key == arg::kWaitOnEventId) read_int(v, a.event_id);
+  else if (key == arg::kAddress) { if ((a.has_address = as_i64(v, n))) a.address = uint64_t(n); }
+  else if (key == arg::kMemoryBytes) read_int(v, a.memory_bytes);
+  else if (key == arg::kTotalAllocated) read_int(v, a.total_allocated);
+  else if (key == arg::kTotalReserved) read_int(v, a.total_reserved);
+  else if (key == arg::kDeviceId) read_int(v, a.device_id);
+  else if (key == arg::kDeviceType) read_int(v, a.device_type);
+  else if (key == arg::kMemoryKind) read_text(v, a.memory_kind);
+  else if (key == arg::kAllocatedTs) a.has_allocated_ts = read_time(v, a.allocated_ts_ns) == TimeRead::Ok;
+  else if (key == arg::kError) read_int(v, a.memory_error);
+  else if (key == arg::kCallSite) read_text(v, a.call_site);
+  else if (key == arg::kName) read_text(v, a.label);
+  else if (key == arg::kInputDims) read_dims(v, a.input_dims);
+  else if (key == arg::kInputType) read_strings(v, a.input_types);
 }
 
 bool read_args(od::value v, RawArgs& a) {
@@ -216,6 +218,11 @@ bool read_field(std::string_view key, od::value v, RawEvent& e, std::string& err
   } else if (key == "id") {
     int64_t id = 0;
     if (as_i64(v, id)) e.id = uint64_t(id);
+  } else if (key == "sf") {
+    std::string_view text;
+    int64_t sf = 0;
+    if (as_i64(v, sf) && sf > 0) e.sf = uint64_t(sf);
+    else if (v.get_string().get(text) == simdjson::SUCCESS) std::from_chars(text.data(), text.data() + text.size(), e.sf);
   } else if (key == "args") {
     if (!read_args(v, e.args)) return error = field_error(key, "is not an object"), false;
   }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "agent/report/raw_event.h"
+#include "agent/report/trace_stacks.h"
 #include "collector/trace.h"
 
 namespace profagent::report {
@@ -40,6 +41,7 @@ struct TraceHeader {
   // Per Trace::memory.live entry: the start of the call that made it (0: not in the window),
   // to find that call among the loaded host records.
   std::vector<uint64_t> live_call_ns;
+  std::vector<StackFrameNode> stack_frames;  // "stackFrames" (trace_stacks.h)
 };
 
 // Reads the top-level metadata (events left out) into `trace` and `header`.

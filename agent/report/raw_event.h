@@ -73,6 +73,7 @@ struct RawEvent {
   int64_t ts_ns = 0;
   int64_t dur_ns = 0;
   uint64_t id = 0;                // flow events: the flow id
+  uint64_t sf = 0;                // "sf": the event's leaf in "stackFrames" (trace_stacks.h), 0 none
   RawArgs args;
 };
 

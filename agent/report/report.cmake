@@ -8,6 +8,7 @@ add_library(profagent_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/trace_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_loader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_metadata.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/trace_stacks.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_stream.cpp)
 target_include_directories(profagent_report PUBLIC ${PROJECT_SOURCE_DIR})
 target_link_libraries(profagent_report PUBLIC profagent_exporters PRIVATE simdjson::simdjson ZLIB::ZLIB)

@@ -15,7 +15,7 @@
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
 #include "exporters/printable_text.h"
-#include "exporters/report/summary_html.h"
+#include "exporters/summaries/summary_html.h"
 
 namespace profagent::report {
 namespace {

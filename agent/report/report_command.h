@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "agent/report/trace_stream.h"
-#include "exporters/report/summaries.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::report {
 

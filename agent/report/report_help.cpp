@@ -12,7 +12,9 @@ traces (.json or .json.gz). A folder stands for every trace in it, reported by r
   --format F       text (default), csv (one file per summary: --output DIR, or one
                    --summary), json, html
   --sort-by KEY    torch's (cpu_time_total, self_cuda_time_total, ...) or Paddle's
-                   (CPUTotal, CPUAvg, CPUMax, CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin)
+                   (CPUTotal, CPUAvg, CPUMax, CPUMin, GPUTotal, GPUAvg, GPUMax, GPUMin);
+                   default cuda_time_total / GPUTotal, as PROFAGENT_SORT_BY
+  --group-by G     key_averages rows per input_shape or stack_n:N (as PROFAGENT_GROUP_BY)
   --row-limit N    rows per table (0: all; default: all in json and csv, else 100;
                    operator types 20)
   --time-unit U    s, ms (default), us, ns for the Paddle/MindInsight tables

@@ -43,6 +43,11 @@ bool apply(const std::string& flag, const std::string& value, ReportOptions& o, 
     return error = "--format is text, csv, json or html, not '" + value + "'", false;
   }
   if (flag == "--sort-by") return exporters::apply_sort_key(value, s, error);
+  if (flag == "--group-by") {
+    if (exporters::parse_group_by(value, s.table)) return true;
+    return error = "--group-by is input_shape, stack_n:N (N 1.." + std::to_string(exporters::kMaxStackFrames) +
+                   ") or none, not '" + value + "'", false;
+  }
   if (flag == "--row-limit") {
     if (!whole_number(value, n) || n > 1000000) return error = "--row-limit needs a whole number, got '" + value + "'", false;
     s.row_limit = s.table.row_limit = int(n);

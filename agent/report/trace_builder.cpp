@@ -5,11 +5,14 @@
 #include <tuple>
 
 #include "exporters/memory_events.h"
+#include "exporters/trace_schema.h"
 
 namespace profagent::report {
 namespace {
 
-constexpr std::string_view kStepPrefix = "ProfilerStep#";
+namespace schema = exporters::schema;
+namespace cat = schema::cat;
+constexpr std::string_view kStepPrefix = schema::name::kStepPrefix;
 
 bool contains(std::string_view s, std::string_view part) { return s.find(part) != std::string_view::npos; }
 
@@ -37,14 +40,6 @@ int nesting_rank(EventKind k) {
     case EventKind::Operator: return 2;
     default: return 3;
   }
-}
-
-uint32_t sync_type(std::string_view kind) {  // CUpti_ActivitySynchronizationType
-  if (kind == "Event Sync") return 1;
-  if (kind == "Stream Wait Event") return 2;
-  if (kind == "Stream Sync") return 3;
-  if (kind == "Context Sync") return 4;
-  return 0;
 }
 
 // cudaMemcpyKind from a copy's device name ("Memcpy HtoD (Pageable -> Device)").
@@ -83,13 +78,6 @@ void sort_records(std::vector<T>& records, Key key) {
   }
 }
 
-// "thread 123 (name)" -> "name"; "" when the row has no native name.
-std::string native_thread_name(std::string_view label) {
-  const std::size_t open = label.find(" (");
-  if (open == std::string_view::npos || label.empty() || label.back() != ')') return {};
-  return std::string(label.substr(open + 2, label.size() - open - 3));
-}
-
 const char* missing_field(const RawEvent& e) {
   if (!e.has_name) return "name";
   if (!e.has_ts) return "ts";
@@ -123,29 +111,28 @@ bool TraceBuilder::add(const RawEvent& e, std::string& error) {
 // torch.profiler without Kineto (Debian's torch) writes no "cat": its annotations are known by
 // name (steps, the data loader, the optimizer), every other event is an operator.
 static std::string_view legacy_category(std::string_view name) {
-  for (std::string_view annotation : {"ProfilerStep#", "enumerate(DataLoader)#", "Optimizer.step#", "Optimizer.zero_grad#"}) {
-    if (name.substr(0, annotation.size()) == annotation) return "user_annotation";
+  for (std::string_view annotation : {kStepPrefix, std::string_view("enumerate(DataLoader)#"),
+                                     std::string_view("Optimizer.step#"), std::string_view("Optimizer.zero_grad#")}) {
+    if (name.substr(0, annotation.size()) == annotation) return cat::kUserAnnotation;
   }
-  return "cpu_op";
+  return cat::kCpuOp;
 }
 
 bool TraceBuilder::complete_event(const RawEvent& e, std::string& error) {
   if (const char* field = missing_field(e)) return error = std::string("no \"") + field + "\"", false;
   if (const char* why = bad_times(e)) return error = why, false;
-  const std::string_view cat = e.cat.empty() ? legacy_category(e.name) : std::string_view(e.cat);
-  if (cat == "cpu_op") host_record(e, EventKind::Operator);
-  else if (cat == "user_annotation" && e.name.substr(0, kStepPrefix.size()) == kStepPrefix) {
+  const std::string_view category = e.cat.empty() ? legacy_category(e.name) : std::string_view(e.cat);
+  DeviceKind device_kind = DeviceKind::Kernel;
+  if (category == cat::kCpuOp) host_record(e, EventKind::Operator);
+  else if (category == cat::kUserAnnotation && e.name.substr(0, kStepPrefix.size()) == kStepPrefix) {
     uint64_t number = 0;
     const std::string_view digits = e.name.substr(kStepPrefix.size());
     for (char c : digits) number = c >= '0' && c <= '9' ? number * 10 + uint64_t(c - '0') : number;
     step(e, e.args.has_step ? e.args.step : number);
-  } else if (cat == "user_annotation") host_record(e, EventKind::Range);
-  else if (cat == "cuda_runtime" || cat == "cuda_driver") {
+  } else if (category == cat::kUserAnnotation) host_record(e, EventKind::Range);
+  else if (category == cat::kCudaRuntime || category == cat::kCudaDriver) {
     host_record(e, call_kind(e.args.entry_point.empty() ? e.name : e.args.entry_point));
-  } else if (cat == "kernel") device_record(e, DeviceKind::Kernel);
-  else if (cat == "gpu_memcpy") device_record(e, DeviceKind::Memcpy);
-  else if (cat == "gpu_memset") device_record(e, DeviceKind::Memset);
-  else if (cat == "cuda_sync") device_record(e, DeviceKind::Sync);
+  } else if (schema::device_kind_of(category, &device_kind)) device_record(e, device_kind);
   else skip(e);
   return true;
 }
@@ -153,9 +140,9 @@ bool TraceBuilder::complete_event(const RawEvent& e, std::string& error) {
 bool TraceBuilder::instant_event(const RawEvent& e, std::string& error) {
   if (const char* field = missing_field(e)) return error = std::string("no \"") + field + "\"", false;
   if (const char* why = bad_times(e)) return error = why, false;
-  if (e.name == "[memory]" || e.name == "[OutOfMemory]" || e.name == "[FailedMemoryCall]") {
+  if (e.name == schema::name::kMemory || e.name == schema::name::kOutOfMemory || e.name == schema::name::kFailedMemoryCall) {
     memory_record(e);
-  } else if (e.name == "Record Window End") {
+  } else if (e.name == schema::name::kWindowEnd) {
     window_end_ns_ = ns_of(e.ts_ns);
     window_end_pid_ = e.pid;
   } else {
@@ -165,8 +152,10 @@ bool TraceBuilder::instant_event(const RawEvent& e, std::string& error) {
 }
 
 void TraceBuilder::metadata_event(const RawEvent& e) {
-  if (e.name == "process_name") process_names_.emplace_back(e.pid, std::string(e.args.label));
-  else if (e.name == "thread_name") thread_names_.emplace_back(std::pair(e.pid, e.tid), native_thread_name(e.args.label));
+  if (e.name == schema::name::kProcessName) process_names_.emplace_back(e.pid, std::string(e.args.label));
+  else if (e.name == schema::name::kThreadName) {
+    thread_names_.emplace_back(std::pair(e.pid, e.tid), std::string(schema::native_thread_name(e.args.label)));
+  }
 }
 
 void TraceBuilder::skip(const RawEvent& e) {
@@ -210,6 +199,7 @@ void TraceBuilder::host_record(const RawEvent& e, EventKind kind) {
   h.name = a.entry_point.empty() ? e.name : a.entry_point;
   h.external_id = a.has_external_id ? a.external_id : 0;
   max_id_ = std::max(max_id_, h.external_id);
+  h.stack = e.sf <= UINT32_MAX ? uint32_t(e.sf) : 0;  // its "sf" until attach_stacks() (trace_stacks.h)
   if (is_scope(kind)) {
     h.input_dims = a.input_dims;
     h.input_types = a.input_types;
@@ -220,7 +210,7 @@ void TraceBuilder::host_record(const RawEvent& e, EventKind kind) {
   h.result = int32_t(a.cuda_error);
   if (a.has_error && a.cuda_error != 0) h.flags |= kFlagFailed;
   if (a.captured) h.flags |= kFlagCaptured;
-  if (e.cat == "cuda_driver") h.flags |= kFlagDriverApi;
+  if (e.cat == cat::kCudaDriver) h.flags |= kFlagDriverApi;
   if (kind == EventKind::Launch || kind == EventKind::GraphLaunch || contains(h.name, "Async")) h.flags |= kFlagAsync;
   if (kind == EventKind::Memcpy || kind == EventKind::Memset || kind == EventKind::Alloc) h.arg0 = a.bytes;
 }
@@ -256,7 +246,7 @@ void TraceBuilder::device_record(const RawEvent& e, DeviceKind kind) {
   d.graph_id = uint32_t(a.graph_id);
   d.graph_node_id = a.graph_node_id;
   d.queued_ns = a.queued;  // Unix ns until finish() knows the base time
-  d.sync_type = sync_type(a.sync_kind);
+  d.sync_type = schema::sync_type_of(a.sync_kind);
   d.event_id = uint32_t(a.event_id);
 }
 
@@ -270,11 +260,11 @@ void TraceBuilder::memory_record(const RawEvent& e) {
   m.total_allocated = a.total_allocated;
   m.total_reserved = a.total_reserved;
   m.tid = uint32_t(e.tid);
-  const bool host = a.device_type == 0;  // torch's CPU device
+  const bool host = a.device_type == schema::kTorchCpu;
   m.device = host ? kHostDevice : int32_t(a.device_id);
   if (!exporters::memory_kind_of(a.memory_kind, &m.kind)) m.kind = host ? MemoryKind::Pinned : MemoryKind::Device;
-  m.failed = e.name != "[memory]";
-  m.refused = e.name == "[FailedMemoryCall]";
+  m.failed = e.name != schema::name::kMemory;
+  m.refused = e.name == schema::name::kFailedMemoryCall;
   m.error = int32_t(a.memory_error);
   if (a.has_allocated_ts) m.allocated_ns = ns_of(a.allocated_ts_ns);
   m.call_site = call_site_index(a.call_site);

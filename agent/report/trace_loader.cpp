@@ -84,6 +84,7 @@ std::optional<LoadedTrace> load_trace(const std::string& path, std::string& erro
     return std::nullopt;
   }
   builder.finish();
+  attach_stacks(header.stack_frames, loaded.trace);
   apply_window_and_live(header, loaded.trace);
   loaded.source = header.profagent ? "profagent" : "kineto";
   if (!header.has_window) default_window(loaded);

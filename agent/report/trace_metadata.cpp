@@ -1,22 +1,27 @@
 // The top-level members of a trace other than its events (event_reader.h: read_metadata).
 #include <simdjson.h>
 
+#include <span>
+
 #include "agent/report/event_reader.h"
+#include "agent/report/stack_frames_json.h"
+#include "exporters/drop_counters.h"
+#include "exporters/trace_schema.h"
 
 namespace profagent::report {
 namespace {
 
 namespace od = simdjson::ondemand;
+namespace schema = exporters::schema;
 
+// False (and `out` left as it was) when the value is not an integer.
 template <typename T>
-void number(od::value v, T& out) {
+bool number(od::value v, T& out) {
   int64_t i = 0;
-  if (v.get_int64().get(i) == simdjson::SUCCESS) {
-    out = T(i);
-    return;
-  }
+  if (v.get_int64().get(i) == simdjson::SUCCESS) return out = T(i), true;
   uint64_t u = 0;
-  if (v.get_uint64().get(u) == simdjson::SUCCESS) out = T(u);
+  if (v.get_uint64().get(u) == simdjson::SUCCESS) return out = T(u), true;
+  return false;
 }
 
 void text(od::value v, std::string& out) {
@@ -29,21 +34,29 @@ void flag(od::value v, bool& out) {
   if (v.get_bool().get(b) == simdjson::SUCCESS) out = b;
 }
 
+// A member the writer wrote from a field list (exporters/trace_schema.h), stored back through
+// its field; derived members (no `set`) are not read.
+template <typename Owner>
+void store(const schema::Field<Owner>& f, od::value v, Owner& o) {
+  if (f.set == nullptr) return;
+  int64_t n = 0;
+  bool b = false;
+  if (f.type == schema::FieldType::Flag) {
+    if (v.get_bool().get(b) == simdjson::SUCCESS) f.set(o, b);
+  } else if (number(v, n)) {
+    f.set(o, n);
+  }
+}
+
+template <typename Owner>
+void listed(std::span<const schema::Field<Owner>> fields, std::string_view key, od::value v, Owner& o) {
+  if (const schema::Field<Owner>* f = schema::find_field<Owner>(fields, key)) store(*f, v, o);
+}
+
 void device_property(std::string_view key, od::value v, DeviceInfo& d) {
-  if (key == "id") number(v, d.id);
-  else if (key == "name") text(v, d.name);
-  else if (key == "totalGlobalMem") number(v, d.total_global_mem);
-  else if (key == "computeMajor") number(v, d.compute_major);
-  else if (key == "computeMinor") number(v, d.compute_minor);
-  else if (key == "maxThreadsPerBlock") number(v, d.max_threads_per_block);
-  else if (key == "maxThreadsPerMultiprocessor") number(v, d.max_threads_per_multiprocessor);
-  else if (key == "regsPerBlock") number(v, d.regs_per_block);
-  else if (key == "warpSize") number(v, d.warp_size);
-  else if (key == "sharedMemPerBlock") number(v, d.shared_mem_per_block);
-  else if (key == "numSms") number(v, d.num_sms);
-  else if (key == "regsPerMultiprocessor") number(v, d.regs_per_multiprocessor);
-  else if (key == "sharedMemPerBlockOptin") number(v, d.shared_mem_per_block_optin);
-  else if (key == "sharedMemPerMultiprocessor") number(v, d.shared_mem_per_multiprocessor);
+  if (key == schema::device::kId) number(v, d.id);
+  else if (key == schema::device::kName) text(v, d.name);
+  else listed<DeviceInfo>(schema::kDeviceFields, key, v, d);
 }
 
 // Calls fn(key, value) for every member of an object value; nothing when it is not one.
@@ -75,36 +88,17 @@ void device_properties(od::value v, Trace& t) {
 void cpu_times(od::value v, CpuTimes& c) {
   c.valid = true;
   members(v, [&](std::string_view key, od::value value) {
-    if (key == "ns") number(value, c.ns);
-    else if (key == "process_ns") number(value, c.process_ns);
-    else if (key == "system_busy_ns") number(value, c.system_busy_ns);
-    else if (key == "system_idle_ns") number(value, c.system_idle_ns);
-    else if (key == "cpus") number(value, c.cpus);
+    if (key == schema::cpu_times::kNs) number(value, c.ns);
+    else listed<CpuTimes>(schema::kCpuTimesFields, key, value, c);
   });
 }
 
+// Every counter the list has (exporters/drop_counters.h); the cause is derived from them.
 void drops(od::value v, Trace& t) {
   members(v, [&](std::string_view key, od::value value) {
-    DropCounters& d = t.drops;
-    if (key == "host_events") number(value, d.host_events);
-    else if (key == "device_records") number(value, d.device_records);
-    else if (key == "late_device_records") number(value, d.late_device_records);
-    else if (key == "unmatched_device_records") number(value, d.unmatched_device_records);
-    else if (key == "host_buffer_requested_bytes") number(value, d.host_buffer_requested_bytes);
-    else if (key == "host_buffer_reserved_bytes") number(value, d.host_buffer_reserved_bytes);
-    else if (key == "log_lines") number(value, d.log_lines);
-    else if (key == "stderr_replaced") flag(value, d.stderr_replaced);
-    else if (key == "plain_dlopen_calls") number(value, d.plain_dlopen_calls);
-    else if (key == "shape_records") number(value, d.shape_records);
-    else if (key == "stacks_truncated") number(value, d.stacks_truncated);
-    else if (key == "stacks_lost") number(value, d.stacks_lost);
-    else if (key == "python_frames_lost") number(value, d.python_frames_lost);
-    else if (key == "timer_periods_missed") number(value, d.timer_periods_missed);
-    else if (key == "memory_records") number(value, t.memory.dropped_records);
-    else if (key == "left_out_host_events") number(value, d.left_out_host_events);
-    else if (key == "left_out_device_records") number(value, d.left_out_device_records);
-    else if (key == "memory_room_bytes") number(value, d.memory_room_bytes);
-    else if (key == "memory_needed_bytes") number(value, d.memory_needed_bytes);
+    for (const exporters::DropCounter& counter : exporters::drop_counters()) {
+      if (counter.field.key == key) return store(counter.field, value, t);
+    }
   });
 }
 
@@ -120,38 +114,39 @@ void elements(od::value v, Fn&& fn) {
   }
 }
 
-// [[device, allocated, reserved], ...]
+// [[device, allocated, reserved], ...] (schema::TotalsColumn)
 void totals(od::value v, std::vector<MemoryTotals>& out) {
   elements(v, [&](od::value row) {
     std::size_t i = 0;
     MemoryTotals& t = out.emplace_back();
     elements(row, [&](od::value x) {
-      if (i == 0) number(x, t.device);
-      if (i == 1) number(x, t.allocated);
-      if (i == 2) number(x, t.reserved);
-      ++i;
+      switch (schema::TotalsColumn(i++)) {
+        case schema::kTotalsDevice: number(x, t.device); break;
+        case schema::kTotalsAllocated: number(x, t.allocated); break;
+        case schema::kTotalsReserved: number(x, t.reserved); break;
+        default: break;
+      }
     });
   });
 }
 
-// [[address, bytes, unix ns, device, kind, tid, api, unix ns of the allocating call, its call
-// site], ...]
+// One row per listed live allocation, columns as schema::LiveColumn.
 void live(od::value v, MemoryReport& m, TraceHeader& h) {
   elements(v, [&](od::value row) {
     std::size_t i = 0;
     LiveAllocation& a = m.live.emplace_back();
     uint64_t kind = 0, call = 0;
     elements(row, [&](od::value x) {
-      switch (i++) {
-        case 0: number(x, a.address); break;
-        case 1: number(x, a.bytes); break;
-        case 2: number(x, a.ns); break;
-        case 3: number(x, a.device); break;
-        case 4: number(x, kind); break;
-        case 5: number(x, a.tid); break;
-        case 6: text(x, a.api); break;
-        case 7: number(x, call); break;
-        case 8: text(x, a.call_site); break;
+      switch (schema::LiveColumn(i++)) {
+        case schema::kLiveAddress: number(x, a.address); break;
+        case schema::kLiveBytes: number(x, a.bytes); break;
+        case schema::kLiveUnixNs: number(x, a.ns); break;
+        case schema::kLiveDevice: number(x, a.device); break;
+        case schema::kLiveKind: number(x, kind); break;
+        case schema::kLiveTid: number(x, a.tid); break;
+        case schema::kLiveApi: text(x, a.api); break;
+        case schema::kLiveCallUnixNs: number(x, call); break;
+        case schema::kLiveCallSite: text(x, a.call_site); break;
         default: break;
       }
     });
@@ -163,64 +158,64 @@ void live(od::value v, MemoryReport& m, TraceHeader& h) {
 void memory(od::value v, MemoryReport& m, TraceHeader& h) {
   m.enabled = true;
   members(v, [&](std::string_view key, od::value value) {
-    if (key == "start") totals(value, m.start);
-    else if (key == "end") totals(value, m.end);
-    else if (key == "live") live(value, m, h);
-    if (key == "record_capacity") number(value, m.record_capacity);
-    else if (key == "dropped_records") number(value, m.dropped_records);
-    else if (key == "unknown_frees") number(value, m.unknown_frees);
-    else if (key == "null_frees") number(value, m.null_frees);
-    else if (key == "live_allocations") number(value, m.live_count);
-    else if (key == "live_bytes") number(value, m.live_bytes);
-    else if (key == "bookkeeping_bytes") number(value, m.bookkeeping_bytes);
+    if (key == schema::memory::kStart) totals(value, m.start);
+    else if (key == schema::memory::kEnd) totals(value, m.end);
+    else if (key == schema::memory::kLive) live(value, m, h);
+    else listed<MemoryReport>(schema::kMemoryFields, key, value, m);
   });
 }
 
 void window(od::value v, Trace& t, TraceHeader& h) {
+  namespace window = schema::window;
   h.has_window = true;
   members(v, [&](std::string_view key, od::value value) {
-    if (key == "window") number(value, t.window);
-    else if (key == "whole_run") flag(value, t.whole_run);
-    else if (key == "first_step") number(value, t.first_step.number);
-    else if (key == "last_step") number(value, t.last_step.number);
-    else if (key == "start_ns") number(value, h.window_start_ns);
-    else if (key == "end_ns") number(value, h.window_end_ns);
+    if (key == window::kWindow) number(value, t.window);
+    else if (key == window::kWholeRun) flag(value, t.whole_run);
+    else if (key == window::kFirstStep) number(value, t.first_step.number);
+    else if (key == window::kLastStep) number(value, t.last_step.number);
+    else if (key == window::kStartNs) number(value, h.window_start_ns);
+    else if (key == window::kEndNs) number(value, h.window_end_ns);
+  });
+}
+
+void cpu_times_key(od::value v, Trace& t) {
+  members(v, [&](std::string_view k, od::value value) {
+    if (k == schema::cpu_times::kStart) cpu_times(value, t.cpu_start);
+    if (k == schema::cpu_times::kEnd) cpu_times(value, t.cpu_end);
+  });
+}
+
+void config(od::value v, Trace& t) {
+  members(v, [&](std::string_view k, od::value value) {
+    std::string s;
+    text(value, s);
+    t.config.emplace_back(std::string(k), s);
   });
 }
 
 void member(std::string_view key, od::value v, Trace& t, TraceHeader& h) {
-  if (key == "traceEvents") {
+  if (key == schema::kTraceEvents) {
     od::json_type type;
     h.has_events_key = v.type().get(type) == simdjson::SUCCESS && type == od::json_type::array;
   }
-  else if (key == "deviceProperties") device_properties(v, t);
-  else if (key == "distributedInfo") {
+  else if (key == schema::kDeviceProperties) device_properties(v, t);
+  else if (key == schema::kDistributedInfo) {
     members(v, [&](std::string_view k, od::value value) {
-      if (k == "rank") number(value, t.process.rank);
-      else if (k == "world_size") number(value, t.process.world_size);
+      if (k == schema::kRank) number(value, t.process.rank);
+      else if (k == schema::kWorldSize) number(value, t.process.world_size);
     });
-  } else if (key == "baseTimeNanoseconds") number(v, h.base_time_ns);
-  else if (key == "profagent_config") {
-    h.profagent = true;
-    members(v, [&](std::string_view k, od::value value) {
-      std::string s;
-      text(value, s);
-      t.config.emplace_back(std::string(k), s);
-    });
-  } else if (key == "cupti_version") text(v, t.cupti_version);
-  else if (key == "cuda_runtime_version") number(v, t.cuda_runtime_version);
-  else if (key == "cuda_driver_version") number(v, t.cuda_driver_version);
-  else if (key == "host_name") text(v, t.process.host_name);
-  else if (key == "device_backend") text(v, t.device_backend);
-  else if (key == "profagent_drops") drops(v, t);
-  else if (key == "profagent_memory") memory(v, t.memory, h);
-  else if (key == "profagent_window") h.profagent = true, window(v, t, h);
-  else if (key == "profagent_cpu_times") {
-    members(v, [&](std::string_view k, od::value value) {
-      if (k == "start") cpu_times(value, t.cpu_start);
-      if (k == "end") cpu_times(value, t.cpu_end);
-    });
-  }
+  } else if (key == schema::kBaseTimeNanoseconds) number(v, h.base_time_ns);
+  else if (key == schema::kConfig) h.profagent = true, config(v, t);
+  else if (key == schema::kCuptiVersion) text(v, t.cupti_version);
+  else if (key == schema::kCudaRuntimeVersion) number(v, t.cuda_runtime_version);
+  else if (key == schema::kCudaDriverVersion) number(v, t.cuda_driver_version);
+  else if (key == schema::kHostName) text(v, t.process.host_name);
+  else if (key == schema::kDeviceBackend) text(v, t.device_backend);
+  else if (key == schema::kStackFrames) read_stack_frames(v, h.stack_frames);
+  else if (key == schema::kDrops) drops(v, t);
+  else if (key == schema::kMemory) memory(v, t.memory, h);
+  else if (key == schema::kWindow) h.profagent = true, window(v, t, h);
+  else if (key == schema::kCpuTimes) cpu_times_key(v, t);
 }
 
 }  // namespace

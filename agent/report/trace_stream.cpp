@@ -6,12 +6,13 @@
 
 #include "agent/report/batch_buffer.h"
 #include "agent/report/trace_file.h"
+#include "exporters/trace_schema.h"
 
 namespace profagent::report {
 namespace {
 
 constexpr std::size_t kPadding = kBatchPadding;
-constexpr std::string_view kEventsKey = "traceEvents";
+constexpr std::string_view kEventsKey = exporters::schema::kTraceEvents;
 
 bool is_space(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
 
@@ -42,7 +43,7 @@ class Scanner {
   // without Kineto, e.g. Debian's torch, exports this). Read as {"traceEvents": [...]}.
   bool start_array_format(std::size_t i, std::size_t& run) {
     array_format_ = true;
-    meta_ += "{\"traceEvents\":[";
+    meta_.append("{\"").append(kEventsKey).append("\":[");
     mode_ = Mode::Events;
     depth_ = 2;
     run = i + 1;

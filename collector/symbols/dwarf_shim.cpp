@@ -31,7 +31,7 @@ void copy_cut(char* out, size_t size, const char* text) {
 
 }  // namespace
 
-extern "C" __attribute__((visibility("default"))) void* profagent_dwarf_open() {
+extern "C" __attribute__((visibility("default"))) void* profagent_dwarf_open() noexcept {
   Dwfl* dwfl = dwfl_begin(&kCallbacks);
   if (dwfl == nullptr) return nullptr;
   if (dwfl_linux_proc_report(dwfl, getpid()) != 0 || dwfl_report_end(dwfl, nullptr, nullptr) != 0) {
@@ -43,7 +43,7 @@ extern "C" __attribute__((visibility("default"))) void* profagent_dwarf_open() {
 
 extern "C" __attribute__((visibility("default"))) int profagent_dwarf_lookup(
     void* symbolizer, uint64_t address, char* function, size_t function_size, char* file,
-    size_t file_size, int* line) {
+    size_t file_size, int* line) noexcept {
   auto* dwfl = static_cast<Dwfl*>(symbolizer);
   Dwfl_Module* module = dwfl != nullptr ? dwfl_addrmodule(dwfl, address) : nullptr;
   if (module == nullptr) return 0;
@@ -64,6 +64,6 @@ extern "C" __attribute__((visibility("default"))) int profagent_dwarf_lookup(
   return found;
 }
 
-extern "C" __attribute__((visibility("default"))) void profagent_dwarf_close(void* symbolizer) {
+extern "C" __attribute__((visibility("default"))) void profagent_dwarf_close(void* symbolizer) noexcept {
   dwfl_end(static_cast<Dwfl*>(symbolizer));
 }

@@ -7,12 +7,14 @@ trace every launch.
 
     inject_bench.py <driver_launch_bench> <libprofagent.so> <devsim dir> <out dir>"""
 import glob
-import json
 import os
 import shutil
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from trace_reader import complete_events, load_trace  # noqa: E402
 
 COUNT = 100000
 
@@ -45,8 +47,7 @@ def main():
     refused = median(program, dict(injected, DEVSIM_CUPTI_FAIL="cuptiSubscribe=CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED"), out)
     recording = median(program, injected, out)
     traces = glob.glob(os.path.join(out, "*.trace.json"))
-    with open(traces[0]) as f:
-        launches = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e.get("name") == "cuLaunchKernel")
+    launches = sum(1 for e in complete_events(load_trace(traces[0])) if e.get("name") == "cuLaunchKernel")
     print(f"cuLaunchKernel ns/call: no agent {plain:.1f}, agent idle {idle:.1f} ({idle - plain:+.1f}), "
           f"idle with an api: marker {marking:.1f} ({marking - plain:+.1f}), "
           f"recording {recording:.1f} ({recording - plain:+.1f}; callbacks refused {refused:.1f}, "

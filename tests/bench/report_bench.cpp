@@ -23,7 +23,7 @@
 #include "exporters/chrome_trace.h"
 #include "exporters/json_writer.h"
 #include "exporters/output_file.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 
 using namespace profagent;
 

@@ -11,12 +11,14 @@ Figures only, never pass/fail on size; exits non-zero only when a run fails.
 """
 import argparse
 import glob
-import json
 import os
 import resource
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from trace_reader import complete_events, load_trace  # noqa: E402
 
 EVENT_BYTES = 48
 
@@ -84,10 +86,9 @@ def main():
     if not traces:
         print(f"  ulimit -v {args.limit_mb} MiB, {args.hold_mb} MiB held: NO TRACE (peak {peak / 1024:.0f} MiB)")
         return
-    with open(traces[0]) as f:
-        document = json.load(f)
+    document = load_trace(traces[0])
     drops = document["profagent_drops"]
-    written = sum(1 for e in document["traceEvents"] if e.get("ph") == "X" and e.get("cat") in ("user_annotation", "cuda_runtime"))
+    written = sum(1 for e in complete_events(document) if e.get("cat") in ("user_annotation", "cuda_runtime"))
     print(f"  ulimit -v {args.limit_mb} MiB, {args.hold_mb} MiB held, {args.limited_events} ranges: "
           f"{drops['host_events']} dropped by the buffers, {written} written, {drops['left_out_host_events']} left out "
           f"(room {drops['memory_room_bytes'] / 2**20:.0f} MiB, all needed {drops['memory_needed_bytes'] / 2**20:.0f} MiB), "

@@ -153,7 +153,8 @@ def checks(options):
              ("torch.nccl", torch_checks.check_nccl, 120),
              ("torch.memory_reserved", torch_checks.check_memory_reserved, 90),
              ("torch.dataloader_workers", torch_checks.check_dataloader_workers, 120),
-             ("workloads.build", workloads.check_build, 300)]
+             ("workloads.build", workloads.check_build, 300),
+             ("cupti.semantics", workloads.check_cupti_semantics, 120)]
     wanted = options.workloads.split(",") if options.workloads else list(workloads.RUNS)
     found += [(f"workloads.{name}", workloads.check_workload(name), 120) for name in wanted]
     found += [("survey.traces", check_survey, 60),

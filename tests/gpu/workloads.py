@@ -15,6 +15,7 @@ from harness import Failed, Skipped, expect, passed
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(TESTS, "preload"))
 import checkers  # noqa: E402 (tests/preload: the devsim tests' trace checks)
+import cupti_semantics  # noqa: E402
 
 WORKLOAD_DIR = os.path.join(TESTS, "workloads")
 SIMBLAS_DIR = os.path.join(WORKLOAD_DIR, "simblas")
@@ -30,6 +31,7 @@ PROGRAMS = {
     "per_thread_pinned": ("workloads/per_thread_pinned.cu", False, ["--default-stream=per-thread", "-lpthread"]),
     "register_limits": ("workloads/register_limits.cu", False, []),
     "bench_calls": ("bench/bench_calls.cu", False, []),
+    "cupti_semantics": ("gpu/programs/cupti_semantics.cu", False, ["-lcupti"]),
 }
 # The workload checks: program and arguments (the one-device programs of tests/workloads), and
 # the checker the preload tests hold each to (tests/preload/CMakeLists.txt, WorkloadTest.cmake):
@@ -59,7 +61,7 @@ def nvcc_common(context):
 def wanted_programs(context):
     """The programs the selected workload checks run, and bench_calls."""
     selected = context.options.workloads.split(",") if context.options.workloads else list(RUNS)
-    return {RUNS[name][0][0] for name in selected} | {"bench_calls"}
+    return {RUNS[name][0][0] for name in selected} | {"bench_calls", "cupti_semantics"}
 
 
 def build_commands(context, out):
@@ -79,7 +81,8 @@ def build_commands(context, out):
         if name not in wanted_programs(context):
             continue
         command = nvcc_common(context) + ["-I", WORKLOAD_DIR, "-I", SIMBLAS_DIR,
-                                          os.path.join(TESTS, source), "-o", os.path.join(out, name)] + extra
+                                          os.path.join(TESTS, source), "-o", os.path.join(out, name),
+                                          "-L", os.path.join(context.options.cuda_home, "lib64")] + extra
         if uses_simblas:
             command += ["-L", out, "-lsimblas", "-Xlinker", f"-rpath-link,{stub_dir}",
                         "-Xlinker", "-rpath,$ORIGIN"]
@@ -165,6 +168,13 @@ def check_workload(name):
         context.facts.setdefault("agent_cupti_lines", set()).update(cupti)
         return passed(checker_context.summary + (f"; {cupti[0]}" if cupti else ""))
     return check
+
+
+def check_cupti_semantics(context):
+    """The CUPTI rules the agent relies on (cupti_semantics.py), on the device at hand."""
+    built = "cupti_semantics" in context.facts.get("workloads_built", ())
+    return cupti_semantics.check(context, program(context, "cupti_semantics") if built else None,
+                                 device_environment(context))
 
 
 BENCH_FIGURE = re.compile(r"calls=(\d+) wall_ns=(\d+) cpu_ns=(\d+)")

@@ -28,8 +28,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(ROOT, "tests", "preload"))
+sys.path.insert(0, os.path.join(ROOT, "tests", "lib"))
 import checkers  # noqa: E402
 import elf_audit  # noqa: E402
+from trace_reader import load_trace  # noqa: E402
 
 # Files every layout has, relative to its prefix.
 LAYOUT = ["bin/profagent", "lib/libprofagent.so", "lib/libprofagent_re2.so", "lib/libprofagent_dwarf.so",
@@ -110,8 +112,7 @@ def profile_with_launcher(prefix, build, work, carried):
                      program, "5"], env=env)
     traces = glob.glob(os.path.join(out, "*.steps1-2.trace.json"))
     expect(len(traces) == 1, f"expected the window of steps 1-2, found {os.listdir(out)}; stderr:\n{completed.stderr[-2000:]}")
-    with open(traces[0]) as f:
-        document = json.load(f)
+    document = load_trace(traces[0])
     steps = sorted(e["name"] for e in document["traceEvents"] if str(e.get("name", "")).startswith("ProfilerStep#"))
     expect(steps == ["ProfilerStep#1", "ProfilerStep#2"], f"steps in the window: {steps}")
     frames = json.dumps(document.get("stackFrames", {}))

@@ -19,7 +19,7 @@ REQUIRED = [
     "cudaMemset", "cudaMemsetAsync_ptsz", "cudaMalloc", "cudaFree", "cudaMallocAsync_ptsz", "cudaFreeAsync",
     "cudaDeviceSynchronize", "cudaStreamSynchronize_ptsz", "cudaEventSynchronize", "cudaStreamWaitEvent_ptsz",
     "cudaEventRecord_ptsz", "cudaStreamBeginCapture", "cudaStreamEndCapture_ptsz", "cudaProfilerStart",
-    "__cudaRegisterFunction", "__cudaRegisterFatBinary", "__cudaGetKernel",
+    "__cudaRegisterFunction", "__cudaRegisterFatBinary", "__cudaUnregisterFatBinary", "__cudaGetKernel",
     "profagent_step", "profagent_range_push", "profagent_range_pop", "profagent_recording",
 ]
 

@@ -9,6 +9,10 @@ import glob
 import json
 import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from trace_reader import load_trace  # noqa: E402
 
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 
@@ -77,8 +81,7 @@ class Trace:
     """The trace.json events, indexed the ways the checks need."""
 
     def __init__(self, path):
-        with open(path, encoding="utf-8") as f:
-            self.document = json.load(f)
+        self.document = load_trace(path)
         events = self.document["traceEvents"]
         self.complete = [e for e in events if e.get("ph") == "X"]
         for e in self.complete:
@@ -168,6 +171,19 @@ def check_driver_threads(trace):
         expect((call["pid"], call["tid"]) in threads,
                f"driver call {call['name']} at {call['ts']} is on thread {call['tid']}, which made no "
                f"hooked call (known threads {sorted(t for _, t in threads)}): CUPTI threadId not mapped to the OS tid?")
+
+
+# Driver calls NVIDIA's runtime makes inside its own calls (cudaGetDevice asks
+# cuCtxGetDevice_v2; a kernel's first launch fetches it with cuLibraryGetKernel). CUPTI reports
+# them in the driver domain, but they are not the program's calls.
+RUNTIME_INTERNAL_DRIVER_CALLS = {"cuCtxGetDevice_v2", "cuLibraryGetKernel", "cuLibraryLoadData"}
+
+
+def check_no_runtime_internal_calls(trace):
+    """No driver row is a call the runtime made inside one of its own (recorded or left out)."""
+    internal = [e["name"] for e in trace.driver if e["name"] in RUNTIME_INTERNAL_DRIVER_CALLS]
+    expect(not internal, f"{len(internal)} driver calls the runtime made internally are rows of the trace: "
+                         f"{sorted(set(internal))}")
 
 
 def check_external_ids(trace, wanted):
@@ -272,6 +288,7 @@ def check_devsim_run(context):
     check_device_records(trace, wanted)
     check_links(trace)
     check_driver_threads(trace)
+    check_no_runtime_internal_calls(trace)
     check_external_ids(trace, wanted)
     check_syncs(trace)
     import kineto_checks  # noqa: E402 (it uses this module's helpers)
@@ -368,6 +385,7 @@ def check_consistent_trace(context):
         expect(drops.get(counter, 0) == 0, f"profagent_drops.{counter} = {drops.get(counter)}")
     check_links(trace)
     check_driver_threads(trace)
+    check_no_runtime_internal_calls(trace)
     rows = check_table(trace, summary_rows(context.out_dir))
     graph_launches = sum(1 for e in trace.runtime if e["name"].startswith("cudaGraphLaunch"))
     context.summary = (f"{len(trace.device)} device records linked, {rows} table rows recomputed, "
@@ -436,5 +454,6 @@ def check_unwritable_output_dir(context):
 # ---- checks kept in modules of their own, found here by name --------------------------------
 
 from graph_checks import check_graph_launches_linked  # noqa: E402,F401
+from library_checks import check_second_library_descriptor  # noqa: E402,F401
 from nvtx_checks import (check_nvtx_other_tool_kept, check_nvtx_range_marker, check_nvtx_ranges,  # noqa: E402,F401
                          check_torch_ops)

@@ -43,8 +43,7 @@ add_executable(collector_callbacks_tests ${PROJECT_SOURCE_DIR}/tests/unit/collec
 target_link_libraries(collector_callbacks_tests PRIVATE profagent_collector Catch2::Catch2)
 target_include_directories(collector_callbacks_tests PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
   ${PROJECT_SOURCE_DIR}/tests/unit/collector)
-add_test(NAME collector.callbacks COMMAND collector_callbacks_tests)
-set_tests_properties(collector.callbacks PROPERTIES LABELS unit)
+profagent_catch_tests(collector_callbacks_tests PREFIX collector.callbacks. LABELS unit)
 
 # The module loader's image parser, checked against readelf and the PTX text.
 add_executable(devsim_image_kernels ${PROJECT_SOURCE_DIR}/tests/devsim/tests/image_kernels_main.cpp)

@@ -15,11 +15,13 @@ Only the Python standard library is used.
 """
 import argparse
 import glob
-import json
 import os
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import trace_reader  # noqa: E402
 
 PYTHON = "/usr/bin/python3"
 DATALOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
@@ -50,14 +52,13 @@ def load_trace(out):
     traces = glob.glob(os.path.join(out, "*.trace.json"))
     if not expect(len(traces) == 1, f"expected one trace in {out}, found {traces}"):
         return None
-    with open(traces[0]) as f:
-        return json.load(f)
+    return trace_reader.load_trace(traces[0])
 
 
 def annotations(trace):
     """(name, start, end) of every user_annotation, in µs, sorted by start."""
     spans = [(e["name"], float(e["ts"]), float(e["ts"]) + float(e["dur"]))
-             for e in trace["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
+             for e in trace_reader.complete_events(trace, "user_annotation")]
     return sorted(spans, key=lambda s: s[1])
 
 

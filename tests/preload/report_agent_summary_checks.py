@@ -10,12 +10,14 @@ Only the Python standard library is used.
 """
 import argparse
 import glob
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from trace_reader import complete_events, load_trace  # noqa: E402
 
 failures = []
 
@@ -51,12 +53,11 @@ def check_window(trace_path):
     summary_path = trace_path[: -len(".trace.json")] + ".summary.txt"
     if not expect(os.path.exists(summary_path), f"no {summary_path}"):
         return
-    with open(trace_path) as f:
-        trace = json.load(f)
+    trace = load_trace(trace_path)
     with open(summary_path) as f:
         text = f.read()
-    steps = sorted({int(e["name"].split("#")[1]) for e in trace["traceEvents"]
-                    if e.get("ph") == "X" and e.get("name", "").startswith("ProfilerStep#")})
+    steps = sorted({int(e["name"].split("#")[1]) for e in complete_events(trace)
+                    if e.get("name", "").startswith("ProfilerStep#")})
     rows = table_rows(text, "Step Trace") or []
     listed = [int(row.split()[0]) for row in rows if row.split() and row.split()[0].isdigit()]
     expect(steps and listed == steps, f"{summary_path}: Step Trace lists steps {listed}, the trace has {steps}")

@@ -11,35 +11,13 @@ Only the Python standard library is used.
 import argparse
 import os
 import shutil
-import subprocess
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
 import checkers  # noqa: E402
-
-
-class Run:
-    def __init__(self, command, completed):
-        self.command = command
-        self.stdout = completed.stdout
-        self.stderr = completed.stderr
-        self.returncode = completed.returncode
-
-    def save(self, directory, prefix):
-        for suffix, text in (("stdout", self.stdout), ("stderr", self.stderr),
-                             ("rc", str(self.returncode))):
-            with open(os.path.join(directory, f"{prefix}.{suffix}"), "w") as f:
-                f.write(text)
-
-
-def run(command, timeout=120):
-    completed = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                               timeout=timeout)
-    return Run(command, completed)
-
-
-def without_agent(command):
-    return [word for word in command if not word.startswith("LD_PRELOAD=")]
+from agent_run import run, without_agent  # noqa: E402
 
 
 def main():

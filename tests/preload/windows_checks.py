@@ -20,12 +20,14 @@ Only the Python standard library is used.
 """
 import argparse
 import glob
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from trace_reader import complete_events, load_trace  # noqa: E402
 
 NAME = re.compile(r"\.w(\d+)(?:\.steps(\d+)-(\d+))?\.trace\.json$")
 
@@ -40,11 +42,9 @@ def expect(condition, message):
 
 
 def read_window(path):
-    with open(path, encoding="utf-8") as f:
-        trace = json.load(f)
-    events = trace["traceEvents"]
+    trace = load_trace(path)
     drops = trace["profagent_drops"]
-    complete = [e for e in events if e.get("ph") == "X"]
+    complete = complete_events(trace)
     names = [e["name"] for e in complete if e.get("cat") == "user_annotation"]
     work = sorted(int(m.group(1)) for m in (re.fullmatch(r"work_(\d+)", n) for n in names) if m)
     steps = sorted(int(n[len("ProfilerStep#"):]) for n in names if n.startswith("ProfilerStep#"))
@@ -123,11 +123,9 @@ def check_counts(found, counts):
     for spec in counts:
         name, wanted = spec.rsplit("=", 1)
         for number, (path, _) in sorted(found.items()):
-            with open(path, encoding="utf-8") as f:
-                events = json.load(f)["traceEvents"]
             # The operators themselves, not their device-side gpu_user_annotation slices.
-            seen = sum(1 for e in events if e.get("ph") == "X" and e.get("name") == name
-                       and e.get("cat") != "gpu_user_annotation")
+            seen = sum(1 for e in complete_events(load_trace(path))
+                       if e.get("name") == name and e.get("cat") != "gpu_user_annotation")
             expect(seen == int(wanted), f"window {number} holds {seen} {name}, expected {wanted}")
 
 

@@ -26,7 +26,7 @@ endfunction()
 
 set(agent_env LD_PRELOAD=$<TARGET_FILE:profagent>)
 
-# The issue's schedule shape through the launcher; api:NAME marks the steps.
+# All five schedule parameters at once, through the launcher; api:NAME marks the steps.
 windows_add_test(windows_launcher_api FLAGS --kernels --launcher
   EXPECT 1:3-4:3,4/2:7-8:7,8
   COMMAND ${WINDOWS_LAUNCHER} run --skip-first 1 --wait 1 --warmup 1 --active 2 --repeat 2

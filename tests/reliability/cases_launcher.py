@@ -9,6 +9,7 @@ import subprocess
 import tempfile
 
 import reliability as R
+from reliability import trace_reader
 
 PYTHON = "/usr/bin/python3"
 PHASES = ("enumerate(DataLoader)#", "Optimizer.step#SGD.step", "Optimizer.zero_grad#SGD.zero_grad",
@@ -43,7 +44,7 @@ def expect_same_program(hooked, plain, what):
 def annotations(out_dir):
     names = set()
     for path in glob.glob(os.path.join(out_dir, "*.trace.json")):
-        names |= {e["name"] for e in R.load(path)["traceEvents"] if e.get("cat") == "user_annotation"}
+        names |= {e["name"] for e in trace_reader.events(R.load(path), cat="user_annotation")}
     return names
 
 

@@ -14,6 +14,7 @@ import json
 import os
 
 import reliability as R
+from reliability import trace_reader
 
 MIB = 1 << 20
 DEVICE_MB = 64
@@ -47,7 +48,7 @@ def expected_events():
 
 
 def instants(document, name):
-    return [e for e in document["traceEvents"] if e.get("ph") == "i" and e.get("name") == name]
+    return trace_reader.events(document, ph="i", name=name)
 
 
 def summary_of(out):

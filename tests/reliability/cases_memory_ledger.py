@@ -16,6 +16,7 @@ import json
 import os
 
 import reliability as R
+from reliability import trace_reader
 
 MIB = 1 << 20
 GPU = 0
@@ -34,7 +35,7 @@ def run_edges(env, name, args):
 
 
 def memory_events(document, name="[memory]"):
-    found = [e for e in document["traceEvents"] if e.get("ph") == "i" and e.get("name") == name]
+    found = trace_reader.events(document, ph="i", name=name)
     return sorted(found, key=lambda e: e["ts"])
 
 

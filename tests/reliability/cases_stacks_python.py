@@ -7,6 +7,7 @@ import glob
 import os
 
 import reliability as R
+from reliability import trace_reader
 from cases_stacks import frames_of, stack_events
 
 SCRIPT = '''
@@ -146,7 +147,7 @@ def case_memory_call_sites(env):
     agent, plain = R.both(env, ["/usr/bin/python3", script], extra)
     R.expect_unchanged(agent, plain)
     document = R.one_valid_trace(out)
-    memory = [e for e in document["traceEvents"] if e.get("name") == "[memory]"]
+    memory = trace_reader.events(document, name="[memory]")
     R.expect(len(memory) == 11, f"{len(memory)} [memory] events, expected 6 allocations + 5 frees")
     sites = sorted({e["args"].get("Call site", "").rsplit("/", 1)[-1] for e in memory})
     want = sorted([f"memory_calls.py({line['alloc']}): allocate", f"memory_calls.py({line['free']}): release"])

@@ -12,6 +12,7 @@ import resource
 import subprocess
 
 import reliability as R
+from reliability import trace_reader
 
 MIB = 1 << 20
 
@@ -51,8 +52,8 @@ def case_address_space_limit(env):
     left_out = drops["left_out_host_events"]
     R.expect(left_out > 0 and drops["memory_room_bytes"] > 0 and drops["memory_needed_bytes"] > drops["memory_room_bytes"] - (8 << 20),
              f"nothing left out under the limit: {drops}")
-    ranges = [e for e in document["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "user_annotation"]
-    calls = [e for e in document["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "cuda_runtime"]
+    ranges = trace_reader.complete_events(document, "user_annotation")
+    calls = trace_reader.complete_events(document, "cuda_runtime")
     R.expect(len(ranges) > 10000, f"only {len(ranges)} ranges written: the trace should hold what fits")
     # Every event the agent recorded is written or counted: recorded = 4 M ranges + the CUDA
     # calls, less those the buffers dropped under the same limit.

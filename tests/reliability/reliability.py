@@ -21,6 +21,13 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+import agent_run  # noqa: E402
+import trace_reader  # noqa: E402
+from agent_run import clean_environment  # noqa: E402,F401 (the cases use R.clean_environment)
+
+Run = agent_run.Run.of  # the Run of a finished process: R.Run(completed) in the cases
+
 
 class Failed(Exception):
     pass
@@ -46,34 +53,9 @@ class Env:
         return path
 
 
-class Run:
-    def __init__(self, completed):
-        self.stdout = completed.stdout
-        self.stderr = completed.stderr
-        self.returncode = completed.returncode
-
-    def agent_lines(self):
-        return [line for line in self.stderr.splitlines() if line.startswith("[profagent]")]
-
-    def other_lines(self):
-        return [line for line in self.stderr.splitlines() if not line.startswith("[profagent]")]
-
-
-def clean_environment():
-    return {k: v for k, v in os.environ.items() if not k.startswith(("PROFAGENT_", "DEVSIM_", "LD_PRELOAD"))}
-
-
 def run(command, env_extra, preload=None, library_path=None, timeout=120, stdin=None):
-    env = clean_environment()
-    env.update(env_extra)
-    if preload:
-        env["LD_PRELOAD"] = preload
-    if library_path:
-        env["LD_LIBRARY_PATH"] = library_path
-    completed = subprocess.run(command, env=env, capture_output=True, timeout=timeout, input=stdin)
-    return Run(type("C", (), {"stdout": completed.stdout.decode("utf-8", "replace"),
-                              "stderr": completed.stderr.decode("utf-8", "replace"),
-                              "returncode": completed.returncode}))
+    env = agent_run.agent_environment(preload, library_path, base={**clean_environment(), **env_extra})
+    return agent_run.run(command, env, timeout, stdin)
 
 
 def both(env, command, env_extra, library_path=None, timeout=120):
@@ -99,15 +81,17 @@ def traces(out_dir):
 
 
 def load(path):
-    with open(path, "rb") as f:
-        raw = f.read()
-    return json.loads(raw.decode("utf-8"))  # strict: invalid UTF-8 fails the case
+    """The trace's document; a file that is no trace (invalid UTF-8 included) fails the case."""
+    try:
+        return trace_reader.load_trace(path)
+    except trace_reader.TraceError as error:
+        raise Failed(str(error)) from error
 
 
 def events(document, name=None):
     """Complete events, without the gpu_user_annotation slices that mirror an operator's or a
     range's device work on the device lanes (they carry its name, but are not calls)."""
-    found = [e for e in document["traceEvents"] if e.get("ph") == "X" and e.get("cat") != "gpu_user_annotation"]
+    found = [e for e in trace_reader.complete_events(document) if e.get("cat") != "gpu_user_annotation"]
     return [e for e in found if e.get("name") == name] if name else found
 
 

@@ -19,6 +19,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from agent_run import agent_environment, run  # noqa: E402
 from recompute import NO_REPORT, SKIP  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,7 +35,7 @@ DIOPI_PHASES = ["Forward=inferred", "Backward=Backward", "Optimization=DIOPI"]
 
 
 def sh(cmd, env=None, cwd=None):
-    p = subprocess.run(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True)
+    p = run(cmd, env, timeout=None, cwd=cwd)
     if NO_REPORT in p.stderr:
         print("accept: SKIPPED, %s has no report command yet" % cmd[0])
         sys.exit(SKIP)
@@ -92,9 +94,8 @@ def case_torch_legacy(a):
 
 
 def agent_env(a, **extra):
-    env = dict(os.environ, LD_LIBRARY_PATH=a.devsim, PROFAGENT_OUTPUT_DIR=os.path.join(a.work, "out"), **extra)
-    env["LD_PRELOAD"] = os.path.join(a.lib, "libprofagent.so")
-    return env
+    return agent_environment(os.path.join(a.lib, "libprofagent.so"), a.devsim, base=os.environ,
+                             PROFAGENT_OUTPUT_DIR=os.path.join(a.work, "out"), **extra)
 
 
 def traces_of(a):

@@ -11,8 +11,8 @@
 
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
-#include "exporters/report/summaries.h"
-#include "exporters/report/summary_html.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/summary_html.h"
 
 using namespace profagent;
 using namespace profagent::exporters;

@@ -7,7 +7,7 @@
 #include <iostream>
 #include <sstream>
 
-#include "exporters/report/summary_html.h"
+#include "exporters/summaries/summary_html.h"
 
 int main(int argc, char** argv) {
   if (argc != 3) {

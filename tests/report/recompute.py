@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """Recomputes every summary of a saved trace from docs/report.md alone (trace_model.py,
-summaries_ref.py: no code shared with exporters/report) and compares it with
+summaries_ref.py: no code shared with exporters/summaries) and compares it with
 `profagent report --format json` of the same file: integers exactly, ratios to 1e-6
 relative, row sets equal and ordered by the sort key. Also checks that the text output shows
 the same numbers (two decimals in --time-unit) and the effect of --time-unit, --steps,

@@ -1,6 +1,6 @@
 """Every summary of docs/report.md recomputed from trace_model.Trace, in the shape of the
 `profagent report --format json` schema, written from the document alone (it shares no code
-with exporters/report). Readings of the document where it leaves a choice are marked READING.
+with exporters/summaries). Readings of the document where it leaves a choice are marked READING.
 """
 import re
 from collections import OrderedDict

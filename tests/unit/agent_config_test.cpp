@@ -165,7 +165,7 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   CHECK(pairs["PROFAGENT_CUPTI"] == "auto");
 }
 
-TEST_CASE("PROFAGENT_CHILD: light (default) or off; anything else warns and keeps light") {
+TEST_CASE("PROFAGENT_CHILD: light (default) or off, anything else warns and keeps light") {
   std::vector<std::string> warnings;
   CHECK(parse({}, warnings).child == profagent::agent::ChildPolicy::Light);
   CHECK(parse({{"PROFAGENT_CHILD", " OFF "}}, warnings).child == profagent::agent::ChildPolicy::Off);
@@ -175,7 +175,7 @@ TEST_CASE("PROFAGENT_CHILD: light (default) or off; anything else warns and keep
   CHECK(warnings[0] == "PROFAGENT_CHILD has an invalid value; using the default (light)");
 }
 
-TEST_CASE("PROFAGENT_HANDLE_SIGNALS: off by default; a boolean; anything else warns and keeps off") {
+TEST_CASE("PROFAGENT_HANDLE_SIGNALS: off by default, a boolean, anything else warns and keeps off") {
   std::vector<std::string> warnings;
   CHECK_FALSE(parse({}, warnings).handle_signals);
   CHECK(parse({{"PROFAGENT_HANDLE_SIGNALS", "1"}}, warnings).handle_signals);
@@ -186,7 +186,7 @@ TEST_CASE("PROFAGENT_HANDLE_SIGNALS: off by default; a boolean; anything else wa
   CHECK(warnings[0] == "PROFAGENT_HANDLE_SIGNALS has an invalid value; using the default (false)");
 }
 
-TEST_CASE("PROFAGENT_HANDLE_CRASHES: on by default; a boolean; anything else warns and keeps on") {
+TEST_CASE("PROFAGENT_HANDLE_CRASHES: on by default, a boolean, anything else warns and keeps on") {
   std::vector<std::string> warnings;
   CHECK(parse({}, warnings).handle_crashes);
   CHECK_FALSE(parse({{"PROFAGENT_HANDLE_CRASHES", "0"}}, warnings).handle_crashes);
@@ -197,7 +197,7 @@ TEST_CASE("PROFAGENT_HANDLE_CRASHES: on by default; a boolean; anything else war
   CHECK(warnings[0] == "PROFAGENT_HANDLE_CRASHES has an invalid value; using the default (true)");
 }
 
-TEST_CASE("PROFAGENT_SUMMARIES: names, all, off/none; a bad name warns once and keeps the default") {
+TEST_CASE("PROFAGENT_SUMMARIES: names, all, off/none, a bad name warns once and keeps the default") {
   std::vector<std::string> warnings;
   CHECK(parse({}, warnings).summaries == Config::default_summaries());
   const std::vector<std::string> defaults = Config::default_summaries();

@@ -6,8 +6,7 @@ add_executable(agent_config_test
   ${PROJECT_SOURCE_DIR}/agent/config.cpp)
 target_include_directories(agent_config_test PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(agent_config_test PRIVATE Catch2::Catch2 profagent_exporters)
-add_test(NAME agent_config COMMAND agent_config_test)
-set_tests_properties(agent_config PROPERTIES LABELS unit)
+profagent_catch_tests(agent_config_test PREFIX agent_config. LABELS unit)
 
 # The hook template and the resolver with fake real functions, over the real collector. Only
 # the template's own sources: the CUDA hook table (cuda_runtime.cpp) would interpose the
@@ -22,6 +21,5 @@ if(TARGET profagent_collector)
   target_include_directories(hook_template_test PRIVATE ${PROJECT_SOURCE_DIR})
   target_include_directories(hook_template_test SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
   target_link_libraries(hook_template_test PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
-  add_test(NAME hook_template COMMAND hook_template_test)
-  set_tests_properties(hook_template PROPERTIES LABELS unit)
+  profagent_catch_tests(hook_template_test PREFIX hook_template. LABELS unit)
 endif()

@@ -13,7 +13,6 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/memory_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp
-    # Last: its windows would shift the window numbers session_test.cpp expects.
     ${CMAKE_CURRENT_LIST_DIR}/collector/cpu_times_test.cpp)
   target_link_libraries(collector_tests PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
   # window_race_test.cpp: a library whose constructor calls back into the test program (found
@@ -24,18 +23,13 @@ if(TARGET profagent_collector)
   set_target_properties(collector_tests PROPERTIES ENABLE_EXPORTS ON)
   target_compile_definitions(collector_tests PRIVATE WINDOW_RACE_PLUGIN="$<TARGET_FILE:window_race_plugin>")
   target_include_directories(collector_tests PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+  # Under qemu-user the process's memory is the emulator's: the [kernel_memory] cases (an
+  # address-space limit, pages populated on request) check the kernel, which it does not pass
+  # through.
   if(CMAKE_CROSSCOMPILING_EMULATOR)
-    # Under qemu-user the process's memory is the emulator's: the [kernel_memory] cases
-    # (an address-space limit, pages populated on request) check the kernel, which it does not
-    # pass through.
-    add_test(NAME collector COMMAND collector_tests "~[kernel_memory]")
-  else()
-    add_test(NAME collector COMMAND collector_tests)
+    set(collector_spec "~[kernel_memory]")
   endif()
-  set_tests_properties(collector PROPERTIES LABELS unit)
-  # The window CPU times the summaries' Device Summary is computed from, on their own.
-  add_test(NAME report.agent.cpu_times COMMAND collector_tests "[cpu_times]")
-  set_tests_properties(report.agent.cpu_times PROPERTIES LABELS unit)
+  profagent_catch_tests(collector_tests PREFIX collector. LABELS unit SPEC ${collector_spec})
 endif()
 
 # The CUPTI backend against devsim's libcupti.so.13 (label devsim): an nvcc-built program that

@@ -4,8 +4,7 @@ if(TARGET profagent_diopi_wrappers AND TARGET profagent_collector)
   target_link_libraries(diopi_wrappers_tests PRIVATE profagent_diopi_wrappers profagent_collector
                         Catch2::Catch2)
   target_include_directories(diopi_wrappers_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests/vendorsim/include)
-  add_test(NAME diopi_wrappers COMMAND diopi_wrappers_tests)
-  set_tests_properties(diopi_wrappers PROPERTIES LABELS unit)
+  profagent_catch_tests(diopi_wrappers_tests PREFIX diopi_wrappers. LABELS unit)
 endif()
 add_test(NAME diopi_generator
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_LIST_DIR}/diopi_generator_test.py

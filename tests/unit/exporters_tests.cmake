@@ -4,6 +4,8 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/chrome_trace_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/cpu_times_key_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/drop_counters_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/golden_trace_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/json_writer_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/memory_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/occupancy_test.cpp
@@ -14,9 +16,9 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/tables_test.cpp)
 target_link_libraries(exporters_unit_tests PRIVATE
   profagent_exporters Catch2::Catch2 nlohmann_json::nlohmann_json)
+# The golden trace files the writer's output is compared with (golden_trace_test.cpp).
+target_compile_definitions(exporters_unit_tests PRIVATE
+  PROFAGENT_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/exporters/golden")
 # The occupancy test checks against the toolkit's header-only occupancy calculator.
 target_include_directories(exporters_unit_tests SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
-add_test(NAME exporters COMMAND exporters_unit_tests)
-set_tests_properties(exporters PROPERTIES LABELS unit)
-add_test(NAME report.agent.trace_cpu_times COMMAND exporters_unit_tests "[cpu_times]")
-set_tests_properties(report.agent.trace_cpu_times PROPERTIES LABELS unit)
+profagent_catch_tests(exporters_unit_tests PREFIX exporters. LABELS unit)

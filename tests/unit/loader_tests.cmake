@@ -25,8 +25,7 @@ target_include_directories(dlopen_as_caller_test PRIVATE ${PROJECT_SOURCE_DIR})
 target_compile_definitions(dlopen_as_caller_test PRIVATE CALLER_FIXTURE_DIR="${caller_fixture}")
 target_link_libraries(dlopen_as_caller_test PRIVATE Catch2::Catch2 ${CMAKE_DL_LIBS})
 add_dependencies(dlopen_as_caller_test caller_host caller_host_nocrt caller_plugin)
-add_test(NAME dlopen_as_caller COMMAND dlopen_as_caller_test)
-set_tests_properties(dlopen_as_caller PROPERTIES LABELS unit)
+profagent_catch_tests(dlopen_as_caller_test PREFIX dlopen_as_caller. LABELS unit)
 
 # DIOPI GOT patching (hooks/diopi/got_patch.h): a provider of diopi* functions and two
 # importers of them (lazily bound, and bound at load time with -z now).
@@ -47,6 +46,5 @@ if(TARGET profagent_collector)
   target_compile_definitions(got_patch_test PRIVATE GOT_FIXTURE_DIR="${got_fixture}")
   target_link_libraries(got_patch_test PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
   add_dependencies(got_patch_test got_importer_lazy got_importer_now)
-  add_test(NAME got_patch COMMAND got_patch_test)
-  set_tests_properties(got_patch PROPERTIES LABELS unit)
+  profagent_catch_tests(got_patch_test PREFIX got_patch. LABELS unit)
 endif()

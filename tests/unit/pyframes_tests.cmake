@@ -3,7 +3,7 @@
 # CPython's headers. Included by collector_tests.cmake.
 add_executable(python_frames_tests ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_test.cpp)
 target_link_libraries(python_frames_tests PRIVATE profagent_collector Catch2::Catch2)
-add_test(NAME python_frames COMMAND python_frames_tests)
+profagent_catch_tests(python_frames_tests PREFIX python_frames. LABELS unit TIMEOUT 300)
 
 # Looks like a Python this cannot read (exports Py_Version and the thread-state function).
 add_executable(python_frames_fake_python ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_fake_python.cpp)
@@ -15,7 +15,7 @@ add_test(NAME python_frames_unsupported_incomplete COMMAND python_frames_fake_py
 # The library the Python script loads; also the bench's (tests/bench/python_frames_bench.cmake).
 add_library(python_frames_probe MODULE ${CMAKE_CURRENT_LIST_DIR}/pyframes/python_frames_probe.cpp)
 target_link_libraries(python_frames_probe PRIVATE profagent_collector)
-set_tests_properties(python_frames python_frames_unsupported_3_12 python_frames_unsupported_incomplete
+set_tests_properties(python_frames_unsupported_3_12 python_frames_unsupported_incomplete
   PROPERTIES LABELS unit TIMEOUT 300)
 # The capture from a real CPython: this machine's python3 loads the probe, so not in a cross
 # build (an x86-64 interpreter cannot load an aarch64 library).

@@ -7,8 +7,8 @@ find_package(ZLIB REQUIRED)
 add_executable(report_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/main.cpp
   ${CMAKE_CURRENT_LIST_DIR}/report/trace_loader_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/report/bad_trace_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/report/bad_trace_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/report/schema_roundtrip_test.cpp)
 target_include_directories(report_unit_tests PRIVATE ${CMAKE_CURRENT_LIST_DIR}/exporters)
 target_link_libraries(report_unit_tests PRIVATE profagent_report Catch2::Catch2 ZLIB::ZLIB)
-add_test(NAME report.loader.unit COMMAND report_unit_tests)
-set_tests_properties(report.loader.unit PROPERTIES LABELS unit)
+profagent_catch_tests(report_unit_tests PREFIX report.loader. LABELS unit)

@@ -33,7 +33,7 @@ std::vector<StepAction> run(const StepSchedule& s, uint64_t steps) {
 
 }  // namespace
 
-TEST_CASE("the issue's example: skip_first=10 wait=5 warmup=1 active=3 repeat=2", "[schedule]") {
+TEST_CASE("the README's example: skip_first=10 wait=5 warmup=1 active=3 repeat=2", "[schedule]") {
   const StepSchedule s{10, 5, 1, 3, 2};
   const auto a = run(s, 40);
   for (uint64_t i = 0; i <= 14; ++i) CHECK(a[i] == StepAction::None);
@@ -69,7 +69,7 @@ TEST_CASE("matches torch's schedule for every small parameter set", "[schedule]"
   CHECK(compared == 4 * 4 * 4 * 4 * 4 * 60);
 }
 
-TEST_CASE("active=1 saves every recorded step; wait=0 warmup=0 records back to back", "[schedule]") {
+TEST_CASE("active=1 saves every recorded step, wait=0 warmup=0 records back to back", "[schedule]") {
   const auto a = run(StepSchedule{0, 0, 0, 1, 0}, 5);
   for (auto x : a) CHECK(x == StepAction::RecordAndSave);
   const auto b = run(StepSchedule{0, 0, 0, 3, 0}, 6);

@@ -12,6 +12,5 @@ add_executable(windows_unit_test
 target_include_directories(windows_unit_test PRIVATE ${PROJECT_SOURCE_DIR})
 target_include_directories(windows_unit_test SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 target_link_libraries(windows_unit_test PRIVATE profagent_exporters profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
-add_test(NAME windows_unit COMMAND windows_unit_test)
-set_tests_properties(windows_unit PROPERTIES LABELS unit)
+profagent_catch_tests(windows_unit_test PREFIX windows_unit. LABELS unit)
 endif()

@@ -98,7 +98,11 @@ ApiScope::ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost c
                    const char* symbol_name, const void* params) {
   // The runtime's first call initialises CUDA, and with it the tool injection (the real
   // runtime reaches it through cuInit); the driver does it in cuInit (driver/driver_api.cpp).
-  if (domain == ApiDomain::Runtime && t_depth == 0) run_tool_injection_once();
+  // nvcc's module registration (__cudaRegister*, from static initialisers) does not: NVIDIA's
+  // runtime calls cuInit at the program's first real call (seen on an H100: cuInit under
+  // cudaFuncGetAttributes, long after registration).
+  const bool registration = name != nullptr && name[0] == '_';
+  if (domain == ApiDomain::Runtime && t_depth == 0 && !registration) run_tool_injection_once();
   reported_ = t_depth++ == 0;
   if (!reported_) {
     call_.correlation_id = t_correlation;
@@ -121,8 +125,26 @@ ApiScope::ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost c
   if (injected_ == 0) spend_host_time(cost);
 }
 
+ApiScope::ApiScope(InternalDriverCall, uint32_t cbid, const char* name) {
+  ++t_depth;
+  reported_ = true;
+  outer_correlation_ = t_correlation;
+  call_.domain = ApiDomain::Driver;
+  call_.cbid = cbid;
+  call_.name = name;
+  call_.correlation_id = t_correlation = next_correlation_id();
+  call_.process_id = cached_pid();
+  call_.thread_id = current_tid();
+  call_.device_id = static_cast<uint32_t>(current_device());
+  call_.context_id = call_.device_id + 1;
+  call_.start_ns = now_ns();
+  entered_ = tracer();
+  if (entered_) entered_->on_api_enter(call_);
+}
+
 ApiScope::~ApiScope() {
   --t_depth;
+  if (outer_correlation_ != 0) t_correlation = outer_correlation_;
   if (!reported_) return;
   call_.end_ns = now_ns();
   if (entered_ && tracer() == entered_) entered_->on_api_exit(call_);

@@ -2,8 +2,9 @@
 //
 // Every exported runtime and driver function opens exactly one ApiScope. Scopes nest only when
 // a public function is reached from inside another one (it should not happen: front ends call
-// the model, never each other's exports); nested scopes are not reported, as CUPTI does not
-// report calls the runtime makes internally.
+// the model, never each other's exports); nested scopes are not reported. The driver calls the
+// real runtime makes internally, which CUPTI does report, are modelled explicitly
+// (InternalDriverCall).
 #pragma once
 
 #include <cstdint>
@@ -34,6 +35,13 @@ class ApiScope {
   // params: the call's generated_cuda_*_meta.h parameter struct (callback functionParams).
   ApiScope(ApiDomain domain, uint32_t cbid, const char* name, HostCost cost,
            const char* symbol_name = nullptr, const void* params = nullptr);
+  // A driver call the runtime makes inside one of its own calls. NVIDIA's CUPTI reports these
+  // (callbacks and DRIVER records, each with its own correlation id, measured on an H100):
+  // cudaGetDevice reaches cuCtxGetDevice_v2, a kernel's first launch loads its library
+  // (cuLibraryLoadData, cuLibraryGetKernel). So a profiler must tell them from the program's
+  // own driver calls.
+  struct InternalDriverCall {};
+  ApiScope(InternalDriverCall, uint32_t cbid, const char* name);
   ~ApiScope();
   ApiScope(const ApiScope&) = delete;
   ApiScope& operator=(const ApiScope&) = delete;
@@ -51,6 +59,7 @@ class ApiScope {
  private:
   ApiCall call_{};
   Tracer* entered_ = nullptr;  // exit goes only to the tracer that saw the enter
+  uint32_t outer_correlation_ = 0;  // an internal driver call gives it back on exit
   int injected_ = 0;
   bool reported_ = false;
 };

@@ -14,6 +14,16 @@ void set_current_device(int device);
 uint32_t context_id(int device);     // contextUid of the device's primary context
 const char* device_name();           // "devsim simulated GPU"
 
+// nvcc's modules: registered at start-up, unregistered by the atexit handler nvcc adds after
+// each registration. NVIDIA's runtime tears itself down when the last one goes; a CUPTI client
+// that flushes after that crashes the process (seen on an H100 with CUPTI 13.0), so devsim's
+// CUPTI does the same (cupti/api_activity.cpp) and a profiler's exit flush must come earlier.
+// The runtime's teardown at the last unregistration, as NVIDIA's destroys its contexts: queued
+// work finishes, CUPTI hands every buffer to its client (Tracer::on_runtime_teardown), and from
+// then on runtime_torn_down() (devsim_trace.h) is true.
+void note_module_registered();
+void note_module_unregistered();
+
 // Fixed architecture figures (a Turing-like part, compute capability 7.5, as the tests build
 // for sm_75); SM count and memory come from the knobs.
 struct Arch {

@@ -166,6 +166,8 @@ class Tracer {
   virtual void on_memory(const MemoryRecord&) {}
   virtual void on_memory_pool(const MemoryPoolRecord&) {}
   virtual void on_graph_event(const GraphEvent&) {}
+  // The runtime is tearing itself down (core/device.h): its queued work is done.
+  virtual void on_runtime_teardown() {}
 
  protected:
   ~Tracer() = default;
@@ -173,5 +175,7 @@ class Tracer {
 
 // Returns false if another tracer is installed. nullptr uninstalls.
 bool set_tracer(Tracer* tracer);
+// True once the runtime tore itself down (its last nvcc module unregistered: core/device.h).
+bool runtime_torn_down();
 
 }  // namespace devsim

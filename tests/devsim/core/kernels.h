@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <atomic>
 #include <string>
 
 #include "cubin_resources.h"
@@ -42,6 +43,9 @@ struct KernelInfo {
   // cudaFuncAttributeMaxDynamicSharedMemorySize: what is left of the 48 KiB default per block
   // after static shared memory, until the program opts in to more.
   int max_dynamic_shared = 49152;
+  // Lazy loading (CUDA_MODULE_LOADING=LAZY, the default since CUDA 12.2): the runtime fetches
+  // the kernel from its library at its first launch, a driver call CUPTI reports.
+  mutable std::atomic<bool> fetched{false};
 
   // A kernel whose image carries no resources (PTX only, compressed entries, another
   // architecture): 32 registers let every launch of up to 1024 threads succeed.

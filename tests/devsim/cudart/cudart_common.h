@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cuda_runtime_api.h>
+#include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 #include <generated_cuda_runtime_api_meta.h>
 

@@ -99,6 +99,8 @@ cudaError_t cudaSetDevice(int device) {
 cudaError_t cudaGetDevice(int* device) {
   DEVSIM_RT_CALL(cudaGetDevice, v3020, Light);
   if (!device) DEVSIM_RT_RETURN(cudaErrorInvalidValue);
+  // NVIDIA's runtime asks the driver (a call CUPTI reports in the driver domain).
+  ApiScope ask(ApiScope::InternalDriverCall{}, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice_v2, "cuCtxGetDevice_v2");
   *device = current_device();
   DEVSIM_RT_RETURN(cudaSuccess);
 }

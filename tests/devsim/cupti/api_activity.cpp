@@ -4,8 +4,11 @@
 #include "records.h"
 
 #include <cupti.h>
+#include <signal.h>
+#include <unistd.h>
 
 #include <cstring>
+
 
 using profagent::devsim_cupti::first_record_offset;
 using profagent::devsim_cupti::guarded;
@@ -30,6 +33,19 @@ struct Attributes {
   size_t device_graphs_buffer_size = 3200000;
 };
 Attributes g_attributes;
+
+// What NVIDIA's CUPTI does when flushed after the runtime tore itself down (devsim's core/device.h):
+// the process dies of SIGSEGV. Said first, so a test's output shows why.
+[[noreturn]] void crash_after_teardown(const char* function) {
+  char line[200];
+  const int n = snprintf(line, sizeof line,
+                         "devsim: %s after the CUDA runtime's teardown (its last module was unregistered); "
+                         "NVIDIA's CUPTI crashes here\n", function);
+  if (n > 0) (void)!write(STDERR_FILENO, line, size_t(n) < sizeof line ? size_t(n) : sizeof line - 1);
+  signal(SIGSEGV, SIG_DFL);
+  raise(SIGSEGV);
+  _exit(139);
+}
 
 // Pointer to and size of the stored value of an attribute, or nullptr.
 void* attribute_slot(CUpti_ActivityAttribute attr, size_t* size) {
@@ -117,6 +133,7 @@ CUptiResult CUPTIAPI cuptiActivityGetNextRecord(uint8_t* buffer, size_t valid_si
 
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag) {
   return guarded("cuptiActivityFlushAll", NeedsDriver::Yes, [&](Session& s) {
+    if (s.runtime_torn_down()) crash_after_teardown("cuptiActivityFlushAll");
     if (!s.buffers().has_callbacks()) return CUPTI_ERROR_INVALID_OPERATION;
     s.buffers().flush((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0);
     return CUPTI_SUCCESS;

@@ -147,8 +147,11 @@ void Session::emit_external_correlations(uint32_t correlation_id) {
 
 void Session::on_api_enter(const devsim::ApiCall& call) {
   if (api_calls_unobserved()) return;
-  // Real CUPTI writes the external correlation record ahead of the API record it belongs to.
-  if (kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION)) {
+  // Real CUPTI writes the external correlation record ahead of the API record it belongs to,
+  // and only for calls whose API records it writes (RUNTIME or DRIVER enabled for the call's
+  // domain): measured on an H100 with CUPTI 13.0, an id pushed around a runtime launch with
+  // only DRIVER enabled links nothing to the kernel, only to the runtime's internal driver calls.
+  if (kind_enabled(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) && api_records_enabled(call)) {
     emit_external_correlations(call.correlation_id);
   }
   if (callbacks_.ever_subscribed()) callbacks_.on_api_enter(call);

@@ -25,6 +25,7 @@ namespace profagent::devsim_cupti {
 struct DeviceLink {
   bool (*set_tracer)(devsim::Tracer*);
   uint64_t (*now_ns)();
+  bool (*runtime_torn_down)() = nullptr;  // nullptr: never
 };
 
 class Session final : public devsim::Tracer {
@@ -47,6 +48,7 @@ class Session final : public devsim::Tracer {
   void set_latency_timestamps(bool enable) { latency_timestamps_.store(enable); }
   void set_system_thread_ids(bool system) { system_thread_ids_.store(system); }
   bool system_thread_ids() const { return system_thread_ids_.load(); }
+  bool runtime_torn_down() const { return device_.runtime_torn_down && device_.runtime_torn_down(); }
 
   ActivityBuffers& buffers() { return buffers_; }
   ClockDomain& clock() { return clock_; }
@@ -61,6 +63,9 @@ class Session final : public devsim::Tracer {
   void on_memory(const devsim::MemoryRecord& memory) override;
   void on_memory_pool(const devsim::MemoryPoolRecord& pool) override;
   void on_graph_event(const devsim::GraphEvent& event) override;
+  // Context destruction: CUPTI hands every buffer, records of the finished work included, to
+  // the client (NVIDIA's CUPTI delivers a context's records when it is destroyed).
+  void on_runtime_teardown() override { buffers_.flush(true); }
 
  private:
   // Installs this session as devsim's tracer; false if another tracer holds the device.
@@ -73,12 +78,10 @@ class Session final : public devsim::Tracer {
   void emit_memcpy(const devsim::OpRecord& op);
   void set_all_api_records(devsim::ApiDomain domain, bool enable);
   bool api_records_enabled(const devsim::ApiCall& call) const;
-  // A paused client (no API records, no external correlation, no subscriber) costs a
-  // simulated API call two loads, as a paused NVIDIA CUPTI costs next to nothing.
+  // A paused client (no API records, so no external correlation either, and no subscriber)
+  // costs a simulated API call two loads, as a paused NVIDIA CUPTI costs next to nothing.
   bool api_calls_unobserved() const {
-    constexpr uint64_t kExternal = uint64_t{1} << CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION;
-    return (enabled_kinds_.load(std::memory_order_relaxed) & kExternal) == 0 &&
-           api_records_on_.load(std::memory_order_relaxed) == 0 && !callbacks_.ever_subscribed();
+    return api_records_on_.load(std::memory_order_relaxed) == 0 && !callbacks_.ever_subscribed();
   }
   void switch_api_records(devsim::ApiDomain domain, CUpti_CallbackId cbid, bool enable);
   uint64_t to_domain(uint64_t monotonic_ns) { return clock_.to_domain(monotonic_ns); }

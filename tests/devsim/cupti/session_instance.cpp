@@ -5,7 +5,7 @@
 namespace profagent::devsim_cupti {
 
 Session& Session::instance() {
-  static Session* session = new Session(DeviceLink{&devsim::set_tracer, &devsim::now_ns},
+  static Session* session = new Session(DeviceLink{&devsim::set_tracer, &devsim::now_ns, &devsim::runtime_torn_down},
                                        profagent::devsim_cupti::faults());
   return *session;
 }

@@ -1,5 +1,7 @@
-// Fault injection (DEVSIM_FAIL) and sticky errors. Runs in its own process with
-// DEVSIM_FAIL="cudaMalloc=2@2,cudaLaunchKernel=719@3,cuLaunchKernel=1" (see CMakeLists.txt).
+// Fault injection (DEVSIM_FAIL) and sticky errors. DEVSIM_FAIL counts the calls of the
+// process, so each case runs in a process of its own, with its own DEVSIM_FAIL (see
+// CMakeLists.txt): [nth_call] under "cudaMalloc=2@2,cuLaunchKernel=1", [sticky] under
+// "cudaLaunchKernel=719@3".
 #include <catch2/catch.hpp>
 
 #include <cuda.h>
@@ -13,7 +15,7 @@ void fault_stub() {}
 const void* k_fault = fake_kernel(reinterpret_cast<const void*>(&fault_stub), "_Z7k_faultv");
 }  // namespace
 
-TEST_CASE("DEVSIM_FAIL makes a named API fail on its n-th call", "[fault]") {
+TEST_CASE("DEVSIM_FAIL makes a named API fail on its n-th call", "[fault][nth_call]") {
   void* a = nullptr;
   void* b = nullptr;
   void* c = nullptr;
@@ -32,7 +34,7 @@ TEST_CASE("DEVSIM_FAIL makes a named API fail on its n-th call", "[fault]") {
   cudaFree(a), cudaFree(c);
 }
 
-TEST_CASE("an injected sticky error poisons every later call until reset", "[fault]") {
+TEST_CASE("an injected sticky error poisons every later call until reset", "[fault][sticky]") {
   tracer().clear();
   CHECK(cudaLaunchKernel(k_fault, 1, 1, nullptr, 0, nullptr) == cudaSuccess);
   CHECK(cudaLaunchKernel(k_fault, 1, 1, nullptr, 0, nullptr) == cudaSuccess);

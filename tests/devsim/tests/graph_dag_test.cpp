@@ -465,7 +465,7 @@ namespace {
 void count_host(void* user) { ++*static_cast<int*>(user); }
 }  // namespace
 
-TEST_CASE("child graphs expand in place; host and event nodes act on the host and real events",
+TEST_CASE("child graphs expand in place, host and event nodes act on the host and real events",
           "[devsim][graph][child]") {
   int calls = 0;
   cudaGraph_t child, parent;
@@ -508,7 +508,7 @@ TEST_CASE("child graphs expand in place; host and event nodes act on the host an
   cudaGraphDestroy(parent), cudaGraphDestroy(child);
 }
 
-TEST_CASE("capture into an existing graph continues after the given nodes; dependencies can be replaced",
+TEST_CASE("capture into an existing graph continues after the given nodes, dependencies can be replaced",
           "[devsim][graph][capture]") {
   cudaStream_t s;
   cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);

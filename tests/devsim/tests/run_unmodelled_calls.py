@@ -10,12 +10,14 @@ and stderr lines, and a trace holding each unmodelled call twice as a runtime AP
 its callback id and error 801. Only the Python standard library is used."""
 import collections
 import glob
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "lib"))
+from trace_reader import load_trace  # noqa: E402
 
 NAMES = ("cudaIpcGetMemHandle", "cudaImportExternalMemory")
 NOT_MODELLED = re.compile(r"^devsim: (\w+) is not modelled; it returns cudaErrorNotSupported$", re.M)
@@ -48,8 +50,7 @@ def check_trace(output_dir):
     traces = glob.glob(os.path.join(output_dir, "*.trace.json"))
     if len(traces) != 1:
         return [f"agent: {len(traces)} trace files in {output_dir}, want 1"]
-    with open(traces[0]) as f:
-        events = json.load(f)["traceEvents"]
+    events = load_trace(traces[0])["traceEvents"]
     failures = []
     for name in NAMES:
         calls = [e for e in events if e.get("name") == name and e.get("cat") == "cuda_runtime"]

@@ -100,7 +100,7 @@ TEST_CASE("peer attributes agree with cudaDeviceCanAccessPeer", "[devsim][runtim
   cudaGetLastError();
 }
 
-TEST_CASE("stream attributes are stored, copied and read back; streams know their device", "[devsim][runtime_calls]") {
+TEST_CASE("stream attributes are stored, copied and read back, streams know their device", "[devsim][runtime_calls]") {
   cudaStream_t a = nullptr, b = nullptr;
   REQUIRE(cudaStreamCreateWithPriority(&a, cudaStreamNonBlocking, -3) == cudaSuccess);
   REQUIRE(cudaSetDevice(1) == cudaSuccess);

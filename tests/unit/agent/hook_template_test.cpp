@@ -9,11 +9,16 @@
 #include <string>
 #include <vector>
 
+#include "agent/profagent.h"
 #include "collector/names.h"
 #include "collector/session.h"
 #include "collector/thread_buffer.h"
-#include "hooks/hook.h"
+#include "hooks/cudart.h"
 #include "hooks/stream_capture.h"
+
+// The public C API is noexcept for C++ callers, as every function the agent exports around
+// its own code (a throw from it could only end the program).
+static_assert(noexcept(profagent_step()) && noexcept(profagent_range_push("")) && noexcept(profagent_range_pop()));
 
 namespace {
 
@@ -21,7 +26,8 @@ using profagent::EventKind;
 using profagent::HostEvent;
 using profagent::collector::RecordState;
 using profagent::hooks::Payload;
-using profagent::hooks::Site;
+using Site = profagent::hooks::CudartSite;
+using profagent::hooks::kCudart13;
 
 int g_real_calls = 0;
 
@@ -31,8 +37,8 @@ cudaError_t fake_copy(void* destination, const void* source, size_t bytes) {
   return bytes > 4 ? cudaErrorInvalidValue : cudaSuccess;
 }
 
-Site site_fake_copy{"fakeCopy"};
-Site site_fake_outer{"fakeOuter"};
+Site site_fake_copy{"fakeCopy", kCudart13};
+Site site_fake_outer{"fakeOuter", kCudart13};
 
 cudaError_t hooked_copy(void* destination, const void* source, size_t bytes) {
   return profagent::hooks::intercept_hook<decltype(fake_copy)>(
@@ -127,8 +133,10 @@ TEST_CASE_METHOD(Fixture, "calls the agent makes itself are not recorded") {
 
 namespace {
 std::vector<std::string> g_reported;
-void remember_report(const char* symbol) noexcept { g_reported.emplace_back(symbol); }
-Site site_missing{"profagent_test_symbol_nobody_defines"};
+void remember_report(const char* symbol, const char* library, const char* returned) noexcept {
+  g_reported.push_back(std::string(symbol) + " " + library + " " + returned);
+}
+Site site_missing{"profagent_test_symbol_nobody_defines", kCudart13};
 }  // namespace
 
 TEST_CASE_METHOD(Fixture, "no real function: an initialisation error, reported once, no crash") {
@@ -140,7 +148,8 @@ TEST_CASE_METHOD(Fixture, "no real function: an initialisation error, reported o
   };
   CHECK(call() == cudaErrorSharedObjectInitFailed);
   CHECK(call() == cudaErrorSharedObjectInitFailed);
-  CHECK(g_reported == std::vector<std::string>{"profagent_test_symbol_nobody_defines"});
+  CHECK(g_reported == std::vector<std::string>{
+                          "profagent_test_symbol_nobody_defines libcudart.so.13 cudaErrorSharedObjectInitFailed"});
   CHECK(drained_events().empty());
   profagent::hooks::set_unresolved_reporter(nullptr);
 }

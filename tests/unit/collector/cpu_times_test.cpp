@@ -52,7 +52,7 @@ TEST_CASE("cpu times: the cpu line of /proc/stat is split into busy and idle", "
   }
 }
 
-TEST_CASE("cpu times: ticks become ns with the given USER_HZ; unreadable text is not valid", "[cpu_times]") {
+TEST_CASE("cpu times: ticks become ns with the given USER_HZ, unreadable text is not valid", "[cpu_times]") {
   const CpuTimes times = cpu_times_from("cpu 150 0 50 1000 0 0 0 0\n", 7, 42, 100, 4);
   REQUIRE(times.valid);
   CHECK(times.ns == 42);

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collector/cupti_status.h"
@@ -17,7 +18,7 @@ struct Logged {
 };
 std::vector<Logged> g_logged;
 
-void capture(LogLevel level, const char* message) noexcept { g_logged.push_back({level, message}); }
+void capture(LogLevel level, std::string_view message) noexcept { g_logged.push_back({level, std::string(message)}); }
 
 CUptiResult g_flush_result = CUPTI_SUCCESS;
 CUptiResult CUPTIAPI fake_flush(uint32_t) { return g_flush_result; }
@@ -42,8 +43,12 @@ struct CaptureLog {
   CaptureLog() {
     g_logged.clear();
     set_log_sink(&capture);
+    set_log_level(LogLevel::Trace);  // every level: CUPTI_CALL_QUIET logs at debug
   }
-  ~CaptureLog() { set_log_sink(nullptr); }
+  ~CaptureLog() {
+    set_log_sink(nullptr);
+    set_log_level(LogLevel::Warn);
+  }
 };
 
 }  // namespace

@@ -120,7 +120,7 @@ TEST_CASE("CUPTI MEMORY_POOL records give the pool's size", "[memory]") {
   CHECK_FALSE(pool_reservation_of(r, 0, &pool));
 }
 
-TEST_CASE("hooked allocations and their device records are counted once; a library's are added", "[memory]") {
+TEST_CASE("hooked allocations and their device records are counted once, a library's are added", "[memory]") {
   Recording recording;
   set_device_memory_records(true);
   note_memory(op(MemoryOpType::Alloc, 0xA000, 100), 7);         // cudaMalloc, hooked
@@ -224,7 +224,7 @@ TEST_CASE("a free read before its allocation's record waits for it (a graph's al
   CHECK((m.unknown_frees == 0 && m.live_count == 0));
 }
 
-TEST_CASE("a free whose allocation never comes is unknown at the join; a call whose record never comes is booked", "[memory]") {
+TEST_CASE("a free whose allocation never comes is unknown at the join, a call whose record never comes is booked", "[memory]") {
   Recording recording;
   set_device_memory_records(true);
   const uint64_t t0 = clock::monotonic_ns() - 1000000;  // every time below is past when booked
@@ -276,7 +276,7 @@ TEST_CASE("a driver allocation read after the cut joins its window and starts th
   CHECK(two.memory.end[0].allocated == 1000);
 }
 
-TEST_CASE("a zero-byte allocation books nothing; a refused registration is no out-of-memory", "[memory]") {
+TEST_CASE("a zero-byte allocation books nothing, a refused registration is no out-of-memory", "[memory]") {
   Recording recording;
   note_memory(op(MemoryOpType::Alloc, 0, 0), 51);  // cudaMalloc(&p, 0): success, p null
   MemoryOp refused = op(MemoryOpType::Refused, 0xD000, 4096, MemoryKind::Registered);
@@ -309,7 +309,7 @@ TEST_CASE("bad frees and failed allocations never change the totals", "[memory]"
   for (const MemoryRecord& r : m.records) CHECK(r.total_allocated >= 0);
 }
 
-TEST_CASE("totals carry across windows and idle time; records are bounded", "[memory]") {
+TEST_CASE("totals carry across windows and idle time, records are bounded", "[memory]") {
   Recording recording;
   g_record_state.store(uint8_t(RecordState::Off));
   note_memory(op(MemoryOpType::Alloc, 0x1000, 500), 0);               // an idle step: counters only

@@ -43,6 +43,13 @@ inline uint64_t hooked_launch(const char* kernel) {
   return event.id;
 }
 
+// The number the session's first window got. That window is taken, empty, as the session
+// starts, so that no case has to run first to see it.
+inline uint32_t& first_window_number() {
+  static uint32_t number = 0;
+  return number;
+}
+
 inline void start_session_once() {
   static bool done = [] {
     drain_all();  // other tests' events are not this session's
@@ -51,7 +58,13 @@ inline void start_session_once() {
     options.platform_info = &fake_platform;
     options.config = {{"PROFAGENT_CUPTI", "auto"}};
     options.window_wait_ms = kUnitWaitMs;
-    return start(options);
+    if (!start(options)) return false;
+    // As after the program's first CUDA call: the device backend runs from here on, whichever
+    // case comes first (a launch made by hand, without hooked_launch(), would otherwise find
+    // no device tracing, and a state change no device to switch).
+    cuda_in_use();
+    first_window_number() = freeze_window().window;
+    return true;
   }();
   REQUIRE(done);
 }

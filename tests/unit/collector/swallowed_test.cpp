@@ -5,6 +5,7 @@
 #include <new>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collector/api.h"
@@ -15,8 +16,8 @@ using namespace profagent::collector;
 namespace {
 
 std::vector<std::string> g_lines;
-void capture(LogLevel level, const char* message) noexcept {
-  if (level >= LogLevel::Warn) g_lines.push_back(message);
+void capture(LogLevel level, std::string_view message) noexcept {
+  if (level >= LogLevel::Warn) g_lines.emplace_back(message);
 }
 
 template <typename Exception>

@@ -12,7 +12,7 @@
 #include "exporters/chrome_trace.h"
 #include "exporters/cupti_cbids.h"
 #include "exporters/exporter.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 #include "synthetic_trace.h"
 
 using namespace profagent;
@@ -110,7 +110,7 @@ TEST_CASE("baseTimeNanoseconds follows Kineto and HTA recovers Unix ns", "[expor
   CHECK(unix_ns == static_cast<int64_t>(t.device[0].start_ns) + t.unix_offset_ns);
 }
 
-TEST_CASE("device events carry device, stream and correlation; host events never stream",
+TEST_CASE("device events carry device, stream and correlation, host events never stream",
           "[exporters][trace]") {
   const Json doc = Json::parse(trace_text(test::sample_trace()));
   int gpu = 0;

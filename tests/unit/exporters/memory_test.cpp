@@ -5,8 +5,8 @@
 #include <nlohmann/json.hpp>
 
 #include "exporters/exporter.h"
-#include "exporters/memory_summary.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/memory_summary.h"
+#include "exporters/summaries/tables.h"
 #include "synthetic_trace.h"
 
 namespace profagent::exporters {

@@ -85,7 +85,7 @@ TEST_CASE("missing directories are created and files appear under their names",
   CHECK((st.st_mode & 0777) == (0644 & ~[] { mode_t m = ::umask(0); ::umask(m); return m; }()));
 }
 
-TEST_CASE("an existing file is never replaced: the next free number is taken; nothing is visible before commit",
+TEST_CASE("an existing file is never replaced: the next free number is taken, nothing is visible before commit",
           "[exporters][output]") {
   TempDir tmp;
   std::string error;
@@ -308,7 +308,7 @@ TEST_CASE("a file past the size limit fails with EFBIG and raises no SIGXFSZ in 
   CHECK(entries(tmp.path()).empty());
 }
 
-TEST_CASE("write_without_signals: a pipe without reader gives EPIPE, no SIGPIPE; one pending before stays",
+TEST_CASE("write_without_signals: a pipe without reader gives EPIPE, no SIGPIPE, one pending before stays",
           "[exporters][output]") {
   int fds[2];
   REQUIRE(::pipe(fds) == 0);

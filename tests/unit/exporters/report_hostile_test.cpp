@@ -7,8 +7,8 @@
 #include <sstream>
 
 #include "exporters/printable_text.h"
-#include "exporters/report/summaries.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/tables.h"
 
 using namespace profagent;
 using namespace profagent::exporters;
@@ -130,7 +130,7 @@ TEST_CASE("GPU utilisation never exceeds 100%, whatever the kernels do") {
   CHECK(*s.devices[2].percent == Approx(100.0 * (4 * 4900) / 20000));  // was 1960% (of the 1 us step)
 }
 
-TEST_CASE("text output escapes control characters in names; CSV and JSON keep them") {
+TEST_CASE("text output escapes control characters in names, CSV and JSON keep them") {
   const std::string hostile = "evil\x1b[2J\x07\r\xc2\x9b" "31m\x7fname";
   Trace t;
   t.steps = {{1, 0, 100000}};

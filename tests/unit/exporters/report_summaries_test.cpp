@@ -5,9 +5,9 @@
 
 #include <cstdio>
 
-#include "exporters/report/intervals.h"
-#include "exporters/report/summaries.h"
-#include "exporters/report/trace_scope.h"
+#include "exporters/summaries/intervals.h"
+#include "exporters/summaries/summaries.h"
+#include "exporters/summaries/trace_scope.h"
 
 using namespace profagent;
 using namespace profagent::exporters;
@@ -172,7 +172,7 @@ TEST_CASE("print the summaries of the hand-made trace", "[.print]") {
   std::fputs(render_summaries_text(t, s, o).c_str(), stdout);
 }
 
-TEST_CASE("--steps keeps the records of the chosen steps with their links") {
+TEST_CASE("the --steps option keeps the records of the chosen steps with their links") {
   const Trace t = two_steps();
   std::string error;
   const std::optional<Trace> only2 = select_steps(t, 2, 2, error);
@@ -188,4 +188,48 @@ TEST_CASE("--steps keeps the records of the chosen steps with their links") {
   CHECK(s.model[3].gpu->total_ns == 50);
   CHECK_FALSE(select_steps(t, 5, 9, error));
   CHECK(error.find("1-2") != std::string::npos);
+}
+
+TEST_CASE("one default: the report starts from the agent's sort key and row limit") {
+  const SummaryOptions report_default;
+  SummaryOptions agent_default;  // what export_options() makes of PROFAGENT_SORT_BY's default
+  std::string error;
+  REQUIRE(apply_sort_key(kDefaultSortKey, agent_default, error));
+  CHECK(report_default.sort_by == agent_default.sort_by);
+  CHECK(report_default.table.sort_by == agent_default.table.sort_by);
+  CHECK(report_default.row_limit == kDefaultRowLimit);
+  CHECK(report_default.table.row_limit == kDefaultRowLimit);
+}
+
+TEST_CASE("one computation: the window's table, memory summary and summaries come from the same costs") {
+  const Trace t = two_steps();
+  SummaryOptions o = all_summaries();
+  const Summaries window = compute_window_summaries(t, o);
+  const Table alone = build_table(t, o.table);
+  REQUIRE(window.key_averages.rows.size() == alone.rows.size());
+  for (std::size_t i = 0; i < alone.rows.size(); ++i) {
+    INFO(alone.rows[i].name);
+    CHECK(window.key_averages.rows[i].name == alone.rows[i].name);
+    CHECK(window.key_averages.rows[i].self_cpu_ns == alone.rows[i].self_cpu_ns);
+    CHECK(window.key_averages.rows[i].self_cuda_ns == alone.rows[i].self_cuda_ns);
+    CHECK(window.key_averages.rows[i].cuda_total_ns == alone.rows[i].cuda_total_ns);
+  }
+  // The backward operator's kernel: its launch's device time is the operator's self CUDA time in
+  // the table and the operator's GPU time in the Operator Summary.
+  const HostCosts costs = host_costs(t);
+  const std::size_t backward = 8, launch = 9;
+  REQUIRE(t.host[backward].name == "diopiConvolution2dBackward");
+  CHECK(costs.own_device(launch) == 50);  // the launch issued it
+  CHECK(costs.self_device(launch) == 0);  // a runtime call is no scope
+  CHECK(costs.own_device(backward) == 0);
+  CHECK(costs.device(backward) == 50);
+  CHECK(costs.self_device(backward) == 50);
+  CHECK(costs.self_cpu_ns[backward] == 200 - 10);
+  // The exit table's text is the report's key_averages block and memory block, without titles.
+  o.names = {"key_averages"};
+  const std::string report = render_summaries_text(t, compute_summaries(t, o), o);
+  const std::string exit_table = render_exit_table(t, window, o);
+  REQUIRE(report.find('\n') != std::string::npos);
+  CHECK(report.substr(0, report.find('\n')).find("key_averages") != std::string::npos);
+  CHECK(report.substr(report.find('\n') + 1) == exit_table + "\n");
 }

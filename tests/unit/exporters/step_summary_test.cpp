@@ -6,7 +6,7 @@
 #include <string>
 
 #include "exporters/exporter.h"
-#include "exporters/step_summary.h"
+#include "exporters/summaries/step_summary.h"
 #include "synthetic_trace.h"
 
 using namespace profagent;

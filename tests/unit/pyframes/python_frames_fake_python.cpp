@@ -19,7 +19,7 @@ __attribute__((visibility("default"))) void* PyGILState_GetThisThreadState() { r
 namespace {
 int g_lines = 0;
 std::string g_last;
-void keep(pc::LogLevel, const char* message) noexcept {
+void keep(pc::LogLevel, std::string_view message) noexcept {
   ++g_lines;
   g_last = message;
 }
@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   const char* expected = mode == "3.12" ? "Python 3.12.2" : "Python 3.11.9 lacks the symbols";
   Py_Version = mode == "3.12" ? 0x030C02F0 : 0x030B09F0;
   pc::set_log_sink(keep);
+  pc::set_log_level(pc::LogLevel::Trace);  // exactly one line, of any level
   pc::PyFrameRef frames[4];
   size_t captured = 0;
   for (int i = 0; i < 3; ++i) captured += pc::capture_python_frames(frames, 4);

@@ -110,17 +110,19 @@ TEST_CASE("objects that are not ready str objects are refused") {
 
 namespace {
 int g_messages = 0;
-void count_messages(pc::LogLevel, const char*) noexcept { ++g_messages; }
+void count_messages(pc::LogLevel, std::string_view) noexcept { ++g_messages; }
 }  // namespace
 
 TEST_CASE("a process without Python gets no frames and no message") {
   pc::set_log_sink(count_messages);
+  pc::set_log_level(pc::LogLevel::Trace);  // no message of any level
   pc::PyFrameRef frames[8];
   CHECK_FALSE(pc::python_frames_supported());
   CHECK(pc::capture_python_frames(frames, 8) == 0);
   CHECK_FALSE(pc::is_interpreter_frame(reinterpret_cast<uintptr_t>(&count_messages)));
   CHECK(pc::python_frame_counters().during_probe == 0);
   pc::set_log_sink(nullptr);
+  pc::set_log_level(pc::LogLevel::Warn);
   CHECK(g_messages == 0);
 }
 
@@ -151,7 +153,7 @@ TEST_CASE("each eval-loop frame gives way to the Python frames it ran, up to its
   CHECK(describe(out, n) == "n5 n6 py1 py2 n7 py3 py4");
 }
 
-TEST_CASE("Python frames the native walk did not reach follow at the end; no Python keeps native frames") {
+TEST_CASE("Python frames the native walk did not reach follow at the end, no Python keeps native frames") {
   const uintptr_t native[] = {5, 0x110, 0x260};
   const pc::PyFrameRef python[] = {{1, 0, pc::kPyFrameEntry}, {2, 0, 0}, {3, 0, pc::kPyFrameEntry}};
   pc::MixedFrame out[16];

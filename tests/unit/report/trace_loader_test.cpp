@@ -2,13 +2,16 @@
 // layout (steps, operators, calls linked to kernels, skipped kinds counted).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <map>
 #include <string>
 
 #include "agent/report/trace_loader.h"
+#include "agent/report/trace_stacks.h"
 #include "agent/report/trace_stream.h"
 #include "exporters/exporter.h"
-#include "exporters/tables.h"
+#include "exporters/stack_text.h"
+#include "exporters/summaries/tables.h"
 #include "synthetic_trace.h"
 #include "trace_files.h"
 
@@ -21,7 +24,7 @@ namespace {
 std::string chrome_trace_text(const Trace& t) {
   exporters::MemorySink sink;
   exporters::ExportOptions options;
-  options.write_table = options.write_summary = false;
+  options.write_table = options.write_summary = options.write_folded = false;
   REQUIRE(exporters::export_window(t, options, sink).ok());
   REQUIRE(sink.files().size() == 1);
   return sink.files().begin()->second;
@@ -109,6 +112,45 @@ TEST_CASE("a profagent trace read back gives the same key_averages table") {
   CHECK(malloc_call->result == 2);
   CHECK(find_host(t, "cuLaunchKernel")->flags & kFlagDriverApi);
   CHECK(t.process.thread_names.size() == 2);
+}
+
+TEST_CASE("call stacks read back: every frame's text and each record's stack as written") {
+  Trace original = sample_with_steps();
+  StackFrame python{true, 0, "train_step", "", "/srv/job/train.py", 42};
+  StackFrame native{false, 0x7f00aa, "at::mm(at::Tensor const&, at::Tensor const&)", "/usr/lib/libtorch.so",
+                    "/build/aten/Mm.cpp", 7};
+  StackFrame no_line{false, 0x7f00bb, "cudaLaunchKernel", "/usr/lib/libcudart.so.13", "", 0};
+  StackFrame address{false, 0x4010f0, "", "/opt/app/bin/train", "", 0};
+  StackFrame jit{false, 0x7fffdead, "", "", "", 0};
+  StackFrame odd_name{false, 0x1, "operator()(int) (lambda)", "/lib/x (y)/libz.so", "", 0};
+  original.stacks.frames = {python, native, no_line, address, jit, odd_name};
+  original.stacks.stacks = {{2, 1, 0}, {4, 3, 5, 0}, {1, 0}};
+  for (std::size_t i = 0; i < original.host.size(); ++i) original.host[i].stack = uint32_t(i % 4);
+  const Trace t = load_text("stacks.trace.json", chrome_trace_text(original)).trace;
+  for (const StackFrame& f : original.stacks.frames) {
+    INFO(exporters::frame_label(f));
+    CHECK(exporters::frame_label(frame_of_label(exporters::frame_label(f))) == exporters::frame_label(f));
+  }
+  REQUIRE(t.host.size() == original.host.size());
+  std::map<std::string, std::string> written, read;  // record name and start -> its stack, innermost first
+  auto stack_text = [](const Trace& trace, const HostRecord& h) {
+    const std::vector<uint32_t>* stack = exporters::stack_of(trace, h);
+    return stack ? exporters::innermost_lines(trace, *stack, 64) : std::string("(none)");
+  };
+  auto first_start = [](const Trace& trace) {  // times are read back relative to the file's base
+    uint64_t first = UINT64_MAX;
+    for (const HostRecord& h : trace.host) first = std::min(first, h.start_ns);
+    return first;
+  };
+  for (const HostRecord& h : original.host) {
+    written[h.name + "@" + std::to_string(h.start_ns - first_start(original))] = stack_text(original, h);
+  }
+  for (const HostRecord& h : t.host) read[h.name + "@" + std::to_string(h.start_ns - first_start(t))] = stack_text(t, h);
+  for (const auto& [record, stack] : written) {
+    INFO(record);
+    CHECK(read[record] == stack);
+  }
+  CHECK(t.stacks.stacks.size() == original.stacks.stacks.size());
 }
 
 TEST_CASE("a gzip trace reads as the plain one") {

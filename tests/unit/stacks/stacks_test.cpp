@@ -19,13 +19,13 @@
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
 #include "exporters/stack_text.h"
-#include "exporters/tables.h"
+#include "exporters/summaries/tables.h"
 #include "exporters/trace_stack_frames.h"
 
 using namespace profagent;
 using namespace profagent::collector;
 
-TEST_CASE("a stack is interned once; different stacks get different ids") {
+TEST_CASE("a stack is interned once, different stacks get different ids") {
   StackTable table;
   REQUIRE(table.reserve(1024, 1 << 16));
   const uint64_t a[] = {0x401000, 0x402000, 0x403000};
@@ -159,7 +159,7 @@ TEST_CASE("a capture re-entered on its thread (a signal during an unwind) gives 
   CHECK(take_stack_counters().truncated == 0);
 }
 
-TEST_CASE("the join gives a call the stack tag that follows it; a tag without its call is counted") {
+TEST_CASE("the join gives a call the stack tag that follows it, a tag without its call is counted") {
   JoinInput input;
   ThreadEvents& thread = input.threads.emplace_back();
   thread.tid = 7;

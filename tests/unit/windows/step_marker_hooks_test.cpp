@@ -6,13 +6,14 @@
 
 #include "collector/name_patterns.h"
 #include "collector/step_markers.h"
-#include "hooks/hook.h"
+#include "hooks/cudart.h"
 
 namespace {
 
 using profagent::EventKind;
 using profagent::hooks::Payload;
-using profagent::hooks::Site;
+using Site = profagent::hooks::CudartSite;
+using profagent::hooks::kCudart13;
 
 int g_real_calls = 0;
 int g_steps = 0;
@@ -21,10 +22,10 @@ int g_real_calls_at_last_step = -1;
 cudaError_t fake_sync() { return ++g_real_calls, cudaSuccess; }
 cudaError_t fake_launch(const void*) { return ++g_real_calls, cudaSuccess; }
 
-Site site_sync{"cudaDeviceSynchronize"};
-Site site_sync_ptsz{"cudaStreamSynchronize_ptsz"};
-Site site_other{"cudaEventRecord"};
-Site site_launch{"cudaLaunchKernel"};
+Site site_sync{"cudaDeviceSynchronize", kCudart13};
+Site site_sync_ptsz{"cudaStreamSynchronize_ptsz", kCudart13};
+Site site_other{"cudaEventRecord", kCudart13};
+Site site_launch{"cudaLaunchKernel", kCudart13};
 
 template <typename Fn>
 cudaError_t call(Site& site, Fn* real) {
@@ -49,6 +50,7 @@ const char kOther = 0;
 }  // namespace
 
 TEST_CASE("step markers fire from hooks after the real call, for the configured calls only") {
+  g_real_calls = 0, g_steps = 0, g_real_calls_at_last_step = -1;  // other cases count too
   profagent::collector::StepMarkerSpec spec;
   spec.apis = {"cudaDeviceSynchronize", "cudaStreamSynchronize"};
   spec.kernels = {"^my_kernel\\("};
@@ -79,7 +81,7 @@ TEST_CASE("step markers fire from hooks after the real call, for the configured 
   CHECK(g_steps == 4);
 }
 
-TEST_CASE("patterns that do not compile are left out in one shortened line; the others work") {
+TEST_CASE("patterns that do not compile are left out in one shortened line, the others work") {
   profagent::collector::StepMarkerSpec spec;
   spec.kernels = {"(unclosed", "^good_kernel"};
   spec.ranges = {std::string(100000, '(')};

@@ -4,7 +4,7 @@
 #include "agent/launcher/launcher.h"
 #include "agent/step_on.h"
 #include "collector/step_markers.h"
-#include "exporters/step_summary.h"
+#include "exporters/summaries/step_summary.h"
 
 using profagent::agent::parse_step_on;
 using profagent::launcher::parse_arguments;
@@ -78,7 +78,7 @@ TEST_CASE("launcher: options become variables, the command follows --") {
   CHECK(options->command == std::vector<std::string>{"python3", "train.py", "--lr", "1"});
 }
 
-TEST_CASE("launcher: the command may start without --; bad lines are one error") {
+TEST_CASE("launcher: the command may start without --, bad lines are one error") {
   std::string error;
   auto options = parse_arguments({"run", "./app", "--wait", "x"}, error);
   REQUIRE(options);

@@ -206,6 +206,28 @@ TEST_CASE("external correlation records precede API records and name the pushed 
   CHECK(as<CUpti_ActivityAPI>(got.records[4]).correlationId == 42);
 }
 
+TEST_CASE("external correlation records come only with the API records of the call's domain", "[cupti][external]") {
+  // As measured with NVIDIA's CUPTI 13.0 on an H100: with EXTERNAL_CORRELATION alone, or with
+  // only DRIVER records, a pushed id names no runtime call, so its kernel stays unlinked.
+  CuptiFixture fixture;
+  REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, 7) == CUPTI_SUCCESS);
+  launch(50, "_Z1cv");
+  REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER) == CUPTI_SUCCESS);
+  launch(51, "_Z1cv");
+  REQUIRE(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_RUNTIME) == CUPTI_SUCCESS);
+  launch(52, "_Z1cv");
+  uint64_t popped = 0;
+  REQUIRE(cuptiActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &popped) == CUPTI_SUCCESS);
+  REQUIRE(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) == CUPTI_SUCCESS);
+  std::vector<uint32_t> linked;
+  for (const auto& record : unit_client::take().records) {
+    if (kind_of(record) != CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) continue;
+    linked.push_back(as<CUpti_ActivityExternalCorrelation>(record).correlationId);
+  }
+  CHECK(linked == std::vector<uint32_t>{52});
+}
+
 namespace {
 struct SeenCallback {
   CUpti_ApiCallbackSite site;
@@ -298,7 +320,7 @@ TEST_CASE("fault knobs parse as documented", "[cupti][faults]") {
   CHECK(parse_faults(nullptr, nullptr, nullptr).availability_error() == CUPTI_SUCCESS);
 }
 
-TEST_CASE("a busy CUPTI refuses subscribers and kernel kinds; drop-every drops and counts",
+TEST_CASE("a busy CUPTI refuses subscribers and kernel kinds, drop-every drops and counts",
           "[cupti][faults]") {
   using namespace profagent::devsim_cupti;
   const Faults faults = parse_faults("busy", "2", nullptr);
@@ -379,7 +401,7 @@ void CUPTIAPI finalize_on_exit(void*, CUpti_CallbackDomain, CUpti_CallbackId, co
 }
 }  // namespace
 
-TEST_CASE("cuptiFinalize from an exit callback detaches everything; CUPTI can start again",
+TEST_CASE("cuptiFinalize from an exit callback detaches everything, CUPTI can start again",
           "[cupti][lifecycle]") {
   CuptiFixture fixture;
   CUpti_SubscriberHandle subscriber = nullptr;

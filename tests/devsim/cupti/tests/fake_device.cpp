@@ -24,6 +24,8 @@ bool set_tracer(Tracer* tracer) {
   return g_tracer.compare_exchange_strong(expected, tracer) || expected == tracer;
 }
 
+bool runtime_torn_down() { return false; }
+
 }  // namespace devsim
 
 namespace fake_device {

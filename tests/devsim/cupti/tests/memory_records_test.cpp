@@ -116,7 +116,7 @@ TEST_CASE("MEMORY_POOL and MEMCPY2 records", "[cupti][memory]") {
   CHECK(copy.correlationId == 3);
 }
 
-TEST_CASE("MEMORY2 switched on and off while tracing; peer copies only under MEMCPY2", "[cupti][memory]") {
+TEST_CASE("MEMORY2 switched on and off while tracing, peer copies only under MEMCPY2", "[cupti][memory]") {
   PrivateSession s;
   s.session.on_memory(pool_allocation(1));  // before the enable: nothing
   REQUIRE(s.session.enable_kind(CUPTI_ACTIVITY_KIND_MEMORY2) == CUPTI_SUCCESS);

@@ -1,0 +1,43 @@
+#include "agent/window_export.h"
+
+#include "agent/drop_report.h"
+#include "agent/lifecycle.h"
+#include "agent/log.h"
+#include "exporters/exporter.h"
+
+namespace profagent::agent {
+namespace {
+
+// Every line carries the "[profagent]" prefix, so the application's own stderr can always be
+// told apart from ours (and compared with a run without the agent).
+void print_table(const std::string& table) noexcept {
+  size_t begin = 0;
+  while (begin < table.size()) {
+    size_t end = table.find('\n', begin);
+    if (end == std::string::npos) end = table.size();
+    print_line(std::string_view(table).substr(begin, end - begin));
+    begin = end + 1;
+  }
+}
+
+}  // namespace
+
+// Lost events are said with every written window, with the setting that bounds them, so a
+// trace that is short of events never looks complete (its profagent_drops has the numbers).
+void export_and_report(Trace& trace, const Config& config, const WindowVoice& voice) noexcept {
+  try {
+    say_held_warnings();  // before anything else this process prints
+    note_agent_drops(trace.drops);
+    report_drops(trace, voice.drops_prefix);
+    const exporters::ExportResult result = exporters::export_window(trace, export_options(config));
+    // With no file written, the first error is the reason and goes into the closing line.
+    const bool nothing_written = result.paths.empty() && !result.errors.empty();
+    for (size_t i = nothing_written ? 1 : 0; i < result.errors.size(); ++i) log(LogLevel::Error, result.errors[i]);
+    if (voice.table) print_table(result.table);
+    print_line(voice.closing_prefix + (nothing_written ? "wrote nothing: " + result.errors.front() : result.written_line()));
+  } catch (...) {
+    print_line(voice.closing_prefix + "wrote nothing: the exporter failed");
+  }
+}
+
+}  // namespace profagent::agent

@@ -1,0 +1,111 @@
+// Flows (Kineto's ac2g arrows): one `s` per launching call — the hooked runtime call, or the
+// CUPTI driver record of a launch no hook saw — at its start, and one `f` (bp "e") per device
+// record at the record's start. The id is the CUPTI correlation id, or a fresh 32-bit id when
+// none is known.
+#include "exporters/chrome_trace_writer.h"
+#include "exporters/trace_schema.h"
+
+namespace profagent::exporters::chrome {
+namespace {
+
+uint64_t fallback_key(const FlowStart& from) { return uint64_t{from.from_driver} << 63 | from.index; }
+
+// `,"cat":"ac2g","name":"ac2g"`: flows are named by their category.
+void flow_names(JsonWriter& w) {
+  w.raw(",\"cat\":\""), w.raw(schema::cat::kFlow), w.raw("\",\"name\":\""), w.raw(schema::cat::kFlow), w.raw("\"");
+}
+
+}  // namespace
+
+// A device record is drawn from the CUPTI driver record with its correlation id when there
+// is one (a library's cuLaunchKernel no hook saw), else from the host call that issued it.
+bool ChromeTraceWriter::launcher_of(const DeviceRecord& d, FlowStart* from) const {
+  if (d.kind == DeviceKind::DriverApi) return false;
+  if (d.correlation != 0 && !driver_by_correlation_.empty()) {
+    const auto it = driver_by_correlation_.find(d.correlation);
+    if (it != driver_by_correlation_.end()) {
+      *from = {true, it->second, 0};
+      from->id = flow_id(d, *from);
+      return true;
+    }
+  }
+  if (d.host < 0 || static_cast<std::size_t>(d.host) >= t_.host.size()) return false;
+  *from = {false, static_cast<uint64_t>(d.host), 0};
+  from->id = flow_id(d, *from);
+  return true;
+}
+
+// The device record's correlation, else its launching call's; else (work linked only to an
+// operator) an id of the launcher's own, fresh so it stays within 32 bits and unique.
+uint64_t ChromeTraceWriter::flow_id(const DeviceRecord& d, const FlowStart& from) const {
+  if (d.correlation != 0) return d.correlation;
+  if (!from.from_driver && links_.call_correlation(from.index) != 0) return links_.call_correlation(from.index);
+  const auto it = fallback_flow_.find(fallback_key(from));
+  return it == fallback_flow_.end() ? 0 : it->second;
+}
+
+// Flow ids per launching call, by index: no sort of a million-entry list. A call with more
+// than one distinct id (an operator hosting several driver-level launches without driver
+// records) keeps the others in the small sorted `extra_flows_`.
+void ChromeTraceWriter::plan_flows() {
+  for (std::size_t i = 0; i < t_.device.size(); ++i) {
+    const DeviceRecord& d = t_.device[i];
+    if (d.kind == DeviceKind::DriverApi && d.correlation != 0) {
+      driver_by_correlation_.emplace(d.correlation, i);
+    }
+  }
+  if (t_.device.empty()) return;  // no flows: no per-record table either
+  host_flow_.assign(t_.host.size(), 0);
+  driver_flow_.assign(t_.device.size(), 0);
+  for (const DeviceRecord& d : t_.device) {
+    FlowStart from;
+    if (!launcher_of(d, &from)) continue;
+    if (from.id == 0) {
+      auto [it, inserted] = fallback_flow_.try_emplace(fallback_key(from), 0);
+      if (inserted) it->second = links_.fresh_id();
+      from.id = it->second;
+    }
+    uint64_t& slot = (from.from_driver ? driver_flow_ : host_flow_)[from.index];
+    if (slot == 0) {
+      slot = from.id;
+    } else if (slot != from.id) {
+      extra_flows_.push_back(from);
+    }
+  }
+  std::sort(extra_flows_.begin(), extra_flows_.end());
+  extra_flows_.erase(std::unique(extra_flows_.begin(), extra_flows_.end()), extra_flows_.end());
+}
+
+void ChromeTraceWriter::flow_starts(bool from_driver, std::size_t index, uint64_t pid, uint64_t tid, uint64_t ts) {
+  const std::vector<uint64_t>& flows = from_driver ? driver_flow_ : host_flow_;
+  const uint64_t id = index < flows.size() ? flows[index] : 0;
+  if (id == 0) return;
+  flow_start(id, pid, tid, ts);
+  if (extra_flows_.empty()) return;
+  const FlowStart key{from_driver, index, 0};
+  for (auto it = std::lower_bound(extra_flows_.begin(), extra_flows_.end(), key);
+       it != extra_flows_.end() && it->from_driver == from_driver && it->index == index; ++it) {
+    flow_start(it->id, pid, tid, ts);
+  }
+}
+
+void ChromeTraceWriter::flow_start(uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts) {
+  w_.raw("{\"ph\":\"s\",\"id\":"), w_.u64(id);
+  w_.raw(row_text_.of(pid, tid));
+  w_.raw(",\"ts\":"), w_.us3(rel(ts));
+  flow_names(w_);
+  end_event();
+}
+
+void ChromeTraceWriter::flow_end(const DeviceRecord& d) {
+  FlowStart from;
+  if (!launcher_of(d, &from)) return;
+  w_.raw("{\"ph\":\"f\",\"id\":"), w_.u64(from.id);
+  w_.raw(row_text_.of(d.device, device_tid(d)));
+  w_.raw(",\"ts\":"), w_.us3(rel(d.start_ns));
+  flow_names(w_);
+  w_.raw(",\"bp\":\"e\"");
+  end_event();
+}
+
+}  // namespace profagent::exporters::chrome

@@ -1,0 +1,133 @@
+// Host events: runtime and driver calls (cuda_runtime / cuda_driver), operators (cpu_op),
+// ranges and steps (user_annotation), each with the flows it starts.
+#include "exporters/annotation_args.h"
+#include "exporters/chrome_trace_writer.h"
+#include "exporters/cupti_cbids.h"
+#include "exporters/stack_text.h"
+#include "exporters/trace_schema.h"
+
+#include <string>
+
+namespace profagent::exporters::chrome {
+namespace {
+
+namespace arg = schema::arg;
+
+bool is_runtime_kind(EventKind k) {
+  return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
+}
+
+// Driver API functions are cu*, runtime ones cuda* (and nvcc's __cuda* launch entries).
+bool is_driver_function(std::string_view name) {
+  return name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda";
+}
+
+// Driver calls no hook saw reach the trace as host records flagged kFlagDriverApi (the
+// collector's join), or named by their driver function (CUPTI callbacks); they are Kineto's
+// `cuda_driver` events.
+bool is_driver_call(const HostRecord& h) { return h.flags & kFlagDriverApi || is_driver_function(h.name); }
+
+std::string_view host_category(const HostRecord& h) {
+  if (h.kind == EventKind::Operator) return schema::cat::kCpuOp;
+  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return schema::cat::kUserAnnotation;
+  return is_driver_call(h) ? schema::cat::kCudaDriver : schema::cat::kCudaRuntime;
+}
+
+uint32_t cbid_of(const HostRecord& h) { return is_driver_call(h) ? driver_cbid(h.name) : runtime_cbid(h.name); }
+
+}  // namespace
+
+void ChromeTraceWriter::host_events() {
+  for (std::size_t i = 0; i < t_.host.size(); ++i) host_event(i);
+}
+
+void ChromeTraceWriter::host_event(std::size_t index) {
+  current_host_ = index;
+  const HostRecord& h = t_.host[index];
+  const uint64_t pid = host_pid(h.pid), tid = host_tid(h.tid);
+  host_rows_.add(pid, tid);
+  std::string unnamed_step;
+  std::string_view name = h.name;
+  if (h.kind == EventKind::Step && name.empty()) name = unnamed_step = step_name(h);
+  if (is_runtime_kind(h.kind)) name = api_name(name);
+  if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) return nvtx_mark(h, pid, tid);
+  if (h.kind == EventKind::Range && (h.flags & kFlagRangeStartEnd)) return nvtx_start_end(h, pid, tid);
+  begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
+  host_args(h);
+  stack_frame_id(stack_frames_.sf_of(h));
+  end_event();
+  flow_starts(false, index, pid, tid, h.start_ns);
+  fwdbwd_flow(index, pid, tid);
+}
+
+// cuda_runtime / cuda_driver: External id (of the enclosing op, or the call's own id), cbid,
+// a correlation unique to the call, and what the call did; never `stream` (HTA classes events
+// with a stream arg as GPU events).
+void ChromeTraceWriter::host_args(const HostRecord& h) {
+  Args a(w_);
+  const bool runtime = is_runtime_kind(h.kind);
+  a.key(arg::kExternalId).u64(runtime ? h.external_id : h.id);
+  if (runtime) {
+    a.key(arg::kCbid).u64(cbid_of(h));
+    a.key(arg::kCorrelation).u64(links_.call_correlation(current_host_));
+    if (api_name(h.name) != h.name) a.key(arg::kEntryPoint).string(h.name);
+  }
+  if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key(arg::kCudaError).i64(h.result);
+  // Work issued to a stream being captured into a graph runs only when the graph is launched:
+  // the call has no device record of its own, and the trace says why.
+  if (runtime && (h.flags & kFlagCaptured)) a.key(arg::kCaptured).i64(1);
+  if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) {
+    a.key(arg::kBytes).u64(h.arg0);
+  }
+  if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key(arg::kKernel).string(h.kernel_name);
+  if (h.kind == EventKind::Step) a.key(arg::kStep).u64(h.arg0);
+  if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key(arg::kCallSite).string(call_site(t_, *stack));
+  shape_args(h, a);
+  annotation_args(t_, h, current_host_ < fwdbwd_.fwd_tid.size() ? fwdbwd_.fwd_tid[current_host_] : 0,
+                  [&a](std::string_view key) -> JsonWriter& { return a.key(key); });
+  a.close();
+}
+
+// PROFAGENT_RECORD_SHAPES: one dims list per input ([] for a scalar) and one type per input.
+void ChromeTraceWriter::shape_args(const HostRecord& h, Args& a) {
+  if (!h.input_dims.empty()) {
+    a.key(arg::kInputDims).raw("[");
+    for (std::size_t i = 0; i < h.input_dims.size(); ++i) {
+      w_.raw(i ? ",[" : "[");
+      for (std::size_t j = 0; j < h.input_dims[i].size(); ++j) {
+        if (j) w_.raw(",");
+        w_.i64(h.input_dims[i][j]);
+      }
+      w_.raw("]");
+    }
+    w_.raw("]");
+  }
+  if (!h.input_types.empty()) {
+    a.key(arg::kInputType).raw("[");
+    for (std::size_t i = 0; i < h.input_types.size(); ++i) {
+      if (i) w_.raw(",");
+      w_.string(h.input_types[i]);
+    }
+    w_.raw("]");
+  }
+}
+
+// Steps come as Step host records; when the collector only filled Trace::steps, they are
+// drawn on the main thread's row so HTA still finds ProfilerStep#N (its iterations).
+void ChromeTraceWriter::step_events() {
+  for (const HostRecord& h : t_.host) {
+    if (h.kind == EventKind::Step) return;
+  }
+  const uint64_t pid = t_.process.pid;
+  for (const StepSpan& s : t_.steps) {
+    host_rows_.add(pid, pid);
+    begin_x(schema::cat::kUserAnnotation, std::string(schema::name::kStepPrefix) + std::to_string(s.number), pid, pid,
+            s.start_ns, s.end_ns);
+    Args a(w_);
+    a.key(arg::kStep).u64(s.number);
+    a.close();
+    end_event();
+  }
+}
+
+}  // namespace profagent::exporters::chrome

@@ -1,0 +1,204 @@
+// The trace writer's state, shared by the files that write one part of the trace each
+// (chrome_trace.h says where everything goes; trace_schema.h names every key):
+//   chrome_trace.cpp           the order of the parts, top-level keys, the closing instant
+//   chrome_trace_rows.cpp      deviceProperties, profagent_* objects, row names ('M' events)
+//   chrome_trace_host.cpp      host events: calls, operators, ranges, steps
+//   chrome_trace_device.cpp    device records: kernels, copies, sets, syncs, driver calls, and
+//                              the gpu_user_annotation spans of scopes
+//   chrome_trace_flows.cpp     the ac2g arrows from each launching call to its device work
+//   memory_events.cpp          [memory] instants, memory counters, profagent_memory
+// Internal to exporters/: nothing outside includes it.
+#pragma once
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "collector/trace.h"
+#include "exporters/chrome_trace.h"
+#include "exporters/json_writer.h"
+#include "exporters/trace_links.h"
+#include "exporters/torch_ops.h"
+#include "exporters/trace_stack_frames.h"
+
+namespace profagent::exporters::chrome {
+
+// Which call a device record is drawn from, and the flow id of that arrow.
+struct FlowStart {
+  bool from_driver = false;  // index into Trace::device (a DriverApi record), else Trace::host
+  uint64_t index = 0;
+  uint64_t id = 0;
+  bool operator<(const FlowStart& o) const {
+    return std::tie(from_driver, index, id) < std::tie(o.from_driver, o.index, o.id);
+  }
+  bool operator==(const FlowStart& o) const {
+    return from_driver == o.from_driver && index == o.index && id == o.id;
+  }
+};
+
+// Small set of row keys; traces have few distinct threads and streams, so a linear scan
+// with a last-hit shortcut beats a hash set on the per-event path.
+class RowSet {
+ public:
+  void add(uint64_t a, uint64_t b) {
+    if (!rows_.empty() && rows_[last_] == std::pair(a, b)) return;
+    for (std::size_t i = 0; i < rows_.size(); ++i) {
+      if (rows_[i] == std::pair(a, b)) return void(last_ = i);
+    }
+    last_ = rows_.size();
+    rows_.emplace_back(a, b);
+  }
+  std::vector<std::pair<uint64_t, uint64_t>> sorted() const {
+    auto v = rows_;
+    std::sort(v.begin(), v.end());
+    return v;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, uint64_t>> rows_;
+  std::size_t last_ = 0;
+};
+
+// `,"pid":P,"tid":T` as text, kept for the last pair: consecutive events mostly share their
+// row, and two numbers fewer per event is a tenth of the writer's work.
+class RowText {
+ public:
+  std::string_view of(uint64_t pid, uint64_t tid) {
+    if (size_ == 0 || pid != pid_ || tid != tid_) {
+      pid_ = pid, tid_ = tid;
+      char* p = text_;
+      std::memcpy(p, ",\"pid\":", 7);
+      p = write_u64(p + 7, pid);
+      std::memcpy(p, ",\"tid\":", 7);
+      p = write_u64(p + 7, tid);
+      size_ = static_cast<std::size_t>(p - text_);
+    }
+    return {text_, size_};
+  }
+
+ private:
+  uint64_t pid_ = 0, tid_ = 0;
+  char text_[64];  // two 7-byte keys and two numbers of at most 20 digits
+  std::size_t size_ = 0;
+};
+
+// Writes `"args":{...}` lazily: nothing at all when no key is added (Kineto omits empty args).
+class Args {
+ public:
+  explicit Args(JsonWriter& w) : w_(w) {}
+  JsonWriter& key(std::string_view k) {
+    w_.raw(first_ ? ",\"args\":{\"" : ",\"");
+    first_ = false;
+    w_.raw(k);
+    w_.raw("\":");
+    return w_;
+  }
+  void close() {
+    if (!first_) w_.raw("}");
+  }
+
+ private:
+  JsonWriter& w_;
+  bool first_ = true;
+};
+
+class ChromeTraceWriter {
+ public:
+  ChromeTraceWriter(const Trace& t, JsonWriter& w)
+      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), fwdbwd_(link_forward_backward(t)) {}
+  void write(std::string_view trace_name);
+  uint64_t events() const { return events_; }
+
+ private:
+  // chrome_trace.cpp
+  uint64_t rel(uint64_t ns) const;
+  uint64_t unix_ns(uint64_t ns) const;  // agent clock -> Unix ns, 0 before the epoch
+  uint64_t host_pid(uint32_t pid) const { return pid ? pid : t_.process.pid; }
+  uint64_t host_tid(uint32_t tid) const { return tid ? tid : t_.process.pid; }
+  void header();
+  void begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid, uint64_t start,
+               uint64_t end);
+  void stack_frame_id(uint64_t sf) {
+    if (sf == 0) return;
+    w_.raw(",\"sf\":");
+    w_.u64(sf);
+  }
+  void end_event() {
+    w_.raw("},\n");
+    ++events_;
+  }
+  void window_end();
+
+  // chrome_trace_rows.cpp
+  void device_properties();
+  void device_property(const DeviceInfo& d);
+  void metadata_keys();
+  void window_key();
+  void cpu_times();
+  void cpu_times_object(const CpuTimes& c);
+  void row_metadata();
+  void host_row_metadata();
+  void device_row_metadata();
+  void metadata_event(std::string_view what, uint64_t pid, uint64_t tid, std::string_view key,
+                      std::string_view text, int64_t number);
+
+  // chrome_trace_host.cpp
+  void host_events();
+  void host_event(std::size_t index);
+  void host_args(const HostRecord& h);
+  void shape_args(const HostRecord& h, Args& a);
+  void step_events();
+  // NVTX marks and start/end ranges, torch's forward->backward links (chrome_trace_nvtx.cpp).
+  void nvtx_mark(const HostRecord& h, uint64_t pid, uint64_t tid);
+  void nvtx_start_end(const HostRecord& h, uint64_t pid, uint64_t tid);
+  void fwdbwd_flow(std::size_t index, uint64_t pid, uint64_t tid);
+
+  // chrome_trace_device.cpp
+  void gpu_annotations();
+  void device_events();
+  void device_event(const DeviceRecord& d);
+  void gpu_args(const DeviceRecord& d, Args& a);
+  void kernel_args(const DeviceRecord& d, Args& a);
+  void sync_args(const DeviceRecord& d, Args& a);
+  const DeviceInfo* device_info(uint32_t id) const;
+  void driver_event(const DeviceRecord& d);
+
+  // chrome_trace_flows.cpp
+  void plan_flows();
+  uint64_t flow_id(const DeviceRecord& d, const FlowStart& from) const;
+  bool launcher_of(const DeviceRecord& d, FlowStart* from) const;
+  void flow_starts(bool from_driver, std::size_t index, uint64_t pid, uint64_t tid, uint64_t ts);
+  void flow_start(uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
+  void flow_end(const DeviceRecord& d);
+
+  const Trace& t_;
+  JsonWriter& w_;
+  uint64_t base_;
+  TraceLinks links_;
+  TraceStackFrames stack_frames_;
+  ForwardBackward fwdbwd_;  // torch operators from NVTX: backward functions linked to forward ops
+  uint64_t events_ = 0;
+  std::unordered_map<uint64_t, uint64_t> fallback_flow_;  // flow ids of launchers without one
+  std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;
+  std::vector<uint64_t> host_flow_;    // flow id started by each host record, 0 if none
+  std::vector<uint64_t> driver_flow_;  // the same per device record (driver records only)
+  std::vector<FlowStart> extra_flows_;  // second and later ids of one call, sorted
+  RowSet host_rows_;    // (pid, tid)
+  RowSet device_rows_;  // (device, tid)
+  RowText row_text_;
+  uint64_t last_ns_ = 0;
+  std::size_t current_host_ = 0;  // the host record host_args() writes
+};
+
+// A step's name: its record's, or ProfilerStep#N when it has none.
+std::string step_name(const HostRecord& step);
+
+// The row (tid) a device record is drawn on, under its device's pid (chrome_trace_device.cpp).
+uint64_t device_tid(const DeviceRecord& d);
+
+}  // namespace profagent::exporters::chrome

@@ -1,0 +1,56 @@
+#include "exporters/summaries/intervals.h"
+
+#include <algorithm>
+
+namespace profagent::exporters {
+
+std::vector<Interval>& merge_intervals(std::vector<Interval>& intervals) {
+  std::erase_if(intervals, [](const Interval& i) { return i.end <= i.start; });
+  std::sort(intervals.begin(), intervals.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::size_t out = 0;
+  for (const Interval& i : intervals) {
+    if (out > 0 && i.start <= intervals[out - 1].end) {
+      intervals[out - 1].end = std::max(intervals[out - 1].end, i.end);
+    } else {
+      intervals[out++] = i;
+    }
+  }
+  intervals.resize(out);
+  return intervals;
+}
+
+uint64_t merged_length(std::vector<Interval>& intervals) {
+  uint64_t total = 0;
+  for (const Interval& i : merge_intervals(intervals)) total += i.end - i.start;
+  return total;
+}
+
+uint64_t overlap_length(const std::vector<Interval>& a, const std::vector<Interval>& b) {
+  uint64_t total = 0;
+  std::size_t i = 0, j = 0;
+  while (i < a.size() && j < b.size()) {
+    const uint64_t start = std::max(a[i].start, b[j].start);
+    const uint64_t end = std::min(a[i].end, b[j].end);
+    if (end > start) total += end - start;
+    (a[i].end < b[j].end) ? ++i : ++j;
+  }
+  return total;
+}
+
+std::vector<Interval> clip(const std::vector<Interval>& merged, uint64_t start, uint64_t end) {
+  std::vector<Interval> out;
+  for (const Interval& i : merged) {
+    const Interval c{std::max(i.start, start), std::min(i.end, end)};
+    if (c.end > c.start) out.push_back(c);
+  }
+  return out;
+}
+
+bool contains(const std::vector<Interval>& merged, uint64_t t) {
+  auto it = std::upper_bound(merged.begin(), merged.end(), t,
+                             [](uint64_t v, const Interval& i) { return v < i.start; });
+  return it != merged.begin() && t < std::prev(it)->end;
+}
+
+}  // namespace profagent::exporters

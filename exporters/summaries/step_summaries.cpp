@@ -1,0 +1,295 @@
+// The summaries made of steps and phases: Device, Overview, Model, Distributed, Perf and the
+// step trace. Definitions: docs/report.md.
+#include "exporters/summaries/step_summaries.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace profagent::exporters {
+namespace {
+
+// Merged device intervals of the records `keep` selects, among those in the steps.
+template <typename Keep>
+std::vector<Interval> device_set(const Trace& t, const TraceScope& s, Keep keep) {
+  std::vector<Interval> set;
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    if (s.device_in(i) && keep(i, t.device[i])) set.push_back({t.device[i].start_ns, t.device[i].end_ns});
+  }
+  merge_intervals(set);
+  return set;
+}
+
+uint64_t length(const std::vector<Interval>& merged) {
+  uint64_t total = 0;
+  for (const Interval& i : merged) total += i.end - i.start;
+  return total;
+}
+
+std::vector<Interval> step_set(const TraceScope& s) {
+  std::vector<Interval> set;
+  for (const StepScope& st : s.steps) set.push_back({st.start, st.end});
+  return merge_intervals(set);
+}
+
+enum class HostType { CudaRuntime, Operator, OperatorInner, UserDefined, Other };
+
+HostType host_type(const Trace& t, const TraceScope& s, std::size_t i) {
+  const HostRecord& h = t.host[i];
+  switch (h.kind) {
+    case EventKind::Operator: return s.outer_operator[i] >= 0 ? HostType::OperatorInner : HostType::Operator;
+    case EventKind::Range: return is_phase_range(h.name) ? HostType::Other : HostType::UserDefined;
+    case EventKind::Step:
+    case EventKind::StackTag: return HostType::Other;
+    default: return HostType::CudaRuntime;
+  }
+}
+
+// A device's kernel time in the steps, and the steps' time as that device saw it: each step's
+// span widened to its own kernels on the device. When the host runs ahead, a step's kernels run
+// on after its host end; widening keeps the busy time inside the base, so utilisation <= 100%.
+struct GpuTime {
+  explicit GpuTime(const TraceScope& s) {
+    for (const StepScope& st : s.steps) steps.push_back({st.start, st.end});
+  }
+  std::vector<Interval> busy;
+  std::vector<Interval> steps;  // by step index
+};
+
+}  // namespace
+
+void compute_span(const Trace& t, const TraceScope& s, Summaries& out) {
+  out.has_steps = s.has_steps;
+  std::vector<Interval> steps = step_set(s);
+  out.span_cpu_ns = length(steps);
+  out.span_gpu_ns = length(device_set(t, s, [](std::size_t, const DeviceRecord& d) { return is_device_work(d.kind); }));
+  out.outside_host = s.outside_host;
+  out.outside_device = s.outside_device;
+  for (Phase p : kPhases) {
+    out.phase_sources.emplace_back(phase_name(p), s.phase_source[static_cast<std::size_t>(p)]);
+  }
+}
+
+void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
+  const bool cpu = t.cpu_start.valid && t.cpu_end.valid && t.cpu_end.ns > t.cpu_start.ns;
+  out.elapsed_ns = cpu ? t.cpu_end.ns - t.cpu_start.ns : out.span_cpu_ns;
+  DeviceUtilization process{"CPU(Process)", std::nullopt}, system{"CPU(System)", std::nullopt};
+  if (cpu) {
+    const uint64_t used = span_ns(t.cpu_start.process_ns, t.cpu_end.process_ns);
+    process.percent = percent(used, out.elapsed_ns);
+    const uint64_t busy = span_ns(t.cpu_start.system_busy_ns, t.cpu_end.system_busy_ns);
+    const uint64_t idle = span_ns(t.cpu_start.system_idle_ns, t.cpu_end.system_idle_ns);
+    system.percent = percent(busy, busy + idle);
+  }
+  out.devices = {process, system};
+  std::map<uint32_t, GpuTime> gpus;
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
+    if (d.kind != DeviceKind::Kernel || !s.device_in(i)) continue;
+    GpuTime& gpu = gpus.try_emplace(d.device, s).first->second;
+    gpu.busy.push_back({d.start_ns, d.end_ns});
+    Interval& step = gpu.steps[static_cast<std::size_t>(s.device_step[i])];
+    step.start = std::min(step.start, d.start_ns);
+    step.end = std::max(step.end, d.end_ns);
+  }
+  for (auto& [id, gpu] : gpus) {
+    out.devices.push_back({"GPU" + std::to_string(id), percent(merged_length(gpu.busy), merged_length(gpu.steps))});
+  }
+}
+
+void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
+  const uint64_t base = out.span_cpu_ns;
+  std::vector<Interval> sets[4];
+  uint64_t calls[4] = {};
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    if (!s.host_in(i)) continue;
+    const HostType type = host_type(t, s, i);
+    if (type == HostType::Other) continue;
+    sets[static_cast<int>(type)].push_back({t.host[i].start_ns, t.host[i].end_ns});
+    ++calls[static_cast<int>(type)];
+  }
+  for (std::size_t i = 0; i < t.device.size(); ++i) {  // driver calls no hook saw are runtime calls too
+    if (!s.device_in(i) || t.device[i].kind != DeviceKind::DriverApi) continue;
+    sets[0].push_back({t.device[i].start_ns, t.device[i].end_ns});
+    ++calls[0];
+  }
+  out.overview_cpu.push_back({s.has_steps ? "ProfileStep" : "Window", s.has_steps ? s.steps.size() : 1, base, 100.0});
+  static constexpr const char* kHostNames[] = {"CudaRuntime", "Operator", "OperatorInner", "UserDefined"};
+  for (int k = 0; k < 4; ++k) {
+    const uint64_t time = merged_length(sets[k]);
+    out.overview_cpu.push_back({kHostNames[k], calls[k], time, percent(time, base)});
+  }
+  for (Phase p : kPhases) {
+    std::vector<Interval> set;
+    uint64_t steps = 0;
+    for (const StepScope& st : s.steps) {
+      const auto& phase = st.phases[static_cast<std::size_t>(p)];
+      set.insert(set.end(), phase.begin(), phase.end());
+      steps += !phase.empty();
+    }
+    const uint64_t time = merged_length(set);
+    out.overview_cpu.push_back({std::string(phase_name(p)), steps, time, percent(time, base)});
+  }
+  struct DeviceType {
+    const char* name;
+    bool (*keep)(const DeviceRecord&);
+  };
+  static constexpr DeviceType kDeviceTypes[] = {
+      {"Kernel", [](const DeviceRecord& d) { return d.kind == DeviceKind::Kernel; }},
+      {"Memcpy", [](const DeviceRecord& d) { return d.kind == DeviceKind::Memcpy; }},
+      {"Memset", [](const DeviceRecord& d) { return d.kind == DeviceKind::Memset; }},
+      {"Communication", [](const DeviceRecord& d) { return d.kind == DeviceKind::Kernel && is_communication(d.name); }},
+  };
+  for (const DeviceType& type : kDeviceTypes) {
+    uint64_t n = 0;
+    const uint64_t time = length(device_set(t, s, [&](std::size_t, const DeviceRecord& d) {
+      const bool keep = type.keep(d);
+      n += keep;
+      return keep;
+    }));
+    out.overview_gpu.push_back({type.name, n, time, percent(time, base)});
+  }
+}
+
+void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
+  // Per step: CPU and GPU time of the step and of each phase; GPU of records in no phase.
+  const std::size_t n = s.steps.size();
+  std::vector<std::array<std::vector<Interval>, 5>> gpu(n);  // phases 0..3, 4 = none
+  std::vector<std::vector<Interval>> step_gpu(n);
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
+    const Interval iv{t.device[i].start_ns, t.device[i].end_ns};
+    gpu[s.device_step[i]][static_cast<std::size_t>(s.device_phase[i])].push_back(iv);
+    step_gpu[s.device_step[i]].push_back(iv);
+  }
+  SummaryRow step_row{s.has_steps ? "ProfileStep" : "Window", SummaryRowKind::Phase, 0, 0, Stat{}, Stat{}};
+  std::array<SummaryRow, 4> phase_rows;
+  uint64_t others_cpu = 0, others_gpu = 0;
+  for (std::size_t k = 0; k < n; ++k) {
+    const StepScope& st = s.steps[k];
+    step_row.cpu->add(span_ns(st.start, st.end));
+    step_row.gpu->add(merged_length(step_gpu[k]));
+    std::vector<Interval> all_phases;
+    for (std::size_t p = 0; p < 4; ++p) {
+      SummaryRow& row = phase_rows[p];
+      if (!row.cpu) row = {std::string(phase_name(kPhases[p])), SummaryRowKind::Phase, 1, 0, Stat{}, Stat{}};
+      if (!st.phase_found[p]) continue;
+      std::vector<Interval> cpu = st.phases[p];
+      row.cpu->add(merged_length(cpu));
+      row.gpu->add(merged_length(gpu[k][p]));
+      all_phases.insert(all_phases.end(), st.phases[p].begin(), st.phases[p].end());
+    }
+    const uint64_t in_phases = merged_length(all_phases);
+    others_cpu += span_ns(in_phases, span_ns(st.start, st.end));
+    others_gpu += merged_length(gpu[k][4]);
+  }
+  step_row.calls = step_row.cpu->calls;
+  auto finish = [&](SummaryRow& row) {
+    row.calls = row.cpu->calls;
+    row.cpu->ratio = percent(row.cpu->total_ns, step_row.cpu->total_ns);
+    row.gpu->ratio = percent(row.gpu->total_ns, step_row.gpu->total_ns);
+  };
+  step_row.cpu->ratio = step_row.gpu->ratio = 100.0;
+  out.model.push_back(step_row);
+  for (SummaryRow& row : phase_rows) finish(row), out.model.push_back(row);
+  SummaryRow others{"Others", SummaryRowKind::Phase, 1, 0, Stat{}, Stat{}};
+  others.cpu->total_ns = others_cpu;
+  others.gpu->total_ns = others_gpu;
+  others.cpu->ratio = percent(others_cpu, step_row.cpu->total_ns);
+  others.gpu->ratio = percent(others_gpu, step_row.gpu->total_ns);
+  out.model.push_back(others);
+}
+
+void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out) {
+  const auto comm = device_set(t, s, [](std::size_t, const DeviceRecord& d) {
+    return d.kind == DeviceKind::Kernel && is_communication(d.name);
+  });
+  const auto compute = device_set(t, s, [](std::size_t, const DeviceRecord& d) {
+    return d.kind == DeviceKind::Kernel && !is_communication(d.name);
+  });
+  const uint64_t base = out.span_cpu_ns;
+  const uint64_t both = overlap_length(comm, compute);
+  out.distributed = {{s.has_steps ? "ProfileStep" : "Window", 0, base, 100.0},
+                     {"Communication", 0, length(comm), percent(length(comm), base)},
+                     {"Computation", 0, length(compute), percent(length(compute), base)},
+                     {"Overlap", 0, both, percent(both, base)}};
+}
+
+static PerfFigures perf_figures(const std::vector<PerfStep>& steps) {
+  uint64_t batch = 0, reader = 0, bmax = 0, bmin = UINT64_MAX, rmax = 0, rmin = UINT64_MAX;
+  for (const PerfStep& p : steps) {
+    batch += p.batch_cost_ns, reader += p.reader_cost_ns;
+    bmax = std::max(bmax, p.batch_cost_ns), bmin = std::min(bmin, p.batch_cost_ns);
+    rmax = std::max(rmax, p.reader_cost_ns), rmin = std::min(rmin, p.reader_cost_ns);
+  }
+  const double n = double(steps.size());
+  auto ips = [](double ns) { return ns > 0 ? 1e9 / ns : std::numeric_limits<double>::infinity(); };
+  PerfFigures f;
+  f.reader_ratio = percent(reader, batch);
+  f.batch_avg_s = double(batch) / n / 1e9, f.batch_max_s = double(bmax) / 1e9, f.batch_min_s = double(bmin) / 1e9;
+  f.reader_avg_s = double(reader) / n / 1e9, f.reader_max_s = double(rmax) / 1e9, f.reader_min_s = double(rmin) / 1e9;
+  f.ips_avg = ips(double(batch) / n), f.ips_max = ips(double(bmin)), f.ips_min = ips(double(bmax));
+  return f;
+}
+
+void compute_perf(const TraceScope& s, Summaries& out) {
+  if (!s.has_steps) return;
+  for (const StepScope& st : s.steps) {
+    std::vector<Interval> reader = st.phases[0];
+    out.perf.push_back({st.number, span_ns(st.start, st.end), merged_length(reader)});
+  }
+  out.perf_figures = perf_figures(out.perf);
+}
+
+// The FP point: the first outermost operator starting in the step's Forward phase (else the
+// phase's start); the BP point: the outermost operator ending last among those starting in its
+// Backward phase. PROFAGENT_FP_POINT/BP_POINT name them instead.
+void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
+  out.fp_point_rule = o.fp_point.empty() ? "first operator of the Forward phase" : "PROFAGENT_FP_POINT=" + o.fp_point;
+  out.bp_point_rule = o.bp_point.empty() ? "last operator of the Backward phase" : "PROFAGENT_BP_POINT=" + o.bp_point;
+  if (!s.has_steps) return;
+  std::vector<int64_t> fp(s.steps.size(), -1), bp(s.steps.size(), -1);
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    const int32_t k = s.host_step[i];
+    if (k < 0) continue;
+    const HostRecord& h = t.host[i];
+    const StepScope& st = s.steps[k];
+    const bool named = h.kind == EventKind::Operator || h.kind == EventKind::Range;
+    const bool fp_candidate = o.fp_point.empty()
+                                  ? h.kind == EventKind::Operator && s.outer_operator[i] < 0 && contains(st.phases[1], h.start_ns)
+                                  : named && h.name == o.fp_point;
+    const bool bp_candidate = o.bp_point.empty()
+                                  ? h.kind == EventKind::Operator && s.outer_operator[i] < 0 && contains(st.phases[2], h.start_ns)
+                                  : named && h.name == o.bp_point;
+    if (fp_candidate && (fp[k] < 0 || h.start_ns < t.host[fp[k]].start_ns)) fp[k] = int64_t(i);
+    if (bp_candidate && (bp[k] < 0 || h.end_ns > t.host[bp[k]].end_ns)) bp[k] = int64_t(i);
+  }
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    const StepScope& st = s.steps[k];
+    StepTraceStep row;
+    row.step = st.number;
+    if (valid_index(fp[k], t.host.size())) row.fp = t.host[fp[k]].name;
+    if (valid_index(bp[k], t.host.size())) row.bp = t.host[bp[k]].name;
+    if (fp[k] >= 0 && bp[k] >= 0 && t.host[bp[k]].end_ns >= t.host[fp[k]].start_ns) {
+      const uint64_t fp_start = t.host[fp[k]].start_ns, bp_end = std::min(t.host[bp[k]].end_ns, st.end);
+      row.iteration_gap_ns = span_ns(st.start, fp_start);
+      row.fp_bp_ns = span_ns(fp_start, bp_end);
+      row.tail_ns = span_ns(bp_end, st.end);
+      row.complete = true;
+    }
+    out.step_trace.push_back(row);
+  }
+  StepTraceStep average;
+  uint64_t complete = 0;
+  for (const StepTraceStep& st : out.step_trace) {
+    if (!st.complete) continue;
+    average.iteration_gap_ns += st.iteration_gap_ns, average.fp_bp_ns += st.fp_bp_ns, average.tail_ns += st.tail_ns;
+    ++complete;
+  }
+  if (complete == 0) return;
+  average.iteration_gap_ns /= complete, average.fp_bp_ns /= complete, average.tail_ns /= complete;
+  average.complete = true;
+  out.step_trace_average = average;
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,509 @@
+#include "exporters/summaries/tables.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <unordered_map>
+
+#include "exporters/cupti_cbids.h"
+#include "exporters/host_nesting.h"
+#include "exporters/printable_text.h"
+#include "exporters/stack_text.h"
+#include "exporters/trace_figures.h"
+
+namespace profagent::exporters {
+namespace {
+
+RowKind host_row_kind(const HostRecord& h) {
+  if (h.flags & kFlagDriverApi) return RowKind::Driver;
+  switch (h.kind) {
+    case EventKind::Operator: return RowKind::Operator;
+    case EventKind::Range: return RowKind::Range;
+    case EventKind::Step: return RowKind::Step;
+    default: return RowKind::Runtime;
+  }
+}
+
+RowKind device_row_kind(DeviceKind k) {
+  if (k == DeviceKind::Memcpy) return RowKind::Memcpy;
+  if (k == DeviceKind::Memset) return RowKind::Memset;
+  return RowKind::Kernel;
+}
+
+// torch's str() of a list of int lists: "[[5, 64, 56, 56], [], [3]]".
+std::string shapes_text(const std::vector<std::vector<int64_t>>& dims) {
+  std::string s = "[";
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    s += i ? ", [" : "[";
+    for (std::size_t j = 0; j < dims[i].size(); ++j) {
+      if (j) s += ", ";
+      s += std::to_string(dims[i][j]);
+    }
+    s += "]";
+  }
+  return s + "]";
+}
+
+// A row's identity: its name and (when grouping by shape) its input shapes. Looked up by
+// views, so the per-record path allocates nothing; the owned key is made once per row.
+using RowKey = std::pair<std::string_view, std::string_view>;
+
+struct RowKeyHash {
+  std::size_t operator()(const RowKey& key) const {
+    const std::size_t name = std::hash<std::string_view>()(key.first);
+    return key.second.empty() ? name : name ^ (std::hash<std::string_view>()(key.second) * 31);
+  }
+};
+
+// The second part of a row's key: its input shapes, or its source location (never both).
+class RowBuilder {
+ public:
+  RowBuilder(bool by_shape, bool by_stack) : by_shape_(by_shape), by_stack_(by_stack) {}
+  // References into rows_ stay valid: rows_ is a deque.
+  // Runs of records with one name are common (a loop of the same call): the last row is
+  // compared before anything is hashed.
+  TableRow& row(std::string_view name, std::string_view shapes, RowKind kind) {
+    if (last_ && last_->name == name && (by_stack_ ? last_->source_location : last_->input_shapes) == shapes) {
+      return *last_;
+    }
+    const auto found = index_.find(RowKey(name, shapes));
+    if (found != index_.end()) return *(last_ = found->second);
+    TableRow& r = rows_.emplace_back();
+    r.name = name;
+    (by_stack_ ? r.source_location : r.input_shapes) = shapes;
+    r.kind = kind;
+    index_.emplace(RowKey(r.name, by_stack_ ? r.source_location : r.input_shapes), &r);
+    return *(last_ = &r);
+  }
+  bool by_shape() const { return by_shape_; }
+  bool by_stack() const { return by_stack_; }
+  std::vector<TableRow> take() {
+    index_.clear();
+    last_ = nullptr;
+    return {std::make_move_iterator(rows_.begin()), std::make_move_iterator(rows_.end())};
+  }
+
+ private:
+  bool by_shape_;
+  bool by_stack_;
+  std::deque<TableRow> rows_;
+  std::unordered_map<RowKey, TableRow*, RowKeyHash> index_;  // views into rows_
+  TableRow* last_ = nullptr;  // the row the previous call returned
+};
+
+// The Source Location of a record's row (group_by_stack_n), once per distinct stack.
+class SourceLocations {
+ public:
+  SourceLocations(const Trace& t, uint32_t n) : t_(t), n_(n), text_(t.stacks.stacks.size() + 1) {}
+  const std::string& of(const HostRecord& h) {
+    if (n_ == 0 || h.stack == 0 || h.stack >= text_.size()) return text_[0];
+    std::string& text = text_[h.stack];
+    if (text.empty()) text = innermost_lines(t_, t_.stacks.stacks[h.stack - 1], n_);
+    return text;
+  }
+
+ private:
+  const Trace& t_;
+  uint32_t n_;
+  std::vector<std::string> text_;  // by stack id; [0] stays ""
+};
+
+
+// Per host record: the bytes its memory columns add (memory_records() below).
+struct HostMemory {
+  std::vector<int64_t> cpu, self_cpu, cuda, self_cuda;
+  explicit HostMemory(std::size_t n) : cpu(n, 0), self_cpu(n, 0), cuda(n, 0), self_cuda(n, 0) {}
+};
+
+// A record's memory counts in its call's columns and the totals of every record around it, and
+// in the self columns of the innermost scope around its call.
+void book_memory_record(const Trace& t, const MemoryRecord& m, const std::vector<int64_t>& scope, HostMemory& mem) {
+  const bool host = is_host_memory(m.kind);
+  std::vector<int64_t>& total = host ? mem.cpu : mem.cuda;
+  std::vector<int64_t>& self = host ? mem.self_cpu : mem.self_cuda;
+  total[m.host] += m.bytes;
+  self[m.host] += m.bytes;  // the call made it: its own memory
+  const int64_t parent = t.host[m.host].parent;
+  if (valid_index(parent, t.host.size()) && scope[parent] >= 0) self[scope[parent]] += m.bytes;
+}
+
+HostMemory host_memory(const Trace& t, const HostCosts& costs) {
+  HostMemory mem(t.memory.enabled ? t.host.size() : 0);
+  if (!t.memory.enabled) return mem;
+  for (const MemoryRecord& m : t.memory.records) {
+    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, costs.scope, mem);
+  }
+  add_up_to_parents(t, costs.order, mem.cpu);
+  add_up_to_parents(t, costs.order, mem.cuda);
+  return mem;
+}
+
+void add_host_memory(const HostMemory& mem, std::size_t i, TableRow& r) {
+  if (mem.cpu.empty()) return;
+  r.cpu_memory += mem.cpu[i];
+  r.self_cpu_memory += mem.self_cpu[i];
+  r.cuda_memory += mem.cuda[i];
+  r.self_cuda_memory += mem.self_cuda[i];
+}
+
+void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, SourceLocations& locations) {
+  const HostMemory mem = host_memory(t, costs);
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    const HostRecord& h = t.host[i];
+    if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
+    const RowKind kind = host_row_kind(h);
+    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : api_name(h.name);
+    const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)
+                               : rows.by_stack() ? locations.of(h) : std::string();
+    TableRow& r = rows.row(name, shapes, kind);
+    r.count += 1;
+    r.cpu_total_ns += span_ns(h.start_ns, h.end_ns);
+    r.self_cpu_ns += costs.self_cpu_ns[i];
+    r.cuda_total_ns += costs.device(i);
+    r.self_cuda_ns += costs.self_device(i);
+    add_host_memory(mem, i, r);
+  }
+}
+
+void add_device_rows(const Trace& t, RowBuilder& rows, SourceLocations& locations) {
+  // Only driver rows read it: without driver records, no map of every device record.
+  const bool any_driver = std::any_of(t.device.begin(), t.device.end(),
+                                      [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
+  std::unordered_map<uint32_t, uint64_t> device_time_by_correlation;
+  for (const DeviceRecord& d : t.device) {
+    if (any_driver && is_device_work(d.kind) && d.correlation != 0) {
+      device_time_by_correlation[d.correlation] += span_ns(d.start_ns, d.end_ns);
+    }
+  }
+  const std::string no_shapes = rows.by_shape() ? "[]" : "";
+  for (const DeviceRecord& d : t.device) {
+    const uint64_t dur = span_ns(d.start_ns, d.end_ns);
+    if (d.kind == DeviceKind::DriverApi) {
+      TableRow& r = rows.row(api_name(d.name), no_shapes, RowKind::Driver);
+      r.count += 1;
+      r.cpu_total_ns += dur;
+      r.self_cpu_ns += dur;
+      const auto it = device_time_by_correlation.find(d.correlation);
+      if (d.correlation != 0 && it != device_time_by_correlation.end()) r.cuda_total_ns += it->second;
+    } else if (is_device_work(d.kind)) {
+      const bool launched = rows.by_stack() && valid_index(d.host, t.host.size());
+      TableRow& r = rows.row(d.name, launched ? locations.of(t.host[d.host]) : no_shapes, device_row_kind(d.kind));
+      r.count += 1;
+      r.self_cuda_ns += dur;
+      r.cuda_total_ns += dur;
+    }
+  }
+}
+
+using SortKey = std::function<double(const TableRow&)>;
+
+double avg(uint64_t total, uint64_t count) { return count ? double(total) / double(count) : 0.0; }
+
+bool sort_key(std::string_view key, SortKey* out) {
+  auto is = [&](std::string_view a, std::string_view b) { return key == a || key == b; };
+  if (is("cpu_time_total", "cpu_time_total")) *out = [](auto& r) { return double(r.cpu_total_ns); };
+  else if (is("self_cpu_time_total", "self_cpu_time_total")) *out = [](auto& r) { return double(r.self_cpu_ns); };
+  else if (is("cuda_time_total", "device_time_total")) *out = [](auto& r) { return double(r.cuda_total_ns); };
+  else if (is("self_cuda_time_total", "self_device_time_total")) *out = [](auto& r) { return double(r.self_cuda_ns); };
+  else if (is("count", "count")) *out = [](auto& r) { return double(r.count); };
+  else if (is("cpu_memory_usage", "cpu_memory_usage")) *out = [](auto& r) { return double(r.cpu_memory); };
+  else if (is("self_cpu_memory_usage", "self_cpu_memory_usage")) *out = [](auto& r) { return double(r.self_cpu_memory); };
+  else if (is("cuda_memory_usage", "device_memory_usage")) *out = [](auto& r) { return double(r.cuda_memory); };
+  else if (is("self_cuda_memory_usage", "self_device_memory_usage")) *out = [](auto& r) { return double(r.self_cuda_memory); };
+  else if (is("cpu_time", "cpu_time")) *out = [](auto& r) { return avg(r.cpu_total_ns, r.count); };
+  else if (is("cuda_time", "device_time")) *out = [](auto& r) { return avg(r.cuda_total_ns, r.count); };
+  else if (is("self_cpu_time", "self_cpu_time")) *out = [](auto& r) { return avg(r.self_cpu_ns, r.count); };
+  else if (is("self_cuda_time", "self_device_time")) *out = [](auto& r) { return avg(r.self_cuda_ns, r.count); };
+  else return false;
+  return true;
+}
+
+// Width of a UTF-8 string in code points (what Python's str.format pads by).
+std::size_t display_width(std::string_view s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+// The first `width` code points of s.
+std::string_view first_code_points(std::string_view s, std::size_t width) {
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && seen++ == width) return s.substr(0, i);
+  }
+  return s;
+}
+
+// Control bytes would break the table's lines or drive the terminal; the JSON outputs keep the
+// exact name. Only what can be shown is escaped (a name may be hundreds of MB): a prefix of
+// 4 bytes per column holds at least that many characters.
+std::string shown_name(const std::string& name, std::size_t max_width) {
+  std::string s = printable(max_width > 3 ? utf8_prefix(name, 4 * max_width) : std::string_view(name));
+  if (max_width > 3 && display_width(s) >= max_width - 3) {
+    s = std::string(first_code_points(s, max_width - 3)) + "...";
+  }
+  return s;
+}
+
+class TextTable {
+ public:
+  void column(std::size_t width) { widths_.push_back(width); }
+  void left_align_last() { left_last_ = true; }
+  std::string separator() const {
+    std::string s;
+    for (std::size_t w : widths_) s += std::string(w, '-') + "  ";
+    return s + "\n";
+  }
+  std::string line(const std::vector<std::string>& cells) const {
+    std::string s;
+    for (std::size_t i = 0; i < widths_.size() && i < cells.size(); ++i) {
+      const std::size_t w = display_width(cells[i]);
+      const bool left = left_last_ && i + 1 == widths_.size();  // torch left-aligns Source Location
+      if (w < widths_[i] && !left) s.append(widths_[i] - w, ' ');
+      s += cells[i];
+      s += "  ";
+    }
+    return s + "\n";
+  }
+
+  // Where the last column starts (every column is followed by two spaces).
+  std::size_t width_before_last() const {
+    std::size_t w = 0;
+    for (std::size_t i = 0; i + 1 < widths_.size(); ++i) w += widths_[i] + 2;
+    return w;
+  }
+
+ private:
+  std::vector<std::size_t> widths_;
+  bool left_last_ = false;
+};
+
+std::string format_time_us(double us);
+
+std::string format_avg(uint64_t total_ns, uint64_t count) {
+  return format_time_us(count ? double(total_ns) / double(count) / 1000.0 : 0.0);
+}
+
+struct Layout {
+  bool cuda = false;     // any device time: the CUDA columns are shown (as torch does)
+  bool memory = false;   // memory profiled: CPU Mem, Self CPU Mem, CUDA Mem, Self CUDA Mem
+  bool shapes = false;   // group_by_input_shape: the "Input Shapes" column
+  bool stacks = false;   // group_by_stack_n: the "Source Location" column, one frame per line
+  std::size_t name_width = 0;
+  std::size_t shapes_width = 0;
+  std::size_t stacks_width = 0;
+};
+
+std::string first_line(const std::string& text) { return printable(text.substr(0, text.find('\n'))); }
+
+// torch prints a row's further frames under its Source Location, the other cells blank, and a
+// blank line after each row.
+std::string source_location_tail(const std::string& text, std::size_t column) {
+  std::string out;
+  for (std::size_t at = text.find('\n'); at != std::string::npos;) {
+    const std::size_t next = text.find('\n', at + 1);
+    out += std::string(column, ' ') + printable(text.substr(at + 1, next - at - 1)) + "\n";
+    at = next;
+  }
+  return out + "\n";
+}
+
+std::vector<std::string> row_cells(const TableRow& r, const Table& t, const Layout& l) {
+  std::vector<std::string> c;
+  c.push_back(shown_name(r.name, l.name_width));
+  c.push_back(format_share(r.self_cpu_ns, t.self_cpu_total_ns));
+  c.push_back(format_time(r.self_cpu_ns));
+  c.push_back(format_share(r.cpu_total_ns, t.self_cpu_total_ns));
+  c.push_back(format_time(r.cpu_total_ns));
+  c.push_back(format_avg(r.cpu_total_ns, r.count));
+  if (l.cuda) {
+    c.push_back(format_time(r.self_cuda_ns));
+    c.push_back(format_share(r.self_cuda_ns, t.self_cuda_total_ns));
+    c.push_back(format_time(r.cuda_total_ns));
+    c.push_back(format_avg(r.cuda_total_ns, r.count));
+  }
+  if (l.memory) {
+    c.push_back(format_memory(r.cpu_memory));
+    c.push_back(format_memory(r.self_cpu_memory));
+    c.push_back(format_memory(r.cuda_memory));
+    c.push_back(format_memory(r.self_cuda_memory));
+  }
+  c.push_back(std::to_string(r.count));
+  if (l.shapes) c.push_back(std::string(first_code_points(printable(r.input_shapes), l.shapes_width)));
+  if (l.stacks) c.push_back(first_line(r.source_location));
+  return c;
+}
+
+std::vector<std::string> header_cells(const Layout& l) {
+  std::vector<std::string> c = {"Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total",
+                                "CPU time avg"};
+  if (l.cuda) c.insert(c.end(), {"Self CUDA", "Self CUDA %", "CUDA total", "CUDA time avg"});
+  if (l.memory) c.insert(c.end(), {"CPU Mem", "Self CPU Mem", "CUDA Mem", "Self CUDA Mem"});
+  c.push_back("# of Calls");
+  if (l.shapes) c.push_back("Input Shapes");
+  if (l.stacks) c.push_back("Source Location");
+  return c;
+}
+
+// torch: name column = longest name + 4, capped at max_name_column_width; every other
+// column 12 wide; the shapes column = longest shapes + 4, capped.
+Layout layout_of(const Table& t, const TableOptions& o) {
+  Layout l;
+  l.shapes = o.group_by_input_shape;
+  l.stacks = !l.shapes && o.group_by_stack_n > 0;
+  l.memory = t.memory;
+  for (const TableRow& r : t.rows) {
+    l.cuda = l.cuda || r.self_cuda_ns > 0 || r.cuda_total_ns > 0;
+    l.name_width = std::max(l.name_width, display_width(r.name) + 4);
+    l.shapes_width = std::max(l.shapes_width, display_width(r.input_shapes) + 4);
+    l.stacks_width = std::max(l.stacks_width, display_width(first_line(r.source_location)));
+  }
+  if (o.max_name_column_width > 0) l.name_width = std::min(l.name_width, o.max_name_column_width);
+  if (o.max_shapes_column_width > 0) {
+    l.shapes_width = std::min(l.shapes_width, o.max_shapes_column_width);
+  }
+  return l;
+}
+
+std::string format_time_us(double us) {
+  char buf[64];
+  if (us >= 1e6) {
+    std::snprintf(buf, sizeof buf, "%.3fs", us / 1e6);
+  } else if (us >= 1e3) {
+    std::snprintf(buf, sizeof buf, "%.3fms", us / 1e3);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.3fus", us);
+  }
+  return buf;
+}
+
+}  // namespace
+
+std::string_view row_kind_name(RowKind kind) {
+  switch (kind) {
+    case RowKind::Runtime: return "runtime";
+    case RowKind::Operator: return "operator";
+    case RowKind::Range: return "range";
+    case RowKind::Step: return "step";
+    case RowKind::Driver: return "driver";
+    case RowKind::Kernel: return "kernel";
+    case RowKind::Memcpy: return "memcpy";
+    case RowKind::Memset: return "memset";
+  }
+  return "runtime";
+}
+
+bool is_valid_sort_key(std::string_view key) {
+  SortKey unused;
+  return sort_key(key, &unused);
+}
+
+bool parse_group_by(std::string_view text, TableOptions& options) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front()))) text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.remove_suffix(1);
+  std::string key(text);
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  constexpr std::string_view kStack = "stack_n:";
+  if (key.rfind(kStack, 0) == 0) {
+    const std::string_view digits = std::string_view(key).substr(kStack.size());
+    uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+    if (digits.empty() || ec != std::errc{} || end != digits.data() + digits.size()) return false;
+    if (n < 1 || n > kMaxStackFrames) return false;
+    options.group_by_stack_n = n, options.group_by_input_shape = false;
+    return true;
+  }
+  if (key != "input_shape" && key != "none" && !key.empty()) return false;
+  options.group_by_input_shape = key == "input_shape", options.group_by_stack_n = 0;
+  return true;
+}
+
+std::string group_by_text(const TableOptions& options) {
+  if (options.group_by_stack_n != 0) return "stack_n:" + std::to_string(options.group_by_stack_n);
+  return options.group_by_input_shape ? "input_shape" : "none";
+}
+
+std::string format_time(uint64_t ns) { return format_time_us(double(ns) / 1000.0); }
+
+std::string format_memory(int64_t bytes) {
+  constexpr double kb = 1024.0, mb = 1024.0 * kb, gb = 1024.0 * mb;
+  const double magnitude = bytes < 0 ? -double(bytes) : double(bytes);
+  char buf[48];
+  if (magnitude >= gb) std::snprintf(buf, sizeof buf, "%.2f Gb", double(bytes) / gb);
+  else if (magnitude >= mb) std::snprintf(buf, sizeof buf, "%.2f Mb", double(bytes) / mb);
+  else if (magnitude >= kb) std::snprintf(buf, sizeof buf, "%.2f Kb", double(bytes) / kb);
+  else std::snprintf(buf, sizeof buf, "%lld b", static_cast<long long>(bytes));
+  return buf;
+}
+
+std::string format_share(uint64_t part, uint64_t total) {
+  if (total == 0) return "NaN";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f%%", double(part) * 100.0 / double(total));
+  return buf;
+}
+
+Table build_table(const Trace& trace, const TableOptions& options) { return build_table(trace, host_costs(trace), options); }
+
+Table build_table(const Trace& trace, const HostCosts& costs, const TableOptions& options) {
+  const bool by_stack = options.group_by_stack_n > 0 && !options.group_by_input_shape;
+  RowBuilder rows(options.group_by_input_shape, by_stack);
+  SourceLocations locations(trace, by_stack ? options.group_by_stack_n : 0);
+  add_host_rows(trace, costs, rows, locations);
+  add_device_rows(trace, rows, locations);
+  Table table;
+  table.rows = rows.take();
+  table.memory = trace.memory.enabled;
+  for (const TableRow& r : table.rows) {
+    table.self_cpu_total_ns += r.self_cpu_ns;
+    if (r.kind == RowKind::Kernel || r.kind == RowKind::Memcpy || r.kind == RowKind::Memset) {
+      table.self_cuda_total_ns += r.self_cuda_ns;
+    }
+  }
+  SortKey key;
+  table.sort_by = sort_key(options.sort_by, &key) ? options.sort_by : std::string(kDefaultSortKey);
+  if (table.sort_by != options.sort_by) sort_key(table.sort_by, &key);
+  std::stable_sort(table.rows.begin(), table.rows.end(),
+                   [&](const TableRow& a, const TableRow& b) { return key(a) > key(b); });
+  return table;
+}
+
+std::string render_table(const Table& table, const TableOptions& options) {
+  if (table.rows.empty()) return {};
+  const Layout l = layout_of(table, options);
+  TextTable text;
+  text.column(l.name_width);
+  const std::size_t numeric = (l.cuda ? 10 : 6) + (l.memory ? 4 : 0);
+  for (std::size_t i = 0; i < numeric; ++i) text.column(12);
+  if (l.shapes) text.column(l.shapes_width);
+  if (l.stacks) text.column(l.stacks_width), text.left_align_last();
+  std::string out = text.separator() + text.line(header_cells(l)) + text.separator();
+  const std::size_t limit = options.row_limit > 0 ? static_cast<std::size_t>(options.row_limit)
+                                                  : table.rows.size();
+  for (std::size_t i = 0; i < table.rows.size() && i < limit; ++i) {
+    out += text.line(row_cells(table.rows[i], table, l));
+    if (l.stacks) out += source_location_tail(table.rows[i].source_location, text.width_before_last());
+  }
+  out += text.separator();
+  out += "Self CPU time total: " + format_time(table.self_cpu_total_ns) + "\n";
+  if (l.cuda) out += "Self CUDA time total: " + format_time(table.self_cuda_total_ns) + "\n";
+  return out;
+}
+
+std::string row_limit_note(std::size_t shown, std::size_t total) {
+  if (shown >= total) return {};
+  return std::to_string(shown) + " of " + std::to_string(total) +
+         " rows shown (--row-limit 0 or PROFAGENT_ROW_LIMIT=-1 shows all).";
+}
+
+std::string render_key_averages(const Table& table, const TableOptions& options) {
+  const std::size_t rows = table.rows.size();
+  const std::size_t shown = options.row_limit > 0 ? std::min<std::size_t>(rows, std::size_t(options.row_limit)) : rows;
+  const std::string note = row_limit_note(shown, rows);
+  return render_table(table, options) + (note.empty() ? "" : note + "\n");
+}
+
+}  // namespace profagent::exporters

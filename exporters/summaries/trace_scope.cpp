@@ -1,0 +1,272 @@
+#include "exporters/summaries/trace_scope.h"
+
+#include <algorithm>
+#include <cctype>
+#include <limits>
+
+#include "exporters/host_nesting.h"
+
+namespace profagent::exporters {
+namespace {
+
+constexpr std::size_t kDataloader = 0, kForward = 1, kBackward = 2, kOptimization = 3;
+
+bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool is_dataloader_range(std::string_view n) { return starts_with(n, "enumerate(DataLoader)#"); }
+bool is_module_range(std::string_view n) { return starts_with(n, "nn.Module: "); }
+bool is_backward_range(std::string_view n) { return starts_with(n, "autograd.backward#"); }
+bool is_optimizer_range(std::string_view n) {
+  return starts_with(n, "Optimizer.step#") || starts_with(n, "Optimizer.zero_grad#");
+}
+
+// "MulBackward0", "diopiConvolution2dBackward", "aten::convolution_backward".
+bool is_backward_operator_name(std::string_view n) {
+  if (starts_with(n, "autograd::engine::evaluate_function:")) return true;
+  if (ends_with(n, "_backward")) return true;
+  std::size_t end = n.size();
+  while (end > 0 && std::isdigit(static_cast<unsigned char>(n[end - 1]))) --end;
+  return ends_with(n.substr(0, end), "Backward");
+}
+
+bool is_optimizer_operator_name(std::string_view n) {
+  static constexpr std::string_view kNames[] = {"diopiSgd",     "diopiAdam",    "diopiAdamW",
+                                                "diopiAdamax",  "diopiAdadelta", "diopiAdagrad",
+                                                "diopiRmsprop", "diopiLamb",    "diopiMomentum"};
+  return std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames);
+}
+
+// Which phase rule a host record matches (None: none), and why, for the note under the tables.
+struct PhaseMatch {
+  Phase phase = Phase::None;
+  const char* rule = "";
+};
+
+PhaseMatch match_phase(const HostRecord& h) {
+  if (h.kind == EventKind::Range) {
+    if (is_dataloader_range(h.name)) return {Phase::Dataloader, "ranges enumerate(DataLoader)#…"};
+    if (is_module_range(h.name)) return {Phase::Forward, "ranges nn.Module: … (outermost module call)"};
+    if (is_backward_range(h.name)) return {Phase::Backward, "ranges autograd.backward#…"};
+    if (is_optimizer_range(h.name)) return {Phase::Optimization, "ranges Optimizer.step#… / Optimizer.zero_grad#…"};
+  }
+  if (h.kind == EventKind::Operator) {
+    if (starts_with(h.name, "autograd::engine::evaluate_function:")) {
+      return {Phase::Backward, "autograd engine operators (autograd::engine::evaluate_function: …)"};
+    }
+    if (is_backward_operator_name(h.name)) return {Phase::Backward, "operators named …Backward / …_backward"};
+    if (is_optimizer_operator_name(h.name)) return {Phase::Optimization, "DIOPI optimizer operators"};
+  }
+  return {};
+}
+
+void add_rule(std::string& source, const char* rule) {
+  if (source.find(rule) != std::string::npos) return;
+  source += source.empty() ? "" : "; ";
+  source += rule;
+}
+
+std::vector<StepScope> steps_of(const Trace& t) {
+  std::vector<StepScope> steps;
+  for (const StepSpan& s : t.steps) steps.push_back({s.number, s.start_ns, s.end_ns, {}, {}});
+  if (steps.empty()) {
+    for (const HostRecord& h : t.host) {
+      if (h.kind == EventKind::Step) steps.push_back({h.arg0, h.start_ns, h.end_ns, {}, {}});
+    }
+  }
+  std::sort(steps.begin(), steps.end(), [](const StepScope& a, const StepScope& b) { return a.start < b.start; });
+  return steps;
+}
+
+// The whole trace as one pseudo-step: from the first to the last host record or device work.
+StepScope window_of(const Trace& t) {
+  StepScope w;
+  w.start = std::numeric_limits<uint64_t>::max();
+  for (const HostRecord& h : t.host) w.start = std::min(w.start, h.start_ns), w.end = std::max(w.end, h.end_ns);
+  for (const DeviceRecord& d : t.device) {
+    if (is_device_work(d.kind)) w.start = std::min(w.start, d.start_ns), w.end = std::max(w.end, d.end_ns);
+  }
+  if (w.start > w.end) w.start = w.end = 0;
+  return w;
+}
+
+int32_t step_at(const std::vector<StepScope>& steps, uint64_t t) {
+  auto it = std::upper_bound(steps.begin(), steps.end(), t,
+                             [](uint64_t v, const StepScope& s) { return v < s.start; });
+  if (it == steps.begin()) return -1;
+  --it;
+  return t < it->end ? static_cast<int32_t>(it - steps.begin()) : -1;
+}
+
+void assign_steps(const Trace& t, TraceScope& s) {
+  s.host_step.assign(t.host.size(), s.has_steps ? -1 : 0);
+  s.device_step.assign(t.device.size(), s.has_steps ? -1 : 0);
+  if (!s.has_steps) return;
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    s.host_step[i] = step_at(s.steps, t.host[i].start_ns);
+    s.outside_host += s.host_step[i] < 0;
+  }
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
+    s.device_step[i] = valid_index(d.host, t.host.size()) ? s.host_step[d.host] : step_at(s.steps, d.start_ns);
+    s.outside_device += s.device_step[i] < 0;
+  }
+}
+
+// Per host record the nearest operator around it (not itself), per device record the innermost
+// operator at or above its call: the nesting walk of host_costs(), its order reused.
+void link_operators(const Trace& t, TraceScope& s) {
+  const std::size_t n = t.host.size();
+  const std::vector<int64_t> operator_here =
+      nearest_at_or_above(t, s.costs.order, [](EventKind k) { return k == EventKind::Operator; });
+  s.outer_operator.assign(n, kNoIndex);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (valid_index(t.host[i].parent, n)) s.outer_operator[i] = operator_here[t.host[i].parent];
+  }
+  s.device_operator.assign(t.device.size(), kNoIndex);
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
+    if (is_device_work(d.kind) && valid_index(d.host, n)) s.device_operator[i] = operator_here[d.host];
+  }
+}
+
+bool inside(const std::vector<Interval>& set, uint64_t t) { return contains(set, t); }
+
+// Forward without module ranges: the step's outermost operators that lie in no other phase and
+// start before its first backward (else optimization) interval, from the first to the last.
+void infer_forward(const Trace& t, const TraceScope& s, std::size_t step, const std::vector<std::size_t>& ops,
+                   StepScope& st) {
+  uint64_t limit = std::numeric_limits<uint64_t>::max();
+  if (!st.phases[kBackward].empty()) limit = st.phases[kBackward].front().start;
+  else if (!st.phases[kOptimization].empty()) limit = st.phases[kOptimization].front().start;
+  Interval forward{std::numeric_limits<uint64_t>::max(), 0};
+  for (std::size_t i : ops) {
+    const HostRecord& h = t.host[i];
+    if (s.outer_operator[i] >= 0 || h.start_ns >= limit || match_phase(h).phase != Phase::None) continue;
+    if (inside(st.phases[kDataloader], h.start_ns) || inside(st.phases[kBackward], h.start_ns) ||
+        inside(st.phases[kOptimization], h.start_ns)) {
+      continue;
+    }
+    forward.start = std::min(forward.start, h.start_ns);
+    forward.end = std::max(forward.end, h.end_ns);
+  }
+  (void)step;
+  if (forward.end > forward.start) st.phases[kForward] = clip({forward}, st.start, st.end);
+}
+
+void find_phases(const Trace& t, TraceScope& s) {
+  std::vector<std::array<std::vector<Interval>, 4>> raw(s.steps.size());
+  std::vector<std::vector<std::size_t>> operators(s.steps.size());
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    if (s.host_step[i] < 0) continue;
+    const HostRecord& h = t.host[i];
+    if (h.kind == EventKind::Operator) operators[s.host_step[i]].push_back(i);
+    const PhaseMatch m = match_phase(h);
+    if (m.phase == Phase::None) continue;
+    raw[s.host_step[i]][static_cast<std::size_t>(m.phase)].push_back({h.start_ns, h.end_ns});
+    add_rule(s.phase_source[static_cast<std::size_t>(m.phase)], m.rule);
+  }
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    StepScope& st = s.steps[k];
+    for (std::size_t p = 0; p < 4; ++p) st.phases[p] = clip(merge_intervals(raw[k][p]), st.start, st.end);
+    if (st.phases[kForward].empty()) {
+      infer_forward(t, s, k, operators[k], st);
+      if (!st.phases[kForward].empty()) s.forward_inferred = true;
+    }
+    for (std::size_t p = 0; p < 4; ++p) st.phase_found[p] = !st.phases[p].empty();
+  }
+  if (s.forward_inferred) {
+    add_rule(s.phase_source[kForward],
+             "inferred: first to last outermost operator before the first Backward (or Optimization) interval");
+  }
+}
+
+Phase phase_at(const StepScope& st, uint64_t t) {
+  for (std::size_t p = 0; p < 4; ++p) {
+    if (inside(st.phases[p], t)) return kPhases[p];
+  }
+  return Phase::None;
+}
+
+void assign_device_phases(const Trace& t, TraceScope& s) {
+  s.device_phase.assign(t.device.size(), Phase::None);
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    if (s.device_step[i] < 0) continue;
+    const DeviceRecord& d = t.device[i];
+    const uint64_t at = valid_index(d.host, t.host.size()) ? t.host[d.host].start_ns : d.start_ns;
+    s.device_phase[i] = phase_at(s.steps[s.device_step[i]], at);
+  }
+}
+
+}  // namespace
+
+std::string_view phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::Dataloader: return "Dataloader";
+    case Phase::Forward: return "Forward";
+    case Phase::Backward: return "Backward";
+    case Phase::Optimization: return "Optimization";
+    case Phase::None: break;
+  }
+  return "Others";
+}
+
+bool is_phase_range(std::string_view n) {
+  return is_dataloader_range(n) || is_module_range(n) || is_backward_range(n) || is_optimizer_range(n);
+}
+
+bool is_communication(std::string_view name) {
+  std::string lower(name);
+  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower.find("nccl") != std::string::npos || lower.find("rccl") != std::string::npos ||
+         lower.find("hccl") != std::string::npos;
+}
+
+std::string_view operator_family(std::string_view name) {
+  std::string_view s = name;
+  if (const std::size_t colon = s.rfind(": "); colon != std::string_view::npos) s = s.substr(colon + 2);
+  if (const std::size_t ns = s.rfind("::"); ns != std::string_view::npos) s = s.substr(ns + 2);
+  auto strip = [&s](std::string_view suffix) {
+    if (s.size() > suffix.size() && ends_with(s, suffix)) return s.remove_suffix(suffix.size()), true;
+    return false;
+  };
+  if (s.size() > 5 && starts_with(s, "diopi") && std::isupper(static_cast<unsigned char>(s[5]))) {
+    s.remove_prefix(5);
+    static constexpr std::string_view kSuffixes[] = {"Backward", "Inp", "Scalar", "Tensor", "1d", "2d", "3d"};
+    for (bool again = true; again;) {
+      again = false;
+      for (std::string_view suffix : kSuffixes) again = again || strip(suffix);
+    }
+  } else {
+    for (bool again = true; again;) {
+      std::size_t end = s.size();
+      while (end > 0 && std::isdigit(static_cast<unsigned char>(s[end - 1]))) --end;
+      again = false;
+      if (end > 8 && ends_with(s.substr(0, end), "Backward") && end - 8 > 0) {
+        s = s.substr(0, end - 8), again = true;
+      } else {
+        again = strip("_backward") || strip("_");
+      }
+    }
+    while (s.size() > 1 && s.front() == '_') s.remove_prefix(1);
+  }
+  return s.empty() ? name : s;
+}
+
+TraceScope scope_trace(const Trace& trace) {
+  TraceScope s;
+  s.steps = steps_of(trace);
+  s.has_steps = !s.steps.empty();
+  if (!s.has_steps) s.steps.push_back(window_of(trace));
+  assign_steps(trace, s);
+  s.costs = host_costs(trace);
+  s.any_device_work = s.costs.any_device_work;
+  link_operators(trace, s);
+  find_phases(trace, s);
+  assign_device_phases(trace, s);
+  return s;
+}
+
+}  // namespace profagent::exporters

@@ -1,0 +1,62 @@
+// What the summaries derive from one Trace before any table is made: which step each record
+// belongs to, the phases of every step, and per host record what it costs (host_costs.h).
+// Definitions: docs/report.md ("What the summaries are made of").
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "collector/trace.h"
+#include "exporters/summaries/host_costs.h"
+#include "exporters/summaries/intervals.h"
+#include "exporters/trace_figures.h"
+
+namespace profagent::exporters {
+
+enum class Phase : uint8_t { Dataloader, Forward, Backward, Optimization, None };
+inline constexpr std::array<Phase, 4> kPhases = {Phase::Dataloader, Phase::Forward, Phase::Backward,
+                                                 Phase::Optimization};
+std::string_view phase_name(Phase phase);
+
+// A range the phase rules claim (torch's and the launcher's annotations): not user-defined.
+bool is_phase_range(std::string_view name);
+// Communication kernels: names containing nccl, rccl or hccl (any case).
+bool is_communication(std::string_view kernel_name);
+// The operator family of MindInsight's operator-type statistics: a part of `name`.
+std::string_view operator_family(std::string_view name);
+
+struct StepScope {
+  uint64_t number = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  std::array<std::vector<Interval>, 4> phases;  // merged, clipped to the step, by kPhases order
+  std::array<bool, 4> phase_found{};
+};
+
+struct TraceScope {
+  bool has_steps = false;
+  std::vector<StepScope> steps;         // the window as one pseudo-step when the trace has none
+  std::vector<int32_t> host_step;       // per host record: index into steps, -1 none
+  std::vector<int32_t> device_step;     // per device record
+  std::vector<Phase> device_phase;      // per device record: the phase its issuing call is in
+  // The attribution every table shares (host_costs.h): self CPU time, device time issued by a
+  // record or the calls inside it (costs.device(i)), the nesting order.
+  HostCosts costs;
+  std::vector<int64_t> outer_operator;  // per host record: nearest enclosing Operator (not itself), -1
+  std::vector<int64_t> device_operator; // per device record: innermost operator enclosing its call, -1
+  uint64_t outside_host = 0;
+  uint64_t outside_device = 0;
+  std::array<std::string, 4> phase_source;  // how each phase was found (for the note)
+  bool forward_inferred = false;
+  bool any_device_work = false;
+
+  bool host_in(std::size_t i) const { return host_step[i] >= 0; }
+  bool device_in(std::size_t i) const { return device_step[i] >= 0; }
+};
+
+TraceScope scope_trace(const Trace& trace);
+
+}  // namespace profagent::exporters
