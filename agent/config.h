@@ -12,6 +12,7 @@
 
 #include "collector/log.h"
 #include "collector/window_wait.h"
+#include "exporters/summaries/table_defaults.h"
 
 namespace profagent::agent {
 

@@ -4,5 +4,4 @@ add_executable(nvtx_unit_test ${CMAKE_CURRENT_LIST_DIR}/nvtx/torch_names_test.cp
   ${PROJECT_SOURCE_DIR}/hooks/nvtx/torch_names.cpp)
 target_include_directories(nvtx_unit_test PRIVATE ${PROJECT_SOURCE_DIR})
 target_link_libraries(nvtx_unit_test PRIVATE Catch2::Catch2)
-add_test(NAME nvtx_unit COMMAND nvtx_unit_test)
-set_tests_properties(nvtx_unit PROPERTIES LABELS unit)
+profagent_catch_tests(nvtx_unit_test PREFIX nvtx. LABELS unit)
