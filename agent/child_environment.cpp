@@ -12,6 +12,7 @@
 
 #include "agent/injection.h"
 #include "agent/lifecycle.h"
+#include "agent/nvtx_injection.h"
 #include "collector/process_info.h"
 #include "hooks/hook.h"  // PROFAGENT_EXPORT
 
@@ -21,7 +22,7 @@ namespace profagent::agent {
 namespace {
 
 // The variables the agent may set for itself (each to its own library path).
-constexpr const char* kOwnVariables[] = {kCudaInjectionVariable};
+constexpr const char* kOwnVariables[] = {kCudaInjectionVariable, kNvtxInjectionVariable};
 
 char g_own_value[PATH_MAX];     // this library's real path; "" if unknown
 char g_preload_entry[PATH_MAX]; // the LD_PRELOAD entry that loaded it; "" if not preloaded

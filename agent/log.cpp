@@ -77,6 +77,10 @@ HeldWarnings* g_held = new HeldWarnings;  // leaked: said on exit paths too
 }  // namespace
 
 void hold_warning(std::string message) noexcept {
+  if (g_held->said.load(std::memory_order_acquire)) {  // the process uses the agent already
+    log(LogLevel::Warn, message);
+    return;
+  }
   try {
     std::lock_guard lock(g_held->mutex);
     g_held->lines.push_back(std::move(message));

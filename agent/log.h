@@ -25,7 +25,8 @@ void start_logging(LogLevel level) noexcept;
 // the process uses the agent: its first CUDA call, a call of the C API, or output at exit. A
 // process that never does (/bin/true, each stage of a shell pipeline that inherited the
 // variables) says nothing; the one that does says each warning once, then and there. A forked
-// child that uses the agent says them only if its parent had not.
+// child that uses the agent says them only if its parent had not. A warning held after they
+// were said is said at once.
 void hold_warning(std::string message) noexcept;
 void say_held_warnings() noexcept;  // the first call logs them; later calls cost one load
 

@@ -40,6 +40,12 @@ PROFAGENT_API void profagent_step(void) PROFAGENT_NOEXCEPT;
 PROFAGENT_API void profagent_range_push(const char* name) PROFAGENT_NOEXCEPT;
 PROFAGENT_API void profagent_range_pop(void) PROFAGENT_NOEXCEPT;
 
+/* What the agent does with this moment: 0 not recording (an idle step, or the agent is off),
+ * 1 a warm-up step (recorded, then discarded), 2 a recorded step of a window. For tools that
+ * should only pay their own cost while it is recorded (the Python hook turns torch's operator
+ * ranges on for recorded steps only). */
+PROFAGENT_API int profagent_recording(void) PROFAGENT_NOEXCEPT;
+
 #ifdef __cplusplus
 }
 #endif

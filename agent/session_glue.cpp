@@ -3,6 +3,7 @@
 // hooks use: libprofagent.so never links libcudart.
 #include "agent/session_glue.h"
 
+#include "agent/nvtx_injection.h"
 #include "agent/windows.h"
 
 #include <cuda_runtime_api.h>
@@ -147,6 +148,7 @@ collector::SessionOptions session_options(const Config& config) {
   options.cupti.library_path = config.cupti_lib;
   options.buffer_bytes = size_t(config.buffer_mb) << 20;
   options.config = config.to_pairs();
+  options.config.emplace_back(kNvtxInjectionVariable, nvtx_injection_state());
   options.platform_info = platform_info;
   options.window_wait_ms = config.window_wait_ms;
   options.limits = {.max_events = config.max_events, .min_duration_ns = config.min_duration_us * 1000};

@@ -260,6 +260,9 @@ struct ShapeArg {
 // Copies the shapes into the collector's side store (no allocation; collector/shapes.h) and
 // returns a handle for HostEvent::arg0 of the Operator event, or 0 if not stored.
 uint64_t record_shapes(const ShapeArg* args, uint32_t count) noexcept;
+// An operator whose shapes could not be taken whole (more inputs than its recorder keeps): it
+// is recorded without shapes, and counted with the shape records dropped.
+void shapes_not_recorded() noexcept;
 
 // ---- NCCL collectives (collector/collectives.h) --------------------------------------------
 // Keeps one NCCL call's communication arguments for the join; the handle goes into
@@ -317,6 +320,14 @@ struct SwallowedSite {
 };
 void note_swallowed(SwallowedSite& site) noexcept;
 
+// Something the program did that the agent could not keep (outside of an exception), said once
+// per site: static LostSite site{"..."}; note_lost(site).
+struct LostSite {
+  const char* what;
+  std::atomic<bool> said{false};
+};
+void note_lost(LostSite& site) noexcept;
+
 // ---- what is recorded ------------------------------------------------------------------
 // One rule, whichever way the agent came in (interposition or CUDA injection): every CUDA
 // runtime and driver API call the program makes is recorded, except the few runtime calls
@@ -332,6 +343,54 @@ bool left_out_of_traces(std::string_view api) noexcept;
 // kernels have names even when no device records come.
 void note_kernel_name(const void* host_function, const char* device_name) noexcept;
 
+// ---- user ranges (collector/user_ranges.cpp) --------------------------------------------------
+// profagent_range_push/pop and NVTX's push/pop (hooks/nvtx) share one per-thread stack of open
+// ranges. A recorded range pushes its id as the external correlation id, so device work issued
+// inside it (also by libraries that call the driver directly) is attributed to it; its event is
+// recorded at its pop. What one open range will be recorded as:
+struct RangeInfo {
+  NameId name = kNoName;
+  EventKind kind = EventKind::Range;  // Range, or Operator (a torch operator from NVTX)
+  uint8_t flags = 0;                  // EventFlags (kFlagAnnotated)
+  uint64_t arg0 = 0;
+  uint64_t arg1 = 0;
+};
+// Opens a range of `domain` (kNoName: profagent's own ranges and NVTX's default domain).
+// `info` nullptr: the range is not recorded (not recording now), only counted so that pops
+// stay balanced. Returns the 0-based depth of the new range on this thread, -1 without a stack.
+int push_range(NameId domain, const RangeInfo* info) noexcept;
+// Closes the innermost open range of `domain` on this thread and records it. Returns the
+// depth it had, -1 when none was open (an unbalanced pop: ignored).
+int pop_range(NameId domain) noexcept;
+// True when a range opened now would be recorded (the cost of naming it is worth paying).
+inline bool range_records() noexcept { return operator_should_record(); }
+
+// Interns a name the program passes on a hot path (NVTX messages): a lock-free cache keyed by
+// the text answers repeated names without intern()'s lock and allocation.
+NameId intern_cached(std::string_view name) noexcept;
+
+// ---- names the program gives (NVTX naming calls; collector/labels.h) ----------------------
+// Kept for the process; each window's trace uses the names given so far.
+void name_os_thread(uint32_t tid, std::string_view name) noexcept;
+void name_category(NameId domain, uint32_t category, std::string_view name) noexcept;
+void name_stream(uint64_t stream, std::string_view name) noexcept;  // a cudaStream_t / CUstream
+
+// The words behind arg1 of an annotated event (EventFlags::kFlagAnnotated), written by
+// hooks/nvtx and read by the join, which turns them into the trace's Annotation.
+// NVTX range or mark: [kRangeColor] ARGB | 1 << 32 when a colour was given, [kRangeStartTid]
+// the thread that started a start/end range (0: the recording thread), [kRangePayloadBytes] the
+// size of the decoded payload (JSON text), then its bytes, 8 per word.
+enum RangeWord : uint32_t { kRangeColor = 0, kRangeStartTid = 1, kRangePayloadBytes = 2, kRangePayload = 3 };
+// torch operator: [kOpSequence] torch's sequence number (-1: none), [kOpHandle] its
+// RecordFunction handle, then per input the (op handle, output index) that produced it.
+enum TorchOpWord : uint32_t { kOpSequence = 0, kOpHandle = 1, kOpInputs = 2 };
+
+// ---- side words (collector/shapes.h) ----------------------------------------------------------
+// Copies `count` words into the side store that also keeps operator shapes (no lock, no
+// allocation) and returns a handle for an event's arg, or 0 when the store is full (counted
+// with the shape records).
+uint64_t record_words(const uint64_t* words, uint32_t count) noexcept;
+
 // ---- step markers (PROFAGENT_STEP_ON; collector/step_markers.h) ------------------------------
 // Non-zero once the agent configured a step marker: only then do hooks report their calls.
 enum StepMarkerBits : uint8_t { kMarkApi = 1, kMarkKernel = 2, kMarkRange = 4, kMarkProfilerApi = 8 };
@@ -342,7 +401,7 @@ inline bool step_markers_armed() noexcept {
 // After a hooked call returned (recorded or not): `symbol` is its interposed name, `kernel`
 // the kernel handle of a launch (else nullptr). May end the step (the call belongs to it).
 void hooked_call_ended(const char* symbol, const void* kernel) noexcept;
-// After a user range was pushed (profagent_range_push; NVTX later).
+// After a user range was pushed (profagent_range_push, NVTX ranges as `name` or `domain::name`).
 void range_pushed(const char* name) noexcept;
 
 }  // namespace profagent::collector

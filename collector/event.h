@@ -40,7 +40,15 @@ enum EventFlags : uint8_t {
   kFlagGraphWithoutWork = 0x01,
   // Operator events: an NCCL call; arg1 is the handle of its communication arguments
   // (collector::record_collective, api.h), which the join turns into a CollectiveArgs.
-  kFlagCollective = 0x02,
+  kFlagCollective = 0x02,   // (an Operator bit: Range events use 0x02 for start/end below)
+  // Range events from NVTX (hooks/nvtx): these bits mean the copy kind of Memcpy events only.
+  kFlagRangeMark = 0x01,      // an NVTX mark: an instant (start == end)
+  kFlagRangeStartEnd = 0x02,  // an NVTX start/end range: it may end on another thread than it began
+  // Range and Operator events whose arg0/arg1 say more than the name (hooks/nvtx):
+  // Range: arg0 = NVTX domain NameId | category << 32, arg1 = handle of its details words
+  // (collector/annotations.h); Operator: a torch operator named by torch's emit_nvtx,
+  // arg0 = shape record as for DIOPI operators, arg1 = handle of its operator words.
+  kFlagAnnotated = 0x04,
   kFlagAsync = 0x08,       // the call only enqueued work (…Async forms, launches)
   kFlagCaptured = 0x10,    // issued while its stream was being captured into a graph
   kFlagFailed = 0x20,      // the real call returned an error (result holds it)

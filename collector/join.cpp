@@ -3,9 +3,11 @@
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <map>
 #include <tuple>
 #include <unordered_set>
 
+#include "collector/annotations.h"
 #include "collector/names.h"
 #include "collector/collectives.h"
 #include "collector/shapes.h"
@@ -55,6 +57,7 @@ class Joiner {
     link_device_records();
     assign_call_correlations();
     sort_device_records();
+    name_streams();
     return counts_;
   }
 
@@ -104,10 +107,26 @@ class Joiner {
       r.collective = int32_t(trace_.collectives.size());
       trace_.collectives.push_back(args);
     }
+    r.annotation = add_annotation(trace_, event, in_.names, labels_);
   }
 
   // A stack tag follows its event on the same thread (event.h): it names the last record's
   // stack. The id is the raw interned one here; the window's symbolisation renumbers it.
+  // The program names streams by their handle (nvtxNameCudaStream); the trace's rows are device
+  // stream ids: a launch, copy or set issued on a named stream tells which id is that stream.
+  void name_streams() {
+    if (labels_.streams.empty()) return;
+    std::map<uint32_t, std::string> names;
+    for (const DeviceRecord& d : trace_.device) {
+      if (d.host < 0 || size_t(d.host) >= trace_.host.size()) continue;
+      const HostRecord& call = trace_.host[size_t(d.host)];
+      const bool on_stream = call.kind == EventKind::Launch || call.kind == EventKind::Memcpy || call.kind == EventKind::Memset;
+      if (!on_stream || (call.flags & kFlagCallback)) continue;
+      if (auto found = labels_.streams.find(call.arg1); found != labels_.streams.end()) names[d.stream] = found->second;
+    }
+    trace_.stream_names.assign(names.begin(), names.end());
+  }
+
   void attach_stack(const HostEvent& tag) {
     if (!trace_.host.empty() && trace_.host.back().id == tag.id) {
       trace_.host.back().stack = uint32_t(tag.arg0);
@@ -231,7 +250,9 @@ class Joiner {
         auto link = links().find(r.correlation);
         if (link != links().end()) r.external_id = link->second;
       }
-      if (is_scope(r.kind)) scopes.push_back(int64_t(i));
+      // An NVTX start/end range may span several threads' work: it encloses nothing.
+      const bool start_end = r.kind == EventKind::Range && (r.flags & kFlagRangeStartEnd);
+      if (is_scope(r.kind) && !start_end) scopes.push_back(int64_t(i));
     }
   }
 
@@ -401,6 +422,7 @@ class Joiner {
   JoinInput in_;
   Trace& trace_;
   JoinCounts counts_;
+  Labels labels_ = labels_snapshot();  // NVTX category names
   std::unordered_map<uint64_t, std::string> demangled_kernels_;  // by host stub
   std::unordered_map<std::string, std::string> demangled_names_;  // by mangled name
   std::unordered_map<uint64_t, EventKind> kind_by_id_;

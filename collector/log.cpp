@@ -87,4 +87,9 @@ void note_swallowed(SwallowedSite& site) noexcept {
   log_format(LogLevel::Warn, "%s (%s; said once)", site.consequence, current_exception_text());
 }
 
+void note_lost(LostSite& site) noexcept {
+  if (site.said.exchange(true, std::memory_order_relaxed)) return;
+  log_format(LogLevel::Warn, "%s (said once)", site.what);
+}
+
 }  // namespace profagent::collector

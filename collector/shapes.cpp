@@ -68,6 +68,27 @@ uint64_t record_shapes(const ShapeArg* args, uint32_t count) noexcept {
   return at + 1;
 }
 
+uint64_t record_words(const uint64_t* words_in, uint32_t count) noexcept {
+  uint64_t* words = arena();
+  const uint64_t capacity = arena_words();
+  const uint64_t need = uint64_t(count) + 1;
+  const uint64_t at = words == nullptr ? capacity : g_cursor.fetch_add(need, std::memory_order_relaxed);
+  if (at + need > capacity) {
+    g_dropped.fetch_add(1, std::memory_order_relaxed);
+    return 0;
+  }
+  words[at] = count;
+  for (uint32_t i = 0; i < count; ++i) words[at + 1 + i] = words_in[i];
+  return at + 1;
+}
+
+std::vector<uint64_t> read_words(uint64_t handle) {
+  const uint64_t* words = g_arena.load(std::memory_order_acquire);
+  if (words == nullptr || handle == 0 || handle > arena_words()) return {};
+  const uint64_t count = std::min(words[handle - 1], arena_words() - handle);
+  return std::vector<uint64_t>(words + handle, words + handle + count);
+}
+
 void read_shapes(uint64_t handle, const std::vector<std::string>& names,
                  std::vector<std::vector<int64_t>>& dims, std::vector<std::string>& types) {
   const uint64_t* words = g_arena.load(std::memory_order_acquire);
@@ -85,6 +106,8 @@ void read_shapes(uint64_t handle, const std::vector<std::string>& names,
     types.push_back(type < names.size() ? names[type] : std::string());
   }
 }
+
+void shapes_not_recorded() noexcept { g_dropped.fetch_add(1, std::memory_order_relaxed); }
 
 uint64_t dropped_shape_records() noexcept { return g_dropped.load(std::memory_order_relaxed); }
 

@@ -1,5 +1,6 @@
 // Operator input shapes (PROFAGENT_RECORD_SHAPES): the side store behind
-// collector::record_shapes (api.h) and the join's reader.
+// collector::record_shapes (api.h) and the join's reader; it also keeps the words of
+// collector::record_words (what NVTX ranges and torch operators said beyond their names).
 //
 // One process-wide arena of 64-bit words, reserved once with MAP_NORESERVE (only touched pages
 // cost memory) and filled by an atomic bump pointer: no lock and no allocation per call, and
@@ -24,6 +25,9 @@ inline constexpr uint32_t kNotTensorRank = 0xFF;
 // record_shapes; unknown handles leave both empty.
 void read_shapes(uint64_t handle, const std::vector<std::string>& names,
                  std::vector<std::vector<int64_t>>& dims, std::vector<std::string>& types);
+
+// The words stored by record_words (api.h) under `handle`; empty for an unknown handle.
+std::vector<uint64_t> read_words(uint64_t handle);
 
 // Operators whose shapes were not stored: the store was full, or an argument did not fit a
 // record (more than kMaxShapeRank dimensions). Their events carry no shapes.

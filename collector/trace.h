@@ -55,6 +55,24 @@ struct HostRecord {
   std::vector<std::string> input_types;
   uint32_t stack = 0;          // PROFAGENT_WITH_STACK: 1 + index into Trace::stacks.stacks; 0 none
   int32_t collective = -1;     // Operator of an NCCL call: index into Trace::collectives
+  uint32_t annotation = 0;     // NVTX range or torch operator: 1 + index into Trace::annotations
+};
+
+// What an NVTX range or mark, or a torch operator named by torch's emit_nvtx, said beyond its
+// name (hooks/nvtx): kept aside so that host records stay small for everyone else.
+struct Annotation {
+  std::string domain;           // NVTX domain ("" for the default domain)
+  uint32_t category = 0;        // NVTX category (0: none)
+  std::string category_name;    // as named by nvtxNameCategory / nvtxDomainNameCategory
+  uint32_t color = 0;           // ARGB, valid when has_color
+  bool has_color = false;
+  std::string payload;          // the decoded payload as a JSON value ("" none)
+  uint32_t start_tid = 0;       // start/end ranges: the thread that started it (tid: the ender's)
+  // torch operators: torch's sequence number (-1 none), RecordFunction handle, and per input
+  // the (op handle, output index) of the operator that produced it ((0,-1): not an op's output).
+  int64_t sequence = -1;
+  uint64_t op_id = 0;
+  std::vector<std::pair<uint64_t, int64_t>> input_op_ids;
 };
 
 // One symbolised frame of a call stack.
@@ -310,6 +328,9 @@ struct Trace {
   std::vector<CollectiveArgs> collectives;  // of NCCL calls: HostRecord::collective refers to these
   std::vector<DeviceRecord> device;  // sorted by start_ns
   std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
+  std::vector<Annotation> annotations;  // HostRecord::annotation refers to these
+  // Device stream id -> the name the program gave its stream (nvtxNameCudaStream), sorted.
+  std::vector<std::pair<uint32_t, std::string>> stream_names;
   CallStacks stacks;                 // HostRecord::stack and MemoryRecord::stack refer to these
   MemoryReport memory;
   CpuTimes cpu_start;           // at the window's start and end (Device Summary)

@@ -17,6 +17,7 @@
 #include "collector/log.h"
 #include "collector/memory_ledger.h"
 #include "collector/memory_room.h"
+#include "collector/labels.h"
 #include "collector/names.h"
 #include "collector/process_info.h"
 #include "collector/session_state.h"
@@ -87,6 +88,10 @@ std::vector<std::pair<uint32_t, std::string>> thread_names(
     const std::vector<ThreadEvents>& threads) {
   std::map<uint32_t, std::string> names;
   for (const ThreadEvents& thread : threads) names[thread.tid] = thread.name;
+  // A name the program gave with nvtxNameOsThread wins over the kernel's (15 bytes at most).
+  for (const auto& [tid, name] : labels_snapshot().threads) {
+    if (auto found = names.find(tid); found != names.end()) found->second = name;
+  }
   return {names.begin(), names.end()};
 }
 

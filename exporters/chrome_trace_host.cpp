@@ -1,5 +1,6 @@
 // Host events: runtime and driver calls (cuda_runtime / cuda_driver), operators (cpu_op),
 // ranges and steps (user_annotation), each with the flows it starts.
+#include "exporters/annotation_args.h"
 #include "exporters/chrome_trace_writer.h"
 #include "exporters/cupti_cbids.h"
 #include "exporters/stack_text.h"
@@ -49,11 +50,14 @@ void ChromeTraceWriter::host_event(std::size_t index) {
   std::string_view name = h.name;
   if (h.kind == EventKind::Step && name.empty()) name = unnamed_step = step_name(h);
   if (is_runtime_kind(h.kind)) name = api_name(name);
+  if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) return nvtx_mark(h, pid, tid);
+  if (h.kind == EventKind::Range && (h.flags & kFlagRangeStartEnd)) return nvtx_start_end(h, pid, tid);
   begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
   host_args(h);
   stack_frame_id(stack_frames_.sf_of(h));
   end_event();
   flow_starts(false, index, pid, tid, h.start_ns);
+  fwdbwd_flow(index, pid, tid);
 }
 
 // cuda_runtime / cuda_driver: External id (of the enclosing op, or the call's own id), cbid,
@@ -82,6 +86,8 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
   }
   if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key(arg::kCallSite).string(call_site(t_, *stack));
   shape_args(h, a);
+  annotation_args(t_, h, current_host_ < fwdbwd_.fwd_tid.size() ? fwdbwd_.fwd_tid[current_host_] : 0,
+                  [&a](std::string_view key) -> JsonWriter& { return a.key(key); });
   a.close();
 }
 

@@ -150,7 +150,11 @@ void ChromeTraceWriter::device_row_metadata() {
     }
     const bool sync = tid >= kSyncStreamTidOffset && tid < kStreamZeroTid;
     const uint64_t stream = tid == kStreamZeroTid ? 0 : sync ? tid - kSyncStreamTidOffset : tid;
-    const std::string row = "stream " + std::to_string(stream) + (sync ? " (sync)" : "");
+    std::string row = "stream " + std::to_string(stream);
+    const auto named = std::lower_bound(t_.stream_names.begin(), t_.stream_names.end(),
+                                        std::pair<uint32_t, std::string>(uint32_t(stream), ""));
+    if (named != t_.stream_names.end() && named->first == stream) row += " " + named->second;  // nvtxNameCudaStream
+    if (sync) row += " (sync)";
     metadata_event(name::kThreadName, device, tid, arg::kName, row, 0);
     metadata_event(name::kThreadSortIndex, device, tid, arg::kSortIndex, {}, int64_t(stream));
   }

@@ -24,6 +24,7 @@
 #include "exporters/collective_args.h"
 #include "exporters/json_writer.h"
 #include "exporters/trace_links.h"
+#include "exporters/torch_ops.h"
 #include "exporters/trace_stack_frames.h"
 
 namespace profagent::exporters::chrome {
@@ -110,7 +111,8 @@ class Args {
 class ChromeTraceWriter {
  public:
   ChromeTraceWriter(const Trace& t, JsonWriter& w)
-      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), collectives_(t) {}
+      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), collectives_(t),
+        fwdbwd_(link_forward_backward(t)) {}
   void write(std::string_view trace_name);
   uint64_t events() const { return events_; }
 
@@ -153,6 +155,10 @@ class ChromeTraceWriter {
   void host_args(const HostRecord& h);
   void shape_args(const HostRecord& h, Args& a);
   void step_events();
+  // NVTX marks and start/end ranges, torch's forward->backward links (chrome_trace_nvtx.cpp).
+  void nvtx_mark(const HostRecord& h, uint64_t pid, uint64_t tid);
+  void nvtx_start_end(const HostRecord& h, uint64_t pid, uint64_t tid);
+  void fwdbwd_flow(std::size_t index, uint64_t pid, uint64_t tid);
 
   // chrome_trace_device.cpp
   void gpu_annotations();
@@ -178,6 +184,7 @@ class ChromeTraceWriter {
   TraceLinks links_;
   TraceStackFrames stack_frames_;
   CollectiveLookup collectives_;  // NCCL calls' communication args, by operator id
+  ForwardBackward fwdbwd_;  // torch operators from NVTX: backward functions linked to forward ops
   uint64_t events_ = 0;
   std::unordered_map<uint64_t, uint64_t> fallback_flow_;  // flow ids of launchers without one
   std::unordered_map<uint32_t, std::size_t> driver_by_correlation_;

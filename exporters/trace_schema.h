@@ -57,6 +57,7 @@ inline constexpr std::string_view kCudaDriver = "cuda_driver";
 inline constexpr std::string_view kGpuUserAnnotation = "gpu_user_annotation";
 inline constexpr std::string_view kFlow = "ac2g";                       // also the flows' name
 inline constexpr std::string_view kCpuInstant = "cpu_instant_event";    // memory instants
+inline constexpr std::string_view kFwdBwd = "fwdbwd";  // forward op -> its backward function (also the name)
 }  // namespace cat
 
 // Device records' categories: one row per DeviceKind (DriverApi records are host-side calls).
@@ -161,6 +162,17 @@ inline constexpr std::string_view kCallSite = "Call site";       // with stacks 
 // Operators with PROFAGENT_RECORD_SHAPES.
 inline constexpr std::string_view kInputDims = "Input Dims";
 inline constexpr std::string_view kInputType = "Input type";
+// torch operators from torch's NVTX ranges (Kineto's names), and NVTX ranges' own args.
+inline constexpr std::string_view kRecordFunctionId = "Record function id";
+inline constexpr std::string_view kSequenceNumber = "Sequence number";
+inline constexpr std::string_view kFwdThreadId = "Fwd thread id";
+inline constexpr std::string_view kInputOpIds = "Input op ids";
+inline constexpr std::string_view kDomain = "domain";
+inline constexpr std::string_view kCategory = "category";
+inline constexpr std::string_view kCategoryName = "category name";
+inline constexpr std::string_view kColor = "color";
+inline constexpr std::string_view kPayload = "payload";
+inline constexpr std::string_view kStartThread = "start thread";  // a start/end range's first thread
 // Steps.
 inline constexpr std::string_view kStep = "step";
 // Device records, in Kineto's order per kind (chrome_trace_device.cpp).

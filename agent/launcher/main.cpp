@@ -55,7 +55,12 @@ bool set_environment(const Options& options, const std::string& agent) {
   // CUDA's tool injection: the driver loads the agent at cuInit even where the preload does not
   // reach, and hands it the calls no hook sees (agent/injection.h). Another tool's value stays.
   char injection[PATH_MAX];
-  if (realpath(agent.c_str(), injection) != nullptr) setenv("CUDA_INJECTION64_PATH", injection, 0);
+  // NVTX's injection likewise: every NVTX copy in the program hands the agent its ranges
+  // (agent/nvtx_injection.h).
+  if (realpath(agent.c_str(), injection) != nullptr) {
+    setenv("CUDA_INJECTION64_PATH", injection, 0);
+    setenv("NVTX_INJECTION64_PATH", injection, 0);
+  }
   // The Python hook: the agent itself arranges it in each Python process it is loaded in
   // (agent/python_startup.h); --no-python-hook set PROFAGENT_PYTHON_HOOK=off above.
   return true;

@@ -144,7 +144,8 @@ usage: profagent run [options] [--] CMD [ARGS...]
 
 Runs CMD with libprofagent.so preloaded (LD_PRELOAD, prepended to any existing one) and
 named in CUDA_INJECTION64_PATH unless another tool set it (then device tracing is off), so
-driver-API-only and statically linked CUDA programs are traced too. CMD's
+driver-API-only and statically linked CUDA programs are traced too, and in
+NVTX_INJECTION64_PATH unless another tool set it, so every NVTX range is recorded. CMD's
 exit code is returned (128+N if a signal N killed it). When CMD ends, the files written are
 listed: per window <host>.<pid>.w<N>[.steps<a>-<b>].trace.json (open in ui.perfetto.dev or
 chrome://tracing), .table.txt (torch.profiler-style table), .summary.txt (Paddle's and

@@ -70,6 +70,7 @@ def _class_name(prefix, suffix=""):
 class _Patcher:
     def __init__(self, ranges, mark_steps):
         self._ranges = ranges
+        self._operators = _TorchOperators(ranges)
         self._after_step = True if mark_steps else None
         self._pending = {
             "torch.optim.optimizer": self._patch_optimizer,
@@ -77,6 +78,7 @@ class _Patcher:
             "torch.autograd": self._patch_autograd,
             "torch._tensor": self._patch_tensor,
             "torch.nn.modules.module": self._patch_module,
+            "torch.autograd.profiler": lambda module: self._operators.patch_profiler(self, module),
         }
         self._busy = False
         self._step_name = _class_name("Optimizer.step#", ".step")
@@ -149,7 +151,94 @@ class _Patcher:
         self._wrap(module.Tensor, "backward", _BACKWARD, b"autograd.backward#Tensor.backward")
 
     def _patch_module(self, module):
-        self._wrap(module.Module, "__call__", _MODULE, _class_name("nn.Module: "), also=("_call_impl",))
+        self._wrap(module.Module, "__call__", _MODULE, self._operators.before(_class_name("nn.Module: ")),
+                   also=("_call_impl",))
+
+
+# ---- torch operators: torch's own NVTX ranges for the recorded steps ------------------------
+
+def _flag(name):
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+class _TorchOperators:
+    """Has torch name its operators as NVTX ranges (torch.autograd.profiler.emit_nvtx, with
+    record_shapes from PROFAGENT_RECORD_SHAPES) while the agent records, which the agent, being
+    the process's NVTX injection, turns back into operators. Decided before each outermost
+    forward pass (the nn.Module range's name function): on once the agent records (a recorded or
+    warm-up step) and the program uses CUDA already, off once it stops (emit_nvtx synchronises
+    the device on both: twice per window, never per step). emit_nvtx holds for the thread that
+    entered it and the autograd threads it starts. Steps aside for good, saying why once, with a
+    torch that cannot (a CPU build, no CUDA device, emit_nvtx refused) or when the program runs
+    its own torch profiler (both on one thread would make torch refuse the program's)."""
+
+    def __init__(self, ranges):
+        self._ranges = ranges
+        self._context = None   # the entered emit_nvtx
+        self._thread = None    # the thread that entered it
+        self._off = False      # stepped aside for good
+        self._record_shapes = _flag("PROFAGENT_RECORD_SHAPES")
+
+    def before(self, name_of):
+        """The forward pass's range name function, following the agent's state first."""
+        def name(first):
+            if not self._off:
+                self.sync()
+            return name_of(first)
+        return name
+
+    def sync(self):
+        want = self._ranges.recording() != 0
+        if want == (self._context is not None):
+            return
+        try:
+            self._enter() if want else self._exit()
+        except Exception as error:  # never break the program
+            self._step_aside(f"torch's operator ranges failed ({type(error).__name__}: {error})")
+
+    def _enter(self):
+        torch = sys.modules.get("torch")
+        cuda = getattr(torch, "cuda", None)
+        if cuda is None:
+            return
+        if getattr(torch.version, "cuda", None) is None:
+            return self._step_aside("this torch is a CPU build (torch.version.cuda is None)")
+        if not cuda.is_initialized():
+            return  # not using CUDA yet: emit_nvtx's synchronize must not start it
+        if torch.autograd._profiler_enabled():
+            return self._step_aside("the program runs its own torch profiler")
+        context = torch.autograd.profiler.emit_nvtx(record_shapes=self._record_shapes)
+        context.__enter__()
+        self._context, self._thread = context, self._ident()
+
+    def _exit(self):
+        if self._thread != self._ident():
+            return  # emit_nvtx is per thread: only its own thread can leave it
+        context, self._context = self._context, None
+        context.__exit__(None, None, None)
+
+    def _ident(self):
+        threads = sys.modules.get("_thread")
+        return threads.get_ident() if threads is not None else None
+
+    def _step_aside(self, why):
+        if self._context is not None:
+            try:
+                self._exit()
+            except Exception:
+                pass
+        self._off = True
+        sys.stderr.write(f"[profagent] no torch operators are recorded: {why}\n")
+
+    def patch_profiler(self, patcher, module):
+        """The program's own torch profiler (torch.profiler.profile starts it through
+        autograd.profiler.profile): ours steps aside before it starts, for good."""
+        def before_user_profiler(_first):
+            if not self._off:
+                self._step_aside("the program starts its own torch profiler")
+            return None  # no range: the wrapper only runs this first
+        for attribute in ("__enter__", "_prepare_trace", "_start_trace"):
+            patcher._wrap(module.profile, attribute, _ALWAYS, before_user_profiler)
 
 
 def _steps_on_python():

@@ -22,12 +22,14 @@ typedef void (*PushFn)(const char*);
 typedef void (*VoidFn)(void);
 typedef int (*OwnVariableFn)(const char*, const char*);
 typedef int (*CheckFramesFn)(const void* const*, int, int, const char*);
+typedef int (*StateFn)(void);
 
 static PushFn push_range;
 static VoidFn pop_range;
 static VoidFn mark_step;
 static OwnVariableFn own_variable; /* NULL with an agent that sets no variable of its own */
 static CheckFramesFn check_python_frames; /* NULL with an agent that reads no Python frames */
+static StateFn recording_state; /* profagent_recording; NULL with an older agent */
 static PyObject* method_type; /* types.MethodType (set_method_type) */
 
 /* Open calls per kind on this thread; kinds are the hook's small integers, -1 for "always". */
@@ -157,6 +159,7 @@ static int load_agent(void) {
   mark_step = (VoidFn)dlsym(RTLD_DEFAULT, "profagent_step");
   own_variable = (OwnVariableFn)dlsym(RTLD_DEFAULT, "profagent_is_own_variable");
   check_python_frames = (CheckFramesFn)dlsym(RTLD_DEFAULT, "profagent_check_python_frames");
+  recording_state = (StateFn)dlsym(RTLD_DEFAULT, "profagent_recording");
   return push_range != NULL && pop_range != NULL && mark_step != NULL;
 }
 
@@ -197,6 +200,12 @@ static PyObject* set_method_type(PyObject* module, PyObject* type) {
   Py_RETURN_NONE;
 }
 
+/* recording() -> 0 not recording, 1 a warm-up step, 2 a recorded step (profagent_recording). */
+static PyObject* recording(PyObject* module, PyObject* unused) {
+  (void)module, (void)unused;
+  return PyLong_FromLong(recording_state != NULL ? recording_state() : 0);
+}
+
 static int exec_module(PyObject* module) {
   (void)module;
   if (!load_agent()) {
@@ -213,6 +222,7 @@ static PyMethodDef methods[] = {
     {"set_method_type", set_method_type, METH_O, "set_method_type(types.MethodType): how instances bind"},
     {"is_agent_variable", is_agent_variable, METH_VARARGS, "is_agent_variable(name, value) -> whether the agent set it"},
     {"check_frames", check_frames, METH_VARARGS, "check_frames(codes, line, function) -> whether Python frames are read"},
+    {"recording", recording, METH_NOARGS, "recording() -> 0 off, 1 warm-up, 2 a recorded step"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -153,6 +153,7 @@ void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, Sou
   const HostMemory mem = host_memory(t, costs);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
+    if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
     const RowKind kind = host_row_kind(h);
     const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : api_name(h.name);
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)

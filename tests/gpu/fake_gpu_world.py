@@ -66,6 +66,16 @@ def whole_run_trace(program, shape="profagent"):
                            "cuLaunchKernelEx", 8.0)
     elif program == "nccl_ranks.py":
         return nccl_rank_trace(builder)
+    elif program == "nvtx_ranges.py" and shape == "profagent":  # torch.cuda.nvtx through NVTX's injection
+        for i in range(5):
+            outer, inner = 9000 + 2 * i, 9001 + 2 * i
+            builder.events.append({"ph": "X", "cat": "user_annotation", "name": "gpu_check_nvtx_outer", "pid": 1,
+                                   "tid": 1, "ts": 100.0 + 100 * i, "dur": 80.0, "args": {"External id": outer}})
+            builder.events.append({"ph": "X", "cat": "user_annotation", "name": "gpu_check_nvtx_inner", "pid": 1,
+                                   "tid": 1, "ts": 110.0 + 100 * i, "dur": 60.0, "args": {"External id": inner}})
+            builder.launch(120 + 100 * i, "gemm_kernel", external_id=inner)
+        builder.events.append({"ph": "i", "s": "t", "cat": "user_annotation", "name": "gpu_check_nvtx_mark",
+                               "pid": 1, "tid": 1, "ts": 700.0})
     elif program == "memory_reserved.py":
         for ts, reserved in ((10.0, 0), (500.0, 150 << 20), (900.0, RESULTS[program]["reserved"])):
             builder.events.append({"ph": "C", "cat": "cpu_instant_event", "name": "Memory (GPU 0)", "pid": 1,
@@ -132,7 +142,7 @@ def python(args):
         write(os.path.join(option(rest, "--torch-profiler"), "torch_profiler.trace.json"), training("torch"))
     elif os.environ.get("LD_PRELOAD") and "PROFAGENT_SKIP_FIRST" not in os.environ:
         write(os.path.join(os.environ["PROFAGENT_OUTPUT_DIR"], "host.1.w1.steps12-14.trace.json"),
-              broken(training("profagent", scale=1.02), program))
+              broken(training("profagent", scale=1.02, operators=True), program))
     print(f"train_loop: {option(rest, '--steps', '30')} steps, last loss 2.3026, median step 4.000 ms")
     return 0
 

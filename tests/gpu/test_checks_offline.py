@@ -74,11 +74,11 @@ class OfflineTest(unittest.TestCase):
         expected_pass = ["torch.train_vs_torch_profiler", "torch.train_ld_preload", "torch.python_frames",
                          "torch.triton", "torch.cupy",
                          "torch.cuda_graphs", "torch.nccl", "torch.nccl_ranks", "torch.memory_reserved", "torch.dataloader_workers",
-                         "torch.overhead", "survey.traces"]
+                         "torch.overhead", "survey.traces", "torch.operators", "torch.nvtx"]
         for name in expected_pass:
             self.assertEqual(found.get(name, ("missing",))[0], "PASS", f"{name}: {found.get(name)}\n{self.good.stdout}")
-        self.assertIn("no operator", found["torch.operators"][1])
-        self.assertIn("NVTX injection not in this build", found["torch.nvtx"][1])
+        self.assertIn("match torch.profiler's by name and count", found["torch.operators"][1])
+        self.assertIn("5 kernels attributed to the inner ranges", found["torch.nvtx"][1])
         self.assertIn("3 steps, 10 kernels matched by name and count, kernel time ratio worst 1.020",
                       found["torch.train_vs_torch_profiler"][1])
         self.assertIn("ratio idle 1.000, recording 1.050", found["torch.overhead"][1])
@@ -87,7 +87,7 @@ class OfflineTest(unittest.TestCase):
         self.assertIn("10 NCCL kernels for 10 one-rank all-reduces, as torch.profiler", found["torch.nccl"][1])
         self.assertIn("rank 0: 4 all-reduces, 8 NCCL kernels, every kernel linked", found["torch.nccl_ranks"][1])
         self.assertIn("Python 3.12.3: python_frames.py(14): known_call in the stacks", found["torch.python_frames"][1])
-        self.assertIn("SUMMARY: 12 passed, 0 failed, 2 skipped", self.good.stdout)
+        self.assertIn("SUMMARY: 14 passed, 0 failed, 0 skipped", self.good.stdout)
         self.assertEqual(self.good.returncode, 0, self.good.stdout + self.good.stderr)
         self.assertIn("== discovery", self.good.stdout)
         self.assertIn('"device": "NVIDIA H100 80GB HBM3"', self.good.stdout)
@@ -97,7 +97,7 @@ class OfflineTest(unittest.TestCase):
                          ["gpu_check.log", "gpu_check_artifacts.tar.gz", "summary.json"])
         with open(os.path.join(self.good_out, "summary.json")) as f:
             summary = json.load(f)
-        self.assertEqual(summary["counts"], {"PASS": 12, "FAIL": 0, "SKIP": 2})
+        self.assertEqual(summary["counts"], {"PASS": 14, "FAIL": 0, "SKIP": 0})
         rows = next(c for c in summary["checks"] if c["name"] == "torch.train_vs_torch_profiler")["details"]["rows"]
         self.assertEqual([row["step"] for row in rows], [12, 13, 14])
         self.assertIn("profagent_training", summary["surveys"])

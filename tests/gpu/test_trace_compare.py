@@ -98,9 +98,11 @@ def training(shape, scale=1.0, steps=STEPS, skip=None, unlinked=False, operators
             linked = not (unlinked and number == steps[1] and index == 0)
             builder.launch(start + 100 + 200 * index, name, api, dur * scale, linked=linked,
                            external_id=(7000 + number) if operators else None)
-        if operators and shape == "profagent":
-            builder.events.append({"ph": "X", "cat": "cpu_op", "name": "aten::step", "pid": PID, "tid": TID,
-                                   "ts": start + 50, "dur": 900.0, "args": {"External id": 7000 + number}})
+        if operators and shape == "profagent":  # one operator per launch, as in torch's trace
+            for index in range(len(STEP_WORK) + (number == steps[1])):
+                at = start + 990 if index == len(STEP_WORK) else start + 100 + 200 * index
+                builder.events.append({"ph": "X", "cat": "cpu_op", "name": "aten::op", "pid": PID, "tid": TID,
+                                       "ts": at - 1, "dur": 8.0, "args": {"External id": 7000 + number}})
         if number == steps[1]:  # cuBLAS through the driver, launched at the very end of the step
             builder.launch(start + 990, "sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x32", "cuLaunchKernel",
                            25.0 * scale, delay=30.0, external_id=(7000 + number) if operators else None)
@@ -185,6 +187,18 @@ class CompareTest(unittest.TestCase):
         result = trace_compare.compare(stray, training("torch"))
         self.assertEqual(len(result.operators), 2)
         self.assertIn("attributed to no operator", result.operators[0])
+
+    def test_operators_per_step_compared_by_name_and_count(self):
+        ours = training("profagent", operators=True)
+        extra = copy.deepcopy(next(e for e in ours["traceEvents"] if e.get("cat") == "cpu_op"))
+        extra["name"] = "aten::extra"
+        ours["traceEvents"].append(extra)
+        renamed = next(e for e in reversed(ours["traceEvents"]) if e.get("name") == "aten::op")
+        renamed["name"] = "aten::renamed"
+        result = trace_compare.compare(ours, training("torch"))
+        self.assertEqual(result.operators, ["step 12: operator aten::extra: ours 1, reference 0",
+                                            "step 14: operator aten::op: ours 2, reference 3",
+                                            "step 14: operator aten::renamed: ours 1, reference 0"])
 
 
 class LoadTest(unittest.TestCase):

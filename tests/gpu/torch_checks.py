@@ -145,17 +145,19 @@ def check_python_frames(context):
 
 
 def check_operators(context):
-    """Operators in profagent's training trace (once the framework's own view is recorded):
-    every kernel of the recorded steps attributed to one."""
+    """torch operators in profagent's training traces (the Python hook's emit_nvtx, turned back
+    into operators by the agent): every kernel of the recorded steps attributed to one, and per
+    step the same operator names with the same counts as torch.profiler's trace."""
     needs_cuda_torch(context)
     results = context.facts.get("operator_results")
     if not results:
         raise Skipped("no training comparison ran")
-    if all(result is None for result in results):
-        raise Skipped("profagent's traces hold no operator (cpu_op) yet")
+    expect(any(result is not None for result in results),
+           "profagent's training traces hold no operator (cpu_op): emit_nvtx was not turned on")
     problems = [line for result in results if result for line in result]
     expect(not problems, "; ".join(problems[:4]))
-    return passed("every kernel of the recorded steps is attributed to an operator")
+    return passed("every kernel of the recorded steps is attributed to an operator; "
+                  "the steps' operators match torch.profiler's by name and count")
 
 
 def check_dataloader_workers(context):
@@ -271,20 +273,21 @@ def check_cuda_graphs(context):
 
 
 def check_nvtx(context):
-    """torch.cuda.nvtx ranges: reported when they appear (NVTX injection), skipped until then,
-    with what the trace holds under those names."""
+    """torch.cuda.nvtx ranges (torch's own NVTX copy, through NVTX's injection): every range and
+    mark with its count, and the kernels launched inside the inner ranges attributed to them."""
     needs_cuda_torch(context)
-    result, _, document = traced_program(context, "nvtx_ranges")
-    names = collections.Counter(e.get("name") for e in document.get("traceEvents", [])
-                                if isinstance(e, dict) and str(e.get("name", "")).startswith("gpu_check_nvtx"))
+    result, view, document = traced_program(context, "nvtx_ranges")
+    events = [e for e in document.get("traceEvents", []) if isinstance(e, dict)]
+    names = collections.Counter(e.get("name") for e in events if e.get("ph") in ("X", "i")
+                                and e.get("cat") == "user_annotation" and str(e.get("name", "")).startswith("gpu_check_nvtx"))
     context.log.write(f"  events named gpu_check_nvtx*: {dict(names)}")
     wanted = dict(result["ranges"], **result["marks"])
-    if not names:
-        raise Skipped(f"no NVTX range in the trace (0 of {sum(wanted.values())} ranges and marks): "
-                      "NVTX injection not in this build")
-    missing = {name: count for name, count in wanted.items() if names.get(name, 0) != count}
-    expect(not missing, f"NVTX ranges and marks: wanted {wanted}, trace has {dict(names)}")
-    return passed(f"NVTX ranges and marks all present: {dict(names)}")
+    expect(names == collections.Counter(wanted), f"NVTX ranges and marks: wanted {wanted}, trace has {dict(names)}")
+    inner = {e["args"].get("External id") for e in events if e.get("ph") == "X" and e.get("name") == "gpu_check_nvtx_inner"}
+    attributed = [e for e in view.device if e["cat"] == "kernel" and e.get("args", {}).get("External id") in inner]
+    expect(len(attributed) >= result["ranges"]["gpu_check_nvtx_inner"],
+           f"{len(attributed)} kernels carry an inner range's External id, wanted at least one per range")
+    return passed(f"NVTX ranges and marks all present: {dict(names)}; {len(attributed)} kernels attributed to the inner ranges")
 
 
 NCCL_KERNEL = ("nccl", "onerank")  # NCCL's kernels, and its one-rank reduction kernel

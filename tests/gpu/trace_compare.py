@@ -140,7 +140,7 @@ def compare(ours_document, reference_document, time_tolerance=0.10):
     # when the two traces number them differently.
     for number, reference_number in zip(ours_steps, reference_steps):
         compare_step(result, number, reference_number, ours, reference, time_tolerance)
-    compare_operators(result, ours)
+    compare_operators(result, ours, reference, list(zip(ours_steps, reference_steps)))
     return result
 
 
@@ -165,9 +165,19 @@ def compare_step(result, number, reference_number, ours, reference, time_toleran
                         "ratio": ratio})
 
 
-def compare_operators(result, ours):
+def operators_of(view, number):
+    """The names of the operators (cpu_op) that started in step `number`, on any thread."""
+    spans = [(start, end) for n, start, end in view.steps if n == number]
+    return collections.Counter(e["name"] for e in view.operators
+                               if any(start <= ns(e["ts"]) < end for start, end in spans))
+
+
+def compare_operators(result, ours, reference, step_pairs=()):
     """Once profagent records the framework's operators: every kernel in a step is attributed
-    to one (its External id is an operator's). Without operators nothing is compared."""
+    to one (its External id is an operator's), and each step has the operators of the
+    reference's step, name by name with the same counts (both come from torch's RecordFunction:
+    emit_nvtx's ranges for profagent, Kineto's callbacks for torch.profiler). Without operators
+    nothing is compared."""
     if not ours.operators:
         return
     operator_ids = {e.get("args", {}).get("External id") for e in ours.operators}
@@ -177,6 +187,11 @@ def compare_operators(result, ours):
                         for e in unattributed[:5]]
     if unattributed:
         result.operators.append(f"{len(unattributed)} of the steps' kernels are attributed to no operator")
+    for number, reference_number in step_pairs:
+        difference = counter_difference(operators_of(ours, number), operators_of(reference, reference_number))
+        result.operators += [f"step {number}: operator {line}" for line in difference[:8]]
+        if len(difference) > 8:
+            result.operators.append(f"step {number}: ... {len(difference)} operator names differ in all")
 
 
 def format_rows(result):

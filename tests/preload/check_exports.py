@@ -20,7 +20,7 @@ REQUIRED = [
     "cudaDeviceSynchronize", "cudaStreamSynchronize_ptsz", "cudaEventSynchronize", "cudaStreamWaitEvent_ptsz",
     "cudaEventRecord_ptsz", "cudaStreamBeginCapture", "cudaStreamEndCapture_ptsz", "cudaProfilerStart",
     "__cudaRegisterFunction", "__cudaRegisterFatBinary", "__cudaUnregisterFatBinary", "__cudaGetKernel",
-    "profagent_step", "profagent_range_push", "profagent_range_pop",
+    "profagent_step", "profagent_range_push", "profagent_range_pop", "profagent_recording",
 ]
 
 
@@ -28,10 +28,13 @@ RUNTIMES = ("libcudart.so.12", "libcudart.so.13")
 # dlopen, dlclose: hooks/loader_hooks.cpp (DIOPI importers loaded later, unloaded runtimes).
 # _exit, _Exit, quick_exit, exec*: agent/exit_hooks.cpp flushes before exits that skip atexit.
 # InitializeInjection: what CUDA's driver calls in the library named by CUDA_INJECTION64_PATH
-# (agent/injection.h).
+# (agent/injection.h); InitializeInjectionNvtx2: what each NVTX copy calls in the library named
+# by NVTX_INJECTION64_PATH (agent/nvtx_injection.h), and InitializeInjectionNvtxExtension per
+# extension module (the payload schemas).
 # setenv, posix_spawn, posix_spawnp: agent/child_environment.h (the agent's own variables).
 UNVERSIONED = {"_exit", "_Exit", "execve", "execv", "execvp", "execvpe", "execl", "execlp",
                "execle", "fexecve", "dlopen", "dlclose", "quick_exit", "execveat", "InitializeInjection",
+               "InitializeInjectionNvtx2", "InitializeInjectionNvtxExtension",
                "setenv", "posix_spawn", "posix_spawnp"}
 # The NCCL hooks (hooks/nccl.cpp): libnccl.so.2 versions none of its symbols, so neither do we.
 NCCL = {"ncclAllGather", "ncclAllReduce", "ncclAlltoAll", "ncclBcast", "ncclBroadcast", "ncclCommAbort",

@@ -455,3 +455,5 @@ def check_unwritable_output_dir(context):
 
 from graph_checks import check_graph_launches_linked  # noqa: E402,F401
 from library_checks import check_second_library_descriptor  # noqa: E402,F401
+from nvtx_checks import (check_nvtx_other_tool_kept, check_nvtx_range_marker, check_nvtx_ranges,  # noqa: E402,F401
+                         check_torch_ops)

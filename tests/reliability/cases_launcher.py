@@ -51,14 +51,16 @@ def annotations(out_dir):
 
 # ---- the Python hook -------------------------------------------------------------------------------
 
-AGENT_SET = ("CUDA_INJECTION64_PATH", "PROFAGENT_PYTHON_HOOK")
+OWN_VARIABLES = ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")  # the agent's own (child_environment.h)
+AGENT_SET = OWN_VARIABLES + ("PROFAGENT_PYTHON_HOOK",)
 
 
 def without_agent_set(stdout):
     """The probe's output with the printed environments (its own, /usr/bin/env's, a Python
-    child's) cleared of the two variables the runs compared below differ by on purpose:
+    child's) cleared of the variables the runs compared below differ by on purpose:
     PROFAGENT_PYTHON_HOOK=off, the launcher's way of saying --no-python-hook, and
-    CUDA_INJECTION64_PATH, which the hook hides from os.environ (the agent's own variable)."""
+    CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH, which the hook hides from os.environ (the
+    agent's own variables)."""
     lines = []
     for line in stdout.splitlines():
         title, _, value = line.partition(": ")
@@ -88,7 +90,7 @@ def case_python_hook_invisible(env):
              f"the probe did not end with its own error: {plain.returncode} {plain.stderr[-300:]!r}")
     R.expect(not [l for l in hooked.agent_lines() if "python hook" in l], f"hook lines: {hooked.agent_lines()}")
     shown = [l for l in hooked.stdout.splitlines() if l.startswith("environment: ")]
-    R.expect(shown and "CUDA_INJECTION64_PATH" not in shown[0], f"os.environ shows the agent's variable: {shown}")
+    R.expect(shown and not any(name in shown[0] for name in OWN_VARIABLES), f"os.environ shows the agent's variables: {shown}")
     hooked.stdout, plain.stdout = without_agent_set(hooked.stdout), without_agent_set(plain.stdout)
     expect_same_program(hooked, plain, "with and without the hook")
     found = annotations(hooked_out)

@@ -81,12 +81,13 @@ def environment_entries(line):
 
 def expect_same_environment(mine, without, agent):
     """The same entries but LD_PRELOAD (the user's, naming the agent); the /usr/bin/env child, a C
-    program with no hook, also lists the variable the agent in it sets for itself."""
+    program with no hook, also lists the variables the agent in it sets for itself."""
     title, ours = environment_entries(mine)
     _, theirs = environment_entries(without)
     preload = f"LD_PRELOAD={agent}"
     R.expect(preload in ours, f"{title}: LD_PRELOAD is not the user's: {[e for e in ours if 'LD_PRELOAD' in e]}")
-    extra = {preload} | ({f"CUDA_INJECTION64_PATH={os.path.realpath(agent)}"} if title == "child environment" else set())
+    own = {f"{name}={os.path.realpath(agent)}" for name in ("CUDA_INJECTION64_PATH", "NVTX_INJECTION64_PATH")}
+    extra = {preload} | (own if title == "child environment" else set())
     R.expect(sorted(set(ours) - extra) == sorted(theirs) and len(ours) == len(theirs) + len(extra),
              f"{title}: with the agent only {sorted(set(ours) - set(theirs))}, without only {sorted(set(theirs) - set(ours))}")
 
@@ -94,7 +95,7 @@ def expect_same_environment(mine, without, agent):
 def case_preload_python_hook_invisible(env):
     """python_hook_probe.py under plain LD_PRELOAD prints what it prints without the agent at all:
     tracebacks, introspection, loaders, its os.environ (PYTHONPATH unset as given, the agent's
-    CUDA_INJECTION64_PATH hidden) and a Python child's with nothing but the user's LD_PRELOAD
+    CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH hidden) and a Python child's with nothing but the user's LD_PRELOAD
     added, sys.path, sys.modules, its own uncaught error and status; the phases are recorded.
     The /usr/bin/env child also lists the variable the agent in that C child sets for itself. With -I, -E and -S,
     which would never run the hook, PYTHONPATH and sys.path are left as they are."""

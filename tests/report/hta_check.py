@@ -5,6 +5,12 @@ profagent traces with HTA's defaults and with the two settings docs/report.md re
 compares the kernel time with `profagent report`'s.
 
     hta_check.py --hta DIR --profagent build/bin/profagent TRACE_DIR
+    hta_check.py --hta DIR --operators TRACE_DIR
+
+--operators: HTA's operator analyses on a trace with operators (torch's, from NVTX: the trace
+of tests/preload/programs/torch_nvtx_app.cu): get_aten_op_kernels_and_delay, which needs
+operators as cpu_op events around their launches, and critical_path_analysis of the first
+ProfilerStep (needs Debian's python3-networkx); prints what each returned.
 
 DIR holds HTA's `hta` package (a checkout of facebookresearch/HolisticTraceAnalysis). Debian's
 python3-pandas, numpy and yaml are used; plotly, networkx and pydot (plots and critical paths
@@ -57,6 +63,23 @@ def child(a):
                       "idle_time_us": float(temporal["idle_time(us)"].sum())}))
 
 
+def operators_child(a):
+    """HTA's aten-op launch statistics and the critical path of the first step, as figures."""
+    stub_missing("plotly.express", "plotly.graph_objects", "plotly.subplots", "pydot")
+    sys.path.insert(0, a.hta)
+    from hta.analyzers.cuda_kernel_analysis import CudaKernelAnalysis
+    from hta.trace_analysis import TraceAnalysis
+    CudaKernelAnalysis.visualize_aten_op_kernels_and_overhead = classmethod(lambda *args, **kwargs: None)  # plotly
+    analysis = TraceAnalysis(trace_dir=a.traces)
+    stats = analysis.get_aten_op_kernels_and_delay()[0]
+    graph, ok = analysis.critical_path_analysis(rank=0, annotation="ProfilerStep", instance_id=0)
+    path = graph.get_critical_path_breakdown() if ok else None
+    print(json.dumps({"aten_ops": sorted(stats["aten_op_name"].unique().tolist()),
+                      "launches": int(stats["occurrence_count"].sum()),
+                      "critical_path_ok": bool(ok),
+                      "critical_path_edges": 0 if path is None else int(len(path))}))
+
+
 def profagent_kernel_us(a):
     """The Kernel Summary's total (summed kernel time of the steps) of every trace, in us."""
     total = 0
@@ -77,7 +100,10 @@ def main():
     ap.add_argument("--profagent")
     ap.add_argument("--child", action="store_true")
     ap.add_argument("--include-last", action="store_true")
+    ap.add_argument("--operators", action="store_true")
     a = ap.parse_args()
+    if a.operators:
+        return operators_child(a)
     if a.child:
         return child(a)
     reference = profagent_kernel_us(a)

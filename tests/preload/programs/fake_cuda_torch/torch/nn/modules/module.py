@@ -1,0 +1,3 @@
+class Module:
+    def __call__(self, *args):
+        return self.forward(*args)
