@@ -1,5 +1,8 @@
 """Trace checks for programs that launch CUDA graphs (tests/workloads/graph_branches.cu)."""
 import collections
+import json
+import os
+import subprocess
 
 from checkers import Trace, check_workload_unchanged, expect, ns, only_file
 
@@ -40,6 +43,27 @@ def flow_ids_unique(trace):
     shared = sorted(i for i, n in (starts + ends).items() if n != 2 or starts[i] != 1)
     expect(not shared, f"{len(shared)} flow ids without exactly one start and one end, e.g. {shared[:5]}")
     return len(starts)
+
+
+def profagent_cli(command):
+    """The `profagent` command next to the preloaded library (the build tree is laid out like the
+    install tree: lib/libprofagent.so, bin/profagent)."""
+    preload = next(a for a in command if a.startswith("LD_PRELOAD=")).split("=", 1)[1]
+    return os.path.join(os.path.dirname(os.path.dirname(preload)), "bin", "profagent")
+
+
+def check_report_rows(context, rows):
+    """`profagent report` of the trace prints the same per-graph rows as the agent's table."""
+    trace_path = only_file(context.out_dir, "*.trace.json")
+    report = subprocess.run([profagent_cli(context.run.command), "report", "--summary", "key_averages",
+                             "--format", "json", trace_path], capture_output=True, text=True, check=False)
+    expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
+    table = json.loads(report.stdout)["traces"][0]["summaries"]["key_averages"]
+    graph_rows = {r["name"]: r for r in table["rows"] if r["name"].startswith("cudaGraphLaunch (graph ")}
+    wanted = {name: r for name, r in rows.items() if name.startswith("cudaGraphLaunch (graph ")}
+    keys = ("count", "cuda_total_ns", "cpu_total_ns")
+    expect({n: [r[k] for k in keys] for n, r in graph_rows.items()} == {n: [r[k] for k in keys] for n, r in wanted.items()},
+           f"profagent report's graph rows {graph_rows} differ from the agent's {wanted}")
 
 
 def check_graph_capture_attributed(context):
@@ -108,6 +132,7 @@ def check_graph_capture_attributed(context):
         expect(row is not None and row["count"] == len(calls), f"no row of {len(calls)} launches for the {what} graph {graph}")
         device = sum(d["end_ns"] - d["start_ns"] for c in calls for d in by_launch[id(c)])
         expect(row["cuda_total_ns"] == device, f"the {what} graph's row: CUDA total {row['cuda_total_ns']}, replays {device} ns")
+    check_report_rows(context, rows)
     checked = check_table(trace, summary)
     drops = trace.document.get("profagent_drops", {})
     expect(drops.get("graph_replays_without_capture") == 0, f"profagent_drops: {drops}")
