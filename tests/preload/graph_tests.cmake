@@ -11,3 +11,20 @@ set_target_properties(graph_capture_app PROPERTIES CUDA_ARCHITECTURES ${PROFAGEN
 # the table's row per graph recomputed from the records.
 profagent_add_preload_test(graph_capture_attributed PROGRAM graph_capture_app ARGS 6
                            CHECKER graph_capture_attributed)
+
+# Opt-in, on a developer machine with a catapult checkout (no package ships it): the same trace
+# opened in Chromium's legacy trace viewer through catapult's trace2html, which keeps one arrow
+# per flow id: every arrow shown, no import warning.
+set(PROFAGENT_CATAPULT_DIR "" CACHE PATH
+    "A checkout of https://github.com/catapult-project/catapult: when set, preload.graph_capture_catapult opens a graph replay's trace in Chromium's legacy trace viewer and counts its flow warnings")
+if(PROFAGENT_CATAPULT_DIR)
+  find_program(PROFAGENT_NODE node REQUIRED)
+  find_program(PROFAGENT_CHROMIUM NAMES chromium chromium-browser REQUIRED)
+  set_tests_properties(preload.graph_capture_attributed PROPERTIES FIXTURES_SETUP graph_capture_trace)
+  add_test(NAME preload.graph_capture_catapult
+    COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/catapult_flows_check.py --catapult ${PROFAGENT_CATAPULT_DIR}
+            --node ${PROFAGENT_NODE} --chromium ${PROFAGENT_CHROMIUM} --node-modules ${CMAKE_BINARY_DIR}/node/node_modules
+            ${CMAKE_CURRENT_BINARY_DIR}/out/graph_capture_attributed)
+  set_tests_properties(preload.graph_capture_catapult PROPERTIES LABELS preload TIMEOUT 300
+                       FIXTURES_REQUIRED graph_capture_trace)
+endif()
