@@ -14,6 +14,10 @@ namespace {
 
 uint64_t fallback_key(const FlowStart& from) { return uint64_t{from.from_driver} << 63 | from.index; }
 
+// Set in a call's slot when it has further arrows in `extra_flows_` (ids fit in 32 bits), so a
+// call with one arrow — nearly every call — never searches that list.
+constexpr uint64_t kHasExtraFlows = uint64_t{1} << 63;
+
 // `,"cat":"ac2g","name":"ac2g"`: flows are named by their category.
 void flow_names(JsonWriter& w) {
   w.raw(",\"cat\":\""), w.raw(schema::cat::kFlow), w.raw("\",\"name\":\""), w.raw(schema::cat::kFlow), w.raw("\"");
@@ -74,6 +78,7 @@ void ChromeTraceWriter::plan_flows() {
     if (slot == 0) {
       slot = from.id;
     } else {
+      slot |= kHasExtraFlows;
       from.id = links_.fresh_id();
       extra_flows_.push_back(from);
     }
@@ -85,10 +90,10 @@ void ChromeTraceWriter::plan_flows() {
 
 void ChromeTraceWriter::flow_starts(bool from_driver, std::size_t index, uint64_t pid, uint64_t tid, uint64_t ts) {
   const std::vector<uint64_t>& flows = from_driver ? driver_flow_ : host_flow_;
-  const uint64_t id = index < flows.size() ? flows[index] : 0;
-  if (id == 0) return;
-  flow_start(id, pid, tid, ts);
-  if (extra_flows_.empty()) return;
+  const uint64_t slot = index < flows.size() ? flows[index] : 0;
+  if (slot == 0) return;
+  flow_start(slot & ~kHasExtraFlows, pid, tid, ts);
+  if ((slot & kHasExtraFlows) == 0) return;
   const FlowStart key{from_driver, index, 0};
   for (auto it = std::lower_bound(extra_flows_.begin(), extra_flows_.end(), key);
        it != extra_flows_.end() && it->from_driver == from_driver && it->index == index; ++it) {
