@@ -31,7 +31,8 @@ namespace profagent::collector {
 
 inline constexpr uint64_t kMaxGraphNodes = uint64_t{1} << 18;
 
-// CUPTI's resource callbacks (collector/cupti_callbacks.cpp). `node` ids are cuptiGetGraphNodeId's.
+// From CUPTI's resource callbacks (collector/cupti_graph_callbacks.cpp), on the thread that made or
+// cloned the node. `node` ids are cuptiGetGraphNodeId's.
 void note_graph_node_created(uint64_t node) noexcept;
 void note_graph_node_cloned(uint64_t clone, uint64_t original) noexcept;
 
