@@ -466,7 +466,8 @@ def check_unwritable_output_dir(context):
 
 # ---- checks kept in modules of their own, found here by name --------------------------------
 
-from graph_checks import check_graph_capture_attributed, check_graph_launches_linked  # noqa: E402,F401
+from graph_checks import (check_graph_capture_attributed, check_graph_capture_not_recorded,  # noqa: E402,F401
+                          check_graph_capture_windows, check_graph_launches_linked)
 from library_checks import check_second_library_descriptor  # noqa: E402,F401
 from nvtx_checks import (check_nvtx_other_tool_kept, check_nvtx_range_marker, check_nvtx_ranges,  # noqa: E402,F401
                          check_torch_ops)

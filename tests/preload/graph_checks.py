@@ -140,3 +140,72 @@ def check_graph_capture_attributed(context):
     expect(drops.get("graph_replays_without_capture") == 0, f"profagent_drops: {drops}")
     context.summary = (f"{replayed} replayed records of {n + m} launches attributed to their capture ranges, "
                        f"{from_launches} of {arrows} arrows from graph launches, ids of their own, {checked} table rows recomputed")
+
+
+def window_traces(out_dir):
+    """The run's traces by window number."""
+    import glob
+    import re
+    traces = {}
+    for path in glob.glob(os.path.join(out_dir, "**", "*.trace.json"), recursive=True):
+        traces[int(re.search(r"\.w(\d+)\.", os.path.basename(path)).group(1))] = Trace(path)
+    return [traces[w] for w in sorted(traces)]
+
+
+def replayed(trace):
+    return [d for d in trace.device if d["args"].get("graph node id", 0)]
+
+
+def check_graph_capture_windows(context):
+    """graph_capture_app with a window per step (steps at the "capture" and "replay" ranges):
+    the graphs are made in window 1, replayed in windows 2 and 3, whose replayed records carry
+    the External ids of window 1's ranges: the capture-time map outlives its window."""
+    from checkers import check_last_line, expected_counts
+    run = context.run
+    expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    wanted = expected_counts(run.stdout)
+    check_last_line(context)
+    windows = window_traces(context.out_dir)
+    expect(len(windows) == 3, f"{len(windows)} windows written, 3 expected (capture, two replays)")
+    made = {r["name"]: r["args"].get("External id") for r in windows[0].ranges}
+    expect({"layer_kernel", "layer_copy", "explicit_build"} <= set(made), f"window 1's ranges: {sorted(made)}")
+    expect(not replayed(windows[0]), "window 1 has replayed records")
+    owners = [({"kernel": made["layer_kernel"], "gpu_memcpy": made["layer_copy"], "gpu_memset": made["layer_copy"]},
+               wanted["captured_replays"] * wanted["captured_nodes"]),
+              ({"kernel": made["explicit_build"], "gpu_memset": made["explicit_build"]},
+               wanted["built_replays"] * wanted["built_nodes"])]
+    for number, (trace, (owner, count)) in enumerate(zip(windows[1:], owners), start=2):
+        records = replayed(trace)
+        expect(len(records) == count, f"window {number}: {len(records)} replayed records, {count} expected")
+        wrong = [(d["name"], d["args"].get("External id")) for d in records if d["args"].get("External id") != owner[d["cat"]]]
+        expect(not wrong, f"window {number}: records not attributed to window 1's ranges {owner}: {wrong[:3]}")
+        drops = trace.document["profagent_drops"]
+        expect(drops["graph_replays_without_capture"] == 0, f"window {number}: {drops}")
+    context.summary = f"{sum(c for _, c in owners)} records replayed in windows 2-3 attributed to window 1's ranges"
+
+
+def check_graph_capture_not_recorded(context):
+    """The graphs made in a step nothing recorded: their replays keep their cudaGraphLaunch's
+    External id, counted per window and said once."""
+    from checkers import check_last_line, expected_counts, profagent_lines
+    run = context.run
+    expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    wanted = expected_counts(run.stdout)
+    check_last_line(context)
+    windows = window_traces(context.out_dir)
+    expect(len(windows) == 2, f"{len(windows)} windows written, 2 expected (the two replays)")
+    counts = [wanted["captured_replays"] * wanted["captured_nodes"], wanted["built_replays"] * wanted["built_nodes"]]
+    for number, (trace, count) in enumerate(zip(windows, counts), start=1):
+        records = replayed(trace)
+        expect(len(records) == count, f"window {number}: {len(records)} replayed records, {count} expected")
+        for d in records:
+            launch = trace.launcher(d)
+            expect(launch is not None and launch["name"].startswith("cudaGraphLaunch"), f"{d['name']} is not linked to its launch")
+            expect(d["args"].get("External id") == launch["args"]["External id"],
+                   f"window {number}: {d['name']} has External id {d['args'].get('External id')}, its launch "
+                   f"{launch['args']['External id']}")
+        drops = trace.document["profagent_drops"]
+        expect(drops["graph_replays_without_capture"] == count, f"window {number}: {count} unattributed, drops {drops}")
+    said = [line for line in profagent_lines(run.stderr) if "graph_replays_without_capture" in line]
+    expect(len(said) == 1, f"the unattributed replays said {len(said)} times: {said}")
+    context.summary = f"{sum(counts)} replays of graphs made while nothing was recorded counted, said once"

@@ -11,6 +11,16 @@ set_target_properties(graph_capture_app PROPERTIES CUDA_ARCHITECTURES ${PROFAGEN
 # the table's row per graph recomputed from the records.
 profagent_add_preload_test(graph_capture_attributed PROGRAM graph_capture_app ARGS 6
                            CHECKER graph_capture_attributed)
+# A window per step (steps begin at the "capture" and "replay" ranges): the graphs are made in
+# window 1 and replayed in windows 2 and 3, attributed to window 1's ranges.
+profagent_add_preload_test(graph_capture_windows PROGRAM graph_capture_app ARGS 6
+                           ENV "PROFAGENT_STEP_ON=range:^(capture|replay)$" PROFAGENT_SCHEDULE=skip_first=1,active=1
+                           CHECKER graph_capture_windows)
+# The graphs made in a step nothing records: their replays keep their launch's External id,
+# counted in profagent_drops.graph_replays_without_capture and said once.
+profagent_add_preload_test(graph_capture_not_recorded PROGRAM graph_capture_app ARGS 6
+                           ENV "PROFAGENT_STEP_ON=range:^(capture|replay)$" PROFAGENT_SCHEDULE=skip_first=2,active=1
+                           CHECKER graph_capture_not_recorded)
 
 # Opt-in, on a developer machine with a catapult checkout (no package ships it): the same trace
 # opened in Chromium's legacy trace viewer through catapult's trace2html, which keeps one arrow
