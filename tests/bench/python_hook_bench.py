@@ -30,11 +30,12 @@ def modes(active):
 
 def run_once(args, settings):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROFAGENT_", "LD_PRELOAD", "NVTX_", "CUDA_INJ"))}
-    if settings is not None:
-        env.update(settings, LD_PRELOAD=args.agent, PROFAGENT_ACTIVITIES="cpu", PROFAGENT_LOG_LEVEL="error",
-                   PROFAGENT_OUTPUT_DIR=tempfile.mkdtemp(prefix="python_hook_bench_"))
-    out = subprocess.run(["/usr/bin/python3", PROGRAM, str(args.steps)], env=env, capture_output=True, text=True,
-                         check=True).stdout
+    with tempfile.TemporaryDirectory(prefix="python_hook_bench_") as out_dir:
+        if settings is not None:
+            env.update(settings, LD_PRELOAD=args.agent, PROFAGENT_ACTIVITIES="cpu", PROFAGENT_LOG_LEVEL="error",
+                       PROFAGENT_OUTPUT_DIR=out_dir)
+        out = subprocess.run(["/usr/bin/python3", PROGRAM, str(args.steps)], env=env, capture_output=True,
+                             text=True, check=True).stdout
     return float(out.split("ns_per_step")[1].split()[0])
 
 
