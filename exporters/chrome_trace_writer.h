@@ -216,6 +216,8 @@ std::string step_name(const HostRecord& step);
 uint64_t device_tid(const DeviceRecord& d);
 // The row of a stream's work (gpu_user_annotation spans; chrome_trace_device.cpp).
 uint64_t stream_row_tid(uint32_t stream);
+// A synchronisation on an event (it names the event it waits for).
+bool waits_for_event(const DeviceRecord& d);
 // cuda_runtime / cuda_driver / cpu_op / user_annotation (chrome_trace_host.cpp).
 std::string_view host_event_category(const HostRecord& h);
 bool is_runtime_call(EventKind kind);  // a CUDA call, not an operator, range or step

@@ -7,6 +7,7 @@
 #include "exporters/memory_events.h"
 #include "exporters/perfetto_packets.h"
 #include "exporters/perfetto_schema.h"
+#include "exporters/stack_text.h"
 #include "exporters/trace_schema.h"
 
 namespace profagent::exporters::perfetto {
@@ -122,6 +123,10 @@ class TraceWalker {
     if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) a.u(arg::kBytes, h.arg0);
     if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.interned(arg::kKernel, h.kernel_name);
     if (h.kind == EventKind::Step) a.u(arg::kStep, h.arg0);
+    if (const std::vector<uint32_t>* stack = stack_of(t_, h)) {
+      call_site_ = call_site(t_, *stack);
+      a.interned(arg::kCallSite, call_site_);
+    }
     if (const uint64_t sf = plan_.stack_frames_.sf_of(h)) a.u(kStackFrameArg, sf);
   }
 
@@ -173,7 +178,7 @@ class TraceWalker {
     if (d.kind == DeviceKind::Sync) {
       a.i(arg::kStream, d.stream == kNoStream ? -1 : int64_t(d.stream));
       a.interned(arg::kSyncKind, schema::sync_name(d.sync_type));
-      if (d.event_id != 0) a.u(arg::kWaitOnEventId, d.event_id);
+      if (chrome::waits_for_event(d)) a.u(arg::kWaitOnEventId, d.event_id);
     }
     if (d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset) a.u(arg::kBytes, d.bytes);
     if (d.kind == DeviceKind::Kernel) kernel_args(d, a);
@@ -262,7 +267,7 @@ class TraceWalker {
   PacketWriter packets_;
   uint64_t events_ = 0;
   uint64_t last_ns_ = 0;  // the latest slice end, as the JSON writer keeps it for the closing instant
-  std::string grid_text_, block_text_;
+  std::string grid_text_, block_text_, call_site_;  // texts an EventArgs points to
 };
 
 }  // namespace profagent::exporters::perfetto
