@@ -112,7 +112,8 @@ class TraceWalker {
   void host_args(std::size_t index, const EventFlows& flows, EventArgs& a) {
     const HostRecord& h = t_.host[index];
     const bool runtime = chrome::is_runtime_call(h.kind);
-    a.u(arg::kExternalId, runtime ? h.external_id : h.id);
+    // A call outside every scope has its own id as External id: a reader numbers it afresh.
+    if (!runtime || h.external_id != h.id) a.u(arg::kExternalId, runtime ? h.external_id : h.id);
     if (runtime) {
       const uint64_t correlation = plan_.links_.call_correlation(index);
       if (flows.start_count == 0 || flows.starts[0] != correlation) a.u(arg::kCorrelation, correlation);
@@ -170,9 +171,11 @@ class TraceWalker {
 
   // The device and stream are the row's (pid = device; tid: chrome_trace.h), except for a
   // synchronisation, whose row does not always tell its stream; the correlation is left out when
-  // it is the id of the flow that ends here.
+  // it is the id of the flow that ends here; zeros are left out.
   void device_args(const DeviceRecord& d, const EventFlows& flows, EventArgs& a) {
-    if (d.external_id != 0) a.u(arg::kExternalId, d.external_id);
+    // Left out when it is its launching call's: a reader takes it from the call it links.
+    const bool launcher_has_it = d.host >= 0 && size_t(d.host) < t_.host.size() && t_.host[size_t(d.host)].external_id == d.external_id;
+    if (d.external_id != 0 && !launcher_has_it) a.u(arg::kExternalId, d.external_id);
     if (flows.end_count == 0 || flows.ends[0] != d.correlation) a.u(arg::kCorrelation, d.correlation);
     if (d.context != 0) a.u(arg::kContext, d.context);
     if (d.kind == DeviceKind::Sync) {
