@@ -134,9 +134,12 @@ inline constexpr std::string_view kStackFrameArg = "sf";
 // The closing "Record Window End" instant has no category in the JSON trace: an empty one here.
 inline constexpr std::string_view kNoCategory = "";
 
-// Annotations whose text is the JSON trace's value as JSON (a kernel's grid and block, "[x,y,z]":
-// one interned string per shape).
-constexpr bool is_json_text_arg(std::string_view name) { return name == schema::arg::kGrid || name == schema::arg::kBlock; }
+// Annotations whose text is the JSON trace's value as JSON, interned (few distinct values): a
+// kernel's grid and block ("[x,y,z]"), an operator's input shapes and types.
+constexpr bool is_json_text_arg(std::string_view name) {
+  return name == schema::arg::kGrid || name == schema::arg::kBlock || name == schema::arg::kInputDims ||
+         name == schema::arg::kInputType;
+}
 
 // Flow ids: Perfetto's are global, the JSON trace's are per category. The ac2g arrows (call ->
 // device work) keep their id; torch's fwdbwd links (forward op -> backward function) get this bit.

@@ -129,6 +129,32 @@ class TraceWalker {
       a.interned(arg::kCallSite, call_site_);
     }
     if (const uint64_t sf = plan_.stack_frames_.sf_of(h)) a.u(kStackFrameArg, sf);
+    shape_args(h, a);
+  }
+
+  // PROFAGENT_RECORD_SHAPES: the JSON trace's arrays as their JSON text (is_json_text_arg).
+  void shape_args(const HostRecord& h, EventArgs& a) {
+    if (!h.input_dims.empty()) {
+      dims_text_ = "[";
+      for (std::size_t i = 0; i < h.input_dims.size(); ++i) {
+        dims_text_ += i ? ",[" : "[";
+        for (std::size_t j = 0; j < h.input_dims[i].size(); ++j) {
+          dims_text_ += (j ? "," : "") + std::to_string(h.input_dims[i][j]);
+        }
+        dims_text_ += "]";
+      }
+      a.interned(arg::kInputDims, dims_text_ += "]");
+    }
+    if (!h.input_types.empty()) {
+      types_text_ = "[";
+      for (std::size_t i = 0; i < h.input_types.size(); ++i) {
+        if (i) types_text_ += ",";
+        const std::size_t at = types_text_.size();
+        types_text_.resize(at + escaped_size_bound(h.input_types[i].size()));
+        types_text_.resize(std::size_t(write_json_string(types_text_.data() + at, h.input_types[i]) - types_text_.data()));
+      }
+      a.interned(arg::kInputType, types_text_ += "]");
+    }
   }
 
   // Steps the collector only knows as spans, on the main thread's row (as the JSON trace).
@@ -270,7 +296,7 @@ class TraceWalker {
   PacketWriter packets_;
   uint64_t events_ = 0;
   uint64_t last_ns_ = 0;  // the latest slice end, as the JSON writer keeps it for the closing instant
-  std::string grid_text_, block_text_, call_site_;  // texts an EventArgs points to
+  std::string grid_text_, block_text_, call_site_, dims_text_, types_text_;  // texts an EventArgs points to
 };
 
 }  // namespace profagent::exporters::perfetto

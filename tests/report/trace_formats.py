@@ -42,7 +42,7 @@ FORMATS = "json,json.gz,perfetto"
 KEPT = {"External id", "correlation", "entry point", "cuda_error", "captured", "bytes", "kernel", "step",
         "context", "stream", "queued", "registers per thread", "shared memory", "grid", "block", "graph id",
         "graph node id", "cuda_sync_kind", "wait_on_cuda_event_id", "Total Reserved", "Total Allocated", "Bytes",
-        "Addr", "Device Id", "Device Type", "Kind", "Allocated ts", "Error", "Call site"}
+        "Addr", "Device Id", "Device Type", "Kind", "Allocated ts", "Error", "Call site", "Input Dims", "Input type"}
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"}
 STREAM_ZERO_TID = 2000000
 
@@ -137,7 +137,7 @@ def count_packets(path):
 
 
 def json_value(name, value, base):
-    if name in ("grid", "block") and isinstance(value, str):
+    if name in ("grid", "block", "Input Dims", "Input type") and isinstance(value, str):
         return json.loads(value)
     if name == "Allocated ts":
         return round((value - base) / 1000.0, 3)
@@ -291,23 +291,27 @@ def check_perfetto(a, stem, doc):
 
 # ---- report ---------------------------------------------------------------------------------------
 
-def report_text(a, path):
-    text = sh([a.profagent, "report", "--summary", "all", path]).stdout.decode()
+def report_text(a, path, options):
+    text = sh([a.profagent, "report"] + options + [path]).stdout.decode()
     return text.replace(path, "TRACE")
 
 
 def check_reports(a, stem):
-    json_text = report_text(a, stem + ".trace.json")
     unnamed = os.path.join(a.work, "gzip_without_its_suffix.trace.json")
     shutil.copyfile(stem + ".trace.json.gz", unnamed)
-    for path in (stem + ".trace.json.gz", stem + ".pftrace", unnamed):
-        text = report_text(a, path)
-        if text != json_text:
-            import difflib
-            diff = "".join(list(difflib.unified_diff(json_text.splitlines(True), text.splitlines(True), "json", path))[:60])
-            fail("profagent report of %s differs from the JSON's:\n%s" % (path, diff))
-    print("report: the same %d lines for .trace.json, .trace.json.gz (also without .gz) and .pftrace"
-          % len(json_text.splitlines()))
+    # every summary; key_averages per input shape and per call site (the shapes and stacks kept)
+    for options in (["--summary", "all"], ["--summary", "key_averages", "--group-by", "input_shape"],
+                    ["--summary", "key_averages", "--group-by", "stack_n:3"]):
+        json_text = report_text(a, stem + ".trace.json", options)
+        for path in (stem + ".trace.json.gz", stem + ".pftrace", unnamed):
+            text = report_text(a, path, options)
+            if text != json_text:
+                import difflib
+                diff = "".join(list(difflib.unified_diff(json_text.splitlines(True), text.splitlines(True), "json",
+                                                         path))[:60])
+                fail("profagent report %s of %s differs from the JSON's:\n%s" % (" ".join(options), path, diff))
+        print("report %s: the same %d lines for .trace.json, .trace.json.gz (also without .gz) and .pftrace"
+              % (" ".join(options), len(json_text.splitlines())))
 
 
 def main():
