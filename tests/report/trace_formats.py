@@ -312,6 +312,11 @@ def check_reports(a, stem):
                 fail("profagent report %s of %s differs from the JSON's:\n%s" % (" ".join(options), path, diff))
         print("report %s: the same %d lines for .trace.json, .trace.json.gz (also without .gz) and .pftrace"
               % (" ".join(options), len(json_text.splitlines())))
+    # the folder holding the three: the window once (from its JSON)
+    folder = sh([a.profagent, "report", "--summary", "all", os.path.dirname(stem)]).stdout.decode()
+    if folder != sh([a.profagent, "report", "--summary", "all", stem + ".trace.json"]).stdout.decode():
+        fail("profagent report of the folder is not the report of its one window:\n" + folder[:600])
+    print("report of the folder: the window once")
 
 
 def main():
