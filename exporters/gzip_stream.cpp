@@ -1,11 +1,40 @@
 #include "exporters/gzip_stream.h"
 
-#include <zlib.h>
+#include <dlfcn.h>
+#include <zlib.h>  // types and constants only: the functions are loaded (below)
 
 #include <vector>
 
 namespace profagent::exporters {
 namespace {
+
+// zlib's deflate, loaded on first use rather than linked: libprofagent.so is preloaded into
+// every process of a run, most of which never write a .json.gz, and a library it needs is one
+// more for each of them to load. RTLD_LOCAL: the program's own zlib, if any, is not disturbed.
+struct Zlib {
+  int (*init)(z_streamp, int, int, int, int, int, const char*, int) = nullptr;  // deflateInit2_
+  int (*deflate)(z_streamp, int) = nullptr;
+  int (*end)(z_streamp) = nullptr;
+  std::string error;  // why it could not be loaded
+};
+
+const Zlib& zlib() {
+  static const Zlib loaded = [] {
+    Zlib z;
+    void* handle = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (handle != nullptr) {
+      z.init = reinterpret_cast<decltype(z.init)>(dlsym(handle, "deflateInit2_"));
+      z.deflate = reinterpret_cast<decltype(z.deflate)>(dlsym(handle, "deflate"));
+      z.end = reinterpret_cast<decltype(z.end)>(dlsym(handle, "deflateEnd"));
+    }
+    if (!z.init || !z.deflate || !z.end) {
+      const char* why = dlerror();
+      z.error = std::string("gzip: zlib (libz.so.1) cannot be loaded: ") + (why ? why : "deflate is missing");
+    }
+    return z;
+  }();
+  return loaded;
+}
 
 constexpr int kGzipWindowBits = 15 + 16;  // a 32 KiB window with a gzip header and trailer
 constexpr int kMemLevel = 8;              // zlib's default
@@ -13,12 +42,17 @@ constexpr std::size_t kOutputBytes = 256u << 10;
 
 class GzipStream final : public OutputStream {
  public:
-  GzipStream(std::unique_ptr<OutputStream> inner, int level) : inner_(std::move(inner)), out_(kOutputBytes) {
-    ready_ = deflateInit2(&z_, level, Z_DEFLATED, kGzipWindowBits, kMemLevel, Z_DEFAULT_STRATEGY) == Z_OK;
+  GzipStream(std::unique_ptr<OutputStream> inner, int level) : inner_(std::move(inner)), z_api_(zlib()), out_(kOutputBytes) {
+    if (!z_api_.error.empty()) {
+      error_ = z_api_.error;
+      return;
+    }
+    ready_ = z_api_.init(&z_, level, Z_DEFLATED, kGzipWindowBits, kMemLevel, Z_DEFAULT_STRATEGY, ZLIB_VERSION,
+                         int(sizeof(z_stream))) == Z_OK;
     if (!ready_) error_ = "gzip: zlib could not start (out of memory)";
   }
   ~GzipStream() override {
-    if (ready_) deflateEnd(&z_);
+    if (ready_) z_api_.end(&z_);
   }
 
   bool write(const char* data, std::size_t size) override {
@@ -50,7 +84,7 @@ class GzipStream final : public OutputStream {
     while (true) {
       z_.next_out = out_.data();
       z_.avail_out = static_cast<uInt>(out_.size());
-      const int rc = deflate(&z_, flush);
+      const int rc = z_api_.deflate(&z_, flush);
       if (rc == Z_STREAM_ERROR) return void(error_ = "gzip: zlib stream error");
       const std::size_t produced = out_.size() - z_.avail_out;
       if (produced > 0 && !inner_->write(reinterpret_cast<const char*>(out_.data()), produced)) {
@@ -64,6 +98,7 @@ class GzipStream final : public OutputStream {
   }
 
   std::unique_ptr<OutputStream> inner_;
+  const Zlib& z_api_;
   z_stream z_{};
   bool ready_ = false;
   std::string error_;

@@ -19,8 +19,9 @@ namespace profagent::exporters {
 
 inline constexpr int kTraceGzipLevel = 1;
 
-// Compresses into `inner`; commit() ends the member and commits `inner`. A failure of zlib or
-// of `inner` is sticky and reported by commit(), as for any stream.
+// Compresses into `inner`; commit() ends the member and commits `inner`. A failure of zlib (also:
+// libz.so.1 cannot be loaded) or of `inner` is sticky and reported by commit(), as for any stream:
+// the file is then not published, and the window's other files are still written.
 std::unique_ptr<OutputStream> gzip_stream(std::unique_ptr<OutputStream> inner, int level = kTraceGzipLevel);
 
 }  // namespace profagent::exporters
