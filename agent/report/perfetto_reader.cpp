@@ -386,7 +386,9 @@ void PerfettoReader::implied_args(const Slice& s, const Track& row, bool has_cor
 const Track* PerfettoReader::row_of(uint64_t uuid, bool& async) const {
   auto it = tracks_.find(uuid);
   async = false;
-  while (it != tracks_.end() && it->second.kind == Track::Child) {
+  // profagent's lanes are one level under their row; a longer chain (or a cycle) is not its file.
+  for (int depth = 0; it != tracks_.end() && it->second.kind == Track::Child; ++depth) {
+    if (depth == 4) return nullptr;
     const auto parent = tracks_.find(it->second.parent);
     if (parent == tracks_.end()) return nullptr;
     if (parent->second.kind == Track::Process) return async = true, &parent->second;  // NVTX start/end ranges

@@ -287,6 +287,36 @@ def check_perfetto(a, stem, doc):
     if p.returncode == 0 or len(err.splitlines()) != 1 or "cut.pftrace" not in err:
         fail("a cut Perfetto trace: rc %d, stderr %r" % (p.returncode, err))
     print("a cut Perfetto trace: " + err)
+    check_damaged(a, path)
+
+
+def check_damaged(a, path, files=60):
+    """Damaged copies of the Perfetto trace (bytes changed, cut short; a fixed seed): each is read or
+    refused with one line naming the file; never a crash, a hang or a second line."""
+    import random
+    rng = random.Random(26)
+    data = open(path, "rb").read()
+    damaged = os.path.join(a.work, "damaged.pftrace")
+    refused = 0
+    for _ in range(files):
+        b = bytearray(data)
+        for _ in range(rng.randint(1, 12)):
+            b[rng.randrange(len(b))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            b = b[:rng.randrange(len(b))]
+        with open(damaged, "wb") as f:
+            f.write(b)
+        try:
+            p = subprocess.run([a.profagent, "report", damaged], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        except subprocess.TimeoutExpired:
+            fail("profagent report hangs on a damaged Perfetto trace (kept: %s)" % damaged)
+        err = p.stderr.decode(errors="replace").strip().splitlines()
+        if p.returncode == 0 and not err:
+            continue
+        if p.returncode != 2 or len(err) != 1 or "damaged.pftrace" not in err[0]:
+            fail("a damaged Perfetto trace: rc %d, stderr %r (kept: %s)" % (p.returncode, err[:3], damaged))
+        refused += 1
+    print("%d damaged Perfetto traces: %d refused with one line, %d read" % (files, refused, files - refused))
 
 
 # ---- report ---------------------------------------------------------------------------------------
