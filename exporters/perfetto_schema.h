@@ -135,10 +135,13 @@ inline constexpr std::string_view kStackFrameArg = "sf";
 inline constexpr std::string_view kNoCategory = "";
 
 // Annotations whose text is the JSON trace's value as JSON, interned (few distinct values): a
-// kernel's grid and block ("[x,y,z]"), an operator's input shapes and types.
+// kernel's grid and block ("[x,y,z]"), an operator's input shapes and types, NVTX's texts and
+// payload, torch's input op ids (strings keep their quotes).
 constexpr bool is_json_text_arg(std::string_view name) {
-  return name == schema::arg::kGrid || name == schema::arg::kBlock || name == schema::arg::kInputDims ||
-         name == schema::arg::kInputType;
+  namespace arg = schema::arg;
+  return name == arg::kGrid || name == arg::kBlock || name == arg::kInputDims || name == arg::kInputType ||
+         name == arg::kDomain || name == arg::kCategoryName || name == arg::kColor || name == arg::kPayload ||
+         name == arg::kInputOpIds;
 }
 
 // Flow ids: Perfetto's are global, the JSON trace's are per category. The ac2g arrows (call ->

@@ -1,6 +1,11 @@
 #include "exporters/perfetto_trace.h"
 
+#include <charconv>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "exporters/annotation_args.h"
 
 #include "exporters/chrome_trace_writer.h"
 #include "exporters/cupti_cbids.h"
@@ -130,6 +135,34 @@ class TraceWalker {
     }
     if (const uint64_t sf = plan_.stack_frames_.sf_of(h)) a.u(kStackFrameArg, sf);
     shape_args(h, a);
+    annotation_args_of(index, a);
+  }
+
+  // NVTX's domain, category, colour and payload, torch's operator ids (annotation_args.h, the
+  // JSON writer's own code): captured as JSON text, whole numbers kept as numbers, the rest as
+  // the JSON text (is_json_text_arg).
+  void annotation_args_of(std::size_t index, EventArgs& a) {
+    const HostRecord& h = t_.host[index];
+    if (annotation_of(t_, h) == nullptr) return;
+    annotation_text_.clear();
+    annotation_keys_.clear();
+    StringStream text(annotation_text_);
+    JsonWriter w(text, 1024);
+    const uint32_t fwd_tid = index < plan_.fwdbwd_.fwd_tid.size() ? plan_.fwdbwd_.fwd_tid[index] : 0;
+    annotation_args(t_, h, fwd_tid, [&](std::string_view key) -> JsonWriter& {
+      annotation_keys_.emplace_back(key, w.bytes_written());
+      return w;
+    });
+    w.flush();
+    for (std::size_t i = 0; i < annotation_keys_.size(); ++i) {
+      const auto& [key, at] = annotation_keys_[i];
+      const std::size_t end = i + 1 < annotation_keys_.size() ? annotation_keys_[i + 1].second : annotation_text_.size();
+      const std::string_view value = std::string_view(annotation_text_).substr(at, end - at);
+      int64_t number = 0;
+      const auto [last, ec] = std::from_chars(value.data(), value.data() + value.size(), number);
+      if (ec == std::errc{} && last == value.data() + value.size()) a.i(key, number);
+      else a.interned(key, value);
+    }
   }
 
   // PROFAGENT_RECORD_SHAPES: the JSON trace's arrays as their JSON text (is_json_text_arg).
@@ -297,6 +330,8 @@ class TraceWalker {
   uint64_t events_ = 0;
   uint64_t last_ns_ = 0;  // the latest slice end, as the JSON writer keeps it for the closing instant
   std::string grid_text_, block_text_, call_site_, dims_text_, types_text_;  // texts an EventArgs points to
+  std::string annotation_text_;
+  std::vector<std::pair<std::string_view, uint64_t>> annotation_keys_;  // key, where its value starts
 };
 
 }  // namespace profagent::exporters::perfetto

@@ -42,7 +42,10 @@ FORMATS = "json,json.gz,perfetto"
 KEPT = {"External id", "correlation", "entry point", "cuda_error", "captured", "bytes", "kernel", "step",
         "context", "stream", "queued", "registers per thread", "shared memory", "grid", "block", "graph id",
         "graph node id", "cuda_sync_kind", "wait_on_cuda_event_id", "Total Reserved", "Total Allocated", "Bytes",
-        "Addr", "Device Id", "Device Type", "Kind", "Allocated ts", "Error", "Call site", "Input Dims", "Input type"}
+        "Addr", "Device Id", "Device Type", "Kind", "Allocated ts", "Error", "Call site", "Input Dims", "Input type",
+        "Record function id", "Sequence number", "Fwd thread id", "Input op ids", "domain", "category",
+        "category name", "color", "payload", "start thread"}
+JSON_TEXT = {"grid", "block", "Input Dims", "Input type", "domain", "category name", "color", "payload", "Input op ids"}
 DEVICE_CATS = {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync"}
 STREAM_ZERO_TID = 2000000
 
@@ -137,7 +140,7 @@ def count_packets(path):
 
 
 def json_value(name, value, base):
-    if name in ("grid", "block", "Input Dims", "Input type") and isinstance(value, str):
+    if name in JSON_TEXT and isinstance(value, str):
         return json.loads(value)
     if name == "Allocated ts":
         return round((value - base) / 1000.0, 3)
