@@ -195,9 +195,11 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 31> kVariables = {{
+const std::array<Variable, 32> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
+    {"TRACE_FORMAT", [](std::string_view t, Config& c) { return exporters::parse_trace_formats(t, c.trace_formats); },
+     [](const Config& c) { return exporters::trace_formats_text(c.trace_formats); }},
     {"SCHEDULE", [](std::string_view t, Config& c) { return parse_schedule(t, c) && (c.schedule_given = true); },
      [](const Config&) { return std::string("(none)"); }},
     PROFAGENT_COUNT_VARIABLE("SKIP_FIRST", skip_first),

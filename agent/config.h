@@ -13,6 +13,7 @@
 #include "collector/log.h"
 #include "collector/window_wait.h"
 #include "exporters/summaries/table_defaults.h"
+#include "exporters/trace_format.h"
 
 namespace profagent::agent {
 
@@ -26,6 +27,8 @@ using collector::LogLevel;  // PROFAGENT_LOG_LEVEL: the one logger's levels
 
 struct Config {
   std::string output_dir = "./profagent_out";
+  // PROFAGENT_TRACE_FORMAT: json (default), json.gz, perfetto, or several ("json,perfetto").
+  exporters::TraceFormats trace_formats;
 
   // Step schedule as torch.profiler.schedule (stored only; the session applies it).
   bool schedule_given = false;  // any schedule variable set: otherwise the run is one window

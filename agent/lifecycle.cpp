@@ -170,6 +170,7 @@ const Config& config() noexcept { return *g_config; }
 exporters::ExportOptions export_options(const Config& config) {
   exporters::ExportOptions options;
   options.output_dir = config.output_dir;
+  options.trace_formats = config.trace_formats;
   options.table.sort_by = config.sort_by;
   options.table.group_by_input_shape = config.group_by_input_shape;
   options.table.group_by_stack_n = config.group_by_stack_n;

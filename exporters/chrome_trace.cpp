@@ -29,6 +29,16 @@ void ChromeTraceWriter::write(std::string_view trace_name) {
   row_metadata();
   window_end();
   w_.raw("],\n");
+  top_level_end(trace_name);
+}
+
+void ChromeTraceWriter::write_metadata_only(std::string_view trace_name) {
+  header();
+  w_.raw("  \""), w_.raw(schema::kTraceEvents), w_.raw("\": [],\n");
+  top_level_end(trace_name);
+}
+
+void ChromeTraceWriter::top_level_end(std::string_view trace_name) {
   if (!stack_frames_.empty()) {
     stack_frames_.write(w_);
     w_.raw(",\n");

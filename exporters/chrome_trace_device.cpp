@@ -27,6 +27,9 @@ int64_t stream_arg(const DeviceRecord& d) { return has_stream(d) ? int64_t(d.str
 
 }  // namespace
 
+uint64_t stream_row_tid(uint32_t stream) { return stream_tid(stream); }
+bool waits_for_event(const DeviceRecord& d) { return is_event_wait(d); }
+
 // As Kineto lays rows out: stream syncs on their stream's "(sync)" row, a sync without a stream
 // (event, context synchronisation) on the device-wide row, everything else on its stream's row.
 uint64_t device_tid(const DeviceRecord& d) {

@@ -37,6 +37,10 @@ uint32_t cbid_of(const HostRecord& h) { return is_driver_call(h) ? driver_cbid(h
 
 }  // namespace
 
+// The same categories for the Perfetto writer (perfetto_trace.h).
+std::string_view host_event_category(const HostRecord& h) { return host_category(h); }
+bool is_runtime_call(EventKind kind) { return is_runtime_kind(kind); }
+
 void ChromeTraceWriter::host_events() {
   for (std::size_t i = 0; i < t_.host.size(); ++i) host_event(i);
 }

@@ -120,11 +120,7 @@ void ChromeTraceWriter::host_row_metadata() {
       metadata_event(name::kProcessLabels, pid, 0, arg::kLabels, "CPU", 0);
       metadata_event(name::kProcessSortIndex, pid, 0, arg::kSortIndex, {}, int64_t(pid));
     }
-    std::string_view native;
-    for (const auto& [known, thread_name] : t_.process.thread_names) {
-      if (known == tid && !thread_name.empty()) native = thread_name;
-    }
-    metadata_event(name::kThreadName, pid, tid, arg::kName, schema::thread_row_name(tid, native), 0);
+    metadata_event(name::kThreadName, pid, tid, arg::kName, host_row_name(t_, tid), 0);
     metadata_event(name::kThreadSortIndex, pid, tid, arg::kSortIndex, {}, int64_t(tid));
   }
 }
@@ -143,21 +139,37 @@ void ChromeTraceWriter::device_row_metadata() {
       metadata_event(name::kProcessLabels, device, 0, arg::kLabels, gpu, 0);
       metadata_event(name::kProcessSortIndex, device, 0, arg::kSortIndex, {}, int64_t(device + kGpuSortIndexOffset));
     }
+    metadata_event(name::kThreadName, device, tid, arg::kName, device_row_name(t_, device, tid), 0);
     if (tid == kDeviceRowTid) {  // Kineto's device-wide row (its resource id -1)
-      metadata_event(name::kThreadName, device, tid, arg::kName, "Device " + std::to_string(device), 0);
       metadata_event(name::kThreadSortIndex, device, tid, arg::kSortIndex, {}, -1);
       continue;
     }
     const bool sync = tid >= kSyncStreamTidOffset && tid < kStreamZeroTid;
     const uint64_t stream = tid == kStreamZeroTid ? 0 : sync ? tid - kSyncStreamTidOffset : tid;
-    std::string row = "stream " + std::to_string(stream);
-    const auto named = std::lower_bound(t_.stream_names.begin(), t_.stream_names.end(),
-                                        std::pair<uint32_t, std::string>(uint32_t(stream), ""));
-    if (named != t_.stream_names.end() && named->first == stream) row += " " + named->second;  // nvtxNameCudaStream
-    if (sync) row += " (sync)";
-    metadata_event(name::kThreadName, device, tid, arg::kName, row, 0);
     metadata_event(name::kThreadSortIndex, device, tid, arg::kSortIndex, {}, int64_t(stream));
   }
+}
+
+// A host thread's row: its native name when known.
+std::string host_row_name(const Trace& t, uint64_t tid) {
+  std::string_view native;
+  for (const auto& [known, thread_name] : t.process.thread_names) {
+    if (known == tid && !thread_name.empty()) native = thread_name;
+  }
+  return schema::thread_row_name(tid, native);
+}
+
+// "stream <s>[ <nvtx name>][ (sync)]", or Kineto's device-wide row "Device <d>".
+std::string device_row_name(const Trace& t, uint64_t device, uint64_t tid) {
+  if (tid == kDeviceRowTid) return "Device " + std::to_string(device);
+  const bool sync = tid >= kSyncStreamTidOffset && tid < kStreamZeroTid;
+  const uint64_t stream = tid == kStreamZeroTid ? 0 : sync ? tid - kSyncStreamTidOffset : tid;
+  std::string row = "stream " + std::to_string(stream);
+  const auto named = std::lower_bound(t.stream_names.begin(), t.stream_names.end(),
+                                      std::pair<uint32_t, std::string>(uint32_t(stream), ""));
+  if (named != t.stream_names.end() && named->first == stream) row += " " + named->second;  // nvtxNameCudaStream
+  if (sync) row += " (sync)";
+  return row;
 }
 
 }  // namespace profagent::exporters::chrome

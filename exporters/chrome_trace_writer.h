@@ -27,6 +27,10 @@
 #include "exporters/torch_ops.h"
 #include "exporters/trace_stack_frames.h"
 
+namespace profagent::exporters::perfetto {
+class TraceWalker;
+}
+
 namespace profagent::exporters::chrome {
 
 // Which call a device record is drawn from, and the flow id of that arrow.
@@ -110,10 +114,16 @@ class Args {
 
 class ChromeTraceWriter {
  public:
+  // The Perfetto writer draws the same trace from the same plan (rows, flows, links, stack
+  // frames, the top-level metadata): it reads the members below rather than planning again.
+  friend class perfetto::TraceWalker;
   ChromeTraceWriter(const Trace& t, JsonWriter& w)
       : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), collectives_(t),
         fwdbwd_(link_forward_backward(t)) {}
   void write(std::string_view trace_name);
+  // Only the top-level object around the events (`"traceEvents": []`): what a Perfetto trace
+  // keeps as its metadata (perfetto_schema.h).
+  void write_metadata_only(std::string_view trace_name);
   uint64_t events() const { return events_; }
 
  private:
@@ -135,6 +145,7 @@ class ChromeTraceWriter {
     ++events_;
   }
   void window_end();
+  void top_level_end(std::string_view trace_name);  // stackFrames, traceName, the closing brace
 
   // chrome_trace_rows.cpp
   void device_properties();
@@ -205,5 +216,15 @@ std::string step_name(const HostRecord& step);
 
 // The row (tid) a device record is drawn on, under its device's pid (chrome_trace_device.cpp).
 uint64_t device_tid(const DeviceRecord& d);
+// The row of a stream's work (gpu_user_annotation spans; chrome_trace_device.cpp).
+uint64_t stream_row_tid(uint32_t stream);
+// A synchronisation on an event (it names the event it waits for).
+bool waits_for_event(const DeviceRecord& d);
+// cuda_runtime / cuda_driver / cpu_op / user_annotation (chrome_trace_host.cpp).
+std::string_view host_event_category(const HostRecord& h);
+bool is_runtime_call(EventKind kind);  // a CUDA call, not an operator, range or step
+// Row names (thread_name of the row's 'M' events; chrome_trace_rows.cpp).
+std::string host_row_name(const Trace& t, uint64_t tid);
+std::string device_row_name(const Trace& t, uint64_t device, uint64_t tid);
 
 }  // namespace profagent::exporters::chrome

@@ -5,7 +5,9 @@
 #include "exporters/chrome_trace.h"
 #include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
+#include "exporters/gzip_stream.h"
 #include "exporters/json_writer.h"
+#include "exporters/perfetto_trace.h"
 #include "exporters/rank_table.h"
 #include "exporters/summaries/step_summary.h"
 #include "exporters/summary_json.h"
@@ -28,14 +30,26 @@ std::string table_rows(WindowOutputs& o) { return render_exit_table(o.trace(), o
 bool always(const WindowOutputs&) { return true; }
 
 bool trace_wanted(const WindowOutputs& o) { return o.options().write_trace; }
+// One file per format asked for (trace_format.h), each from the same window.
 void write_trace(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
-  const std::string name = o.stem() + ".trace.json";
-  write_file(sink, name, result, [&](OutputStream& s) {
-    JsonWriter w(s);
-    const bool ok = write_chrome_trace(o.trace(), name, w, &result.trace_events);
-    result.trace_bytes = w.bytes_written();
-    return ok;
-  });
+  const TraceFormats formats = o.options().trace_formats;
+  for (std::size_t i = 0; i < kTraceFormats; ++i) {
+    const TraceFormat format = TraceFormat(i);
+    if (!formats.has(format)) continue;
+    const std::string name = o.stem() + std::string(trace_format_suffix(format));
+    write_file(sink, name, result, [&](OutputStream& s) {
+      if (format == TraceFormat::Perfetto) {
+        PerfettoFigures figures;
+        const bool ok = write_perfetto_trace(o.trace(), name, s, &figures);
+        result.trace_events = figures.events, result.trace_bytes = figures.bytes;
+        return ok;
+      }
+      JsonWriter w(s);
+      const bool ok = write_chrome_trace(o.trace(), name, w, &result.trace_events);
+      result.trace_bytes = w.bytes_written();
+      return ok;
+    }, format == TraceFormat::JsonGz);
+  }
 }
 
 void write_stderr_table_entry(WindowOutputs& o, OutputSink&, ExportResult& result) { write_stderr_table(o, result); }
@@ -83,7 +97,7 @@ void write_folded(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
 
 // The one list (exporter.h says what each file holds).
 constexpr ExportEntry kEntries[] = {
-    {"trace", trace_wanted, write_trace},                  // <stem>.trace.json
+    {"trace", trace_wanted, write_trace},                  // <stem>.trace.json, .trace.json.gz, .pftrace
     {"stderr table", always, write_stderr_table_entry},    // ExportResult::table
     {"table", table_wanted, write_table},                  // <stem>.table.txt
     {"summary json", summary_json_wanted, write_summary_ndjson},  // <stem>.summary.ndjson
@@ -107,7 +121,7 @@ const Summaries& WindowOutputs::summaries() {
 std::span<const ExportEntry> export_entries() { return kEntries; }
 
 void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
-                const std::function<bool(OutputStream&)>& body) {
+                const std::function<bool(OutputStream&)>& body, bool gzip) {
   std::string error;
   try {
     std::unique_ptr<OutputStream> stream = sink.open(name, &error);
@@ -115,6 +129,7 @@ void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
       result.errors.push_back(error);
       return;
     }
+    if (gzip) stream = gzip_stream(std::move(stream));
     body(*stream);  // a failed write is sticky in the stream and reported by commit()
     error = stream->commit();
     if (!error.empty()) {

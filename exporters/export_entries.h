@@ -54,8 +54,9 @@ std::span<const ExportEntry> export_entries();
 
 // Opens `name`, lets `body` fill it, commits; records the path or one error line. Out of
 // memory while filling it, the file is not published and the other outputs are still written.
+// `gzip`: what body writes is compressed on its way to the file (gzip_stream.h).
 void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
-                const std::function<bool(OutputStream&)>& body);
+                const std::function<bool(OutputStream&)>& body, bool gzip = false);
 
 // The text table for stderr (ExportResult::table), also when no file can be written.
 void write_stderr_table(WindowOutputs& outputs, ExportResult& result);

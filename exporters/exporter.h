@@ -2,7 +2,9 @@
 //
 // Formats, one per file, all named from one stem (file_names.h); each is one entry of the
 // exporter registry (export_entries.h), which says whether the options want it and writes it:
-//   <stem>.trace.json      Chrome/Perfetto trace, Kineto layout (chrome_trace.h)
+//   <stem>.trace.json      Chrome/Perfetto trace, Kineto layout (chrome_trace.h); and/or, as
+//   <stem>.trace.json.gz   PROFAGENT_TRACE_FORMAT says (trace_format.h), the same gzip-compressed
+//   <stem>.pftrace         or Perfetto's protobuf trace (perfetto_trace.h)
 //   <stem>.table.txt       the key_averages()-style table (tables.h)
 //   <stem>.summary.txt     Paddle's, MindInsight's summaries (report/summaries.h)
 //   <stem>.self_cuda_time_total.folded, <stem>.self_cpu_time_total.folded
@@ -21,6 +23,7 @@
 #include "exporters/output_stream.h"
 #include "exporters/summaries/summaries.h"
 #include "exporters/summaries/tables.h"
+#include "exporters/trace_format.h"
 
 namespace profagent::exporters {
 
@@ -28,6 +31,7 @@ struct ExportOptions {
   std::string output_dir = "profagent_out";  // PROFAGENT_OUTPUT_DIR
   TableOptions table;                         // PROFAGENT_SORT_BY, PROFAGENT_ROW_LIMIT, ...
   bool write_trace = true;
+  TraceFormats trace_formats;  // PROFAGENT_TRACE_FORMAT: json (default), json.gz, perfetto
   bool write_table = true;
   bool write_summary = true;
   bool write_folded = true;   // flame graph files, when the window has call stacks
@@ -41,7 +45,7 @@ struct ExportResult {
   std::string table;                // the text table for stderr: per-step part summarised
                                     // ("" when there are no rows); the file has every step
   std::vector<std::string> errors;  // one line each
-  uint64_t trace_events = 0;
+  uint64_t trace_events = 0;  // of the last trace format written
   uint64_t trace_bytes = 0;
 
   bool ok() const { return errors.empty(); }

@@ -29,6 +29,8 @@ test_packages=(
   python3-torch                    # --step-on python test: a CPU training loop (big, ~1 GB)
   chromium                         # report.html tests: the HTML report opened headless
   python3-distributed              # report --dask test: a real local scheduler and two workers
+  protobuf-compiler                # trace format tests: protoc --decode_raw reads the Perfetto trace
+  libdeflate-dev libzstd-dev       # the trace format bench: compressors measured beside zlib
 )
 case "$set_name" in
   build) packages=("${build_packages[@]}") ;;

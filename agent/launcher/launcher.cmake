@@ -1,6 +1,7 @@
 # Included by agent/CMakeLists.txt once libprofagent.so is a target.
 add_library(profagent_launcher_options STATIC ${CMAKE_CURRENT_LIST_DIR}/options.cpp)
 target_include_directories(profagent_launcher_options PUBLIC ${PROJECT_SOURCE_DIR})
+target_link_libraries(profagent_launcher_options PUBLIC profagent_exporters)  # trace_format.h: --format
 add_executable(profagent_launcher ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${CMAKE_CURRENT_LIST_DIR}/supervise.cpp
   ${CMAKE_CURRENT_LIST_DIR}/unsplit_path.cpp ${CMAKE_CURRENT_LIST_DIR}/trigger.cpp
   ${CMAKE_CURRENT_LIST_DIR}/../user_runtime_dir.cpp ${CMAKE_CURRENT_LIST_DIR}/../trigger_protocol.cpp)

@@ -2,6 +2,7 @@
 #include <cstdint>
 
 #include "agent/launcher/launcher.h"
+#include "exporters/trace_format.h"
 #include "collector/window_wait.h"
 
 namespace profagent::launcher {
@@ -53,6 +54,15 @@ bool apply(const std::string& flag, const std::string& value, Options& options, 
   if (flag == "--step-on") {
     options.variables["PROFAGENT_STEP_ON"] = value;
     options.python_steps = has_python_item(value);
+    return true;
+  }
+  if (flag == "--format") {
+    exporters::TraceFormats formats;
+    if (!exporters::parse_trace_formats(value, formats)) {
+      error = "--format needs json, json.gz or perfetto (or several, comma-separated), got '" + value + "'";
+      return false;
+    }
+    options.variables["PROFAGENT_TRACE_FORMAT"] = value;
     return true;
   }
   if (flag == "--output-dir") {
@@ -196,6 +206,8 @@ Return values and exceptions are the program's own; torch is not imported by the
 
 Output:
   --output-dir DIR where the files go (default ./profagent_out) (PROFAGENT_OUTPUT_DIR)
+  --format F       the trace's format: json (default), json.gz, perfetto, or several
+                   comma-separated (PROFAGENT_TRACE_FORMAT)
   --max-events N   each window keeps its first N host events (those that ended first) and
                    the device work started by then; the rest is counted in the trace's
                    profagent_drops and said once (0: no limit)   (PROFAGENT_MAX_EVENTS)

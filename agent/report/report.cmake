@@ -4,6 +4,7 @@ find_package(simdjson REQUIRED)
 add_library(profagent_report STATIC
   ${CMAKE_CURRENT_LIST_DIR}/event_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/json_string.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/perfetto_reader.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_builder.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_file.cpp
   ${CMAKE_CURRENT_LIST_DIR}/trace_loader.cpp

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <map>
 #include <string_view>
 #include <utility>
 
@@ -15,6 +16,7 @@
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
 #include "exporters/printable_text.h"
+#include "exporters/trace_format.h"
 #include "exporters/summaries/summary_html.h"
 
 namespace profagent::report {
@@ -29,7 +31,33 @@ void say(const std::string& line) {
 }
 
 bool is_trace_name(std::string_view name) {
-  return name[0] != '.' && (name.ends_with(".json") || name.ends_with(".json.gz"));
+  return name[0] != '.' && (name.ends_with(".json") || name.ends_with(".json.gz") ||
+                            name.ends_with(exporters::trace_format_suffix(exporters::TraceFormat::Perfetto)));
+}
+
+// One file per window: a window written in several formats (PROFAGENT_TRACE_FORMAT=json,perfetto)
+// is read from its first in TraceFormat order (json, json.gz, perfetto). `names` is sorted.
+std::vector<std::string> one_per_window(const std::vector<std::string>& names) {
+  std::map<std::string, std::size_t, std::less<>> best;  // window stem -> format index
+  const auto split = [](std::string_view name, std::string& stem) -> std::size_t {
+    for (std::size_t f = 0; f < exporters::kTraceFormats; ++f) {
+      const std::string_view suffix = exporters::trace_format_suffix(exporters::TraceFormat(f));
+      if (name.size() > suffix.size() && name.ends_with(suffix)) return stem = name.substr(0, name.size() - suffix.size()), f;
+    }
+    return stem = name, exporters::kTraceFormats;
+  };
+  std::string stem;
+  for (const std::string& name : names) {
+    const std::size_t f = split(name, stem);
+    const auto [it, added] = best.try_emplace(stem, f);
+    if (!added) it->second = std::min(it->second, f);
+  }
+  std::vector<std::string> kept;
+  for (const std::string& name : names) {
+    const std::size_t f = split(name, stem);
+    if (best.at(stem) == f) kept.push_back(name);
+  }
+  return kept;
 }
 
 struct Input {
@@ -49,9 +77,9 @@ bool add_inputs(const std::string& path, std::size_t group, std::vector<Input>& 
     if (is_trace_name(entry->d_name)) names.emplace_back(entry->d_name);
   }
   closedir(dir);
-  if (names.empty()) return say(path + ": no *.json or *.json.gz trace in the folder"), false;
+  if (names.empty()) return say(path + ": no *.json, *.json.gz or *.pftrace trace in the folder"), false;
   std::sort(names.begin(), names.end());
-  for (const std::string& name : names) inputs.push_back({path + "/" + name, group});
+  for (const std::string& name : one_per_window(names)) inputs.push_back({path + "/" + name, group});
   return true;
 }
 

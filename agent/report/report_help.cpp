@@ -4,8 +4,9 @@ namespace profagent::report {
 
 const char* const kReportHelp = R"(usage: profagent report [options] PATH...
 
-Prints the summaries of saved traces: profagent's *.trace.json and torch.profiler's Kineto
-traces (.json or .json.gz). A folder stands for every trace in it, reported by rank, then name.
+Prints the summaries of saved traces: profagent's *.trace.json, *.trace.json.gz and *.pftrace
+(Perfetto protobuf) and torch.profiler's Kineto traces (.json or .json.gz). A folder stands for
+every trace in it, reported by rank, then name (a window saved in several formats once).
   --summary LIST   comma list, or all (default): device, overview, model, distributed,
                    operator, kernel, memory_manipulation, user_defined, perf, step_trace,
                    op_type, key_averages, memory

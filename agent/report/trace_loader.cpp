@@ -1,6 +1,7 @@
 #include "agent/report/trace_loader.h"
 
 #include "agent/report/event_reader.h"
+#include "agent/report/perfetto_reader.h"
 #include "agent/report/trace_builder.h"
 #include "agent/report/trace_stream.h"
 #include "exporters/printable_text.h"
@@ -31,6 +32,7 @@ bool read_events(const std::string& path, const StreamLimits& limits, TraceBuild
     first += count;
     return ok;
   };
+  if (looks_like_perfetto(path)) return stream_perfetto_trace(path, limits, on_batch, metadata, events, error);
   return stream_trace(path, limits, on_batch, metadata, events, error);
 }
 

@@ -3,7 +3,9 @@
 //
 // Two layouts: profagent's own trace (exporters/chrome_trace.cpp writes it; every field the
 // tables and summaries use is read back) and the Kineto trace torch.profiler writes. Both may be
-// gzip-compressed. Files of any size are streamed (agent/report/trace_stream.h).
+// gzip-compressed (told by the file's first bytes, not its name). Files of any size are streamed
+// (agent/report/trace_stream.h). profagent's Perfetto protobuf trace (.pftrace) is read into the
+// same events (agent/report/perfetto_reader.h).
 #pragma once
 
 #include <cstdint>

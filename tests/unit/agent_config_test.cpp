@@ -55,6 +55,10 @@ TEST_CASE("each variable is parsed forgivingly, and a bad value keeps the defaul
   const std::vector<Row> rows = {
       {"output dir", {{"PROFAGENT_OUTPUT_DIR", "/tmp/x"}}, [](auto& c) { return c.output_dir == "/tmp/x"; }, 0},
       {"empty output dir", {{"PROFAGENT_OUTPUT_DIR", " "}}, [](auto& c) { return c.output_dir == "./profagent_out"; }, 1},
+      {"trace formats", {{"PROFAGENT_TRACE_FORMAT", " Perfetto, json.GZ "}},
+       [](auto& c) { return profagent::exporters::trace_formats_text(c.trace_formats) == "json.gz,perfetto"; }, 0},
+      {"unknown trace format", {{"PROFAGENT_TRACE_FORMAT", "json,protobuf"}},
+       [](auto& c) { return profagent::exporters::trace_formats_text(c.trace_formats) == "json"; }, 1},
       {"schedule string", {{"PROFAGENT_SCHEDULE", "skip_first=10,wait=5,warmup=1,active=3,repeat=2"}},
        [](auto& c) { return c.schedule_given && c.skip_first == 10 && c.wait == 5 && c.warmup == 1 && c.active == 3 && c.repeat == 2; }, 0},
       {"schedule with spaces and any case", {{"PROFAGENT_SCHEDULE", " WAIT = 2 , active=4 "}},
@@ -148,7 +152,8 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 30);
+  CHECK(pairs.size() == 31);
+  CHECK(pairs["PROFAGENT_TRACE_FORMAT"] == "json");
   CHECK(pairs["PROFAGENT_SUMMARIES"] == "device,overview,model,distributed,operator,kernel,memory_manipulation,"
                                        "user_defined,perf,step_trace,op_type,memory");
   CHECK(pairs["PROFAGENT_FP_POINT"] == "(detect)");

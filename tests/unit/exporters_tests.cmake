@@ -13,9 +13,11 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/report_hostile_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/report_summaries_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/step_summary_test.cpp
-  ${CMAKE_CURRENT_LIST_DIR}/exporters/tables_test.cpp)
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/tables_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/trace_formats_test.cpp)
+find_package(ZLIB REQUIRED)
 target_link_libraries(exporters_unit_tests PRIVATE
-  profagent_exporters Catch2::Catch2 nlohmann_json::nlohmann_json)
+  profagent_exporters Catch2::Catch2 nlohmann_json::nlohmann_json ZLIB::ZLIB)
 # The golden trace files the writer's output is compared with (golden_trace_test.cpp).
 target_compile_definitions(exporters_unit_tests PRIVATE
   PROFAGENT_GOLDEN_DIR="${CMAKE_CURRENT_LIST_DIR}/exporters/golden")

@@ -77,3 +77,12 @@ TEST_CASE("launcher: --on-demand, --max-events and --min-duration-us set their v
   CHECK(options->variables.at("PROFAGENT_MIN_DURATION_US") == "5");
   CHECK_FALSE(profagent::launcher::parse_arguments({"run", "--max-events", "-3", "app"}, error));
 }
+
+TEST_CASE("launcher: --format sets PROFAGENT_TRACE_FORMAT; an unknown format is one clear error") {
+  std::string error;
+  const auto options = profagent::launcher::parse_arguments({"run", "--format", "json.gz,perfetto", "--", "app"}, error);
+  REQUIRE(options);
+  CHECK(options->variables.at("PROFAGENT_TRACE_FORMAT") == "json.gz,perfetto");
+  CHECK_FALSE(profagent::launcher::parse_arguments({"run", "--format=protobuf", "app"}, error));
+  CHECK(error == "--format needs json, json.gz or perfetto (or several, comma-separated), got 'protobuf'");
+}

@@ -1,0 +1,331 @@
+#include "exporters/perfetto_packets.h"
+
+#include <cstring>
+
+#include "exporters/perfetto_schema.h"
+#include "exporters/proto_encoder.h"
+
+namespace profagent::exporters::perfetto {
+namespace {
+
+constexpr std::size_t kFlushBytes = 1u << 20;
+
+}  // namespace
+
+EventArgs& EventArgs::d(std::string_view name, double v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof bits);
+  return add({name, Type::Double, bits, {}});
+}
+
+// One packet sequence writing one track.
+struct PacketWriter::Lane {
+  uint32_t sequence = 0;
+  uint64_t uuid = 0;
+  uint64_t last_ts = 0;
+  bool started = false;
+  std::vector<uint64_t> open_ends;  // ends of the open slices, innermost last
+  std::vector<uint32_t> iids[kInternKinds];  // per string id: its iid on this sequence, 0 none
+  uint32_t next_iid[kInternKinds] = {1, 1, 1, 1};
+  uint64_t extra_counter_uuid = 0;  // counter lanes: the "reserved" track
+};
+
+struct PacketWriter::Row {
+  uint64_t uuid = 0;
+  std::string name;
+  std::vector<uint32_t> lanes;  // into lanes_; lanes[0] writes the row's own track
+  bool counter = false;
+  uint64_t reserved_uuid = 0;
+};
+
+PacketWriter::PacketWriter(OutputStream& out) : out_(out) {
+  out_buf_.reserve(kFlushBytes + (64u << 10));
+}
+
+PacketWriter::~PacketWriter() = default;
+
+uint32_t PacketWriter::string_id(std::string_view s) {
+  const auto it = ids_.find(s);
+  if (it != ids_.end()) return it->second;
+  const std::string_view stored = pool_.emplace_back(s);
+  const uint32_t id = uint32_t(strings_.size());
+  strings_.push_back(stored);
+  ids_.emplace(stored, id);
+  return id;
+}
+
+uint32_t PacketWriter::static_id(std::string_view s) {
+  const auto it = static_ids_.find(s.data());
+  if (it != static_ids_.end() && strings_[it->second].size() == s.size()) return it->second;
+  const uint32_t id = string_id(s);
+  static_ids_[s.data()] = id;
+  return id;
+}
+
+void PacketWriter::emit(const std::string& packet) {
+  char head[11];
+  char* p = put_varint(head, uint64_t(kTracePacket) << 3 | uint64_t(WireType::Bytes));
+  p = put_varint(p, packet.size());
+  out_buf_.append(head, std::size_t(p - head));
+  out_buf_.append(packet);
+  if (out_buf_.size() >= kFlushBytes) {
+    ok_ = out_.write(out_buf_.data(), out_buf_.size()) && ok_;
+    written_ += out_buf_.size();
+    out_buf_.clear();
+  }
+}
+
+void PacketWriter::track_descriptor(uint64_t uuid, uint64_t parent, std::string_view name, const RowNames* names,
+                                    uint64_t pid, uint64_t tid, bool thread, bool counter) {
+  packet_.clear();
+  ProtoEncoder e(packet_);
+  const std::size_t d = e.begin_nested(packet::kTrackDescriptor);
+  e.uint_field(track::kUuid, uuid);
+  if (parent) e.uint_field(track::kParentUuid, parent);
+  if (!name.empty()) e.bytes_field(track::kName, name);
+  if (thread) {
+    const std::size_t t = e.begin_nested(track::kThread);
+    e.uint_field(track::kThreadPid, pid);
+    e.uint_field(track::kThreadTid, tid);
+    if (names) e.bytes_field(track::kThreadName, names->thread);
+    e.end_nested(t);
+  } else if (names) {  // a process
+    const std::size_t p = e.begin_nested(track::kProcess);
+    e.uint_field(track::kProcessPid, pid);
+    e.bytes_field(track::kProcessName, names->process);
+    if (!names->process_label.empty()) e.bytes_field(track::kProcessLabels, names->process_label);
+    e.end_nested(p);
+  }
+  if (counter) {
+    const std::size_t c = e.begin_nested(track::kCounter);
+    e.uint_field(track::kCounterUnit, track::kUnitSizeBytes);
+    e.end_nested(c);
+  }
+  e.end_nested(d);
+  emit(packet_);
+}
+
+uint32_t PacketWriter::row(uint64_t pid, uint64_t tid, NamesFn names_of, const void* context) {
+  const uint64_t key = pid << 32 | (tid & 0xFFFFFFFFu);
+  const auto it = row_of_.find(key);
+  if (it != row_of_.end()) return it->second;
+  const RowNames names = names_of(context, pid, tid);
+  auto [process, added] = process_track_.try_emplace(pid, 0);
+  if (added) {
+    process->second = track_uuid();
+    track_descriptor(process->second, 0, {}, &names, pid, 0, false, false);
+  }
+  auto row = std::make_unique<Row>();
+  row->uuid = track_uuid();
+  row->name = names.thread;
+  track_descriptor(row->uuid, process->second, {}, &names, pid, tid, true, false);
+  rows_.push_back(std::move(row));
+  const uint32_t index = uint32_t(rows_.size() - 1);
+  row_of_.emplace(key, index);
+  return index;
+}
+
+uint32_t PacketWriter::async_row(uint64_t pid, NamesFn names_of, const void* context) {
+  const uint32_t thread_row = row(pid, pid, names_of, context);  // makes the process's track
+  (void)thread_row;
+  const uint64_t key = uint64_t(1) << 63 | pid;
+  const auto it = row_of_.find(key);
+  if (it != row_of_.end()) return it->second;
+  auto row = std::make_unique<Row>();
+  row->uuid = track_uuid();
+  row->name = std::string(kAsyncTrackName);
+  track_descriptor(row->uuid, process_track_[pid], row->name, nullptr, pid, 0, false, false);
+  rows_.push_back(std::move(row));
+  row_of_.emplace(key, uint32_t(rows_.size() - 1));
+  return uint32_t(rows_.size() - 1);
+}
+
+uint32_t PacketWriter::counter_row(std::string_view name) {
+  const uint64_t key = uint64_t(3) << 62 | string_id(name);
+  const auto it = row_of_.find(key);
+  if (it != row_of_.end()) return it->second;
+  auto row = std::make_unique<Row>();
+  row->counter = true;
+  row->uuid = track_uuid();
+  row->name = std::string(name) + std::string(kAllocatedSuffix);
+  row->reserved_uuid = track_uuid();
+  track_descriptor(row->uuid, 0, row->name, nullptr, 0, 0, false, true);
+  track_descriptor(row->reserved_uuid, 0, std::string(name) + std::string(kReservedSuffix), nullptr, 0, 0, false, true);
+  rows_.push_back(std::move(row));
+  row_of_.emplace(key, uint32_t(rows_.size() - 1));
+  return uint32_t(rows_.size() - 1);
+}
+
+PacketWriter::Lane& PacketWriter::new_lane(Row& row) {
+  auto lane = std::make_unique<Lane>();
+  lane->sequence = next_sequence_++;
+  if (row.lanes.empty()) {
+    lane->uuid = row.uuid;
+  } else {
+    lane->uuid = track_uuid();
+    track_descriptor(lane->uuid, row.uuid, row.name, nullptr, 0, 0, false, row.counter);
+  }
+  if (row.counter) lane->extra_counter_uuid = row.reserved_uuid;
+  lanes_.push_back(std::move(lane));
+  row.lanes.push_back(uint32_t(lanes_.size() - 1));
+  return *lanes_.back();
+}
+
+void PacketWriter::close_until(Lane& lane, uint64_t ts) {
+  while (!lane.open_ends.empty() && lane.open_ends.back() <= ts) {
+    const uint64_t end = lane.open_ends.back();
+    lane.open_ends.pop_back();
+    event_packet(lane, end, event::kTypeSliceEnd, 0, 0, nullptr, nullptr);
+  }
+}
+
+// The first lane where [start, end] comes in time order and nests in what is open.
+PacketWriter::Lane& PacketWriter::lane_for(Row& row, uint64_t start, uint64_t end) {
+  for (uint32_t index : row.lanes) {
+    Lane& lane = *lanes_[index];
+    if (start < lane.last_ts) continue;
+    close_until(lane, start);
+    if (lane.open_ends.empty() || end <= lane.open_ends.back()) return lane;
+  }
+  return new_lane(row);
+}
+
+// The packet's timestamp and sequence; a sequence's first packet also clears its incremental
+// state and sets its clock and default track.
+void PacketWriter::begin_packet(Lane& lane, uint64_t ts) {
+  packet_.clear();
+  interned_.clear();
+  ProtoEncoder e(packet_);
+  if (!lane.started) {
+    lane.started = true;
+    lane.last_ts = ts;
+    e.uint_field(packet::kTimestamp, ts);
+    e.uint_field(packet::kTimestampClockId, clock::kBoottime);
+    e.uint_field(packet::kTrustedPacketSequenceId, lane.sequence);
+    e.uint_field(packet::kSequenceFlags, packet::kSeqIncrementalStateCleared);
+    const std::size_t snapshot = e.begin_nested(packet::kClockSnapshot);
+    for (uint32_t id : {clock::kBoottime, clock::kRealtime, clock::kIncrementalNs}) {
+      const std::size_t c = e.begin_nested(clock::kClocks);
+      e.uint_field(clock::kClockId, id);
+      e.uint_field(clock::kTimestamp, ts);
+      if (id == clock::kIncrementalNs) e.bool_field(clock::kIsIncremental, true);
+      e.end_nested(c);
+    }
+    e.end_nested(snapshot);
+    const std::size_t defaults = e.begin_nested(packet::kTracePacketDefaults);
+    e.uint_field(defaults::kTimestampClockId, clock::kIncrementalNs);
+    const std::size_t track = e.begin_nested(defaults::kTrackEventDefaults);
+    e.uint_field(defaults::kTrackUuid, lane.uuid);
+    if (lane.extra_counter_uuid) e.uint_field(event::kExtraCounterTrackUuids, lane.extra_counter_uuid);
+    e.end_nested(track);
+    e.end_nested(defaults);
+    emit(packet_);
+    packet_.clear();
+  }
+  e.uint_field(packet::kTimestamp, ts - lane.last_ts);
+  e.uint_field(packet::kTrustedPacketSequenceId, lane.sequence);
+  lane.last_ts = ts;
+}
+
+// The sequence's iid of string `id` as `kind`; a new one goes into this packet's InternedData.
+uint64_t PacketWriter::iid(Lane& lane, InternKind kind, uint32_t id) {
+  std::vector<uint32_t>& iids = lane.iids[kind];
+  if (id < iids.size() && iids[id] != 0) return iids[id];
+  if (id >= iids.size()) iids.resize(std::max<std::size_t>(id + 1, iids.size() * 2), 0);
+  const uint32_t value = lane.next_iid[kind]++;
+  iids[id] = value;
+  static constexpr uint32_t kField[kInternKinds] = {interned::kEventCategories, interned::kEventNames,
+                                                    interned::kDebugAnnotationNames,
+                                                    interned::kDebugAnnotationStringValues};
+  ProtoEncoder e(interned_);
+  const std::size_t entry = e.begin_nested(kField[kind]);
+  e.uint_field(interned::kIid, value);
+  e.bytes_field(kind == kArgString ? interned::kString : interned::kName, strings_[id]);
+  e.end_nested(entry);
+  return value;
+}
+
+void PacketWriter::event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t category, uint32_t name,
+                                const EventArgs* args, const EventFlows* flows) {
+  begin_packet(lane, ts);
+  body_.clear();  // the TrackEvent, made first: it decides what is interned
+  ProtoEncoder e(body_);
+  e.uint_field(event::kType, type);
+  if (type != event::kTypeSliceEnd) {
+    e.uint_field(event::kCategoryIids, iid(lane, kCategory, category));
+    e.uint_field(event::kNameIid, iid(lane, kName, name));
+  }
+  if (flows) {
+    for (std::size_t i = 0; i < flows->start_count; ++i) e.fixed64_field(event::kFlowIds, flows->starts[i]);
+    for (std::size_t i = 0; i < flows->end_count; ++i) e.fixed64_field(event::kTerminatingFlowIds, flows->ends[i]);
+  }
+  for (std::size_t i = 0; args && i < args->size(); ++i) {
+    const EventArgs::Arg& a = (*args)[i];
+    const std::size_t m = e.begin_nested(event::kDebugAnnotations);
+    e.uint_field(annotation::kNameIid, iid(lane, kArgName, static_id(a.name)));
+    switch (a.type) {
+      case EventArgs::Type::Uint: e.uint_field(annotation::kUintValue, a.bits); break;
+      case EventArgs::Type::Int: e.uint_field(annotation::kIntValue, a.bits); break;
+      case EventArgs::Type::Double: e.fixed64_field(annotation::kDoubleValue, a.bits); break;
+      case EventArgs::Type::Text: e.bytes_field(annotation::kStringValue, a.text); break;
+      case EventArgs::Type::InternedText:
+        e.uint_field(annotation::kStringValueIid, iid(lane, kArgString, string_id(a.text)));
+        break;
+    }
+    e.end_nested(m);
+  }
+  ProtoEncoder p(packet_);
+  if (!interned_.empty()) p.bytes_field(packet::kInternedData, interned_);
+  p.bytes_field(packet::kTrackEvent, body_);
+  emit(packet_);
+}
+
+void PacketWriter::slice(uint32_t row, std::string_view category, std::string_view name, uint64_t start,
+                         uint64_t end, const EventArgs& args, const EventFlows& flows) {
+  if (end < start) end = start;
+  Lane& lane = lane_for(*rows_[row], start, end);
+  event_packet(lane, start, event::kTypeSliceBegin, static_id(category), string_id(name), &args, &flows);
+  lane.open_ends.push_back(end);
+}
+
+void PacketWriter::instant(uint32_t row, std::string_view category, std::string_view name, uint64_t ts,
+                           const EventArgs& args) {
+  Lane& lane = lane_for(*rows_[row], ts, ts);
+  event_packet(lane, ts, event::kTypeInstant, static_id(category), string_id(name), &args, nullptr);
+}
+
+void PacketWriter::counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved) {
+  Lane& lane = lane_for(*rows_[row], ts, ts);
+  begin_packet(lane, ts);
+  body_.clear();
+  ProtoEncoder e(body_);
+  e.uint_field(event::kType, event::kTypeCounter);
+  e.int_field(event::kCounterValue, allocated);
+  e.int_field(event::kExtraCounterValues, reserved);
+  ProtoEncoder(packet_).bytes_field(packet::kTrackEvent, body_);
+  emit(packet_);
+}
+
+void PacketWriter::metadata(std::string_view name, std::string_view json) {
+  packet_.clear();
+  ProtoEncoder e(packet_);
+  const std::size_t bundle = e.begin_nested(packet::kChromeEvents);
+  const std::size_t entry = e.begin_nested(chrome_metadata::kMetadata);
+  e.bytes_field(chrome_metadata::kMetadataName, name);
+  e.bytes_field(chrome_metadata::kMetadataJsonValue, json);
+  e.end_nested(entry);
+  e.end_nested(bundle);
+  emit(packet_);
+}
+
+bool PacketWriter::finish() {
+  for (auto& lane : lanes_) close_until(*lane, UINT64_MAX);
+  if (!out_buf_.empty()) {
+    ok_ = out_.write(out_buf_.data(), out_buf_.size()) && ok_;
+    written_ += out_buf_.size();
+    out_buf_.clear();
+  }
+  return ok_;
+}
+
+}  // namespace profagent::exporters::perfetto

@@ -1,0 +1,142 @@
+// The packet side of the Perfetto writer (perfetto_trace.h): tracks, sequences, interning and
+// the TracePackets themselves, written through an OutputStream as they are made.
+//
+// - Every track that holds slices or instants is written by its own packet sequence
+//   (trusted_packet_sequence_id), so each sequence's times only move forward and can be written
+//   as deltas of a sequence-scoped incremental clock (perfetto_schema.h), and the track is the
+//   sequence's default (TrackEventDefaults): no timestamp above 3 bytes, no track uuid per event.
+// - Names, categories, annotation names and repeated annotation strings are interned per
+//   sequence: the first event that uses one carries it in its packet's InternedData.
+// - A row (thread, device stream) is a track; a slice that does not nest in the slices already
+//   open on it, or starts before the row's last time, goes to a lane: a child track of the row,
+//   with the row's name and its own sequence. SLICE_END packets are written when the next
+//   event shows the slice has ended, so each sequence stays in time order.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "exporters/output_stream.h"
+
+namespace profagent::exporters::perfetto {
+
+// An event's debug annotations, in order. Names must be static (schema constants): they are
+// recognised by address.
+class EventArgs {
+ public:
+  enum class Type : uint8_t { Uint, Int, Double, Text, InternedText };
+  struct Arg {
+    std::string_view name;
+    Type type;
+    uint64_t bits;  // the value for Uint/Int (two's complement)/Double (IEEE bits)
+    std::string_view text;
+  };
+  EventArgs& u(std::string_view name, uint64_t v) { return add({name, Type::Uint, v, {}}); }
+  EventArgs& i(std::string_view name, int64_t v) { return add({name, Type::Int, uint64_t(v), {}}); }
+  EventArgs& d(std::string_view name, double v);
+  EventArgs& text(std::string_view name, std::string_view v) { return add({name, Type::Text, 0, v}); }
+  // A value many events share (grid shapes, sync kinds, memory kinds): interned per sequence.
+  EventArgs& interned(std::string_view name, std::string_view v) { return add({name, Type::InternedText, 0, v}); }
+  std::size_t size() const { return size_; }
+  const Arg& operator[](std::size_t i) const { return args_[i]; }
+
+ private:
+  static constexpr std::size_t kMax = 32;
+  EventArgs& add(const Arg& a) {
+    if (size_ < kMax) args_[size_++] = a;
+    return *this;
+  }
+  Arg args_[kMax];
+  std::size_t size_ = 0;
+};
+
+// Flow ids a slice or instant starts and ends (TrackEvent.flow_ids / terminating_flow_ids).
+struct EventFlows {
+  static constexpr std::size_t kMax = 8;
+  uint64_t starts[kMax];
+  uint64_t ends[kMax];
+  std::size_t start_count = 0, end_count = 0;
+  void start(uint64_t id) {
+    if (start_count < kMax) starts[start_count++] = id;
+  }
+  void end(uint64_t id) {
+    if (end_count < kMax) ends[end_count++] = id;
+  }
+};
+
+struct RowNames {
+  std::string process;          // ProcessDescriptor.process_name
+  std::string process_label;    // ProcessDescriptor.process_labels
+  std::string thread;           // ThreadDescriptor.thread_name
+};
+
+class PacketWriter {
+ public:
+  explicit PacketWriter(OutputStream& out);
+  ~PacketWriter();
+
+  // The row of (pid, tid), made on first use with the names `names()` gives.
+  using NamesFn = RowNames (*)(const void* context, uint64_t pid, uint64_t tid);
+  uint32_t row(uint64_t pid, uint64_t tid, NamesFn names, const void* context);
+  // The process's NVTX start/end ranges (kAsyncTrackName, under the process's track).
+  uint32_t async_row(uint64_t pid, NamesFn names, const void* context);
+  // A pair of counter tracks "<name> allocated" and "<name> reserved" (bytes).
+  uint32_t counter_row(std::string_view name);
+
+  // Times are Unix ns. Categories must be static (schema constants).
+  void slice(uint32_t row, std::string_view category, std::string_view name, uint64_t start, uint64_t end,
+             const EventArgs& args, const EventFlows& flows);
+  void instant(uint32_t row, std::string_view category, std::string_view name, uint64_t ts, const EventArgs& args);
+  void counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved);
+  // One ChromeMetadata entry (json_value) in a packet of its own.
+  void metadata(std::string_view name, std::string_view json);
+
+  // Ends every open slice and pushes the rest to the stream; false once any write failed.
+  bool finish();
+  uint64_t bytes_written() const { return written_ + out_buf_.size(); }
+
+ private:
+  struct Lane;
+  struct Row;
+  enum InternKind : uint8_t { kCategory, kName, kArgName, kArgString, kInternKinds };
+
+  uint32_t string_id(std::string_view s);         // any string: hashed
+  uint32_t static_id(std::string_view s);         // a schema constant: by address
+  uint64_t track_uuid() { return next_uuid_++; }
+  Lane& lane_for(Row& row, uint64_t start, uint64_t end);
+  Lane& new_lane(Row& row);
+  void close_until(Lane& lane, uint64_t ts);
+  void begin_packet(Lane& lane, uint64_t ts);
+  uint64_t iid(Lane& lane, InternKind kind, uint32_t id);
+  void event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t category, uint32_t name, const EventArgs* args,
+                    const EventFlows* flows);
+  void end_packet();
+  void track_descriptor(uint64_t uuid, uint64_t parent, std::string_view name, const RowNames* names, uint64_t pid,
+                        uint64_t tid, bool thread, bool counter);
+  void emit(const std::string& packet);
+
+  OutputStream& out_;
+  bool ok_ = true;
+  uint64_t written_ = 0;
+  uint64_t next_uuid_ = 1;
+  uint32_t next_sequence_ = 1;
+  std::string out_buf_;
+  std::string packet_;
+  std::string body_;      // the current packet's TrackEvent
+  std::string interned_;  // the current packet's new interned entries
+  std::deque<std::string> pool_;
+  std::unordered_map<std::string_view, uint32_t> ids_;
+  std::unordered_map<const char*, uint32_t> static_ids_;
+  std::vector<std::string_view> strings_;  // by id
+  std::vector<std::unique_ptr<Row>> rows_;
+  std::unordered_map<uint64_t, uint32_t> row_of_;       // pid << 32 | tid
+  std::unordered_map<uint64_t, uint64_t> process_track_;  // pid -> uuid
+  std::vector<std::unique_ptr<Lane>> lanes_;
+};
+
+}  // namespace profagent::exporters::perfetto
