@@ -24,21 +24,29 @@ std::mutex g_measure_mutex;  // one measurement at a time (its slot array is sha
 std::atomic<uint64_t> g_boundary_ns{0};
 
 struct PendingSlice {
-  std::string name;
+  const char* name;
+  uint32_t number;
   uint32_t tid;
   uint64_t start;  // ticks
   uint64_t end;
 };
+// The agent's work since the previous window written: a fixed array, so that recording a slice
+// never allocates (see AgentWork).
 struct Slices {
   std::mutex mutex;
-  std::vector<PendingSlice> pending;
+  std::size_t count = 0;
   uint64_t left_out = 0;
+  PendingSlice pending[kMaxAgentSlices];
 };
-Slices* g_slices = new Slices;  // leaked: agent threads may still end work while the process exits
+Slices g_slices;
 
-// A forked child has none of the parent's agent work.
+// A forked child has none of the parent's agent work, and none of its threads: locks they held
+// at the fork (the poller measuring the record cost, one ending a piece of work) are free.
 void forget_slices_in_child() {
-  new (g_slices) Slices;  // the old one is leaked, never destroyed (its mutex may be held)
+  new (&g_measure_mutex) std::mutex;
+  new (&g_slices.mutex) std::mutex;
+  g_slices.count = 0;
+  g_slices.left_out = 0;
 }
 const int g_atfork = pthread_atfork(nullptr, nullptr, forget_slices_in_child);
 
@@ -60,18 +68,21 @@ uint64_t joined_bytes(const Trace& t) {
   return bytes;
 }
 
-// The slices since the previous window written, in ns.
+// The slices since the previous window written, in ns (on an exporting thread: it allocates).
 void take_slices(AgentCost& cost) {
   std::vector<PendingSlice> pending;
   {
-    std::lock_guard lock(g_slices->mutex);
-    pending.swap(g_slices->pending);
-    cost.slices_left_out = std::exchange(g_slices->left_out, 0);
+    std::lock_guard lock(g_slices.mutex);
+    pending.assign(g_slices.pending, g_slices.pending + g_slices.count);
+    g_slices.count = 0;
+    cost.slices_left_out = std::exchange(g_slices.left_out, 0);
   }
   const collector::clock::TickConverter converter = collector::clock::converter();
   cost.slices.reserve(pending.size());
-  for (PendingSlice& p : pending) {
-    cost.slices.push_back({std::move(p.name), p.tid, converter.to_ns(p.start), converter.to_ns(p.end)});
+  for (const PendingSlice& p : pending) {
+    std::string name = p.name;
+    if (p.number != 0) name += " " + std::to_string(p.number);
+    cost.slices.push_back({std::move(name), p.tid, converter.to_ns(p.start), converter.to_ns(p.end)});
   }
 }
 
@@ -85,21 +96,18 @@ void measure_record_cost() noexcept {
   g_record_cost_ps.store(hooks::measure_record_cost_ps(), std::memory_order_release);
 }
 
-AgentWork::AgentWork(std::string name) noexcept : name_(std::move(name)), start_(collector::now()) {}
+AgentWork::AgentWork(const char* name, uint32_t number) noexcept
+    : name_(name), number_(number), start_(collector::now()) {}
 
 AgentWork::~AgentWork() {
   const uint64_t end = collector::now();
-  try {
-    std::lock_guard lock(g_slices->mutex);
-    if (g_slices->pending.size() >= kMaxAgentSlices) {
-      ++g_slices->left_out;
-      return;
-    }
-    g_slices->pending.push_back({std::move(name_), current_tid(), start_, end});
-  } catch (...) {
-    std::lock_guard lock(g_slices->mutex);
-    ++g_slices->left_out;  // out of memory: counted like a slice beyond the bound
+  const uint32_t tid = current_tid();
+  std::lock_guard lock(g_slices.mutex);
+  if (g_slices.count == kMaxAgentSlices) {
+    ++g_slices.left_out;
+    return;
   }
+  g_slices.pending[g_slices.count++] = {name_, number_, tid, start_, end};
 }
 
 void note_boundary(uint64_t ns) noexcept { g_boundary_ns.fetch_add(ns, std::memory_order_relaxed); }

@@ -20,16 +20,20 @@ namespace profagent::agent {
 void measure_record_cost() noexcept;
 
 // One piece of the agent's own work, from construction to destruction, kept as a slice for the
-// next window written (at most kMaxAgentSlices per window; beyond that only counted).
+// next window written (at most kMaxAgentSlices per window; beyond that only counted). Named
+// by a string literal and, when not 0, a number ("write window" 2: "write window 2"). Nothing
+// is allocated: a thread's first malloc gives it an arena of its own (64 MiB of address space,
+// agent/threads.cpp), which the device poller never otherwise takes.
 class AgentWork {
  public:
-  explicit AgentWork(std::string name) noexcept;
+  explicit AgentWork(const char* name, uint32_t number = 0) noexcept;
   ~AgentWork();
   AgentWork(const AgentWork&) = delete;
   AgentWork& operator=(const AgentWork&) = delete;
 
  private:
-  std::string name_;
+  const char* name_;
+  uint32_t number_;
   uint64_t start_;  // agent clock ticks
 };
 

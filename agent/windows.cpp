@@ -76,7 +76,7 @@ void finish_and_export(PendingWindow& pending) noexcept {
     attach_steps(pending.steps, trace, false);
     attach_agent_cost(trace, pending.from, pending.to);
     const std::string name = window_title(trace) + ": ";
-    AgentWork write("write window " + std::to_string(trace.window));  // drawn in the next window
+    AgentWork write("write window", trace.window);  // drawn in the next window
     export_and_report(trace, *g_windows->config,
                       {.drops_prefix = name, .closing_prefix = name, .output_dir = pending.output_dir});
   } catch (...) {

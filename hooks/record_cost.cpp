@@ -46,9 +46,12 @@ __attribute__((noinline)) void record_one(LibrarySite<Calibration>& site) noexce
   asm volatile("" ::"r"(guard.should_record()));
   const uint64_t id = collector::new_event_id();
   const uint64_t start = collector::now();
-  collector::push_external_id(id);
+  // The external id's push and pop are their loads only: with device tracing on they are calls
+  // into CUPTI, which the agent's thread must not make for the program's (a process ending
+  // meanwhile tears CUPTI down under them); their cost is CUPTI's, outside this figure.
+  asm volatile("" ::"r"(id), "r"(collector::g_device_tracing.load(std::memory_order_relaxed)));
   const int result = g_real();
-  collector::pop_external_id();
+  asm volatile("" ::"r"(collector::g_device_tracing.load(std::memory_order_relaxed)));
   record_call<Calibration, false>(site, id, start, result, Payload{});
 }
 

@@ -1,6 +1,8 @@
 // What recording one hooked call costs the thread that makes it, measured by running the
-// recording steps of hooks/hook.h (guard, event id, clock reads, external correlation id push
-// and pop, filling and publishing a buffer slot) in a loop on the calling thread. The agent
+// recording steps of hooks/hook.h (the hook's loads, guard, event id, clock reads, the real
+// call through a pointer, filling and publishing a buffer slot) in a loop on the calling
+// thread. With device tracing on, the external correlation id's push and pop are CUPTI's work
+// and are not measured (the calibration never calls CUPTI). The agent
 // calls it once, on its own thread, so that the overhead line of every window (hooked calls x
 // this cost) needs no timer on the program's threads.
 #pragma once
