@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "agent/log.h"
 #include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/clock.h"
@@ -20,7 +21,7 @@ namespace profagent::agent {
 namespace {
 
 std::atomic<uint64_t> g_record_cost_ps{0};
-std::mutex g_measure_mutex;  // one measurement at a time (its slot array is shared)
+std::mutex g_measure_mutex;  // the poller and an early exit flush measure it once between them
 std::atomic<uint64_t> g_boundary_ns{0};
 
 struct PendingSlice {
@@ -58,7 +59,9 @@ template <typename T>
 uint64_t vector_bytes(const std::vector<T>& v) {
   return uint64_t(v.capacity()) * sizeof(T);
 }
-uint64_t heap_text(const std::string& s) { return s.capacity() > 15 ? s.capacity() + 1 : 0; }
+uint64_t heap_text(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;  // beyond the inline buffer
+}
 
 uint64_t joined_bytes(const Trace& t) {
   uint64_t bytes = vector_bytes(t.host) + vector_bytes(t.device) + vector_bytes(t.memory.records) +
@@ -127,6 +130,13 @@ void attach_agent_cost(Trace& trace, const CostMark& from, const CostMark& to) n
     cost.memory_bytes = collector::buffer_reservation().committed + joined_bytes(trace);
     take_slices(cost);
     cost.measured = true;
+    static std::atomic<bool> said{false};
+    if (cost.slices_left_out != 0 && !said.exchange(true)) {
+      log(LogLevel::Warn, "window " + std::to_string(trace.window) + ": " + std::to_string(cost.slices_left_out) +
+                              " pieces of the agent's own work are not drawn on the trace's profagent track (more than " +
+                              std::to_string(kMaxAgentSlices) +
+                              " in one window; profagent_overhead.slices_left_out); their CPU time is in the overhead line");
+    }
   } catch (...) {
     static collector::SwallowedSite site{"the agent's own cost could not be attached to a window (out of memory)"};
     collector::note_swallowed(site);
