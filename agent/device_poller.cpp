@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "agent/agent_cost.h"
 #include "agent/log.h"
 #include "agent/threads.h"
 #include "collector/api.h"
@@ -21,13 +22,21 @@ constexpr int kTicksPerDevicePoll = 10;
 
 std::atomic<bool> g_started{false};
 
-// Until the program has no thread left or the exit flush ran (agent/threads.h).
+void poll_device() noexcept {
+  AgentWork work("poll device");
+  collector::poll_device();
+}
+
+// Until the program has no thread left or the exit flush ran (agent/threads.h). The record cost
+// of the overhead lines is measured first: this thread starts at the first CUDA call, so a
+// process that never uses CUDA never pays for it.
 void poll_until_stopped(void*) noexcept {
+  measure_record_cost();
   const timespec tick{0, kTickNs};
   for (int ticks = 0; keep_running(); ++ticks) {
     collector::warm_host_buffers();
     nanosleep(&tick, nullptr);
-    if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) collector::poll_device();
+    if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) poll_device();
   }
 }
 

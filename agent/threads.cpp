@@ -26,6 +26,17 @@ constexpr int kMaxAgentThreads = 16;
 std::atomic<pid_t> g_agent_tids[kMaxAgentThreads];
 
 std::atomic<bool> g_stop{false};
+
+// CPU time of agent threads that ended; a thread adds its own and leaves the registry under
+// the mutex, so agent_threads_cpu_ns() never reads the clock of a tid that is gone.
+pthread_mutex_t g_cpu_mutex = PTHREAD_MUTEX_INITIALIZER;
+uint64_t g_ended_cpu_ns = 0;
+
+uint64_t ns_of(const timespec& ts) noexcept { return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec); }
+
+// The CPU clock of thread `tid` of this process, as the kernel numbers it (what glibc's
+// pthread_getcpuclockid computes from the thread's tid: per-thread, scheduler time).
+clockid_t thread_cpu_clock(pid_t tid) noexcept { return clockid_t((~unsigned(tid) << 3) | 6u); }
 std::atomic<int64_t> g_last_check_ms{0};
 
 // Whether the main thread called pthread_exit, learnt without a file descriptor: glibc runs
@@ -56,11 +67,21 @@ bool register_tid(pid_t tid) noexcept {
   return false;  // more agent threads than slots: this one simply counts as the program's
 }
 
-void unregister_tid(pid_t tid) noexcept {
+void unregister_tid_slot(pid_t tid) noexcept {
   for (auto& slot : g_agent_tids) {
     pid_t expected = tid;
     if (slot.compare_exchange_strong(expected, 0)) return;
   }
+}
+
+// Leaves the registry with the thread's CPU time added to the ended ones (called by the thread).
+void unregister_tid(pid_t tid) noexcept {
+  timespec own{};
+  const bool read = clock_gettime(CLOCK_THREAD_CPUTIME_ID, &own) == 0;
+  pthread_mutex_lock(&g_cpu_mutex);
+  if (read) g_ended_cpu_ns += ns_of(own);
+  unregister_tid_slot(tid);
+  pthread_mutex_unlock(&g_cpu_mutex);
 }
 
 bool is_agent_tid(pid_t tid) noexcept {
@@ -167,6 +188,8 @@ void* run_agent_thread(void* raw) {
 // A forked child has none of the parent's threads.
 void forget_threads_in_child() noexcept {
   for (auto& slot : g_agent_tids) slot.store(0, std::memory_order_relaxed);
+  g_cpu_mutex = PTHREAD_MUTEX_INITIALIZER;  // the parent's threads may have held it
+  g_ended_cpu_ns = 0;
   g_stop.store(false, std::memory_order_relaxed);
   g_last_check_ms.store(0, std::memory_order_relaxed);
   // The forking thread is the child's leader: watched only if it was the watched main thread.
@@ -220,5 +243,17 @@ bool keep_running() noexcept {
 }
 
 void stop_agent_threads() noexcept { g_stop.store(true, std::memory_order_release); }
+
+uint64_t agent_threads_cpu_ns() noexcept {
+  pthread_mutex_lock(&g_cpu_mutex);
+  uint64_t total = g_ended_cpu_ns;
+  for (const auto& slot : g_agent_tids) {
+    const pid_t tid = slot.load(std::memory_order_relaxed);
+    timespec ts{};
+    if (tid != 0 && clock_gettime(thread_cpu_clock(tid), &ts) == 0) total += ns_of(ts);
+  }
+  pthread_mutex_unlock(&g_cpu_mutex);
+  return total;
+}
 
 }  // namespace profagent::agent

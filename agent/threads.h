@@ -17,6 +17,8 @@
 //   The answer is also false after the exit flush: there is nothing left to do.
 #pragma once
 
+#include <cstdint>
+
 namespace profagent::agent {
 
 // From the main thread, before the first agent thread (the library constructor): lets
@@ -38,5 +40,10 @@ bool keep_running() noexcept;
 
 // After the exit flush: agent threads return at their next wake-up.
 void stop_agent_threads() noexcept;
+
+// CPU time the agent's threads have used so far in this process: the live ones read now (one
+// clock_gettime each), the ended ones as they ended. Sampled at window edges for the
+// overhead line (agent/agent_cost.h).
+uint64_t agent_threads_cpu_ns() noexcept;
 
 }  // namespace profagent::agent

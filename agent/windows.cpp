@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/agent_cost.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/step_on.h"
@@ -44,6 +45,7 @@ struct PendingWindow {
   collector::CutWindow* cut;
   std::vector<StepTicks> steps;
   std::string output_dir;  // "" for the configured one (a trigger may name another)
+  CostMark from, to;       // the agent's cost totals at the window's edges
 };
 
 struct ExportQueue {
@@ -66,9 +68,15 @@ std::string window_title(const Trace& trace) {
 
 void finish_and_export(PendingWindow& pending) noexcept {
   try {
-    Trace trace = collector::finish_window(pending.cut);  // the join, off the program's thread
+    Trace trace;
+    {
+      AgentWork join("join window");
+      trace = collector::finish_window(pending.cut);  // the join, off the program's thread
+    }
     attach_steps(pending.steps, trace, false);
+    attach_agent_cost(trace, pending.from, pending.to);
     const std::string name = window_title(trace) + ": ";
+    AgentWork write("write window", trace.window);  // drawn in the next window
     export_and_report(trace, *g_windows->config,
                       {.drops_prefix = name, .closing_prefix = name, .output_dir = pending.output_dir});
   } catch (...) {
@@ -196,10 +204,14 @@ void save_window(Windows& w, RecordState next, BoundaryEffects& effects) {
   collector::CutWindow* cut = collector::cut_window();
   set_record_state(next, effects);
   if (!w.window_steps.empty()) w.last_window_step = w.window_steps.back().number;
-  queue_export({cut, std::move(w.window_steps), w.on_demand ? w.trigger_output_dir : std::string()});
+  const uint64_t held = elapsed_ns(start);
+  // The cut's own hold is this window's; the rest of the boundary goes to the next one.
+  CostMark to = cost_mark();
+  to.boundary_ns += held;
+  queue_export({cut, std::move(w.window_steps), w.on_demand ? w.trigger_output_dir : std::string(), w.window_mark, to});
+  w.window_mark = to;
   effects.serve_exports = true;
   w.window_steps.clear();
-  const uint64_t held = elapsed_ns(start);
   w.hand_over.windows++;
   w.hand_over.total_ns += held;
   if (held > w.hand_over.max_ns) w.hand_over.max_ns = held;
@@ -239,6 +251,7 @@ void scheduled_boundary(Windows& w, uint64_t ended, BoundaryEffects& effects) {
   // Entering recording (from idle or warmup): what came before is not part of the window.
   if (records(next) && !records(was)) {
     collector::discard_window();
+    w.window_mark = cost_mark();
     w.window_steps.clear();
   }
   if (state_for(next) != collector::state()) set_record_state(state_for(next), effects);
@@ -260,10 +273,13 @@ void on_step() noexcept {
   Windows* w = g_windows;
   if (w == nullptr) return;
   collector::AgentBusy busy;  // the freeze's own calls are not the program's
+  timespec start{};
+  clock_gettime(CLOCK_MONOTONIC, &start);
   try {
     BoundaryEffects effects;
     step_boundary(*w, effects);
     apply(effects);
+    note_boundary(elapsed_ns(start));
   } catch (...) {
     static collector::SwallowedSite site{"a step boundary failed (out of memory); its window may be incomplete"};
     collector::note_swallowed(site);
@@ -278,6 +294,7 @@ void profiler_api_boundary(Windows& w, bool start, BoundaryEffects& effects) {
   w.profiler_window_open = start;
   if (start) {
     collector::discard_window();
+    w.window_mark = cost_mark();
     w.step_start = collector::now();
     set_record_state(RecordState::Record, effects);
     return;
@@ -290,10 +307,13 @@ void on_profiler_api(bool start) noexcept {
   Windows* w = g_windows;
   if (w == nullptr) return;
   collector::AgentBusy busy;
+  timespec began{};
+  clock_gettime(CLOCK_MONOTONIC, &began);
   try {
     BoundaryEffects effects;
     profiler_api_boundary(*w, start, effects);
     apply(effects);
+    note_boundary(elapsed_ns(began));
   } catch (...) {
     static collector::SwallowedSite site{"a cudaProfilerStart/Stop boundary failed (out of memory); its window may be incomplete"};
     collector::note_swallowed(site);
@@ -409,7 +429,8 @@ namespace {
 
 // The exit's boundary, under Windows::mutex: no more boundaries, recording stops, and the
 // window being recorded is cut (nullptr when idle or in warmup: nothing to write).
-collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps, BoundaryEffects& effects) {
+collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps, BoundaryEffects& effects,
+                                      CostMark& from) {
   std::lock_guard lock(w.mutex);
   w.finished = true;
   const bool recording = collector::state() == RecordState::Record;
@@ -426,6 +447,7 @@ collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps,
   collector::CutWindow* cut = collector::cut_window();
   steps = std::move(w.window_steps);
   w.window_steps.clear();
+  from = w.window_mark;
   return cut;
 }
 
@@ -436,19 +458,30 @@ bool freeze_last_window(Trace& trace) noexcept {
   try {
     if (w == nullptr) {
       collector::set_state(RecordState::Off);
-      trace = collector::freeze_window();
+      const CostMark to = cost_mark();
+      {
+        AgentWork join("join window");
+        trace = collector::freeze_window();
+      }
+      attach_agent_cost(trace, {}, to);
       return true;
     }
     wait_for_exports();
     std::vector<StepTicks> steps;
     BoundaryEffects effects;
-    collector::CutWindow* cut = cut_last_window(*w, steps, effects);
+    CostMark from;
+    collector::CutWindow* cut = cut_last_window(*w, steps, effects, from);
+    const CostMark to = cost_mark();
     apply(effects);
     // A boundary may have queued a window after the first wait: joins go in the order of cuts.
     wait_for_exports();
     if (cut == nullptr) return true;
-    trace = collector::finish_window(cut);  // waits for the window's device work (bounded)
+    {
+      AgentWork join("join window");
+      trace = collector::finish_window(cut);  // waits for the window's device work (bounded)
+    }
     attach_steps(steps, trace, !w->scheduled && !w->profiler_api);
+    attach_agent_cost(trace, from, to);
     return true;
   } catch (...) {
     static collector::SwallowedSite site{"the last window could not be frozen (out of memory)"};

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/agent_cost.h"
 #include "agent/config.h"
 #include "agent/windows.h"
 #include "collector/session.h"
@@ -52,6 +53,7 @@ struct Windows {
   uint64_t timed_from = 0;  // when it opened (agent clock ticks)
   std::atomic<bool> finished{false};  // the final window was frozen: boundaries do nothing
   HandOverStats hand_over;
+  CostMark window_mark;  // the agent's cost totals when the current window began
 };
 extern Windows* g_windows;  // leaked; set once by start_windows
 

@@ -87,6 +87,7 @@ bool arm_timed_trigger(const std::string& output_dir, std::string& why) noexcept
       why = trigger_refusal(*w, w->step + 1);
       if (!why.empty()) return false;
       collector::discard_window();  // what came before is not part of the window
+      w->window_mark = cost_mark();
       w->window_steps.clear();
       w->timed_open = true;
       w->timed_from = collector::now();

@@ -77,6 +77,10 @@ uint32_t ChunkPool::handed_out() const noexcept {
   return bump < count_ ? uint32_t(bump) : count_;
 }
 
+size_t ChunkPool::committed_bytes() const noexcept {
+  return size_t(std::max(warmed_.load(std::memory_order_relaxed), handed_out())) * kChunkBytes;
+}
+
 // Chunk by chunk, publishing each, so a writer racing ahead of a long warm-up benefits from
 // the part already done (pop() commits the pages of any chunk not warmed yet itself).
 void ChunkPool::warm_ahead(uint32_t ahead) noexcept {

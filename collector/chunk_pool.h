@@ -58,6 +58,9 @@ class ChunkPool {
   // may overlap a writer that already took one of those chunks.
   void warm_ahead(uint32_t ahead) noexcept;
   uint32_t handed_out() const noexcept;  // fresh chunks carved so far
+  // Chunks whose pages were committed (handed out or warmed ahead): what the arena holds in
+  // memory, since chunks never go back to the system.
+  size_t committed_bytes() const noexcept;
 
  private:
   Chunk* at(uint32_t index) const noexcept;

@@ -87,7 +87,9 @@ ProcessInfo read_process_info() {
   return info;
 }
 
-std::string own_library_path() noexcept {
+namespace {
+
+std::string resolve_own_library_path() {
   Dl_info info{};
   char path[PATH_MAX];
   if (dladdr(reinterpret_cast<void*>(&own_library_path), &info) == 0 || info.dli_fname == nullptr ||
@@ -95,6 +97,19 @@ std::string own_library_path() noexcept {
     return {};
   }
   return path;
+}
+
+}  // namespace
+
+// Resolved once: the library does not move while it is loaded, and start-up asks for it several
+// times (each realpath is one readlink per component of the path: a cost every process pays).
+std::string own_library_path() noexcept {
+  try {
+    static const std::string* const path = new std::string(resolve_own_library_path());  // leaked
+    return *path;
+  } catch (...) {
+    return {};  // out of memory: as if the path were unknown (callers then do without it)
+  }
 }
 
 }  // namespace profagent::collector

@@ -294,7 +294,7 @@ uint32_t registered_buffer_count() noexcept {
 BufferReservation buffer_reservation() noexcept {
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (r == nullptr) return {};
-  return {r->pool->requested_bytes(), r->pool->reserved_bytes()};
+  return {r->pool->requested_bytes(), r->pool->reserved_bytes(), r->pool->committed_bytes()};
 }
 
 uint32_t pool_capacity_chunks() noexcept {

@@ -77,6 +77,7 @@ DrainResult drain_all();
 struct BufferReservation {
   size_t requested = 0;
   size_t reserved = 0;
+  size_t committed = 0;  // of which pages were committed (ChunkPool::committed_bytes)
 };
 BufferReservation buffer_reservation() noexcept;
 

@@ -318,6 +318,31 @@ struct CpuTimes {
   uint32_t cpus = 0;              // online CPUs
 };
 
+// One piece of the agent's own work (joining a window, writing its files, polling the device,
+// measuring the record cost): drawn as a slice on the trace's profagent track.
+struct AgentSlice {
+  std::string name;             // "join window", "write window 2", "poll device", ...
+  uint32_t tid = 0;             // the thread that did it (an agent thread, or the exiting one)
+  uint64_t start_ns = 0;
+  uint64_t end_ns = 0;
+};
+
+// What profagent itself cost during the window (agent/agent_cost.h measures it; the overhead
+// line under the table, exporters/summaries/overhead_line.h, says it).
+struct AgentCost {
+  bool measured = false;        // false: a trace another tool wrote, or one from before this
+  uint64_t record_cost_ps = 0;  // one recorded call's cost to its thread, measured at start-up
+  uint64_t hooked_calls = 0;    // the window's host records and the host events it lost
+  uint64_t boundary_ns = 0;     // time the program's threads were held at step boundaries
+  uint64_t agent_cpu_ns = 0;    // CPU time of the agent's own threads between the window's edges
+  uint64_t memory_bytes = 0;    // host event buffers committed and the window's joined form
+  uint64_t slices_left_out = 0; // agent work beyond kMaxAgentSlices: in agent_cpu_ns, not drawn
+  std::vector<AgentSlice> slices;
+  // Time on the program's threads: each hooked call's recording, and the boundaries.
+  uint64_t program_ns() const noexcept { return hooked_calls * record_cost_ps / 1000 + boundary_ns; }
+};
+inline constexpr std::size_t kMaxAgentSlices = 10000;  // per window
+
 struct Trace {
   uint32_t window = 0;          // 1-based window number
   StepSpan first_step;          // steps covered (both 0 when the whole run is one window)
@@ -341,6 +366,7 @@ struct Trace {
   CpuTimes cpu_start;           // at the window's start and end (Device Summary)
   CpuTimes cpu_end;
   DropCounters drops;
+  AgentCost agent_cost;
   std::vector<std::pair<std::string, std::string>> config;  // effective PROFAGENT_* config
   std::string device_backend;   // "cupti", "none", ... and why, e.g. "none (CUPTI refused: ...)"
   std::string cupti_version;

@@ -25,6 +25,7 @@ void ChromeTraceWriter::write(std::string_view trace_name) {
   gpu_annotations();
   device_events();
   events_ += write_memory_events(t_, w_, [this](uint64_t ns) { return rel(ns); });
+  agent_events();
   host_rows_.add(t_.process.pid, t_.process.pid);  // the row of the closing instant
   row_metadata();
   window_end();

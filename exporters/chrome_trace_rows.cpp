@@ -52,6 +52,7 @@ void ChromeTraceWriter::metadata_keys() {
   write_memory_metadata(t_, w_);
   window_key();
   cpu_times();
+  agent_cost_key();
 }
 
 // The window's bounds in Unix ns (the clock of baseTimeNanoseconds + ts): summaries place
@@ -105,6 +106,7 @@ void ChromeTraceWriter::metadata_event(std::string_view what, uint64_t pid, uint
 void ChromeTraceWriter::row_metadata() {
   host_row_metadata();
   device_row_metadata();
+  agent_row_metadata();
 }
 
 // Host rows: the process (labelled CPU, ordered by pid) and its threads, named with their

@@ -7,6 +7,7 @@
 //                              the gpu_user_annotation spans of scopes
 //   chrome_trace_flows.cpp     the ac2g arrows from each launching call to its device work
 //   memory_events.cpp          [memory] instants, memory counters, profagent_memory
+//   chrome_trace_agent.cpp     profagent_overhead and the profagent track (the agent's work)
 // Internal to exporters/: nothing outside includes it.
 #pragma once
 
@@ -182,6 +183,12 @@ class ChromeTraceWriter {
   const DeviceInfo* device_info(uint32_t id) const;
   void driver_event(const DeviceRecord& d);
 
+  // chrome_trace_agent.cpp
+  void agent_cost_key();
+  void agent_events();
+  void agent_row_metadata();
+  static constexpr uint64_t kAgentTrackSortIndex = kGpuSortIndexOffset * 2;  // after every GPU
+
   // chrome_trace_flows.cpp
   void plan_flows();
   uint64_t flow_id(const DeviceRecord& d, const FlowStart& from) const;
@@ -206,6 +213,7 @@ class ChromeTraceWriter {
   std::vector<uint64_t> record_flow_;   // the id of each device record's arrow, 0 if none
   RowSet host_rows_;    // (pid, tid)
   RowSet device_rows_;  // (device, tid)
+  RowSet agent_rows_;   // (profagent track pid, tid)
   RowText row_text_;
   uint64_t last_ns_ = 0;
   std::size_t current_host_ = 0;  // the host record host_args() writes

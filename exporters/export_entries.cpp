@@ -9,6 +9,7 @@
 #include "exporters/json_writer.h"
 #include "exporters/perfetto_trace.h"
 #include "exporters/rank_table.h"
+#include "exporters/summaries/overhead_line.h"
 #include "exporters/summaries/step_summary.h"
 #include "exporters/summary_json.h"
 
@@ -58,7 +59,9 @@ void write_stderr_table_entry(WindowOutputs& o, OutputSink&, ExportResult& resul
 bool table_wanted(const WindowOutputs& o) { return o.options().write_table; }
 void write_table(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
   write_file(sink, table_name(o), result,
-             [&](OutputStream& s) { return write_text(s, table_rows(o) + render_step_summary(o.trace())); });
+             [&](OutputStream& s) {
+               return write_text(s, table_rows(o) + render_step_summary(o.trace()) + overhead_line(o.trace()));
+             });
 }
 
 bool summary_json_wanted(const WindowOutputs& o) { return o.options().write_summary; }
@@ -145,7 +148,7 @@ void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
 
 void write_stderr_table(WindowOutputs& o, ExportResult& result) {
   try {
-    result.table = table_rows(o) + render_step_summary_brief(o.trace(), table_name(o));
+    result.table = table_rows(o) + render_step_summary_brief(o.trace(), table_name(o)) + overhead_line(o.trace());
   } catch (const std::bad_alloc&) {
     result.errors.push_back("out of memory while making the table: not printed");
   }

@@ -35,6 +35,7 @@ inline constexpr std::string_view kDrops = "profagent_drops";    // drop_counter
 inline constexpr std::string_view kMemory = "profagent_memory";  // PROFAGENT_PROFILE_MEMORY only
 inline constexpr std::string_view kWindow = "profagent_window";
 inline constexpr std::string_view kCpuTimes = "profagent_cpu_times";  // when both ends were read
+inline constexpr std::string_view kOverhead = "profagent_overhead";   // what profagent cost (when measured)
 inline constexpr std::string_view kDistributedInfo = "distributedInfo";
 inline constexpr std::string_view kDisplayTimeUnit = "displayTimeUnit";
 inline constexpr std::string_view kBaseTimeNanoseconds = "baseTimeNanoseconds";
@@ -58,6 +59,7 @@ inline constexpr std::string_view kGpuUserAnnotation = "gpu_user_annotation";
 inline constexpr std::string_view kFlow = "ac2g";                       // also the flows' name
 inline constexpr std::string_view kCpuInstant = "cpu_instant_event";    // memory instants
 inline constexpr std::string_view kFwdBwd = "fwdbwd";  // forward op -> its backward function (also the name)
+inline constexpr std::string_view kProfagent = "profagent";  // the agent's own work (its track)
 }  // namespace cat
 
 // Device records' categories: one row per DeviceKind (DriverApi records are host-side calls).
@@ -145,6 +147,12 @@ constexpr uint32_t sync_type_of(std::string_view name) {
   }
   return 0;
 }
+
+// The profagent track: a process row of its own, named "profagent", one thread row per thread
+// that did agent work. Its pid is the process's plus 2^22 (Linux's largest pid_max), so it is
+// no real process's and stays distinct when the traces of several processes are merged.
+inline constexpr std::string_view kAgentTrackName = "profagent";
+inline constexpr uint64_t agent_track_pid(uint64_t pid) { return pid + (uint64_t(1) << 22); }
 
 // ---- args ------------------------------------------------------------------------------------
 namespace arg {
@@ -319,6 +327,17 @@ inline constexpr Field<CpuTimes> kCpuTimesFields[] = {
     field<&CpuTimes::system_busy_ns>("system_busy_ns"),
     field<&CpuTimes::system_idle_ns>("system_idle_ns"),
     field<&CpuTimes::cpus>("cpus"),
+};
+
+// profagent_overhead: what profagent itself cost during the window (collector/trace.h AgentCost).
+inline constexpr Field<AgentCost> kOverheadFields[] = {
+    field<&AgentCost::record_cost_ps>("record_cost_ps"),
+    field<&AgentCost::hooked_calls>("hooked_calls"),
+    field<&AgentCost::boundary_ns>("boundary_ns"),
+    derived<AgentCost>("program_ns", [](const AgentCost& c) { return int64_t(c.program_ns()); }),
+    field<&AgentCost::agent_cpu_ns>("agent_cpu_ns"),
+    field<&AgentCost::memory_bytes>("memory_bytes"),
+    field<&AgentCost::slices_left_out>("slices_left_out"),
 };
 
 // profagent_window: the window's number, steps and bounds.

@@ -133,6 +133,7 @@ bool TraceBuilder::complete_event(const RawEvent& e, std::string& error) {
   else if (category == cat::kCudaRuntime || category == cat::kCudaDriver) {
     host_record(e, call_kind(e.args.entry_point.empty() ? e.name : e.args.entry_point));
   } else if (schema::device_kind_of(category, &device_kind)) device_record(e, device_kind);
+  else if (category == cat::kProfagent) agent_slice(e);
   else skip(e);
   return true;
 }
@@ -186,6 +187,12 @@ int64_t TraceBuilder::flow_launcher(const DeviceRecord& d) const {
     return int64_t(host - t_.host.begin()) - 1;
   }
   return kNoIndex;
+}
+
+// The agent's own work (the profagent track): kept as it was written, for the trace's cost.
+void TraceBuilder::agent_slice(const RawEvent& e) {
+  const uint64_t start = ns_of(e.ts_ns);
+  t_.agent_cost.slices.push_back({std::string(e.name), uint32_t(e.tid), start, start + ns_of(e.dur_ns)});
 }
 
 void TraceBuilder::host_record(const RawEvent& e, EventKind kind) {

@@ -29,6 +29,7 @@ class TraceBuilder {
   bool instant_event(const RawEvent& e, std::string& error);
   void metadata_event(const RawEvent& e);
   void host_record(const RawEvent& e, EventKind kind);
+  void agent_slice(const RawEvent& e);
   void step(const RawEvent& e, uint64_t number);
   void device_record(const RawEvent& e, DeviceKind kind);
   void memory_record(const RawEvent& e);

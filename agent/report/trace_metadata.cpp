@@ -178,6 +178,11 @@ void window(od::value v, Trace& t, TraceHeader& h) {
   });
 }
 
+void overhead(od::value v, AgentCost& c) {
+  c.measured = true;
+  members(v, [&](std::string_view key, od::value value) { listed<AgentCost>(schema::kOverheadFields, key, value, c); });
+}
+
 void cpu_times_key(od::value v, Trace& t) {
   members(v, [&](std::string_view k, od::value value) {
     if (k == schema::cpu_times::kStart) cpu_times(value, t.cpu_start);
@@ -218,6 +223,7 @@ void member(std::string_view key, od::value v, Trace& t, TraceHeader& h) {
   else if (key == schema::kMemory) memory(v, t.memory, h);
   else if (key == schema::kWindow) h.profagent = true, window(v, t, h);
   else if (key == schema::kCpuTimes) cpu_times_key(v, t);
+  else if (key == schema::kOverhead) overhead(v, t.agent_cost);
 }
 
 }  // namespace

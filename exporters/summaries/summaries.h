@@ -166,7 +166,9 @@ Summaries compute_summaries(const Trace& trace, const SummaryOptions& options);
 Summaries compute_window_summaries(const Trace& trace, const SummaryOptions& options);
 // The head of <stem>.table.txt and of the table on stderr: the key_averages table (with its row
 // limit note) and the memory summary, each exactly the text of its block in
-// `profagent report --summary key_averages,memory` below the block's title line.
+// `profagent report --summary key_averages,memory` below the block's title line. The table
+// file and stderr end, after the step lines, with the overhead line (overhead_line.h), as the
+// summaries' text does.
 std::string render_exit_table(const Trace& trace, const Summaries& s, const SummaryOptions& options);
 
 // Renderers. `wanted` is options.names; a summary with nothing to show says so in one line.

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "exporters/printable_text.h"
+#include "exporters/summaries/overhead_line.h"
 #include "exporters/summaries/summary_blocks.h"
 
 namespace profagent::exporters {
@@ -111,7 +112,7 @@ std::string csv_line(std::string_view first, const std::vector<std::string>& cel
 std::string render_summaries_text(const Trace& trace, const Summaries& s, const SummaryOptions& o) {
   std::string out;
   for (const SummaryBlock& b : summary_blocks(trace, s, o, BlockLayout::Text)) out += render_block_text(b) + "\n";
-  return out;
+  return out + overhead_line(trace);
 }
 
 std::vector<CsvTable> render_summaries_csv(const Trace& trace, const Summaries& s, const SummaryOptions& o,

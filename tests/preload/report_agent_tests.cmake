@@ -19,3 +19,13 @@ if(TARGET profagent AND TARGET demo_train)
             -- $<TARGET_FILE:demo_train>)
   set_tests_properties(report.agent.window_summaries PROPERTIES LABELS "preload;devsim" TIMEOUT 300)
 endif()
+
+# The overhead line and the profagent track in every window's outputs (agent_cost_checks.py).
+if(TARGET profagent AND TARGET profagent_launcher AND TARGET demo_train)
+  add_test(NAME report.agent.overhead_line
+    COMMAND ${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${PROFAGENT_DEVSIM_DIR}
+            /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/agent_cost_checks.py
+            --agent $<TARGET_FILE:profagent> --profagent $<TARGET_FILE:profagent_launcher>
+            --out ${CMAKE_CURRENT_BINARY_DIR}/out/agent_cost -- $<TARGET_FILE:demo_train>)
+  set_tests_properties(report.agent.overhead_line PROPERTIES LABELS "preload;devsim" TIMEOUT 300)
+endif()

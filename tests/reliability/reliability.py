@@ -90,8 +90,10 @@ def load(path):
 
 def events(document, name=None):
     """Complete events, without the gpu_user_annotation slices that mirror an operator's or a
-    range's device work on the device lanes (they carry its name, but are not calls)."""
-    found = [e for e in trace_reader.complete_events(document) if e.get("cat") != "gpu_user_annotation"]
+    range's device work on the device lanes (they carry its name, but are not calls) and the
+    agent's own work on its profagent track (not the program's)."""
+    found = [e for e in trace_reader.complete_events(document)
+             if e.get("cat") not in ("gpu_user_annotation", "profagent")]
     return [e for e in found if e.get("name") == name] if name else found
 
 

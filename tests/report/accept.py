@@ -133,8 +133,15 @@ def same_as_agent(a, trace):
     table = without_header(sh([a.profagent, "report", "--summary", "key_averages", "--sort-by", "cuda_time_total",
                                trace]))
     table = table.split("\n", 1)[1].rstrip("\n")  # below the "key_averages" title line
+    overhead = table.rpartition("\n")[2]  # the report ends with the overhead line; so does table.txt
+    if not overhead.startswith("profagent overhead: "):
+        raise SystemExit("accept: the report of %s does not end with the overhead line:\n%s" % (trace, table[-500:]))
+    table = table[: -len(overhead)].rstrip("\n")
     with open(stem + ".table.txt") as f:
-        if not f.read().startswith(table):
+        written_table = f.read()
+        if not written_table.rstrip("\n").endswith(overhead):
+            raise SystemExit("accept: %s.table.txt does not end with the report's overhead line %r" % (stem, overhead))
+        if not written_table.startswith(table):
             raise SystemExit("accept: %s.table.txt does not start with the key_averages table of the report:\n%s"
                              % (stem, table[:1500]))
     print("accept: %s: summary.txt and table.txt equal profagent report's (%d + %d bytes)"

@@ -6,7 +6,8 @@ profiled, call stacks and input shapes recorded) per case, then:
 - <stem>.summary.txt (PROFAGENT_SUMMARIES=all: every summary, key_averages and memory included)
   equals `profagent report --summary all` with the run's --sort-by and --group-by;
 - <stem>.table.txt is the report's key_averages block, then its memory block (each the text below
-  the block's title line), and nothing else (the demo marks no step: no step lines);
+  the block's title line), then the overhead line the report ends with, and nothing else (the
+  demo marks no step: no step lines);
 - with stacks on, the memory summary names call sites ("at <frame>") in both.
 
     same_bytes.py --list
@@ -64,9 +65,19 @@ def report(a, trace, summaries, sort_by, group_by):
     return rest
 
 
+def overhead_line(text):
+    """The report's last line, what profagent cost (the table file ends with it too)."""
+    last = text.rstrip("\n").rpartition("\n")[2]
+    if not last.startswith("profagent overhead: "):
+        raise SystemExit("same_bytes: the report does not end with the overhead line:\n" + text[-500:])
+    return last + "\n"
+
+
 def block_body(a, trace, name, sort_by, group_by):
-    """One summary's text as the report prints it, without its title line and the blank line after it."""
+    """One summary's text as the report prints it, without its title line, the blank line after
+    it and the overhead line."""
     text = report(a, trace, name, sort_by, group_by)
+    text = text[: -len(overhead_line(text))]
     title, _, body = text.partition("\n")
     if not title.startswith("-") or not body.endswith("\n\n"):
         raise SystemExit("same_bytes: the %s block is not a title line and a body:\n%s" % (name, text[:800]))
@@ -92,7 +103,9 @@ def check(a, sort_by, group_by):
     with open(stem + ".table.txt") as f:
         written = f.read()
     expect_same("table.txt (table and memory summary)", written[:len(table + memory)], table + memory)
-    steps = written[len(table + memory):]  # the demo marks no step: nothing follows
+    line = overhead_line(summary)
+    expect_same("table.txt (the overhead line)", written[len(table + memory):][:len(line)], line)
+    steps = written[len(table + memory + line):]  # the demo marks no step: nothing follows
     if steps:
         raise SystemExit("same_bytes: table.txt goes on after the memory summary of a trace without steps:\n"
                          + steps[:500])

@@ -68,6 +68,8 @@ class Trace:
             cat = "user_annotation" if LEGACY_RANGE.match(e.get("name", "")) else "cpu_op"
         if cat == "cuda_sync":  # read into the trace model (sync records), just not summarised
             return
+        if cat == "profagent":  # the agent's own work: read as its cost, not summarised
+            return
         if cat not in HOST_CATS and cat not in DEVICE_CATS:
             self.skipped[cat] += 1
             return

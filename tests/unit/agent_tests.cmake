@@ -18,6 +18,7 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/agent/main.cpp
     ${CMAKE_CURRENT_LIST_DIR}/agent/hook_template_test.cpp
     ${PROJECT_SOURCE_DIR}/hooks/hook.cpp
+    ${PROJECT_SOURCE_DIR}/hooks/record_cost.cpp
     ${PROJECT_SOURCE_DIR}/hooks/resolve.cpp
     ${PROJECT_SOURCE_DIR}/hooks/stream_capture.cpp)
   target_include_directories(hook_template_test PRIVATE ${PROJECT_SOURCE_DIR})

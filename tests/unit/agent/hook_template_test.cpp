@@ -14,6 +14,7 @@
 #include "collector/session.h"
 #include "collector/thread_buffer.h"
 #include "hooks/cudart.h"
+#include "hooks/record_cost.h"
 #include "hooks/stream_capture.h"
 
 // The public C API is noexcept for C++ callers, as every function the agent exports around
@@ -98,6 +99,21 @@ TEST_CASE_METHOD(Fixture, "a recorded call stores one event and returns the real
   CHECK(events[0].id != events[1].id);
   CHECK(events[0].name == events[1].name);
   CHECK(profagent::collector::names_snapshot().at(events[0].name) == "fakeCopy");
+}
+
+TEST_CASE_METHOD(Fixture, "measuring the record cost leaves the thread's buffer as it was") {
+  set_state(RecordState::Record);
+  char source[8] = "abc", destination[8] = {};
+  CHECK(hooked_copy(destination, source, 3) == cudaSuccess);  // the thread has a buffer and an event
+  const uint64_t ps = profagent::hooks::measure_record_cost_ps();
+  CHECK(ps > 0);
+  CHECK(ps < 100'000'000);  // a recording step is nowhere near 100 us, even on a loaded machine
+  CHECK(hooked_copy(destination, source, 3) == cudaSuccess);  // and the thread records as before
+  const std::vector<HostEvent> events = drained_events();
+  REQUIRE(events.size() == 2);
+  CHECK(profagent::collector::names_snapshot().at(events[0].name) == "fakeCopy");
+  CHECK(profagent::collector::names_snapshot().at(events[1].name) == "fakeCopy");
+  CHECK(events[1].id != events[0].id);
 }
 
 TEST_CASE_METHOD(Fixture, "not recording: the call is forwarded and nothing is stored") {

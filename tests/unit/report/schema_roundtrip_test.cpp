@@ -1,5 +1,5 @@
 // Every member the writer takes from a field list of exporters/trace_schema.h (deviceProperties,
-// profagent_cpu_times, profagent_memory) and every drop counter of exporters/drop_counters.h is
+// profagent_cpu_times, profagent_memory, profagent_overhead) and every drop counter of exporters/drop_counters.h is
 // read back by `profagent report` with the value written. The lists themselves drive the test,
 // so a member added to a list is covered without a second edit.
 #include <catch2/catch.hpp>
@@ -10,6 +10,7 @@
 #include "agent/report/trace_loader.h"
 #include "exporters/drop_counters.h"
 #include "exporters/exporter.h"
+#include "exporters/summaries/overhead_line.h"
 #include "exporters/trace_schema.h"
 #include "synthetic_trace.h"
 #include "trace_files.h"
@@ -55,6 +56,9 @@ Trace trace_with_every_member() {
   fill<MemoryReport>(exporters::schema::kMemoryFields, t.memory, 4000);
   std::vector<Field<Trace>> drops;
   fill<Trace>(drop_fields(drops), t, 5000);
+  t.agent_cost.measured = true;
+  fill<AgentCost>(exporters::schema::kOverheadFields, t.agent_cost, 6000);
+  t.agent_cost.slices.push_back({"join window", 77, t.end_ns, t.end_ns + 1234});
   return t;
 }
 
@@ -82,4 +86,14 @@ TEST_CASE("profagent report reads back every listed member of the trace's metada
   check_read_back<MemoryReport>(exporters::schema::kMemoryFields, written.memory, read.memory);
   std::vector<Field<Trace>> drops;
   check_read_back<Trace>(drop_fields(drops), written, read);
+  CHECK(read.agent_cost.measured);
+  check_read_back<AgentCost>(exporters::schema::kOverheadFields, written.agent_cost, read.agent_cost);
+  REQUIRE(read.agent_cost.slices.size() == 1);
+  const AgentSlice& slice = read.agent_cost.slices[0];
+  CHECK(slice.name == "join window");
+  CHECK(slice.tid == 77);
+  CHECK(slice.end_ns - slice.start_ns == 1234);
+  // The report's overhead line is the agent's, from the figures read back.
+  CHECK(!exporters::overhead_line(written).empty());
+  CHECK(exporters::overhead_line(read) == exporters::overhead_line(written));
 }

@@ -1,0 +1,33 @@
+#include "exporters/summaries/overhead_line.h"
+
+#include <cstdio>
+
+#include "exporters/trace_figures.h"
+
+namespace profagent::exporters {
+namespace {
+
+// Everything the window lost that it would otherwise hold (drop_counters.h says each).
+uint64_t lost_records(const DropCounters& d) {
+  return d.host_events + d.device_records + d.late_device_records + d.left_out_host_events +
+         d.left_out_device_records + d.over_max_events + d.over_max_events_device_records;
+}
+
+}  // namespace
+
+std::string overhead_line(const Trace& trace) {
+  const AgentCost& c = trace.agent_cost;
+  if (!c.measured) return {};
+  const uint64_t program_ns = c.program_ns();
+  char text[256];
+  std::snprintf(text, sizeof text,
+                "profagent overhead: ~%.3f ms on the program's threads (%.2f %% of the window), %.3f ms on its "
+                "own threads, %.1f MiB",
+                double(program_ns) / 1e6, percent(program_ns, span_ns(trace.start_ns, trace.end_ns)),
+                double(c.agent_cpu_ns) / 1e6, double(c.memory_bytes) / double(1 << 20));
+  std::string line = text;
+  if (const uint64_t lost = lost_records(trace.drops)) line += "; " + std::to_string(lost) + " records lost";
+  return line + "\n";
+}
+
+}  // namespace profagent::exporters

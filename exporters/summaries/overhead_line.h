@@ -1,0 +1,19 @@
+// The overhead line under every window's table (the exit table, <stem>.table.txt,
+// <stem>.summary.txt and `profagent report`), one definition for all of them:
+//   profagent overhead: ~X ms on the program's threads (Y % of the window), Z ms on its own threads, W MiB
+// X: the window's hooked calls times one recorded call's cost (measured at start-up) plus the
+// time step boundaries held the program; Y: X against the window's span; Z: CPU time of the
+// agent's threads between the window's edges; W: host event buffers and the joined window held.
+// Lost records, when any, follow ("; N records lost": profagent_drops says which).
+#pragma once
+
+#include <string>
+
+#include "collector/trace.h"
+
+namespace profagent::exporters {
+
+// The line with its newline; "" for a trace without the agent's cost (another tool's).
+std::string overhead_line(const Trace& trace);
+
+}  // namespace profagent::exporters
