@@ -69,7 +69,14 @@ void append_interval(PartialWriter& p) {
   if (interval.host.empty() && interval.device.empty()) return;
   exporters::PartialTrace* partial = partial_for(p, interval);
   if (partial == nullptr) return;
+  const uint64_t start_ms = monotonic_ms();
   const std::string error = partial->append(interval);
+  if (error.empty()) {
+    log(LogLevel::Debug, "partial trace: interval " + std::to_string(partial->intervals()) + ", " +
+                             std::to_string(interval.host.size()) + " host events and " +
+                             std::to_string(interval.device.size()) + " device records appended in " +
+                             std::to_string(monotonic_ms() - start_ms) + " ms to " + partial->location());
+  }
   if (!error.empty() && !p.failure_said) {
     p.failure_said = true;
     log(LogLevel::Warn, "partial trace: " + error + "; it stays as it was (the final trace is still written)");
@@ -100,7 +107,9 @@ void forget_partials_in_child() noexcept { g_writer = nullptr; }
 
 void start_partial_writer(const Config& config) noexcept {
   if (config.partial_interval_ms == 0 || g_started.exchange(true)) return;
-  if (!export_options(config).write_trace) return;
+  // Without host activity an interval's device records cannot be found (they are found through
+  // its calls); without a trace file there is nothing to keep partially.
+  if (!config.activity_cpu || !export_options(config).write_trace) return;
   g_writer = new (std::nothrow) PartialWriter;
   if (g_writer == nullptr) return;
   g_writer->config = &config;

@@ -6,8 +6,8 @@
 // written, its final trace replaces it and the partial files are removed.
 //
 // The thread starts at the process's first CUDA call, with the device poller (a process that
-// never uses CUDA runs none), and only when the trace is written at all. Nothing is written for
-// an interval without events. A forked child writes no partial trace.
+// never uses CUDA runs none), and only when the trace is written and host activity recorded.
+// Nothing is written for an interval without events. A forked child writes no partial trace.
 #pragma once
 
 #include <cstdint>
