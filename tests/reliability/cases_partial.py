@@ -7,6 +7,8 @@ launches `tick` with grid k+1 inside a user range and prints when it started and
   `<stem>.trace.json.partial` read while it ran parses, and the one left behind holds every
   iteration that had ended by its `through_ns` (each launch with its kernel, linked by one flow)
   and none that began after it; what it lacks is the last interval only.
+- partial_step_windows: windows of 400 steps (a step per iteration): each window being recorded
+  has its own partial trace (.w1, then .w2), each removed once its window's files are written.
 - partial_matches_final: the job ends normally. A copy of the partial taken while it ran holds
   exactly the events the final trace holds for those intervals (same calls, kernels, times and
   flows; a call's External id aside where its range ended in a later interval), and at exit
@@ -14,6 +16,7 @@ launches `tick` with grid k+1 inside a user range and prints when it started and
 """
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -29,10 +32,10 @@ def program(env):
     return os.path.join(os.path.dirname(env.app), "long_window")
 
 
-def start(env, out, iterations):
+def start(env, out, iterations, interval_ms=INTERVAL_MS, extra=None):
     run_env = R.clean_environment()
-    run_env.update({"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_PARTIAL_INTERVAL_MS": str(INTERVAL_MS),
-                    "LD_LIBRARY_PATH": env.devsim, "LD_PRELOAD": env.agent})
+    run_env.update({"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_PARTIAL_INTERVAL_MS": str(interval_ms),
+                    "LD_LIBRARY_PATH": env.devsim, "LD_PRELOAD": env.agent, **(extra or {})})
     process = subprocess.Popen([program(env), str(iterations)], env=run_env, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     done = {}  # iteration -> (start, end) in Unix ns
@@ -174,7 +177,36 @@ def case_partial_matches_final(env):
     return f"{calls} events of {snapshot['profagent_partial']['intervals']} intervals all in the final trace (one shift: {min(shifts)} ns)"
 
 
+def case_partial_step_windows(env):
+    out = env.out("partial_step_windows")
+    process, done, reader = start(env, out, 1600, interval_ms=100,
+                                  extra={"PROFAGENT_STEP_ON": "kernel:^tick", "PROFAGENT_SCHEDULE": "active=400,repeat=2"})
+    seen = {}  # partial name -> intervals seen; every read must parse
+    while process.poll() is None:
+        for name in os.listdir(out):
+            if name.endswith(".trace.json.partial") and not name.startswith("."):
+                try:
+                    document = R.load(os.path.join(out, name))
+                except R.Failed:
+                    if os.path.exists(os.path.join(out, name)):
+                        raise
+                    continue  # removed between the listing and the read: its window was written
+                seen[name] = max(seen.get(name, 0), document["profagent_partial"]["intervals"])
+        time.sleep(0.02)
+    stdout_rest, stderr = process.communicate(timeout=60)
+    reader.join(timeout=10)
+    R.expect(process.returncode == 0, f"status {process.returncode}: {stderr[-400:]}")
+    windows = sorted(re.search(r"\.w(\d+)\.", name).group(1) for name in seen)
+    R.expect(windows == ["1", "2"], f"partial traces seen: {seen}")
+    finals = [os.path.basename(p) for p in R.traces(out)]
+    R.expect(len(finals) == 2 and ".w1.steps0-399." in finals[0] and ".w2.steps400-799." in finals[1],
+             f"final traces: {finals}")
+    R.expect(not R.leftovers(out), f"left behind: {R.leftovers(out)}")
+    return f"partial traces {seen}, then {finals}"
+
+
 CASES = {
+    "partial_step_windows": case_partial_step_windows,
     "partial_sigkill": case_partial_sigkill,
     "partial_matches_final": case_partial_matches_final,
 }
