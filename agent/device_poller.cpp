@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "agent/log.h"
+#include "agent/partial_writer.h"
 #include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/session.h"
@@ -26,6 +27,7 @@ void poll_until_stopped(void*) noexcept {
   const timespec tick{0, kTickNs};
   for (int ticks = 0; keep_running(); ++ticks) {
     collector::warm_host_buffers();
+    partial_writer_tick();
     nanosleep(&tick, nullptr);
     if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) collector::poll_device();
   }

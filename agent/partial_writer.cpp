@@ -11,7 +11,6 @@
 #include <new>
 #include <string>
 
-#include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/threads.h"
 #include "agent/windows.h"
@@ -35,7 +34,9 @@ struct PartialWriter {
   bool failure_said = false;
 };
 PartialWriter* g_writer = nullptr;  // leaked: the exit flush may run while the thread works
-std::atomic<bool> g_started{false};
+std::atomic<bool> g_configured{false};
+std::atomic<bool> g_thread_started{false};
+std::atomic<uint64_t> g_first_due_ms{0};  // when the thread starts (the first interval's end)
 
 uint64_t monotonic_ms() {
   timespec now{};
@@ -83,13 +84,16 @@ void append_interval(PartialWriter& p) {
   }
 }
 
+// Started at the first interval's end: appends at once, then every interval.
 void write_partials(void*) noexcept {
   const uint64_t interval_ms = g_writer->config->partial_interval_ms;
-  uint64_t next_ms = monotonic_ms() + interval_ms;
+  uint64_t next_ms = 0;
   const timespec tick{0, kAgentTickMs * 1'000'000};
   while (keep_running()) {
-    nanosleep(&tick, nullptr);
-    if (monotonic_ms() < next_ms) continue;
+    if (monotonic_ms() < next_ms) {
+      nanosleep(&tick, nullptr);
+      continue;
+    }
     try {
       append_interval(*g_writer);
     } catch (...) {
@@ -106,14 +110,20 @@ void forget_partials_in_child() noexcept { g_writer = nullptr; }
 }  // namespace
 
 void start_partial_writer(const Config& config) noexcept {
-  if (config.partial_interval_ms == 0 || g_started.exchange(true)) return;
-  // Without host activity an interval's device records cannot be found (they are found through
-  // its calls); without a trace file there is nothing to keep partially.
-  if (!config.activity_cpu || !export_options(config).write_trace) return;
+  // Without host activity an interval's device records cannot be found (they are found
+  // through its calls).
+  if (config.partial_interval_ms == 0 || !config.activity_cpu || g_configured.exchange(true)) return;
   g_writer = new (std::nothrow) PartialWriter;
   if (g_writer == nullptr) return;
   g_writer->config = &config;
   pthread_atfork(nullptr, nullptr, forget_partials_in_child);
+  g_first_due_ms.store(monotonic_ms() + config.partial_interval_ms);
+}
+
+void partial_writer_tick() noexcept {
+  if (g_writer == nullptr || g_thread_started.load(std::memory_order_relaxed)) return;
+  const uint64_t due = g_first_due_ms.load(std::memory_order_relaxed);
+  if (due == 0 || monotonic_ms() < due || g_thread_started.exchange(true)) return;
   if (!start_agent_thread("profagent-part", write_partials, nullptr)) {
     log(LogLevel::Warn, "could not start the partial trace thread; no partial trace is kept");
   }

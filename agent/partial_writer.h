@@ -5,8 +5,8 @@
 // leaves that file: a trace of every interval but the last. When the window's files are
 // written, its final trace replaces it and the partial files are removed.
 //
-// The thread starts at the process's first CUDA call, with the device poller (a process that
-// never uses CUDA runs none), and only when the trace is written and host activity recorded.
+// The thread starts when the first interval has passed (the device poller looks: a process
+// that never uses CUDA, or ends sooner, runs none), and only when host activity is recorded.
 // Nothing is written for an interval without events. A forked child writes no partial trace.
 #pragma once
 
@@ -16,8 +16,11 @@
 
 namespace profagent::agent {
 
-// Starts the thread once per process when config.partial_interval_ms is not 0.
+// At the process's first CUDA call: the first interval starts (config.partial_interval_ms 0: none).
 void start_partial_writer(const Config& config) noexcept;
+
+// From the device poller's every tick: starts the thread once the first interval has passed.
+void partial_writer_tick() noexcept;
 
 // After window `window`'s files were written: its partial trace is removed when `trace_written`
 // (the final trace is there), else closed and left on disk (it is then all that is left).

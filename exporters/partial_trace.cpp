@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <stdio.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -103,30 +102,43 @@ PartialTrace::~PartialTrace() {
 
 // The swap file brought to the published one's events, then this interval's events and a tail.
 std::string PartialTrace::write_swap(const Trace& interval, uint64_t& events_end) {
+  const std::string swap_path = dir_->location(swap_name_);
   if (swap_.fd < 0) {
     swap_.fd = openat(dir_->fd(), swap_name_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (swap_.fd < 0) return system_error("cannot create", dir_->location(swap_name_));
+    if (swap_.fd < 0) return system_error("cannot create", swap_path);
     swap_.end = 0;
   }
   if (published_.fd >= 0 && !copy_range(published_.fd, swap_.fd, swap_.end, published_.end)) {
-    return system_error("cannot write", dir_->location(swap_name_));
+    return system_error("cannot write", swap_path);
   }
   FileAt out(swap_.fd, published_.fd >= 0 ? published_.end : 0);
-  {
-    JsonWriter w(out);
-    chrome::ChromeTraceWriter events(interval, w, uint32_t(std::min<uint64_t>(next_fresh_id_, UINT32_MAX)));
-    if (intervals_ == 0) {
-      base_ = events.base();
-      events.write_head();
-    }
-    events.set_base(base_);
-    events.write_events();
-    rows_->add(interval, events);
-    fresh_after_append_ = events.next_fresh_id();
-    if (!w.flush()) return system_error("cannot write", dir_->location(swap_name_));
-  }
+  if (!write_events(interval, out)) return system_error("cannot write", swap_path);
   events_end = out.offset();
-  Trace tail;  // what the tail names: the process, every row and name seen so far
+  if (!write_tail(interval, out) || ftruncate(swap_.fd, off_t(out.offset())) != 0 || fsync(swap_.fd) != 0) {
+    return system_error("cannot write", swap_path);
+  }
+  return {};
+}
+
+// The interval's events (after the head, for the first), with the first interval's base time
+// and fresh ids that continue the previous interval's.
+bool PartialTrace::write_events(const Trace& interval, OutputStream& out) {
+  JsonWriter w(out);
+  chrome::ChromeTraceWriter events(interval, w, uint32_t(std::min<uint64_t>(next_fresh_id_, UINT32_MAX)));
+  if (intervals_ == 0) {
+    base_ = events.base();
+    events.write_head();
+  }
+  events.set_base(base_);
+  events.write_events();
+  rows_->add(interval, events);
+  fresh_after_append_ = events.next_fresh_id();
+  return w.flush();
+}
+
+// Row names of every interval so far, the closing instant, profagent_partial and traceName.
+bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
+  Trace tail;
   tail.process.pid = interval.process.pid;
   tail.process.exe_name = interval.process.exe_name;
   tail.process.thread_names.assign(rows_->thread_names.begin(), rows_->thread_names.end());
@@ -134,23 +146,18 @@ std::string PartialTrace::write_swap(const Trace& interval, uint64_t& events_end
   tail.unix_offset_ns = interval.unix_offset_ns;
   tail.start_ns = tail.end_ns = interval.end_ns;
   const uint64_t through_unix = uint64_t(std::max<int64_t>(0, int64_t(interval.end_ns) + interval.unix_offset_ns));
-  std::string keys = "  \"" + std::string(schema::kPartial) + "\": {\"" + std::string(schema::partial::kIntervals) +
-                     "\":" + std::to_string(intervals_ + 1) + ",\"" + std::string(schema::partial::kHostEvents) +
-                     "\":" + std::to_string(host_events_ + interval.host.size()) + ",\"" +
-                     std::string(schema::partial::kThroughNs) + "\":" + std::to_string(through_unix) + "},\n";
-  {
-    JsonWriter w(out, 1 << 16);
-    chrome::ChromeTraceWriter closing(tail, w);
-    closing.set_base(base_);
-    for (const auto& [a, b] : rows_->host.sorted()) closing.host_rows().add(a, b);
-    for (const auto& [a, b] : rows_->device.sorted()) closing.device_rows().add(a, b);
-    closing.write_tail(name_.substr(0, name_.size() - std::string_view(".partial").size()), keys);
-    if (!w.flush()) return system_error("cannot write", dir_->location(swap_name_));
-  }
-  if (ftruncate(swap_.fd, off_t(out.offset())) != 0 || fsync(swap_.fd) != 0) {
-    return system_error("cannot write", dir_->location(swap_name_));
-  }
-  return {};
+  const std::string keys = "  \"" + std::string(schema::kPartial) + "\": {\"" +
+                           std::string(schema::partial::kIntervals) + "\":" + std::to_string(intervals_ + 1) +
+                           ",\"" + std::string(schema::partial::kHostEvents) +
+                           "\":" + std::to_string(host_events_ + interval.host.size()) + ",\"" +
+                           std::string(schema::partial::kThroughNs) + "\":" + std::to_string(through_unix) + "},\n";
+  JsonWriter w(out, 1 << 16);
+  chrome::ChromeTraceWriter closing(tail, w);
+  closing.set_base(base_);
+  for (const auto& [a, b] : rows_->host.sorted()) closing.host_rows().add(a, b);
+  for (const auto& [a, b] : rows_->device.sorted()) closing.device_rows().add(a, b);
+  closing.write_tail(name_.substr(0, name_.size() - std::string_view(".partial").size()), keys);
+  return w.flush();
 }
 
 std::string PartialTrace::publish() {
@@ -177,7 +184,6 @@ std::string PartialTrace::append(Trace& interval) {
     published_.end = events_end;
     ++intervals_;
     host_events_ += interval.host.size();
-    through_ns_ = interval.end_ns;
     next_fresh_id_ = fresh_after_append_;
     return {};
   } catch (const std::bad_alloc&) {

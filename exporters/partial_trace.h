@@ -57,6 +57,8 @@ class PartialTrace {
   };
   struct Rows;  // what the tail names: rows, thread and stream names of every interval
   std::string write_swap(const Trace& interval, uint64_t& events_end);
+  bool write_events(const Trace& interval, OutputStream& out);
+  bool write_tail(const Trace& interval, OutputStream& out);
   std::string publish();
 
   std::unique_ptr<OutputDir> dir_;
@@ -73,7 +75,6 @@ class PartialTrace {
   uint64_t fresh_after_append_ = 0;
   uint64_t intervals_ = 0;
   uint64_t host_events_ = 0;
-  uint64_t through_ns_ = 0;
   std::unique_ptr<Rows> rows_;
 };
 
