@@ -45,7 +45,7 @@ void ChromeTraceWriter::write_tail(std::string_view trace_name, std::string_view
     stack_frames_.write(w_);
     w_.raw(",\n");
   }
-  w_.raw(extra_keys);
+  if (!extra_keys.empty()) w_.raw(extra_keys);  // raw() copies with memcpy: never from a null view
   w_.raw("  \""), w_.raw(schema::kTraceName), w_.raw("\": ");
   w_.string(trace_name);
   w_.raw("\n}\n");
