@@ -62,6 +62,8 @@ bool CuptiApi::load(const std::string& explicit_path, std::string* why) {
   resolve(handle, "cuptiSubscribe", subscribe, &optional);
   resolve(handle, "cuptiUnsubscribe", unsubscribe, &optional);
   resolve(handle, "cuptiEnableDomain", enable_domain, &optional);
+  resolve(handle, "cuptiEnableCallback", enable_callback, &optional);
+  resolve(handle, "cuptiGetGraphNodeId", get_graph_node_id, &optional);
   if (!missing.empty()) {
     *why = path + " lacks " + missing;
     return false;  // the handle stays open: unloading CUPTI is never safe

@@ -27,6 +27,9 @@ struct CuptiApi {
   decltype(&cuptiSubscribe) subscribe = nullptr;
   decltype(&cuptiUnsubscribe) unsubscribe = nullptr;
   decltype(&cuptiEnableDomain) enable_domain = nullptr;
+  // Graph node callbacks (optional: without them graph replays keep their launch's External id).
+  decltype(&cuptiEnableCallback) enable_callback = nullptr;
+  decltype(&cuptiGetGraphNodeId) get_graph_node_id = nullptr;
 
   std::string path;  // what was loaded
 

@@ -128,6 +128,10 @@ void CuptiBackend::subscribe_callbacks() noexcept {
   std::string why;
   if (subscribe_api_callbacks(api_, &subscriber_, &why)) {
     callbacks_on_ = true;
+    if (!enable_graph_callbacks(api_, subscriber_)) {
+      log(LogLevel::Warn, "CUPTI graph node callbacks unavailable: CUDA graph replays are attributed to their "
+          "cudaGraphLaunch, not to the operator or range open when they were captured");
+    }
     return;
   }
   subscriber_ = nullptr;

@@ -166,7 +166,10 @@ void on_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Cal
 
 }  // namespace
 
-void CUPTIAPI on_api_callback(void*, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+void CUPTIAPI on_api_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
+  if (domain == CUPTI_CB_DOMAIN_RESOURCE && userdata != nullptr) {
+    return on_graph_resource(*static_cast<const CuptiApi*>(userdata), cbid, data);
+  }
   if (domain != CUPTI_CB_DOMAIN_RUNTIME_API && domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
   const auto* call = static_cast<const CUpti_CallbackData*>(data);
   if (call == nullptr || call->correlationData == nullptr) return;
@@ -192,7 +195,7 @@ bool subscribe_api_callbacks(const CuptiApi& api, CUpti_SubscriberHandle* subscr
       return false;
     }
     AgentBusy busy;
-    const CUptiResult result = api.subscribe(subscriber, &on_api_callback, nullptr);
+    const CUptiResult result = api.subscribe(subscriber, &on_api_callback, const_cast<CuptiApi*>(&api));
     if (result != CUPTI_SUCCESS) {
       *why = "cuptiSubscribe returned " + api.error_name(result);
       return false;

@@ -28,7 +28,14 @@ bool subscribe_api_callbacks(const CuptiApi& api, CUpti_SubscriberHandle* subscr
 bool enable_api_callbacks(const CuptiApi& api, CUpti_SubscriberHandle subscriber, bool enable) noexcept;
 
 // The callback itself (exposed for unit tests, which drive it with synthetic callback data).
+// `userdata` is the CuptiApi subscribed with (resource callbacks need it; API ones do not).
 void CUPTIAPI on_api_callback(void* userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                               const void* data);
+
+// The graph resource callbacks (collector/cupti_graph_callbacks.cpp): enabled once after
+// subscribing, and left on. False when this CUPTI lacks them or refused (then graph replays keep
+// their launch's External id, as the caller says once).
+bool enable_graph_callbacks(const CuptiApi& api, CUpti_SubscriberHandle subscriber) noexcept;
+void on_graph_resource(const CuptiApi& api, CUpti_CallbackId cbid, const void* data) noexcept;
 
 }  // namespace profagent::collector

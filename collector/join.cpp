@@ -10,6 +10,7 @@
 #include "collector/annotations.h"
 #include "collector/names.h"
 #include "collector/collectives.h"
+#include "collector/graph_captures.h"
 #include "collector/shapes.h"
 
 namespace profagent::collector {
@@ -55,6 +56,7 @@ class Joiner {
     sort_and_nest();
     index_host_records();
     link_device_records();
+    counts_.graph_replays_without_capture = attribute_graph_replays(trace_, in_.window_end_ns).without_capture;
     assign_call_correlations();
     sort_device_records();
     name_streams();

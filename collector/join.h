@@ -37,6 +37,8 @@ struct JoinInput {
   // Every link received since the last cut, also of calls without device work: they give each
   // recorded call its own CUPTI correlation id (trace `correlation` on every runtime event).
   std::vector<ExternalLink> call_links;
+  // The notes of graph nodes made up to here are resolved by this join (collector/graph_captures.h).
+  uint64_t window_end_ns = UINT64_MAX;
 };
 
 struct JoinCounts {
@@ -45,6 +47,9 @@ struct JoinCounts {
   // Stack tags whose call is not the record before them: a window cut fell between the call's
   // event and its tag (the call went to the previous window). That call has no stack.
   uint64_t orphan_stacks = 0;
+  // Device records of CUDA graph replays whose node's capture is unknown (collector/graph_captures.h):
+  // they keep their cudaGraphLaunch's External id.
+  uint64_t graph_replays_without_capture = 0;
 };
 
 // Fills trace.host (sorted by tid, start) and trace.device (sorted by start). A runtime call's

@@ -172,6 +172,11 @@ struct DropCounters {
   // (PROFAGENT_WINDOW_WAIT_MS): counted here, and dropped when it comes.
   uint64_t late_device_records = 0;
   uint64_t unmatched_device_records = 0;  // no host event found for their correlation
+  // CUDA graph replays (collector/graph_captures.h): device records whose node's capture is
+  // unknown (made while nothing was recorded), which keep their cudaGraphLaunch's External id;
+  // and graph nodes the capture-time map could not keep so far in the process (it was full).
+  uint64_t graph_replays_without_capture = 0;
+  uint64_t graph_nodes_not_kept = 0;
   // Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved. Less reserved means an
   // address-space limit (RLIMIT_AS) is why host events were dropped, not the buffer size.
   uint64_t host_buffer_requested_bytes = 0;

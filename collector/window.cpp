@@ -13,6 +13,7 @@
 #include "collector/clock.h"
 #include "collector/cpu_times.h"
 #include "collector/device_pool.h"
+#include "collector/graph_captures.h"
 #include "collector/join.h"
 #include "collector/log.h"
 #include "collector/memory_ledger.h"
@@ -335,10 +336,13 @@ Trace join_part(Session& s, CutWindow& window) {
   describe_window(s, trace);
   JoinInput input{std::move(window.threads), names_snapshot(), kernel_names_snapshot(), window.converter,
                   std::move(claim.records), &claim.links, std::move(links)};
+  input.window_end_ns = trace.end_ns;
   JoinCounts counts = join(std::move(input), trace);
   symbolize_window_stacks(trace);
   trace.drops.stacks_lost += counts.orphan_stacks;
   trace.drops.unmatched_device_records = counts.unmatched;
+  trace.drops.graph_replays_without_capture = counts.graph_replays_without_capture;
+  trace.drops.graph_nodes_not_kept = graph_nodes_not_kept();
   trace.drops.late_device_records = late + counts.late;
   absorb_device_memory(window.memory, trace.start_ns, trace.end_ns);
   finish_memory(std::move(window.memory), window.converter, trace);

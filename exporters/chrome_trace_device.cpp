@@ -62,7 +62,7 @@ void ChromeTraceWriter::device_events() {
       driver_event(d);
       flow_starts(true, i, host_pid(d.pid), host_tid(d.tid), d.start_ns);
     } else {
-      device_event(d);
+      device_event(d, i);
     }
   }
 }
@@ -80,7 +80,7 @@ void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
   end_event();
 }
 
-void ChromeTraceWriter::device_event(const DeviceRecord& d) {
+void ChromeTraceWriter::device_event(const DeviceRecord& d, std::size_t index) {
   const uint64_t tid = device_tid(d);
   device_rows_.add(d.device, tid);
   std::string_view name = d.name;
@@ -97,7 +97,7 @@ void ChromeTraceWriter::device_event(const DeviceRecord& d) {
   // The stack of the call that issued the work: clicking a kernel shows the line that launched it.
   if (d.host >= 0 && size_t(d.host) < t_.host.size()) stack_frame_id(stack_frames_.sf_of(t_.host[d.host]));
   end_event();
-  flow_end(d);
+  flow_end(index);
 }
 
 // GPU args in Kineto's order; stream and correlation always, so HTA sees a GPU event.
@@ -114,6 +114,13 @@ void ChromeTraceWriter::gpu_args(const DeviceRecord& d, Args& a) {
     // bytes per ns is GB/s.
     a.key(arg::kBandwidth).fixed3(dur ? static_cast<double>(d.bytes) / dur : 0.0);
   }
+  graph_args(d, a);
+}
+
+// A graph replay's work names its graph and node, as CUPTI's records do (0: not from a graph).
+void ChromeTraceWriter::graph_args(const DeviceRecord& d, Args& a) {
+  if (d.graph_id != 0) a.key(arg::kGraphId).u64(d.graph_id);
+  if (d.graph_node_id != 0) a.key(arg::kGraphNodeId).u64(d.graph_node_id);
 }
 
 const DeviceInfo* ChromeTraceWriter::device_info(uint32_t id) const {
@@ -144,8 +151,7 @@ void ChromeTraceWriter::kernel_args(const DeviceRecord& d, Args& a) {
   a.key(arg::kBlock).raw("["), w_.i64(d.block[0]), w_.raw(","), w_.i64(d.block[1]), w_.raw(",");
   w_.i64(d.block[2]), w_.raw("]");
   if (info) a.key(arg::kOccupancy).i64(occupancy.achieved_percent());
-  if (d.graph_id != 0) a.key(arg::kGraphId).u64(d.graph_id);
-  if (d.graph_node_id != 0) a.key(arg::kGraphNodeId).u64(d.graph_node_id);
+  graph_args(d, a);
 }
 
 // Event waits name what they wait for as Kineto does (-1 when unknown), which HTA's critical

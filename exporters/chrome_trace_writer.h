@@ -178,9 +178,10 @@ class ChromeTraceWriter {
   // chrome_trace_device.cpp
   void gpu_annotations();
   void device_events();
-  void device_event(const DeviceRecord& d);
+  void device_event(const DeviceRecord& d, std::size_t index);
   void gpu_args(const DeviceRecord& d, Args& a);
   void kernel_args(const DeviceRecord& d, Args& a);
+  void graph_args(const DeviceRecord& d, Args& a);
   void sync_args(const DeviceRecord& d, Args& a);
   const DeviceInfo* device_info(uint32_t id) const;
   void driver_event(const DeviceRecord& d);
@@ -191,7 +192,7 @@ class ChromeTraceWriter {
   bool launcher_of(const DeviceRecord& d, FlowStart* from) const;
   void flow_starts(bool from_driver, std::size_t index, uint64_t pid, uint64_t tid, uint64_t ts);
   void flow_start(uint64_t id, uint64_t pid, uint64_t tid, uint64_t ts);
-  void flow_end(const DeviceRecord& d);
+  void flow_end(std::size_t index);  // of the device record at `index`
 
   const Trace& t_;
   JsonWriter& w_;
@@ -206,6 +207,7 @@ class ChromeTraceWriter {
   std::vector<uint64_t> host_flow_;    // flow id started by each host record, 0 if none
   std::vector<uint64_t> driver_flow_;  // the same per device record (driver records only)
   std::vector<FlowStart> extra_flows_;  // second and later ids of one call, sorted
+  std::vector<uint64_t> record_flow_;   // the id of each device record's arrow, 0 if none
   RowSet host_rows_;    // (pid, tid)
   RowSet device_rows_;  // (device, tid)
   RowText row_text_;

@@ -126,6 +126,25 @@ std::string min_duration_line(const Trace& t, const DropLineFacts&) {
          " us left out (PROFAGENT_MIN_DURATION_US; profagent_drops.shorter_than_min_duration; said once)";
 }
 
+// CUDA graph replays whose node was made while nothing was recorded (or that the capture-time
+// map could not keep) are attributed to their cudaGraphLaunch, as without the map.
+std::string graph_replays_line(const Trace& t, const DropLineFacts&) {
+  const uint64_t unknown = t.drops.graph_replays_without_capture;
+  if (unknown == 0) return {};
+  return std::to_string(unknown) +
+         " device records of CUDA graph replays are attributed to their cudaGraphLaunch, not to the operator or "
+         "range open at their capture: the graph was captured while nothing was recorded "
+         "(profagent_drops.graph_replays_without_capture; said once)";
+}
+
+std::string graph_nodes_line(const Trace& t, const DropLineFacts&) {
+  const uint64_t lost = t.drops.graph_nodes_not_kept;
+  if (lost == 0) return {};
+  return std::to_string(lost) +
+         " CUDA graph nodes not kept in the capture-time map (it was full): their replays are attributed to their "
+         "cudaGraphLaunch (profagent_drops.graph_nodes_not_kept; said once)";
+}
+
 using enum DropSaid;
 
 // The order is the trace's (kept byte for byte); stderr says the lines in the same order.
@@ -161,6 +180,9 @@ constexpr DropCounter kDropCounters[] = {
     {counter<&DropCounters::shorter_than_min_duration>("shorter_than_min_duration"), OncePerProcess, min_duration_line},
     {counter<&DropCounters::over_max_events>("over_max_events"), OncePerProcess, max_events_line},
     {counter<&DropCounters::over_max_events_device_records>("over_max_events_device_records"), InAnotherLine},
+    {counter<&DropCounters::graph_replays_without_capture>("graph_replays_without_capture"), OncePerProcess,
+     graph_replays_line},
+    {counter<&DropCounters::graph_nodes_not_kept>("graph_nodes_not_kept"), OncePerProcess, graph_nodes_line},
 };
 
 static_assert(std::size(kDropCounters) <= kMaxDropCounters);

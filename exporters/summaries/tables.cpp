@@ -149,13 +149,41 @@ void add_host_memory(const HostMemory& mem, std::size_t i, TableRow& r) {
   r.self_cuda_memory += mem.self_cuda[i];
 }
 
+// A row per CUDA graph: a graph launch is named after the graph its device records say it
+// replayed (CUPTI's graph id), so the row counts that graph's launches and its CUDA time avg is
+// the device time of one replay. Launches without a record in the window keep the plain name.
+class GraphLaunchNames {
+ public:
+  explicit GraphLaunchNames(const Trace& t) {
+    for (const DeviceRecord& d : t.device) {
+      if (d.graph_id == 0 || !valid_index(d.host, t.host.size())) continue;
+      if (graph_of_.empty()) graph_of_.assign(t.host.size(), 0);
+      graph_of_[std::size_t(d.host)] = d.graph_id;
+    }
+  }
+  std::string_view of(std::size_t i, std::string_view api) {
+    const uint32_t graph = graph_of_.empty() ? 0 : graph_of_[i];
+    if (graph == 0) return api;
+    auto [it, inserted] = names_.try_emplace(graph);
+    if (inserted) it->second = std::string(api) + " (graph " + std::to_string(graph) + ")";
+    return it->second;
+  }
+
+ private:
+  std::vector<uint32_t> graph_of_;  // by host record; empty when no record came from a graph
+  std::unordered_map<uint32_t, std::string> names_;
+};
+
 void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, SourceLocations& locations) {
   const HostMemory mem = host_memory(t, costs);
+  GraphLaunchNames graphs(t);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
     const RowKind kind = host_row_kind(h);
-    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : api_name(h.name);
+    const std::string_view name = kind == RowKind::Step           ? std::string_view("ProfilerStep*")
+                                  : h.kind == EventKind::GraphLaunch ? graphs.of(i, api_name(h.name))
+                                                                     : api_name(h.name);
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)
                                : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);

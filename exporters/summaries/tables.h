@@ -7,7 +7,9 @@
 //   CPU total = duration; Self CPU = duration minus the durations of its recorded children
 //   (host records whose `parent` is it); CUDA total = device work that belongs to it;
 //   Self CUDA = 0. Driver calls no hook saw (host records flagged kFlagDriverApi, e.g. a
-//   library's cuLaunchKernel) are rows of this kind too (RowKind::Driver).
+//   library's cuLaunchKernel) are rows of this kind too (RowKind::Driver). A CUDA graph launch
+//   is grouped per graph ("cudaGraphLaunch (graph 3)", CUPTI's graph id of its device records):
+//   the row's calls are that graph's launches, its CUDA time avg the device time of one replay.
 // - operators, user ranges and steps ("ProfilerStep*", as torch's key_averages names them):
 //   CPU numbers as above; CUDA total = device work that belongs to it; Self CUDA = device
 //   work whose innermost enclosing operator/range/step is this record — the kernels its own

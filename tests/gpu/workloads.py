@@ -32,6 +32,7 @@ PROGRAMS = {
     "register_limits": ("workloads/register_limits.cu", False, []),
     "bench_calls": ("bench/bench_calls.cu", False, []),
     "cupti_semantics": ("gpu/programs/cupti_semantics.cu", False, ["-lcupti"]),
+    "graph_capture_app": ("preload/programs/graph_capture_app.cu", False, ["-ldl"]),
 }
 # The workload checks: program and arguments (the one-device programs of tests/workloads), and
 # the checker the preload tests hold each to (tests/preload/CMakeLists.txt, WorkloadTest.cmake):
@@ -48,6 +49,9 @@ RUNS = {
     "managed_prefetch": (["managed_prefetch"], "workload_unchanged"),
     "per_thread_pinned": (["per_thread_pinned"], "workload_unchanged"),
     "register_limits": (["register_limits"], "workload_unchanged"),
+    # CUDA graph replays attributed to the NVTX range open at their capture (docs/graphs.md):
+    # real CUPTI's exec node ids, clone callbacks and launch correlation, as devsim's.
+    "graph_capture_attributed": (["graph_capture_app", "6"], "graph_capture_attributed"),
 }
 
 
@@ -155,6 +159,7 @@ def check_workload(name):
         under_agent = RunView(context.run(command, env=dict(environment, LD_PRELOAD=context.agent), timeout=120))
         alone = RunView(context.run(command, env=environment, timeout=120))
         checker_context = checkers.Context(out, under_agent, lambda: alone)
+        checker_context.profagent_cli = context.launcher
         try:
             if checker == "consistent_trace":
                 output_unchanged(under_agent, alone)

@@ -238,20 +238,33 @@ def summary_rows(out_dir):
         return json.loads(f.readline())
 
 
+def table_row_names(trace):
+    """The table's row name of each host call (by id()): its name, and for a CUDA graph launch
+    the graph its device records came from ("cudaGraphLaunch (graph 3)": a row per graph)."""
+    names = {}
+    for e in trace.device:
+        graph = e.get("args", {}).get("graph id", 0)
+        host = trace.launcher(e) if graph else None
+        if host is not None and "GraphLaunch" in host["name"]:
+            names[id(host)] = f"{host['name']} (graph {graph})"
+    return names
+
+
 def check_table(trace, summary):
     """Every number of the table equals the sum recomputed from the trace."""
+    row_names = table_row_names(trace)
     sums = collections.defaultdict(lambda: [0, 0])
     for e in trace.device:
         sums[("device", e["name"])][0] += 1
         sums[("device", e["name"])][1] += e["end_ns"] - e["start_ns"]
     for e in trace.runtime + trace.driver + trace.ranges:
-        sums[("host", e["name"])][0] += 1
-        sums[("host", e["name"])][1] += e["end_ns"] - e["start_ns"]
+        sums[("host", row_names.get(id(e), e["name"]))][0] += 1
+        sums[("host", row_names.get(id(e), e["name"]))][1] += e["end_ns"] - e["start_ns"]
     issued = collections.defaultdict(int)
     for e in trace.device:
         host = trace.launcher(e)
         if host is not None:
-            issued[host["name"]] += e["end_ns"] - e["start_ns"]
+            issued[row_names.get(id(host), host["name"])] += e["end_ns"] - e["start_ns"]
     checked = 0
     for row in summary["rows"]:
         if row["kind"] in ("kernel", "memcpy", "memset"):
@@ -453,7 +466,8 @@ def check_unwritable_output_dir(context):
 
 # ---- checks kept in modules of their own, found here by name --------------------------------
 
-from graph_checks import check_graph_launches_linked  # noqa: E402,F401
+from graph_checks import (check_graph_capture_attributed, check_graph_capture_not_recorded,  # noqa: E402,F401
+                          check_graph_capture_windows, check_graph_launches_linked)
 from library_checks import check_second_library_descriptor  # noqa: E402,F401
 from nvtx_checks import (check_nvtx_other_tool_kept, check_nvtx_range_marker, check_nvtx_ranges,  # noqa: E402,F401
                          check_torch_ops)

@@ -28,7 +28,8 @@ using test::kWorker;
 
 // The sample trace plus what it lacks: a range, a step record, a captured call, entry points,
 // shapes, stacks, a driver record no hook saw, a memset, event and context syncs, a graph
-// kernel, work known only by its operator, memory, CPU times and every drop counter.
+// kernel, a graph launch's replayed kernel and copy, work known only by its operator, memory,
+// CPU times and every drop counter.
 Trace full_trace() {
   Trace t = test::sample_trace();
   t.whole_run = false;
@@ -54,6 +55,8 @@ Trace full_trace() {
   t.host.push_back(host(EventKind::Sync, "cudaStreamWaitEvent", 165, 169, 25));      // 13
   t.host[13].arg1 = 0xE1;
   t.host[13].correlation = 6;
+  t.host.push_back(host(EventKind::GraphLaunch, "cudaGraphLaunch", 180, 186, 26));  // 14
+  t.host[14].correlation = 40;
   t.host[0].input_dims = {{4, 8}, {8, 2}, {}};
   t.host[0].input_types = {"float", "float", "Scalar"};
 
@@ -89,6 +92,15 @@ Trace full_trace() {
   t.device.push_back(library);
   t.device.push_back(context);
   t.device.push_back(wait);
+  // A graph replay: a kernel and a copy of one cudaGraphLaunch, each with its own arrow, its
+  // graph and node ids, and the External id of the range open at its node's capture.
+  DeviceRecord replayed_kernel = test::device(DeviceKind::Kernel, "graph_kernel", 190, 194, 7, 40, 14);
+  DeviceRecord replayed_copy = test::device(DeviceKind::Memcpy, "Memcpy DtoD (Device -> Device)", 195, 197, 7, 40, 14);
+  replayed_copy.bytes = 4096;
+  for (DeviceRecord* r : {&replayed_kernel, &replayed_copy}) r->graph_id = 5, r->external_id = 21;
+  replayed_kernel.graph_node_id = 90, replayed_copy.graph_node_id = 91;
+  t.device.push_back(replayed_kernel);
+  t.device.push_back(replayed_copy);
   t.process.thread_names.push_back({kWorker, ""});
 
   MemoryReport& m = t.memory;
@@ -126,6 +138,7 @@ Trace full_trace() {
   d.left_out_host_events = 12, d.left_out_device_records = 13;
   d.memory_room_bytes = 14ull << 20, d.memory_needed_bytes = 15ull << 20;
   d.shorter_than_min_duration = 16, d.over_max_events = 17, d.over_max_events_device_records = 18;
+  d.graph_replays_without_capture = 19, d.graph_nodes_not_kept = 20;
   return t;
 }
 
