@@ -195,7 +195,11 @@ struct Variable {
         [](const Config& c) { return std::string(bool_text(c.field)); }                           \
   }
 
-const std::array<Variable, 32> kVariables = {{
+// PROFAGENT_PARTIAL_INTERVAL_MS: 0 (off), or 100 ms to a day.
+constexpr uint32_t kMinPartialIntervalMs = 100;
+constexpr uint32_t kMaxPartialIntervalMs = 86'400'000;
+
+const std::array<Variable, 33> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"TRACE_FORMAT", [](std::string_view t, Config& c) { return exporters::parse_trace_formats(t, c.trace_formats); },
@@ -218,6 +222,12 @@ const std::array<Variable, 32> kVariables = {{
     {"WINDOW_WAIT_MS",
      [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.window_wait_ms, 0, collector::kMaxWindowWaitMs); },
      [](const Config& c) { return std::to_string(c.window_wait_ms); }},
+    {"PARTIAL_INTERVAL_MS",
+     [](std::string_view t, Config& c) {
+       return parse_int<uint32_t>(t, c.partial_interval_ms, 0, kMaxPartialIntervalMs) &&
+              (c.partial_interval_ms == 0 || c.partial_interval_ms >= kMinPartialIntervalMs);
+     },
+     [](const Config& c) { return c.partial_interval_ms == 0 ? std::string("0 (off)") : std::to_string(c.partial_interval_ms); }},
     {"ACTIVITIES", parse_activities, activities_text},
     PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),
     PROFAGENT_BOOL_VARIABLE("PROFILE_MEMORY", profile_memory),

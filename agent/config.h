@@ -44,6 +44,9 @@ struct Config {
   // How long a window's join waits for the device work issued in the window (up to
   // kMaxWindowWaitMs); what has not come by then is counted as late (collector/session.h).
   uint32_t window_wait_ms = collector::kDefaultWindowWaitMs;
+  // PROFAGENT_PARTIAL_INTERVAL_MS: how often the window being recorded is appended to its
+  // crash-safe <stem>.trace.json.partial (agent/partial_writer.h); 0: never.
+  uint32_t partial_interval_ms = 10000;
 
   bool activity_cpu = true;     // PROFAGENT_ACTIVITIES=cpu,cuda
   bool activity_cuda = true;

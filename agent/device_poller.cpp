@@ -6,6 +6,7 @@
 
 #include "agent/agent_cost.h"
 #include "agent/log.h"
+#include "agent/partial_writer.h"
 #include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/session.h"
@@ -35,6 +36,7 @@ void poll_until_stopped(void*) noexcept {
   const timespec tick{0, kTickNs};
   for (int ticks = 0; keep_running(); ++ticks) {
     collector::warm_host_buffers();
+    partial_writer_tick();
     nanosleep(&tick, nullptr);
     if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) poll_device();
   }

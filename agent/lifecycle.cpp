@@ -14,6 +14,7 @@
 
 #include "agent/crash_signals.h"
 #include "agent/device_poller.h"
+#include "agent/partial_writer.h"
 #include "agent/log.h"
 #include "agent/session_glue.h"
 #include "agent/signals.h"
@@ -107,6 +108,7 @@ void on_first_cuda_use() noexcept {
   install_opt_in_signal_handlers();
   install_crash_signal_handlers();
   start_device_poller();
+  start_partial_writer(*g_config);
   start_time_marker();
   start_trigger_server();
 }

@@ -3,6 +3,8 @@
 #include "agent/drop_report.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
+#include "agent/partial_writer.h"
+#include "exporters/file_names.h"
 #include "exporters/exporter.h"
 
 namespace profagent::agent {
@@ -20,6 +22,15 @@ void print_table(const std::string& table) noexcept {
   }
 }
 
+// The window's trace file is among those written (its name starts with the window's stem).
+bool trace_written(const Trace& trace, const exporters::ExportResult& result) {
+  const std::string trace_stem = "/" + exporters::file_stem(trace) + ".trace.";
+  for (const std::string& path : result.paths) {
+    if (path.find(trace_stem) != std::string::npos) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 // Lost events are said with every written window, with the setting that bounds them, so a
@@ -32,6 +43,7 @@ void export_and_report(Trace& trace, const Config& config, const WindowVoice& vo
     exporters::ExportOptions options = export_options(config);
     if (!voice.output_dir.empty()) options.output_dir = voice.output_dir;
     const exporters::ExportResult result = exporters::export_window(trace, options);
+    finish_partial(trace.window, trace_written(trace, result));
     // With no file written, the first error is the reason and goes into the closing line.
     const bool nothing_written = result.paths.empty() && !result.errors.empty();
     for (size_t i = nothing_written ? 1 : 0; i < result.errors.size(); ++i) log(LogLevel::Error, result.errors[i]);

@@ -490,6 +490,17 @@ bool freeze_last_window(Trace& trace) noexcept {
   }
 }
 
+std::string window_output_dir() noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr || !w->on_demand) return {};
+  try {
+    std::lock_guard lock(w->mutex);
+    return w->trigger_output_dir;
+  } catch (...) {
+    return {};
+  }
+}
+
 std::string closing_line_without_window() noexcept {
   Windows* w = g_windows;
   if (w == nullptr || (!w->scheduled && !w->profiler_api)) return {};

@@ -69,6 +69,10 @@ bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, 
 bool arm_timed_trigger(const std::string& output_dir, std::string& why) noexcept;
 void close_timed_trigger() noexcept;
 
+// Where the window being recorded writes its files: a trigger's --output-dir, or "" for
+// PROFAGENT_OUTPUT_DIR.
+std::string window_output_dir() noexcept;
+
 // Hand-over figures: how long step boundaries that cut a window held the program.
 struct HandOverStats {
   uint64_t windows = 0;

@@ -4,6 +4,8 @@
 #include <atomic>
 #include <cstdint>
 #include <mutex>
+#include <string>
+#include <utility>
 #include <unordered_map>
 #include <vector>
 
@@ -47,5 +49,16 @@ struct Session {
 
 
 Session& session();  // leaked singleton
+
+// Flushes (unless `flush` is false) and drains the device backend, outside every collector
+// lock, into the pool (collector/window.cpp).
+void collect_device_records(Session& s, bool flush);
+
+// The names of the threads that recorded `threads` (a name the program gave wins).
+std::vector<std::pair<uint32_t, std::string>> window_thread_names(const std::vector<ThreadEvents>& threads);
+
+// The window's metadata (process, devices, configuration, device backend), keeping the thread
+// names `trace` has. May ask the CUDA runtime once (no collector lock held).
+void describe_window(Session& s, Trace& trace);
 
 }  // namespace profagent::collector

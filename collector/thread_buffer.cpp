@@ -121,6 +121,7 @@ ThreadBuffer* take_buffer(Registry* r) {
     buffer->head.store(nullptr, std::memory_order_relaxed);
     buffer->read_chunk = nullptr;
     buffer->read_index = 0;
+    buffer->peek_chunk = nullptr;
     buffer->retired.store(false, std::memory_order_relaxed);
     buffer->reusable = false;
     buffer->readable = ReadablePages{};  // another thread's stack
@@ -205,6 +206,28 @@ void copy_committed(ThreadBuffer* buffer, ChunkPool* pool, std::vector<HostEvent
   }
 }
 
+// peek_all(): the same copy from the peek position, which only moves forward; chunks stay.
+void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out) {
+  Chunk* chunk = buffer->peek_chunk;
+  uint32_t index = buffer->peek_index;
+  if (chunk == nullptr) {
+    chunk = buffer->read_chunk ? buffer->read_chunk : buffer->head.load(std::memory_order_acquire);
+    index = buffer->read_index;
+  }
+  if (!chunk) return;
+  for (;;) {
+    const uint32_t committed = chunk->committed.load(std::memory_order_acquire);
+    out.insert(out.end(), chunk->events + index, chunk->events + committed);
+    index = committed;
+    Chunk* next = committed < kEventsPerChunk ? nullptr : chunk->next.load(std::memory_order_acquire);
+    if (!next) break;
+    chunk = next;
+    index = 0;
+  }
+  buffer->peek_chunk = chunk;
+  buffer->peek_index = index;
+}
+
 void recycle_if_retired(Registry* r, ThreadBuffer* buffer) {
   if (!buffer->retired.load(std::memory_order_acquire)) return;
   // The thread is gone: everything it committed was copied above, so its last chunk is free.
@@ -249,6 +272,7 @@ DrainResult drain_all() {
     uint64_t dropped = buffer->dropped.load(std::memory_order_relaxed);
     result.dropped += dropped - buffer->dropped_reported;
     buffer->dropped_reported = dropped;
+    buffer->peek_chunk = nullptr;  // back at the read position (its chunk may be recycled below)
     if (buffer->reusable) continue;
     ThreadEvents thread;
     copy_committed(buffer, r->pool, thread.events);
@@ -261,6 +285,24 @@ DrainResult drain_all() {
     recycle_if_retired(r, buffer);
   }
   result.dropped += r->unbuffered_drops.exchange(0) + g_registryless_drops.exchange(0);
+  return result;
+}
+
+DrainResult peek_all() {
+  DrainResult result;
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return result;
+  std::lock_guard lock(r->mutex);
+  for (ThreadBuffer* buffer : r->buffers) {
+    if (buffer->reusable) continue;
+    ThreadEvents thread;
+    copy_since_peek(buffer, thread.events);
+    if (thread.events.empty()) continue;
+    thread.tid = buffer->tid;
+    thread.pid = buffer->pid;
+    thread.name = current_thread_name(buffer);
+    result.threads.push_back(std::move(thread));
+  }
   return result;
 }
 

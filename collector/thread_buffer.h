@@ -44,6 +44,10 @@ struct ThreadBuffer : EventCursor {
   uint32_t read_index = 0;
   uint64_t dropped_reported = 0;
   bool reusable = false;                 // retired, fully read, waiting for a new thread
+  // peek_all()'s position, past the read position; null: at the read position (every
+  // drain_all() puts it back there, so it never names a chunk a drain recycled).
+  Chunk* peek_chunk = nullptr;
+  uint32_t peek_index = 0;
 
   // Identity, captured at registration.
   uint32_t slot = 0;  // >= 1
@@ -71,6 +75,11 @@ void configure_buffers(size_t bytes) noexcept;
 
 // Copies every committed event of every buffer (live or exited) and recycles what was read.
 DrainResult drain_all();
+
+// Copies every event committed since the previous peek_all() (or, after a drain_all(), since
+// that drain) without taking it: a later drain_all() still returns it, and no chunk is
+// recycled. For a look at the window being recorded (collector/interval_peek.h); `dropped` is 0.
+DrainResult peek_all();
 
 // Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved: less when the address space
 // is limited (chunk_pool.h). Zeros before the first event of the process.

@@ -27,6 +27,23 @@
 #include "collector/window_memory.h"
 
 namespace profagent::collector {
+
+// Flushes (unless `flush` is false) and drains the device backend without any collector lock
+// (the flush runs CUPTI's completed callback; parsing calls CUPTI), then puts the records into
+// the pool.
+void collect_device_records(Session& s, bool flush) {
+  DeviceBackend* backend = g_active_device_backend.load();
+  if (!backend) return;
+  s.drains_in_flight.fetch_add(1);
+  if (flush && g_device_tracing.load()) backend->flush();
+  DeviceBatch batch = backend->drain();
+  {
+    std::lock_guard lock(s.mutex);
+    s.pool.absorb(std::move(batch), s.cuts, clock::monotonic_ns());
+  }
+  s.drains_in_flight.fetch_sub(1);
+}
+
 namespace {
 
 // Events that ended by the cut belong to this window; those still running at the cut (they
@@ -45,22 +62,6 @@ void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
     next.events.assign(later, thread.events.end());
     thread.events.erase(later, thread.events.end());
   }
-}
-
-// Flushes (unless `flush` is false) and drains the device backend without any collector lock
-// (the flush runs CUPTI's completed callback; parsing calls CUPTI), then puts the records into
-// the pool.
-void collect_device_records(Session& s, bool flush) {
-  DeviceBackend* backend = g_active_device_backend.load();
-  if (!backend) return;
-  s.drains_in_flight.fetch_add(1);
-  if (flush && g_device_tracing.load()) backend->flush();
-  DeviceBatch batch = backend->drain();
-  {
-    std::lock_guard lock(s.mutex);
-    s.pool.absorb(std::move(batch), s.cuts, clock::monotonic_ns());
-  }
-  s.drains_in_flight.fetch_sub(1);
 }
 
 // Asked once (devices do not change) and outside every lock: these are CUDA calls.
@@ -121,6 +122,16 @@ void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
 }
 
 }  // namespace
+
+std::vector<std::pair<uint32_t, std::string>> window_thread_names(const std::vector<ThreadEvents>& threads) {
+  return thread_names(threads);
+}
+
+void describe_window(Session& s, Trace& trace) {
+  std::vector<std::pair<uint32_t, std::string>> thread_names = std::move(trace.process.thread_names);
+  fill_metadata(s, platform(s), trace);
+  trace.process.thread_names = std::move(thread_names);
+}
 
 // A window cut but not joined yet: its host events (still raw) and where it lies in time.
 struct CutWindow {
@@ -322,9 +333,7 @@ Trace join_part(Session& s, CutWindow& window) {
   log_format(LogLevel::Debug, "window %u: join waited %.3f ms for device work (%llu missing); %llu earlier records dropped",
              trace.window, double(trace.join_wait_ns) / 1e6, (unsigned long long)late,
              (unsigned long long)(forgotten + claim.dropped_earlier));
-  std::vector<std::pair<uint32_t, std::string>> thread_names = std::move(trace.process.thread_names);
-  fill_metadata(s, platform(s), trace);
-  trace.process.thread_names = std::move(thread_names);
+  describe_window(s, trace);
   JoinInput input{std::move(window.threads), names_snapshot(), kernel_names_snapshot(), window.converter,
                   std::move(claim.records), &claim.links, std::move(links)};
   input.window_end_ns = trace.end_ns;

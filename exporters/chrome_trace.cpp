@@ -17,20 +17,32 @@ uint64_t ChromeTraceWriter::unix_ns(uint64_t ns) const {
 }
 
 void ChromeTraceWriter::write(std::string_view trace_name) {
-  plan_flows();
+  write_head();
+  write_events();
+  write_tail(trace_name);
+}
+
+void ChromeTraceWriter::write_head() {
   header();
   w_.raw("  \""), w_.raw(schema::kTraceEvents), w_.raw("\": [\n");
+}
+
+void ChromeTraceWriter::write_events() {
+  plan_flows();
   host_events();
   step_events();
   gpu_annotations();
   device_events();
   events_ += write_memory_events(t_, w_, [this](uint64_t ns) { return rel(ns); });
   agent_events();
+}
+
+void ChromeTraceWriter::write_tail(std::string_view trace_name, std::string_view extra_keys) {
   host_rows_.add(t_.process.pid, t_.process.pid);  // the row of the closing instant
   row_metadata();
   window_end();
   w_.raw("],\n");
-  top_level_end(trace_name);
+  top_level_end(trace_name, extra_keys);
 }
 
 void ChromeTraceWriter::write_metadata_only(std::string_view trace_name) {
@@ -39,11 +51,12 @@ void ChromeTraceWriter::write_metadata_only(std::string_view trace_name) {
   top_level_end(trace_name);
 }
 
-void ChromeTraceWriter::top_level_end(std::string_view trace_name) {
+void ChromeTraceWriter::top_level_end(std::string_view trace_name, std::string_view extra_keys) {
   if (!stack_frames_.empty()) {
     stack_frames_.write(w_);
     w_.raw(",\n");
   }
+  if (!extra_keys.empty()) w_.raw(extra_keys);  // raw() copies with memcpy: never from a null view
   w_.raw("  \""), w_.raw(schema::kTraceName), w_.raw("\": ");
   w_.string(trace_name);
   w_.raw("\n}\n");

@@ -40,11 +40,7 @@ void ChromeTraceWriter::agent_row_metadata() {
       metadata_event(name::kProcessLabels, pid, 0, arg::kLabels, schema::kAgentTrackName, 0);
       metadata_event(name::kProcessSortIndex, pid, 0, arg::kSortIndex, {}, int64_t(kAgentTrackSortIndex));
     }
-    std::string_view native;
-    for (const auto& [known, thread_name] : t_.process.thread_names) {
-      if (known == tid && !thread_name.empty()) native = thread_name;
-    }
-    metadata_event(name::kThreadName, pid, tid, arg::kName, schema::thread_row_name(tid, native), 0);
+    metadata_event(name::kThreadName, pid, tid, arg::kName, host_row_name(t_, tid), 0);
     metadata_event(name::kThreadSortIndex, pid, tid, arg::kSortIndex, {}, int64_t(tid));
   }
 }

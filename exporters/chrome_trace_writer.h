@@ -118,14 +118,29 @@ class ChromeTraceWriter {
   // The Perfetto writer draws the same trace from the same plan (rows, flows, links, stack
   // frames, the top-level metadata): it reads the members below rather than planning again.
   friend class perfetto::TraceWalker;
-  ChromeTraceWriter(const Trace& t, JsonWriter& w)
-      : t_(t), w_(w), base_(base_time_ns(t)), links_(t), stack_frames_(t), collectives_(t),
+  // `fresh_ids_from`: where ids made up for calls without a CUPTI correlation start at least
+  // (trace_links.h); 0: above every id in `t`.
+  ChromeTraceWriter(const Trace& t, JsonWriter& w, uint32_t fresh_ids_from = 0)
+      : t_(t), w_(w), base_(base_time_ns(t)), links_(t, fresh_ids_from), stack_frames_(t), collectives_(t),
         fwdbwd_(link_forward_backward(t)) {}
   void write(std::string_view trace_name);
   // Only the top-level object around the events (`"traceEvents": []`): what a Perfetto trace
   // keeps as its metadata (perfetto_schema.h).
   void write_metadata_only(std::string_view trace_name);
   uint64_t events() const { return events_; }
+
+  // write() in its three parts, for a trace written an interval at a time (partial_trace.h):
+  // the head once, then each interval's events by a writer of that interval's Trace, and a
+  // tail (row names, the closing instant, `extra_keys` as raw `"key": value,\n` text) after.
+  void write_head();
+  void write_events();
+  void write_tail(std::string_view trace_name, std::string_view extra_keys = {});
+  void set_base(uint64_t base) { base_ = base; }  // ts relative to the trace being continued
+  uint64_t base() const { return base_; }
+  uint64_t next_fresh_id() const { return links_.next_fresh_id(); }
+  // The rows the events written so far used (the tail names them).
+  RowSet& host_rows() { return host_rows_; }
+  RowSet& device_rows() { return device_rows_; }
 
  private:
   // chrome_trace.cpp
@@ -146,7 +161,8 @@ class ChromeTraceWriter {
     ++events_;
   }
   void window_end();
-  void top_level_end(std::string_view trace_name);  // stackFrames, traceName, the closing brace
+  // stackFrames, `extra_keys` (the partial trace's own object), traceName, the closing brace
+  void top_level_end(std::string_view trace_name, std::string_view extra_keys = {});
 
   // chrome_trace_rows.cpp
   void device_properties();

@@ -38,6 +38,7 @@ class OutputDir final : public OutputSink {
   std::unique_ptr<OutputStream> open(const std::string& name, std::string* error) override;
   std::string location(const std::string& name) const override { return path_ + "/" + name; }
   const std::string& path() const { return path_; }
+  int fd() const { return fd_; }  // the directory, for writers that manage their own files (partial_trace.h)
 
  private:
   OutputDir(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}

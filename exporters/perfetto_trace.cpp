@@ -37,6 +37,7 @@ class TraceWalker {
     device_events();
     gpu_annotations();
     memory_events();
+    agent_events();
     window_end();
     const bool ok = packets_.finish();
     if (figures) figures->events = events_, figures->bytes = packets_.bytes_written();
@@ -54,6 +55,11 @@ class TraceWalker {
     const Trace& t = static_cast<const TraceWalker*>(self)->t_;
     const std::string gpu = "GPU " + std::to_string(device);
     return {gpu, gpu, chrome::device_row_name(t, device, tid)};
+  }
+  static RowNames agent_names(const void* self, uint64_t, uint64_t tid) {
+    const Trace& t = static_cast<const TraceWalker*>(self)->t_;
+    const std::string agent(schema::kAgentTrackName);
+    return {agent, agent, chrome::host_row_name(t, tid)};
   }
   uint32_t host_row(uint64_t pid, uint64_t tid) { return packets_.row(pid, tid, host_names, this); }
   uint32_t device_row(uint64_t device, uint64_t tid) { return packets_.row(device, tid, device_names, this); }
@@ -83,6 +89,19 @@ class TraceWalker {
     packets_.slice(row, cat, name, unix_ts(start), unix_ts(end > start ? end : start), args, flows);
     events_ += 1 + flows.start_count + flows.end_count;
     last_ns_ = std::max(last_ns_, end);
+  }
+
+  // The agent's own work on its process row, as the Chrome writer draws it (chrome_trace_agent.cpp):
+  // slices that end after the window's last event do not move its closing instant.
+  void agent_events() {
+    const uint64_t pid = schema::agent_track_pid(t_.process.pid);
+    const uint64_t window_last = last_ns_;
+    for (const AgentSlice& s : t_.agent_cost.slices) {
+      const uint64_t tid = plan_.host_tid(s.tid);
+      slice(packets_.row(pid, tid, agent_names, this), schema::cat::kProfagent, s.name, s.start_ns, s.end_ns,
+            EventArgs{}, EventFlows{});
+    }
+    last_ns_ = window_last;
   }
 
   void host_events() {

@@ -25,7 +25,7 @@ std::pair<uint64_t, uint32_t> stream_key(uint64_t handle, uint32_t tid) {
 
 }  // namespace
 
-TraceLinks::TraceLinks(const Trace& trace) : t_(trace) {
+TraceLinks::TraceLinks(const Trace& trace, uint32_t fresh_from) : t_(trace), fresh_from_(fresh_from) {
   assign_call_correlations();
   index_event_records();
   index_stream_ids();
@@ -36,7 +36,7 @@ void TraceLinks::assign_call_correlations() {
   uint32_t largest = 0;
   for (const HostRecord& h : t_.host) largest = std::max(largest, h.correlation);
   for (const DeviceRecord& d : t_.device) largest = std::max(largest, d.correlation);
-  next_ = uint64_t(largest) + 1;
+  next_ = std::max<uint64_t>(uint64_t(largest) + 1, fresh_from_);
   call_correlation_.assign(t_.host.size(), 0);
   for (std::size_t i = 0; i < t_.host.size(); ++i) {
     const HostRecord& h = t_.host[i];

@@ -33,12 +33,15 @@ struct DeviceSpan {
 
 class TraceLinks {
  public:
-  explicit TraceLinks(const Trace& trace);
+  // `fresh_from`: fresh ids start at least there (a trace written an interval at a time keeps
+  // them apart from the ids of intervals to come: partial_trace.h).
+  explicit TraceLinks(const Trace& trace, uint32_t fresh_from = 0);
 
   // The correlation written on host record `index` (0 for operators, ranges and steps).
   uint32_t call_correlation(std::size_t index) const { return call_correlation_[index]; }
   // A fresh id no record in the trace uses (for flows of device work without a correlation).
   uint32_t fresh_id() { return next_free(); }
+  uint64_t next_fresh_id() const { return next_; }  // the first fresh id not given yet
   // Only for sync records of kind event synchronize / stream wait event.
   EventWait event_wait(const DeviceRecord& sync) const;
   // Sorted by (device, stream, start, longest first, outer scope first).
@@ -54,6 +57,7 @@ class TraceLinks {
   int64_t stream_id_of(uint64_t handle, uint32_t tid) const;
 
   const Trace& t_;
+  uint32_t fresh_from_;
   std::vector<uint32_t> call_correlation_;
   std::vector<uint32_t> used_;  // sorted ids in use, built only once fresh ids wrap around
   uint64_t next_ = 1;

@@ -41,6 +41,7 @@ inline constexpr std::string_view kDisplayTimeUnit = "displayTimeUnit";
 inline constexpr std::string_view kBaseTimeNanoseconds = "baseTimeNanoseconds";
 inline constexpr std::string_view kTraceEvents = "traceEvents";
 inline constexpr std::string_view kStackFrames = "stackFrames";  // with stacks only
+inline constexpr std::string_view kPartial = "profagent_partial";  // <stem>.trace.json.partial only
 inline constexpr std::string_view kTraceName = "traceName";
 
 // distributedInfo's members. "rank" is written as `"rank": R` (with the space HTA's regex needs).
@@ -350,6 +351,13 @@ inline constexpr std::string_view kJoinWaitMs = "join_wait_ms";  // not read bac
 inline constexpr std::string_view kStartNs = "start_ns";         // Unix ns
 inline constexpr std::string_view kEndNs = "end_ns";
 }  // namespace window
+
+// profagent_partial (partial_trace.h): how much of the window the partial trace holds.
+namespace partial {
+inline constexpr std::string_view kIntervals = "intervals";      // intervals appended
+inline constexpr std::string_view kHostEvents = "host_events";  // host events they held
+inline constexpr std::string_view kThroughNs = "through_ns";    // Unix ns every one had ended by
+}  // namespace partial
 
 // profagent_memory: these figures, then "start" and "end" (per device [device, allocated,
 // reserved]) and "live" (one row per listed live allocation, columns below).

@@ -147,13 +147,29 @@ TEST_CASE("PROFAGENT_WINDOW_WAIT_MS: milliseconds from 0 to 600000, else one lin
   }
 }
 
+TEST_CASE("PROFAGENT_PARTIAL_INTERVAL_MS: 0 (off) or 100 ms to a day, else one line and the default") {
+  std::vector<std::string> warnings;
+  CHECK(parse({}, warnings).partial_interval_ms == 10000);
+  CHECK(parse({{"PROFAGENT_PARTIAL_INTERVAL_MS", "0"}}, warnings).partial_interval_ms == 0);
+  CHECK(parse({{"PROFAGENT_PARTIAL_INTERVAL_MS", "100"}}, warnings).partial_interval_ms == 100);
+  CHECK(parse({{"PROFAGENT_PARTIAL_INTERVAL_MS", "86400000"}}, warnings).partial_interval_ms == 86400000);
+  CHECK(warnings.empty());
+  for (const char* bad : {"-1", "99", "86400001", "1.5", "10s", ""}) {
+    warnings.clear();
+    CHECK(parse({{"PROFAGENT_PARTIAL_INTERVAL_MS", bad}}, warnings).partial_interval_ms == 10000);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0] == "PROFAGENT_PARTIAL_INTERVAL_MS has an invalid value; using the default (10000)");
+  }
+}
+
 TEST_CASE("to_pairs lists every variable with its effective value") {
   std::vector<std::string> warnings;
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 31);
+  CHECK(pairs.size() == 32);
   CHECK(pairs["PROFAGENT_TRACE_FORMAT"] == "json");
+  CHECK(pairs["PROFAGENT_PARTIAL_INTERVAL_MS"] == "10000");
   CHECK(pairs["PROFAGENT_SUMMARIES"] == "device,overview,model,distributed,operator,kernel,memory_manipulation,"
                                        "user_defined,perf,step_trace,op_type,memory");
   CHECK(pairs["PROFAGENT_FP_POINT"] == "(detect)");

@@ -1,0 +1,144 @@
+#include "agent/partial_writer.h"
+
+#include <pthread.h>
+#include <time.h>
+
+#include <atomic>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+
+#include "agent/log.h"
+#include "agent/threads.h"
+#include "agent/windows.h"
+#include "collector/interval_peek.h"
+#include "exporters/file_names.h"
+#include "exporters/partial_trace.h"
+
+namespace profagent::agent {
+namespace {
+
+struct PartialWriter {
+  const Config* config = nullptr;
+  // Held while an interval is appended and while a window's partial is finished, so a partial
+  // is never written again after its window's final trace (lock order: this, then the
+  // windows' and the collector's locks). Timed: a crash flush must not wait for ever.
+  std::timed_mutex mutex;
+  collector::IntervalCursor cursor;
+  // Partial traces by window: the one being recorded, and earlier ones until their files are written.
+  std::map<uint32_t, std::unique_ptr<exporters::PartialTrace>> partials;
+  uint32_t finished_through = 0;  // windows up to this one are finished
+  bool failure_said = false;
+};
+PartialWriter* g_writer = nullptr;  // leaked: the exit flush may run while the thread works
+std::atomic<bool> g_configured{false};
+std::atomic<bool> g_thread_started{false};
+std::atomic<uint64_t> g_first_due_ms{0};  // when the thread starts (the first interval's end)
+
+uint64_t monotonic_ms() {
+  timespec now{};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1'000'000;
+}
+
+exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval) {
+  auto found = p.partials.find(interval.window);
+  if (found != p.partials.end()) return found->second.get();
+  std::string dir_path = window_output_dir();
+  if (dir_path.empty()) dir_path = p.config->output_dir;
+  std::string error;
+  std::unique_ptr<exporters::OutputDir> dir = exporters::OutputDir::create(dir_path, &error);
+  if (!dir) {
+    if (!p.failure_said) log(LogLevel::Warn, "partial trace: " + error + "; no partial trace is kept");
+    p.failure_said = true;
+    return nullptr;
+  }
+  auto partial = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(interval));
+  return p.partials.emplace(interval.window, std::move(partial)).first->second.get();
+}
+
+// One interval: peek, join, append (under the writer's lock).
+void append_interval(PartialWriter& p) {
+  std::lock_guard lock(p.mutex);
+  collector::PeekedInterval peeked;
+  if (!collector::peek_interval(p.cursor, peeked) || !peeked.recording) return;
+  Trace& interval = peeked.trace;
+  if (interval.window <= p.finished_through) return;
+  if (interval.host.empty() && interval.device.empty()) return;
+  exporters::PartialTrace* partial = partial_for(p, interval);
+  if (partial == nullptr) return;
+  const uint64_t start_ms = monotonic_ms();
+  const std::string error = partial->append(interval);
+  if (error.empty()) {
+    log(LogLevel::Debug, "partial trace: interval " + std::to_string(partial->intervals()) + ", " +
+                             std::to_string(interval.host.size()) + " host events and " +
+                             std::to_string(interval.device.size()) + " device records appended in " +
+                             std::to_string(monotonic_ms() - start_ms) + " ms to " + partial->location());
+  }
+  if (!error.empty() && !p.failure_said) {
+    p.failure_said = true;
+    log(LogLevel::Warn, "partial trace: " + error + "; it stays as it was (the final trace is still written)");
+  }
+}
+
+// Started at the first interval's end: appends at once, then every interval.
+void write_partials(void*) noexcept {
+  const uint64_t interval_ms = g_writer->config->partial_interval_ms;
+  uint64_t next_ms = 0;
+  const timespec tick{0, kAgentTickMs * 1'000'000};
+  while (keep_running()) {
+    if (monotonic_ms() < next_ms) {
+      nanosleep(&tick, nullptr);
+      continue;
+    }
+    try {
+      append_interval(*g_writer);
+    } catch (...) {
+      static collector::SwallowedSite site{"out of memory while writing the partial trace; an interval is missing from it"};
+      collector::note_swallowed(site);
+    }
+    next_ms = monotonic_ms() + interval_ms;
+  }
+}
+
+// A forked child: the parent's partial traces are not its own (never closed or removed here).
+void forget_partials_in_child() noexcept { g_writer = nullptr; }
+
+}  // namespace
+
+void start_partial_writer(const Config& config) noexcept {
+  // Without host activity an interval's device records cannot be found (they are found
+  // through its calls).
+  if (config.partial_interval_ms == 0 || !config.activity_cpu || g_configured.exchange(true)) return;
+  g_writer = new (std::nothrow) PartialWriter;
+  if (g_writer == nullptr) return;
+  g_writer->config = &config;
+  pthread_atfork(nullptr, nullptr, forget_partials_in_child);
+  g_first_due_ms.store(monotonic_ms() + config.partial_interval_ms);
+}
+
+void partial_writer_tick() noexcept {
+  if (g_writer == nullptr || g_thread_started.load(std::memory_order_relaxed)) return;
+  const uint64_t due = g_first_due_ms.load(std::memory_order_relaxed);
+  if (due == 0 || monotonic_ms() < due || g_thread_started.exchange(true)) return;
+  if (!start_agent_thread("profagent-part", write_partials, nullptr)) {
+    log(LogLevel::Warn, "could not start the partial trace thread; no partial trace is kept");
+  }
+}
+
+void finish_partial(uint32_t window, bool trace_written) noexcept {
+  PartialWriter* p = g_writer;
+  if (p == nullptr) return;
+  std::unique_lock lock(p->mutex, std::defer_lock);
+  if (!lock.try_lock_for(std::chrono::seconds(2))) return;  // left on disk, stale but valid
+  if (window > p->finished_through) p->finished_through = window;
+  for (auto it = p->partials.begin(); it != p->partials.end() && it->first <= window;) {
+    if (trace_written && it->first == window) it->second->remove();
+    it = p->partials.erase(it);
+  }
+}
+
+}  // namespace profagent::agent

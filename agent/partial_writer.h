@@ -1,0 +1,29 @@
+// The crash-safe partial trace of the window being recorded (exporters/partial_trace.h says how
+// the file stays valid): every PROFAGENT_PARTIAL_INTERVAL_MS an agent thread appends to
+// `<stem>.trace.json.partial` the events committed since the previous interval, joined with
+// their device records (collector/interval_peek.h). A job killed by SIGKILL or a node failure
+// leaves that file: a trace of every interval but the last. When the window's files are
+// written, its final trace replaces it and the partial files are removed.
+//
+// The thread starts when the first interval has passed (the device poller looks: a process
+// that never uses CUDA, or ends sooner, runs none), and only when host activity is recorded.
+// Nothing is written for an interval without events. A forked child writes no partial trace.
+#pragma once
+
+#include <cstdint>
+
+#include "agent/config.h"
+
+namespace profagent::agent {
+
+// At the process's first CUDA call: the first interval starts (config.partial_interval_ms 0: none).
+void start_partial_writer(const Config& config) noexcept;
+
+// From the device poller's every tick: starts the thread once the first interval has passed.
+void partial_writer_tick() noexcept;
+
+// After window `window`'s files were written: its partial trace is removed when `trace_written`
+// (the final trace is there), else closed and left on disk (it is then all that is left).
+void finish_partial(uint32_t window, bool trace_written) noexcept;
+
+}  // namespace profagent::agent

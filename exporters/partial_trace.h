@@ -1,0 +1,81 @@
+// A trace kept valid on disk while its window is being recorded, so that a process killed
+// without warning (SIGKILL, the out-of-memory killer, a node failure) leaves a readable trace
+// of every interval but the last one.
+//
+// `<stem>.trace.json.partial` is at every moment a complete trace.json (Kineto's head, the
+// events of the intervals appended so far, then a tail: row names, the closing instant and
+// `profagent_partial` {intervals, host_events, through_ns}). A reader never sees a half-written
+// file, because an append never writes the file that has that name:
+//   - a second file, `.<stem>.trace.json.partial.swap`, holds the trace one append behind;
+//   - an append copies into it the interval it lacks (from the published file, by offset),
+//     writes the new interval's events over its old tail, then a new tail, and truncates it;
+//   - fsync of that file, then the two names are exchanged in one atomic step
+//     (renameat2 RENAME_EXCHANGE; where the file system lacks it: link, rename, rename, each
+//     step leaving a complete file under the published name), then fsync of the directory.
+// So after a crash, or after power loss once the directory's fsync returned, the published name
+// holds the trace as of an append. Every event is written twice (once per file); memory holds
+// the writers' buffers only. The window's final trace is written as any other; then remove()
+// deletes both files.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collector/trace.h"
+#include "exporters/output_file.h"
+
+namespace profagent::exporters {
+
+class PartialTrace {
+ public:
+  // Writes nothing until the first append. `stem` as file_names.h makes it.
+  PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem);
+  ~PartialTrace();  // closes both files and leaves them on disk
+  PartialTrace(const PartialTrace&) = delete;
+  PartialTrace& operator=(const PartialTrace&) = delete;
+
+  // Appends the interval's events (its metadata heads the file when it is the first). "" when
+  // the published file holds it; else one line saying why, and the published file is left as
+  // it was (later appends fail the same way). The interval's unix_offset_ns is set to the
+  // first interval's: one offset for the whole file, so intervals never shift against each other.
+  std::string append(Trace& interval);
+
+  // Deletes both files (the window's final trace was written).
+  void remove() noexcept;
+
+  std::string location() const { return dir_->location(name_); }
+  uint64_t intervals() const { return intervals_; }
+  uint64_t host_events() const { return host_events_; }
+
+ private:
+  struct File {
+    int fd = -1;
+    uint64_t end = 0;  // where its events end and its tail starts
+  };
+  struct Rows;  // what the tail names: rows, thread and stream names of every interval
+  std::string write_swap(const Trace& interval, uint64_t& events_end);
+  bool write_events(const Trace& interval, OutputStream& out);
+  bool write_tail(const Trace& interval, OutputStream& out);
+  std::string publish();
+
+  std::unique_ptr<OutputDir> dir_;
+  std::string name_;       // <stem>.trace.json.partial
+  std::string swap_name_;  // .<name_>.swap
+  File published_;
+  File swap_;
+  std::string error_;      // set by the first failure
+  uint64_t base_ = 0;      // baseTimeNanoseconds of the first interval
+  int64_t unix_offset_ns_ = 0;  // the first interval's
+  // Ids made up for calls without a CUPTI correlation (trace_links.h) count up from 2^31, across
+  // intervals: CUPTI numbers calls from 1, so no later interval's real id meets them.
+  uint64_t next_fresh_id_ = uint64_t(1) << 31;
+  uint64_t fresh_after_append_ = 0;
+  uint64_t intervals_ = 0;
+  uint64_t host_events_ = 0;
+  std::unique_ptr<Rows> rows_;
+};
+
+}  // namespace profagent::exporters

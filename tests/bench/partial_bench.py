@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""What the crash-safe partial trace costs, and the memory and exit flush of a long window.
+
+window_oom_app records EVENTS host events (user ranges, one window written at exit) under
+LD_PRELOAD=libprofagent.so, for each PROFAGENT_BUFFER_MB given and with the partial trace off
+(PROFAGENT_PARTIAL_INTERVAL_MS=0) and on (--interval-ms). Per run:
+  - host events recorded (the summary's host_records) and dropped (the buffer was full);
+  - peak RSS of the process (ru_maxrss), and that less the buffer;
+  - the exit flush: from the agent's "flushing at exit" line to its closing "wrote" line, as
+    the parent sees them on stderr (unbuffered lines);
+  - partial appends (debug lines): how many, the events appended, the total and longest append.
+Figures only, never pass/fail on a figure; exits non-zero only when a run fails.
+"""
+import argparse
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+APPEND = re.compile(r"partial trace: interval (\d+), (\d+) host events and (\d+) device records appended in (\d+) ms")
+
+
+def one_run(args, buffer_mb, interval_ms):
+    out = os.path.join(args.work, f"out_{buffer_mb}_{interval_ms}")
+    shutil.rmtree(out, ignore_errors=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PROFAGENT_", "DEVSIM_", "LD_PRELOAD"))}
+    env.update({"LD_LIBRARY_PATH": args.devsim, "PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_BUFFER_MB": str(buffer_mb),
+                "PROFAGENT_PARTIAL_INTERVAL_MS": str(interval_ms), "PROFAGENT_LOG_LEVEL": "debug",
+                "PROFAGENT_SUMMARIES": "off"})
+    # ru_maxrss of the child alone: measured by a fresh interpreter that runs only it.
+    code = ("import resource,subprocess,sys,time\n"
+            "p=subprocess.Popen(sys.argv[1:],stderr=subprocess.PIPE,stdout=subprocess.DEVNULL,text=True)\n"
+            "for line in p.stderr: print(f'{time.monotonic():.6f} {line}',end='',file=sys.stderr,flush=True)\n"
+            "p.wait(); print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)")
+    env_agent = dict(env, LD_PRELOAD=args.agent)
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-c", code, args.program, "0", str(args.events)], env=env_agent,
+                          capture_output=True, text=True, timeout=1800)
+    wall = time.monotonic() - start
+    peak_kib, status = (int(x) for x in done.stdout.split())
+    if status != 0:
+        sys.exit(f"window_oom_app failed ({status}): {done.stderr[-1500:]}")
+    flush_start = flush_end = None
+    appends = []
+    for line in done.stderr.splitlines():
+        stamp, _, text = line.partition(" ")
+        if "flushing at exit" in text:
+            flush_start = float(stamp)
+        if "[profagent] wrote " in text:
+            flush_end = float(stamp)
+        match = APPEND.search(text)
+        if match:
+            appends.append((int(match.group(2)), int(match.group(4))))
+    summary = glob.glob(os.path.join(out, "*.summary.ndjson"))
+    recorded = json.loads(open(summary[0]).readline())["host_records"] if summary else 0
+    leftovers = [n for n in os.listdir(out) if n.endswith(".partial") or n.startswith(".")]
+    shutil.rmtree(out, ignore_errors=True)
+    return {"buffer_mb": buffer_mb, "interval_ms": interval_ms, "recorded": recorded,
+            "peak_mib": peak_kib / 1024, "flush_s": (flush_end - flush_start) if flush_start and flush_end else -1,
+            "wall_s": wall, "appends": len(appends), "appended": sum(a[0] for a in appends),
+            "append_ms": sum(a[1] for a in appends), "longest_append_ms": max((a[1] for a in appends), default=0),
+            "leftovers": leftovers}
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--program", required=True)
+    parser.add_argument("--agent", required=True)
+    parser.add_argument("--devsim", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--buffers", default="64,256")
+    parser.add_argument("--interval-ms", type=int, default=100)
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    print(f"{args.events} host events requested (window_oom_app, user ranges), one window written at exit")
+    print("buffer MiB  partial ms  recorded   peak RSS MiB  peak-buffer MiB  exit flush s  wall s  appends  appended  append ms (longest)")
+    for buffer_mb in (int(b) for b in args.buffers.split(",")):
+        for interval_ms in (0, args.interval_ms):
+            r = one_run(args, buffer_mb, interval_ms)
+            print(f"{r['buffer_mb']:>10}  {r['interval_ms']:>10}  {r['recorded']:>9}  {r['peak_mib']:>12.0f}  "
+                  f"{r['peak_mib'] - buffer_mb:>15.0f}  {r['flush_s']:>12.2f}  {r['wall_s']:>6.1f}  {r['appends']:>7}  "
+                  f"{r['appended']:>8}  {r['append_ms']:>6} ({r['longest_append_ms']})", flush=True)
+            if r["leftovers"]:
+                sys.exit(f"partial files left behind: {r['leftovers']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,131 @@
+// Looking at the window being recorded without ending it (collector/interval_peek.h, the
+// partial trace's source): each event is given once, the window's own join still has all of
+// them, and a launch comes with its kernel.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "collector/interval_peek.h"
+#include "collector/session.h"
+#include "fake_backend.h"
+#include "session_fixture.h"
+#include "test_util.h"
+
+using namespace profagent;
+using namespace profagent::collector;
+using namespace profagent::collector::testing;
+
+namespace {
+
+uint64_t marked(const DrainResult& result, uint64_t marker) {
+  uint64_t count = 0;
+  for (const ThreadEvents& thread : result.threads) {
+    count += uint64_t(std::count_if(thread.events.begin(), thread.events.end(),
+                                    [&](const HostEvent& e) { return e.arg1 == marker; }));
+  }
+  return count;
+}
+
+bool has_host(const Trace& trace, uint64_t id) {
+  return std::any_of(trace.host.begin(), trace.host.end(), [&](const HostRecord& h) { return h.id == id; });
+}
+
+}  // namespace
+
+TEST_CASE("peek_all gives each committed event once and takes none: drain_all still gets them all", "[buffers]") {
+  drain_all();
+  constexpr uint64_t kMarker = 0xB0B0;
+  constexpr uint64_t kFirst = 2 * kEventsPerChunk + 5;  // spans chunk boundaries
+  for (uint64_t i = 0; i < kFirst; ++i) record(make_event(EventKind::Runtime, i, i + 1, kMarker));
+  CHECK(marked(peek_all(), kMarker) == kFirst);
+  CHECK(marked(peek_all(), kMarker) == 0);  // nothing new
+  for (uint64_t i = 0; i < kEventsPerChunk; ++i) record(make_event(EventKind::Runtime, i, i + 1, kMarker));
+  CHECK(marked(peek_all(), kMarker) == kEventsPerChunk);  // only what came since
+  const std::vector<HostEvent> drained = drain_marked(kMarker);
+  REQUIRE(drained.size() == kFirst + kEventsPerChunk);  // every event, peeked or not
+  CHECK(std::is_sorted(drained.begin(), drained.end(),
+                       [](const HostEvent& a, const HostEvent& b) { return a.id < b.id; }));
+  // After a drain, a peek starts after what was drained.
+  record(make_event(EventKind::Runtime, 1, 2, kMarker));
+  CHECK(marked(peek_all(), kMarker) == 1);
+  CHECK(drain_marked(kMarker).size() == 1);
+}
+
+TEST_CASE("peek_interval: the calls committed since the last peek, each launch with its kernel", "[session]") {
+  start_session_once();
+  freeze_window();  // earlier cases' leftovers are not this case's
+  set_state(RecordState::Record);
+  IntervalCursor cursor;
+  const uint64_t first = hooked_launch("_Z4gemmv");
+  const uint64_t second = hooked_launch("_Z4reluv");
+  PeekedInterval peeked;
+  REQUIRE(peek_interval(cursor, peeked));
+  REQUIRE(peeked.recording);
+  CHECK(peeked.new_window);
+  CHECK(peeked.trace.process.pid == uint32_t(getpid()));
+  CHECK(peeked.trace.device_backend == "fake");
+  CHECK(has_host(peeked.trace, first));
+  CHECK(has_host(peeked.trace, second));
+  REQUIRE(peeked.trace.device.size() == 2);
+  for (const DeviceRecord& d : peeked.trace.device) {
+    REQUIRE(d.host >= 0);
+    CHECK(peeked.trace.host[size_t(d.host)].correlation == d.correlation);
+  }
+  const uint32_t window = peeked.trace.window;
+
+  const uint64_t third = hooked_launch("_Z4gemmv");
+  REQUIRE(peek_interval(cursor, peeked));
+  CHECK_FALSE(peeked.new_window);
+  CHECK(peeked.trace.window == window);
+  CHECK(peeked.events == 1);
+  CHECK(has_host(peeked.trace, third));
+  CHECK_FALSE(has_host(peeked.trace, first));
+  CHECK(peeked.trace.device.size() == 1);
+
+  // The window's own join holds every call and every kernel, as without the peeks.
+  Trace whole = freeze_window();
+  CHECK(whole.window == window);
+  CHECK(has_host(whole, first));
+  CHECK(has_host(whole, second));
+  CHECK(has_host(whole, third));
+  CHECK(whole.device.size() == 3);
+
+  // The next window is a new one; nothing is given while nothing is recorded.
+  hooked_launch("_Z4gemmv");
+  REQUIRE(peek_interval(cursor, peeked));
+  CHECK(peeked.new_window);
+  CHECK(peeked.trace.window == window + 1);
+  set_state(RecordState::Off);
+  REQUIRE(peek_interval(cursor, peeked));
+  CHECK_FALSE(peeked.recording);
+  freeze_window();
+}
+
+TEST_CASE("peek_interval: a launch whose kernel has not come is held for the next interval, once", "[session]") {
+  start_session_once();
+  freeze_window();
+  set_state(RecordState::Record);
+  IntervalCursor cursor;
+  PeekedInterval peeked;
+  REQUIRE(peek_interval(cursor, peeked));  // a fresh cursor for this window
+  HostEvent launch{};
+  uint32_t correlation = 0;
+  {
+    RuntimeGuard guard;
+    launch = make_event(EventKind::Launch, now(), 0);
+    push_external_id(launch.id);
+    correlation = fake().link_only();  // its record comes when the test says
+    pop_external_id();
+    launch.end = now();
+    record(launch);
+  }
+  REQUIRE(peek_interval(cursor, peeked));
+  CHECK_FALSE(has_host(peeked.trace, launch.id));  // held: its kernel has not come
+  fake().complete_kernel_at_flush(correlation, clock::monotonic_ns(), 1);
+  REQUIRE(peek_interval(cursor, peeked));
+  REQUIRE(has_host(peeked.trace, launch.id));  // now with its kernel
+  REQUIRE(peeked.trace.device.size() == 1);
+  CHECK(peeked.trace.device[0].correlation == correlation);
+  set_state(RecordState::Off);
+  freeze_window();
+}
