@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collector/event.h"
+#include "collector/interned_name.h"
 
 namespace profagent {
 
@@ -44,8 +45,8 @@ struct HostRecord {
   EventKind kind = EventKind::Runtime;
   uint8_t flags = 0;           // EventFlags
   int32_t result = 0;          // the real call's return value
-  std::string name;            // API, operator or range name; for Launch the API name
-  std::string kernel_name;     // Launch: demangled kernel name from registration, if known
+  InternedName name;           // API, operator or range name; for Launch the API name
+  InternedName kernel_name;    // Launch: demangled kernel name from registration, if known
   uint64_t arg0 = 0;           // payload as in event.h
   uint64_t arg1 = 0;
   uint32_t correlation = 0;    // CUPTI correlation id of this call (0 if none known)
@@ -123,7 +124,7 @@ struct DeviceRecord {
   uint32_t correlation = 0;     // CUPTI correlation id
   uint64_t external_id = 0;     // as HostRecord::external_id of the launching host record
   int64_t host = kNoIndex;      // index into Trace::host of the call that issued it
-  std::string name;             // kernel: demangled; memcpy: "Memcpy HtoD (Pageable -> Device)"
+  InternedName name;            // kernel: demangled; memcpy: "Memcpy HtoD (Pageable -> Device)"
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   uint32_t registers_per_thread = 0;

@@ -83,7 +83,7 @@ void ChromeTraceWriter::window_end() {
 }
 
 std::string step_name(const HostRecord& step) {
-  return step.name.empty() ? std::string(schema::name::kStepPrefix) + std::to_string(step.arg0) : step.name;
+  return step.name.empty() ? std::string(schema::name::kStepPrefix) + std::to_string(step.arg0) : step.name.str();
 }
 
 }  // namespace chrome
