@@ -70,12 +70,13 @@ void ChromeTraceWriter::device_events() {
 void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
   const uint64_t pid = host_pid(d.pid), tid = host_tid(d.tid);
   host_rows_.add(pid, tid);
-  begin_x(schema::cat::kCudaDriver, api_name(d.name), pid, tid, d.start_ns, d.end_ns);
+  const CallName& call = call_names_.of(d.name);
+  begin_x(schema::cat::kCudaDriver, call.api, pid, tid, d.start_ns, d.end_ns);
   Args a(w_);
   if (d.external_id != 0) a.key(arg::kExternalId).u64(d.external_id);
   if (d.cbid != 0) a.key(arg::kCbid).u64(d.cbid);
   a.key(arg::kCorrelation).u64(d.correlation);
-  if (api_name(d.name) != d.name) a.key(arg::kEntryPoint).string(d.name);
+  if (call.entry_point) a.key(arg::kEntryPoint).string(d.name);
   a.close();
   end_event();
 }

@@ -17,23 +17,25 @@ bool is_runtime_kind(EventKind k) {
   return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
 }
 
-// Driver API functions are cu*, runtime ones cuda* (and nvcc's __cuda* launch entries).
-bool is_driver_function(std::string_view name) {
-  return name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda";
-}
-
 // Driver calls no hook saw reach the trace as host records flagged kFlagDriverApi (the
 // collector's join), or named by their driver function (CUPTI callbacks); they are Kineto's
 // `cuda_driver` events.
-bool is_driver_call(const HostRecord& h) { return h.flags & kFlagDriverApi || is_driver_function(h.name); }
-
-std::string_view host_category(const HostRecord& h) {
-  if (h.kind == EventKind::Operator) return schema::cat::kCpuOp;
-  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return schema::cat::kUserAnnotation;
-  return is_driver_call(h) ? schema::cat::kCudaDriver : schema::cat::kCudaRuntime;
+bool is_driver_call(const HostRecord& h, const CallName& call) {
+  return h.flags & kFlagDriverApi || call.driver_function;
 }
 
-uint32_t cbid_of(const HostRecord& h) { return is_driver_call(h) ? driver_cbid(h.name) : runtime_cbid(h.name); }
+std::string_view host_category(const HostRecord& h, const CallName& call) {
+  if (h.kind == EventKind::Operator) return schema::cat::kCpuOp;
+  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return schema::cat::kUserAnnotation;
+  return is_driver_call(h, call) ? schema::cat::kCudaDriver : schema::cat::kCudaRuntime;
+}
+
+uint32_t cbid_of(const HostRecord& h, const CallName& call) {
+  return is_driver_call(h, call) ? call.driver_cbid : call.runtime_cbid;
+}
+
+// Scopes (operators, ranges, steps) are not calls: they keep their own names.
+const CallName kNotACall{};
 
 }  // namespace
 
@@ -49,11 +51,12 @@ void ChromeTraceWriter::host_event(std::size_t index) {
   std::string unnamed_step;
   std::string_view name = h.name;
   if (h.kind == EventKind::Step && name.empty()) name = unnamed_step = step_name(h);
-  if (is_runtime_kind(h.kind)) name = api_name(name);
+  const CallName& call = is_runtime_kind(h.kind) ? call_names_.of(h.name) : kNotACall;
+  if (is_runtime_kind(h.kind)) name = call.api;
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) return nvtx_mark(h, pid, tid);
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeStartEnd)) return nvtx_start_end(h, pid, tid);
-  begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
-  host_args(h);
+  begin_x(host_category(h, call), name, pid, tid, h.start_ns, h.end_ns);
+  host_args(h, call);
   stack_frame_id(stack_frames_.sf_of(h));
   end_event();
   flow_starts(false, index, pid, tid, h.start_ns);
@@ -63,14 +66,14 @@ void ChromeTraceWriter::host_event(std::size_t index) {
 // cuda_runtime / cuda_driver: External id (of the enclosing op, or the call's own id), cbid,
 // a correlation unique to the call, and what the call did; never `stream` (HTA classes events
 // with a stream arg as GPU events).
-void ChromeTraceWriter::host_args(const HostRecord& h) {
+void ChromeTraceWriter::host_args(const HostRecord& h, const CallName& call) {
   Args a(w_);
   const bool runtime = is_runtime_kind(h.kind);
   a.key(arg::kExternalId).u64(runtime ? h.external_id : h.id);
   if (runtime) {
-    a.key(arg::kCbid).u64(cbid_of(h));
+    a.key(arg::kCbid).u64(cbid_of(h, call));
     a.key(arg::kCorrelation).u64(links_.call_correlation(current_host_));
-    if (api_name(h.name) != h.name) a.key(arg::kEntryPoint).string(h.name);
+    if (call.entry_point) a.key(arg::kEntryPoint).string(h.name);
   }
   if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key(arg::kCudaError).i64(h.result);
   // Work issued to a stream being captured into a graph runs only when the graph is launched:

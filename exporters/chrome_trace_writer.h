@@ -21,6 +21,7 @@
 
 #include "collector/trace.h"
 #include "exporters/chrome_trace.h"
+#include "exporters/call_names.h"
 #include "exporters/collective_args.h"
 #include "exporters/json_writer.h"
 #include "exporters/trace_links.h"
@@ -152,7 +153,9 @@ class ChromeTraceWriter {
   // chrome_trace_host.cpp
   void host_events();
   void host_event(std::size_t index);
-  void host_args(const HostRecord& h);
+  // `call`: what the record's name means as a call (CallNames), for runtime and driver calls.
+  void host_args(const HostRecord& h, const CallName& call);
+  void host_args(const HostRecord& scope) { host_args(scope, CallName{}); }
   void shape_args(const HostRecord& h, Args& a);
   void step_events();
   // NVTX marks and start/end ranges, torch's forward->backward links (chrome_trace_nvtx.cpp).
@@ -182,6 +185,7 @@ class ChromeTraceWriter {
   JsonWriter& w_;
   uint64_t base_;
   TraceLinks links_;
+  CallNames call_names_;  // what each distinct call name means, found once
   TraceStackFrames stack_frames_;
   CollectiveLookup collectives_;  // NCCL calls' communication args, by operator id
   ForwardBackward fwdbwd_;  // torch operators from NVTX: backward functions linked to forward ops

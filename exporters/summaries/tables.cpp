@@ -8,7 +8,7 @@
 #include <functional>
 #include <unordered_map>
 
-#include "exporters/cupti_cbids.h"
+#include "exporters/call_names.h"
 #include "exporters/host_nesting.h"
 #include "exporters/printable_text.h"
 #include "exporters/stack_text.h"
@@ -151,11 +151,12 @@ void add_host_memory(const HostMemory& mem, std::size_t i, TableRow& r) {
 
 void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, SourceLocations& locations) {
   const HostMemory mem = host_memory(t, costs);
+  CallNames calls;
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
     const RowKind kind = host_row_kind(h);
-    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : api_name(h.name);
+    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : calls.of(h.name).api;
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)
                                : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
@@ -179,10 +180,11 @@ void add_device_rows(const Trace& t, RowBuilder& rows, SourceLocations& location
     }
   }
   const std::string no_shapes = rows.by_shape() ? "[]" : "";
+  CallNames calls;
   for (const DeviceRecord& d : t.device) {
     const uint64_t dur = span_ns(d.start_ns, d.end_ns);
     if (d.kind == DeviceKind::DriverApi) {
-      TableRow& r = rows.row(api_name(d.name), no_shapes, RowKind::Driver);
+      TableRow& r = rows.row(calls.of(d.name).api, no_shapes, RowKind::Driver);
       r.count += 1;
       r.cpu_total_ns += dur;
       r.self_cpu_ns += dur;
