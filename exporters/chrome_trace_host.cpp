@@ -87,7 +87,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h, const CallName& call) {
   if (h.collective >= 0) {
     write_collective_args(t_.collectives[size_t(h.collective)], [&a](std::string_view k) -> JsonWriter& { return a.key(k); });
   }
-  if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key(arg::kCallSite).string(call_site(t_, *stack));
+  if (const std::string* site = call_sites_.of(h)) a.key(arg::kCallSite).string(*site);
   shape_args(h, a);
   annotation_args(t_, h, current_host_ < fwdbwd_.fwd_tid.size() ? fwdbwd_.fwd_tid[current_host_] : 0,
                   [&a](std::string_view key) -> JsonWriter& { return a.key(key); });

@@ -24,6 +24,7 @@
 #include "exporters/call_names.h"
 #include "exporters/collective_args.h"
 #include "exporters/json_writer.h"
+#include "exporters/stack_text.h"
 #include "exporters/trace_links.h"
 #include "exporters/torch_ops.h"
 #include "exporters/trace_stack_frames.h"
@@ -186,6 +187,7 @@ class ChromeTraceWriter {
   uint64_t base_;
   TraceLinks links_;
   CallNames call_names_;  // what each distinct call name means, found once
+  CallSites call_sites_{t_};  // each distinct stack's call site, rendered once
   TraceStackFrames stack_frames_;
   CollectiveLookup collectives_;  // NCCL calls' communication args, by operator id
   ForwardBackward fwdbwd_;  // torch operators from NVTX: backward functions linked to forward ops
