@@ -14,7 +14,7 @@
 namespace profagent::exporters {
 
 struct CallName {
-  std::string_view api;       // api_name(): the public API the entry point implements
+  InternedName api;           // api_name(): the public API the entry point implements
   uint32_t runtime_cbid = 0;  // runtime_cbid() of the name
   uint32_t driver_cbid = 0;   // driver_cbid() of the name
   bool driver_function = false;  // cu*, not cuda*: a driver API function

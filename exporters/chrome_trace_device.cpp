@@ -84,9 +84,11 @@ void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
 void ChromeTraceWriter::device_event(const DeviceRecord& d) {
   const uint64_t tid = device_tid(d);
   device_rows_.add(d.device, tid);
-  std::string_view name = d.name;
-  if (d.kind == DeviceKind::Sync && name.empty()) name = schema::sync_name(d.sync_type);
-  begin_x(schema::device_category(d.kind), name, d.device, tid, d.start_ns, d.end_ns);
+  if (d.kind == DeviceKind::Sync && d.name.empty()) {
+    begin_x(schema::device_category(d.kind), schema::sync_name(d.sync_type), d.device, tid, d.start_ns, d.end_ns);
+  } else {
+    begin_x(schema::device_category(d.kind), d.name, d.device, tid, d.start_ns, d.end_ns);
+  }
   Args a(w_);
   if (d.external_id != 0) a.key(arg::kExternalId).u64(d.external_id);
   gpu_args(d, a);

@@ -48,14 +48,16 @@ void ChromeTraceWriter::host_event(std::size_t index) {
   const HostRecord& h = t_.host[index];
   const uint64_t pid = host_pid(h.pid), tid = host_tid(h.tid);
   host_rows_.add(pid, tid);
-  std::string unnamed_step;
-  std::string_view name = h.name;
-  if (h.kind == EventKind::Step && name.empty()) name = unnamed_step = step_name(h);
-  const CallName& call = is_runtime_kind(h.kind) ? call_names_.of(h.name) : kNotACall;
-  if (is_runtime_kind(h.kind)) name = call.api;
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) return nvtx_mark(h, pid, tid);
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeStartEnd)) return nvtx_start_end(h, pid, tid);
-  begin_x(host_category(h, call), name, pid, tid, h.start_ns, h.end_ns);
+  const CallName& call = is_runtime_kind(h.kind) ? call_names_.of(h.name) : kNotACall;
+  if (is_runtime_kind(h.kind)) {
+    begin_x(host_category(h, call), call.api, pid, tid, h.start_ns, h.end_ns);
+  } else if (h.kind == EventKind::Step && h.name.empty()) {
+    begin_x(host_category(h, call), std::string_view(step_name(h)), pid, tid, h.start_ns, h.end_ns);
+  } else {
+    begin_x(host_category(h, call), h.name, pid, tid, h.start_ns, h.end_ns);
+  }
   host_args(h, call);
   stack_frame_id(stack_frames_.sf_of(h));
   end_event();
@@ -127,7 +129,7 @@ void ChromeTraceWriter::step_events() {
   const uint64_t pid = t_.process.pid;
   for (const StepSpan& s : t_.steps) {
     host_rows_.add(pid, pid);
-    begin_x(schema::cat::kUserAnnotation, std::string(schema::name::kStepPrefix) + std::to_string(s.number), pid, pid,
+    begin_x(schema::cat::kUserAnnotation, std::string_view(std::string(schema::name::kStepPrefix) + std::to_string(s.number)), pid, pid,
             s.start_ns, s.end_ns);
     Args a(w_);
     a.key(arg::kStep).u64(s.number);

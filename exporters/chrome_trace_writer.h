@@ -90,6 +90,34 @@ class RowText {
   std::size_t size_ = 0;
 };
 
+// The JSON string (quoted, escaped) of each distinct interned name, escaped once: a window has
+// millions of events but few names.
+class JsonNames {
+ public:
+  // nullptr for a name too long to keep a second copy of (a name can be megabytes): the caller
+  // escapes it in place.
+  const std::string* of(InternedName name) {
+    if (name.size() > kLongest) return nullptr;
+    const uint32_t id = name.id();
+    if (id >= known_.size()) {
+      known_.resize(id + 1, false);
+      text_.resize(id + 1);
+    }
+    if (!known_[id]) {
+      std::string& text = text_[id];
+      text.resize(escaped_size_bound(name.size()));
+      text.resize(std::size_t(write_json_string(text.data(), name) - text.data()));
+      known_[id] = true;
+    }
+    return &text_[id];
+  }
+
+ private:
+  static constexpr std::size_t kLongest = 4096;
+  std::vector<std::string> text_;  // by InternedName::id()
+  std::vector<bool> known_;
+};
+
 // Writes `"args":{...}` lazily: nothing at all when no key is added (Kineto omits empty args).
 class Args {
  public:
@@ -127,6 +155,11 @@ class ChromeTraceWriter {
   void header();
   void begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid, uint64_t start,
                uint64_t end);
+  // The same for a record's interned name, escaped once per distinct name (JsonNames).
+  void begin_x(std::string_view cat, InternedName name, uint64_t pid, uint64_t tid, uint64_t start,
+               uint64_t end);
+  void open_x(std::string_view cat);
+  void x_times(uint64_t pid, uint64_t tid, uint64_t start, uint64_t end);
   void stack_frame_id(uint64_t sf) {
     if (sf == 0) return;
     w_.raw(",\"sf\":");
@@ -200,6 +233,7 @@ class ChromeTraceWriter {
   RowSet host_rows_;    // (pid, tid)
   RowSet device_rows_;  // (device, tid)
   RowText row_text_;
+  JsonNames json_names_;
   uint64_t last_ns_ = 0;
   std::size_t current_host_ = 0;  // the host record host_args() writes
 };

@@ -66,11 +66,11 @@ bool is_driver_function(std::string_view name) noexcept {
 
 CallName CallNames::describe(InternedName name) {
   CallName c;
-  c.api = api_name(name);
+  c.api = InternedName(api_name(name));
   c.runtime_cbid = runtime_cbid(name);
   c.driver_cbid = driver_cbid(name);
   c.driver_function = is_driver_function(name);
-  c.entry_point = c.api != std::string_view(name);
+  c.entry_point = c.api != name;
   return c;
 }
 

@@ -156,7 +156,7 @@ void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, Sou
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
     const RowKind kind = host_row_kind(h);
-    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : calls.of(h.name).api;
+    const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : std::string_view(calls.of(h.name).api);
     const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)
                                : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
