@@ -217,11 +217,18 @@ bool is_phase_range(std::string_view n) {
   return is_dataloader_range(n) || is_module_range(n) || is_backward_range(n) || is_optimizer_range(n);
 }
 
+// "nccl", "rccl" or "hccl" in any case. Asked for every kernel record of a window: it compares
+// in place rather than lowering a copy of each (long) kernel name.
 bool is_communication(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find("nccl") != std::string::npos || lower.find("rccl") != std::string::npos ||
-         lower.find("hccl") != std::string::npos;
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+  for (std::size_t i = 0; i + 4 <= name.size(); ++i) {
+    const char first = lower(name[i]);
+    if ((first == 'n' || first == 'r' || first == 'h') && lower(name[i + 1]) == 'c' && lower(name[i + 2]) == 'c' &&
+        lower(name[i + 3]) == 'l') {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string_view operator_family(std::string_view name) {
