@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <unordered_map>
 
 #include "exporters/host_nesting.h"
 
@@ -262,6 +263,24 @@ std::string_view operator_family(std::string_view name) {
   return s.empty() ? name : s;
 }
 
+namespace {
+
+// Every summary that splits communication from computation asks per kernel record: the name
+// is searched once per distinct name.
+void find_communication(const Trace& trace, TraceScope& s) {
+  std::unordered_map<InternedName, bool> by_name;
+  s.device_communication.resize(trace.device.size());
+  for (std::size_t i = 0; i < trace.device.size(); ++i) {
+    const DeviceRecord& d = trace.device[i];
+    if (d.kind != DeviceKind::Kernel) continue;
+    auto [it, inserted] = by_name.try_emplace(d.name, false);
+    if (inserted) it->second = is_communication(d.name);
+    s.device_communication[i] = it->second;
+  }
+}
+
+}  // namespace
+
 TraceScope scope_trace(const Trace& trace) {
   TraceScope s;
   s.steps = steps_of(trace);
@@ -273,6 +292,7 @@ TraceScope scope_trace(const Trace& trace) {
   link_operators(trace, s);
   find_phases(trace, s);
   assign_device_phases(trace, s);
+  find_communication(trace, s);
   return s;
 }
 
