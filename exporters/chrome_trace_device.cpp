@@ -137,10 +137,11 @@ void ChromeTraceWriter::kernel_args(const DeviceRecord& d, Args& a) {
   a.key(arg::kRegistersPerThread).u64(d.registers_per_thread);
   a.key(arg::kSharedMemory).u64(d.shared_memory);
   const DeviceInfo* info = device_info(d.device);
-  const Occupancy occupancy = info ? kernel_occupancy(*info, d) : Occupancy{};
+  const OccupancyText::Text* text = info ? &occupancy_text_.of(*info, d) : nullptr;
+  const Occupancy occupancy = text ? text->occupancy : Occupancy{};
   if (info && info->num_sms > 0) {
-    a.key(arg::kBlocksPerSm).real(occupancy.blocks_per_sm);
-    a.key(arg::kWarpsPerSm).real(occupancy.warps_per_sm);
+    a.key(arg::kBlocksPerSm).raw(std::string_view(text->blocks_per_sm, text->blocks_per_sm_size));
+    a.key(arg::kWarpsPerSm).raw(std::string_view(text->warps_per_sm, text->warps_per_sm_size));
   }
   a.key(arg::kGrid).raw("["), w_.i64(d.grid[0]), w_.raw(","), w_.i64(d.grid[1]), w_.raw(",");
   w_.i64(d.grid[2]), w_.raw("]");

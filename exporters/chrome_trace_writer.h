@@ -24,6 +24,7 @@
 #include "exporters/call_names.h"
 #include "exporters/collective_args.h"
 #include "exporters/json_writer.h"
+#include "exporters/occupancy.h"
 #include "exporters/stack_text.h"
 #include "exporters/trace_links.h"
 #include "exporters/torch_ops.h"
@@ -88,6 +89,37 @@ class RowText {
   uint64_t pid_ = 0, tid_ = 0;
   char text_[64];  // two 7-byte keys and two numbers of at most 20 digits
   std::size_t size_ = 0;
+};
+
+// A kernel's occupancy figures as written (floats formatted), for the launch shape of the last
+// kernel asked about: kernels mostly repeat their shape, and formatting the floats and
+// computing occupancy cost more than writing the rest of the event.
+class OccupancyText {
+ public:
+  struct Text {
+    Occupancy occupancy;
+    char blocks_per_sm[32];
+    std::size_t blocks_per_sm_size = 0;
+    char warps_per_sm[32];
+    std::size_t warps_per_sm_size = 0;
+  };
+  const Text& of(const DeviceInfo& info, const DeviceRecord& d) {
+    const auto shape = std::make_tuple(&info, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
+                                       d.registers_per_thread, d.shared_memory);
+    if (!known_ || shape != shape_) {
+      shape_ = shape;
+      known_ = true;
+      text_.occupancy = kernel_occupancy(info, d);
+      text_.blocks_per_sm_size = std::size_t(write_real(text_.blocks_per_sm, text_.occupancy.blocks_per_sm) - text_.blocks_per_sm);
+      text_.warps_per_sm_size = std::size_t(write_real(text_.warps_per_sm, text_.occupancy.warps_per_sm) - text_.warps_per_sm);
+    }
+    return text_;
+  }
+
+ private:
+  bool known_ = false;
+  std::tuple<const DeviceInfo*, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, uint32_t, uint32_t> shape_;
+  Text text_;
 };
 
 // The JSON string (quoted, escaped) of each distinct interned name, escaped once: a window has
@@ -234,6 +266,7 @@ class ChromeTraceWriter {
   RowSet device_rows_;  // (device, tid)
   RowText row_text_;
   JsonNames json_names_;
+  OccupancyText occupancy_text_;
   uint64_t last_ns_ = 0;
   std::size_t current_host_ = 0;  // the host record host_args() writes
 };
