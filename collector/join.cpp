@@ -85,7 +85,9 @@ class Joiner {
     }
     if (r.kind == EventKind::Launch) r.kernel_name = names_.kernel(event.arg0);
     if (r.kind == EventKind::Operator && event.arg0 != 0) {
-      read_shapes(event.arg0, in_.names, r.input_dims, r.input_types);
+      InputShapes shapes;
+      read_shapes(event.arg0, in_.names, shapes.dims, shapes.types);
+      if (!shapes.dims.empty() || !shapes.types.empty()) set_shapes(trace_, r, std::move(shapes));
     }
     CollectiveArgs args;
     if (r.kind == EventKind::Operator && (event.flags & kFlagCollective) && take_collective(event.arg1, &args)) {

@@ -98,23 +98,25 @@ void ChromeTraceWriter::host_args(const HostRecord& h, const CallName& call) {
 
 // PROFAGENT_RECORD_SHAPES: one dims list per input ([] for a scalar) and one type per input.
 void ChromeTraceWriter::shape_args(const HostRecord& h, Args& a) {
-  if (!h.input_dims.empty()) {
+  const InputShapes* shapes = shapes_of(t_, h);
+  if (shapes == nullptr) return;
+  if (!shapes->dims.empty()) {
     a.key(arg::kInputDims).raw("[");
-    for (std::size_t i = 0; i < h.input_dims.size(); ++i) {
+    for (std::size_t i = 0; i < shapes->dims.size(); ++i) {
       w_.raw(i ? ",[" : "[");
-      for (std::size_t j = 0; j < h.input_dims[i].size(); ++j) {
+      for (std::size_t j = 0; j < shapes->dims[i].size(); ++j) {
         if (j) w_.raw(",");
-        w_.i64(h.input_dims[i][j]);
+        w_.i64(shapes->dims[i][j]);
       }
       w_.raw("]");
     }
     w_.raw("]");
   }
-  if (!h.input_types.empty()) {
+  if (!shapes->types.empty()) {
     a.key(arg::kInputType).raw("[");
-    for (std::size_t i = 0; i < h.input_types.size(); ++i) {
+    for (std::size_t i = 0; i < shapes->types.size(); ++i) {
       if (i) w_.raw(",");
-      w_.string(h.input_types[i]);
+      w_.string(shapes->types[i]);
     }
     w_.raw("]");
   }

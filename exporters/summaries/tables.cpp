@@ -34,6 +34,12 @@ RowKind device_row_kind(DeviceKind k) {
 }
 
 // torch's str() of a list of int lists: "[[5, 64, 56, 56], [], [3]]".
+const std::vector<std::vector<int64_t>>& input_dims(const Trace& t, const HostRecord& h) {
+  static const std::vector<std::vector<int64_t>> none;
+  const InputShapes* shapes = shapes_of(t, h);
+  return shapes ? shapes->dims : none;
+}
+
 std::string shapes_text(const std::vector<std::vector<int64_t>>& dims) {
   std::string s = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -157,7 +163,7 @@ void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, Sou
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
     const RowKind kind = host_row_kind(h);
     const std::string_view name = kind == RowKind::Step ? std::string_view("ProfilerStep*") : std::string_view(calls.of(h.name).api);
-    const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)
+    const std::string shapes = rows.by_shape() ? shapes_text(input_dims(t, h))
                                : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
