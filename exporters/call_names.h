@@ -24,6 +24,7 @@ struct CallName {
 // Not thread-safe: one per writer (each output is written by one thread).
 class CallNames {
  public:
+  // The reference stays valid until of() is next asked about a name never seen before.
   const CallName& of(InternedName name) {
     const uint32_t id = name.id();
     if (id >= known_.size()) {
