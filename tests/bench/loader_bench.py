@@ -20,11 +20,12 @@ LABELS = {"noload": "dlopen(RTLD_NOLOAD) + dlclose of a loaded library",
 
 def run_once(args, preload):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROFAGENT_", "LD_PRELOAD"))}
-    if preload:
-        env["LD_PRELOAD"] = preload
-        env["PROFAGENT_OUTPUT_DIR"] = tempfile.mkdtemp(prefix="loader_bench_")
-    out = subprocess.run([args.program, str(args.calls), args.plugin], env=env, capture_output=True,
-                         text=True, check=True).stdout
+    with tempfile.TemporaryDirectory(prefix="loader_bench_") as out_dir:
+        if preload:
+            env["LD_PRELOAD"] = preload
+            env["PROFAGENT_OUTPUT_DIR"] = out_dir
+        out = subprocess.run([args.program, str(args.calls), args.plugin], env=env, capture_output=True,
+                             text=True, check=True).stdout
     return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
 
 

@@ -19,10 +19,12 @@ MODES = {"absent": None, "idle": {"PROFAGENT_SKIP_FIRST": "1000000"}, "recording
 
 def run_once(args, mode):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROFAGENT_", "LD_PRELOAD", "NVTX_"))}
-    if MODES[mode] is not None:
-        env.update(MODES[mode], LD_PRELOAD=args.agent, PROFAGENT_ACTIVITIES="cpu", PROFAGENT_LOG_LEVEL="error",
-                   PROFAGENT_OUTPUT_DIR=tempfile.mkdtemp(prefix="nvtx_bench_"))
-    out = subprocess.run([args.program, str(args.pairs)], env=env, capture_output=True, text=True, check=True).stdout
+    with tempfile.TemporaryDirectory(prefix="nvtx_bench_") as out_dir:  # the recorded trace is large
+        if MODES[mode] is not None:
+            env.update(MODES[mode], LD_PRELOAD=args.agent, PROFAGENT_ACTIVITIES="cpu", PROFAGENT_LOG_LEVEL="error",
+                       PROFAGENT_OUTPUT_DIR=out_dir)
+        out = subprocess.run([args.program, str(args.pairs)], env=env, capture_output=True, text=True,
+                             check=True).stdout
     return {line.split()[0]: float(line.split()[1]) for line in out.splitlines() if line.strip()}
 
 

@@ -4,13 +4,25 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdlib>
+
 #include "collector/clock.h"
 #include "collector/session.h"
 #include "fake_backend.h"
 
 namespace profagent::collector::testing {
 
-inline constexpr uint32_t kUnitWaitMs = 300;  // the join's wait bound in these tests
+// The join's wait bound in these tests: 300 ms, or PROFAGENT_UNIT_WAIT_MS where the tests run
+// slowly (scripts/cross_aarch64.sh under qemu-user, where a loaded machine can take longer than
+// 300 ms to deliver a poll's records and the race cases would count them late).
+inline uint32_t unit_wait_ms() {
+  static const uint32_t ms = [] {
+    const char* text = std::getenv("PROFAGENT_UNIT_WAIT_MS");
+    const long value = text != nullptr ? std::strtol(text, nullptr, 10) : 0;
+    return value > 0 ? uint32_t(value) : 300u;
+  }();
+  return ms;
+}
 
 inline FakeBackend& fake() {
   static auto* backend = new FakeBackend;
@@ -57,7 +69,7 @@ inline void start_session_once() {
     options.device_backend = &fake();
     options.platform_info = &fake_platform;
     options.config = {{"PROFAGENT_CUPTI", "auto"}};
-    options.window_wait_ms = kUnitWaitMs;
+    options.window_wait_ms = unit_wait_ms();
     if (!start(options)) return false;
     // As after the program's first CUDA call: the device backend runs from here on, whichever
     // case comes first (a launch made by hand, without hooked_launch(), would otherwise find

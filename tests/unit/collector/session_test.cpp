@@ -97,7 +97,7 @@ TEST_CASE("session: a window waits for the device work it issued", "[session]") 
   CHECK(trace.host[trace.device[0].host].id == launch);
   CHECK(trace.drops.late_device_records == 0);
   CHECK(trace.drops.unmatched_device_records == 0);
-  CHECK(trace.join_wait_ns < uint64_t(kUnitWaitMs) * 1'000'000);
+  CHECK(trace.join_wait_ns < uint64_t(unit_wait_ms()) * 1'000'000);
 }
 
 TEST_CASE("session: work still missing after the wait is late in its own window only, running events carry over",
@@ -109,7 +109,7 @@ TEST_CASE("session: work still missing after the wait is late in its own window 
   CHECK(first.drops.late_device_records == 1);
   CHECK(first.device.empty());
   CHECK(find_host(first, launch) != nullptr);
-  CHECK(first.join_wait_ns >= uint64_t(kUnitWaitMs) * 1'000'000);
+  CHECK(first.join_wait_ns >= uint64_t(unit_wait_ms()) * 1'000'000);
   // It comes now, during the next window: it is dropped, never put into that window.
   fake().complete_kernel(correlation, clock::monotonic_ns());
   const uint64_t next_launch = hooked_launch("_Z4nextv");
