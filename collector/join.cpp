@@ -11,6 +11,7 @@
 #include "collector/names.h"
 #include "collector/collectives.h"
 #include "collector/graph_captures.h"
+#include "collector/join_names.h"
 #include "collector/shapes.h"
 
 namespace profagent::collector {
@@ -64,22 +65,6 @@ class Joiner {
   }
 
  private:
-  const std::string& kernel_name_of(uint64_t host_function) {
-    auto [it, inserted] = demangled_kernels_.try_emplace(host_function);
-    if (inserted) {
-      auto found = in_.kernel_names.find(reinterpret_cast<const void*>(host_function));
-      if (found != in_.kernel_names.end()) it->second = demangle(found->second);
-    }
-    return it->second;
-  }
-
-  // Demangling is slow and kernels are few: once per distinct name.
-  const std::string& demangled(const std::string& mangled) {
-    auto found = demangled_names_.find(mangled);
-    if (found == demangled_names_.end()) found = demangled_names_.emplace(mangled, demangle(mangled)).first;
-    return found->second;
-  }
-
   // Fills a fresh record in place: a HostRecord is large, moving each one would cost more than
   // filling it.
   void fill_host_record(HostRecord& r, const ThreadEvents& thread, const HostEvent& event) {
@@ -91,7 +76,7 @@ class Joiner {
     r.kind = EventKind(event.kind);
     r.flags = event.flags;
     r.result = event.result;
-    if (event.name < in_.names.size()) r.name = in_.names[event.name];
+    r.name = names_.name(event.name);
     r.arg0 = event.arg0;
     r.arg1 = event.arg1;
     if (event.flags & kFlagCallback) {  // recorded from CUPTI's callback (event.h: kFlagCallback)
@@ -100,9 +85,11 @@ class Joiner {
       r.arg1 = 0;
       return;
     }
-    if (r.kind == EventKind::Launch) r.kernel_name = kernel_name_of(event.arg0);
+    if (r.kind == EventKind::Launch) r.kernel_name = names_.kernel(event.arg0);
     if (r.kind == EventKind::Operator && event.arg0 != 0) {
-      read_shapes(event.arg0, in_.names, r.input_dims, r.input_types);
+      InputShapes shapes;
+      read_shapes(event.arg0, in_.names, shapes.dims, shapes.types);
+      if (!shapes.dims.empty() || !shapes.types.empty()) set_shapes(trace_, r, std::move(shapes));
     }
     CollectiveArgs args;
     if (r.kind == EventKind::Operator && (event.flags & kFlagCollective) && take_collective(event.arg1, &args)) {
@@ -348,7 +335,7 @@ class Joiner {
 
   void name_record(DeviceRecord& d) {
     if (d.kind == DeviceKind::Kernel) {
-      d.name = demangled(d.name);
+      d.name = names_.demangled(d.name);
       if (d.name.empty() && d.host >= 0) d.name = trace_.host[d.host].kernel_name;
     }
     if (d.kind == DeviceKind::Sync) {
@@ -425,8 +412,7 @@ class Joiner {
   Trace& trace_;
   JoinCounts counts_;
   Labels labels_ = labels_snapshot();  // NVTX category names
-  std::unordered_map<uint64_t, std::string> demangled_kernels_;  // by host stub
-  std::unordered_map<std::string, std::string> demangled_names_;  // by mangled name
+  JoinNames names_{in_.names, in_.kernel_names};  // after in_, whose snapshots it reads
   std::unordered_map<uint64_t, EventKind> kind_by_id_;
   std::unordered_map<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
   std::unordered_map<uint32_t, int64_t> driver_by_correlation_;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collector/event.h"
+#include "collector/interned_name.h"
 
 namespace profagent {
 
@@ -44,18 +45,24 @@ struct HostRecord {
   EventKind kind = EventKind::Runtime;
   uint8_t flags = 0;           // EventFlags
   int32_t result = 0;          // the real call's return value
-  std::string name;            // API, operator or range name; for Launch the API name
-  std::string kernel_name;     // Launch: demangled kernel name from registration, if known
+  InternedName name;           // API, operator or range name; for Launch the API name
+  InternedName kernel_name;    // Launch: demangled kernel name from registration, if known
   uint64_t arg0 = 0;           // payload as in event.h
   uint64_t arg1 = 0;
   uint32_t correlation = 0;    // CUPTI correlation id of this call (0 if none known)
   uint64_t external_id = 0;    // innermost enclosing Operator/Range id; else own id
   int64_t parent = kNoIndex;   // index of the innermost enclosing host record on the thread
-  std::vector<std::vector<int64_t>> input_dims;  // Operator with record_shapes
-  std::vector<std::string> input_types;
   uint32_t stack = 0;          // PROFAGENT_WITH_STACK: 1 + index into Trace::stacks.stacks; 0 none
   int32_t collective = -1;     // Operator of an NCCL call: index into Trace::collectives
   uint32_t annotation = 0;     // NVTX range or torch operator: 1 + index into Trace::annotations
+  uint32_t shapes = 0;         // Operator with record_shapes: 1 + index into Trace::shapes; 0 none
+};
+
+// PROFAGENT_RECORD_SHAPES: an operator's inputs, kept aside so that host records stay small
+// (most records are calls, which have none).
+struct InputShapes {
+  std::vector<std::vector<int64_t>> dims;  // one list per input ([] for a scalar)
+  std::vector<std::string> types;          // one type per input
 };
 
 // What an NVTX range or mark, or a torch operator named by torch's emit_nvtx, said beyond its
@@ -123,7 +130,7 @@ struct DeviceRecord {
   uint32_t correlation = 0;     // CUPTI correlation id
   uint64_t external_id = 0;     // as HostRecord::external_id of the launching host record
   int64_t host = kNoIndex;      // index into Trace::host of the call that issued it
-  std::string name;             // kernel: demangled; memcpy: "Memcpy HtoD (Pageable -> Device)"
+  InternedName name;            // kernel: demangled; memcpy: "Memcpy HtoD (Pageable -> Device)"
   int32_t grid[3] = {0, 0, 0};
   int32_t block[3] = {0, 0, 0};
   uint32_t registers_per_thread = 0;
@@ -359,6 +366,7 @@ struct Trace {
   std::vector<DeviceRecord> device;  // sorted by start_ns
   std::vector<StepSpan> steps;       // recorded steps (ProfilerStep#N ranges)
   std::vector<Annotation> annotations;  // HostRecord::annotation refers to these
+  std::vector<InputShapes> shapes;      // HostRecord::shapes refers to these
   // Device stream id -> the name the program gave its stream (nvtxNameCudaStream), sorted.
   std::vector<std::pair<uint32_t, std::string>> stream_names;
   CallStacks stacks;                 // HostRecord::stack and MemoryRecord::stack refer to these
@@ -373,5 +381,14 @@ struct Trace {
   int cuda_runtime_version = 0;
   int cuda_driver_version = 0;
 };
+
+// A record's input shapes (nullptr: none recorded), and giving a record its shapes.
+inline const InputShapes* shapes_of(const Trace& trace, const HostRecord& record) noexcept {
+  return record.shapes == 0 || record.shapes > trace.shapes.size() ? nullptr : &trace.shapes[record.shapes - 1];
+}
+inline void set_shapes(Trace& trace, HostRecord& record, InputShapes shapes) {
+  trace.shapes.push_back(std::move(shapes));
+  record.shapes = uint32_t(trace.shapes.size());
+}
 
 }  // namespace profagent

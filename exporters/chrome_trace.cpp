@@ -82,13 +82,32 @@ void ChromeTraceWriter::header() {
 
 void ChromeTraceWriter::begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid,
                                 uint64_t start, uint64_t end) {
-  const uint64_t ts = rel(start);
-  const uint64_t te = end > start ? rel(end) : ts;
-  last_ns_ = std::max(last_ns_, end);
+  open_x(cat);
+  w_.string(name);
+  x_times(pid, tid, start, end);
+}
+
+void ChromeTraceWriter::begin_x(std::string_view cat, InternedName name, uint64_t pid, uint64_t tid,
+                                uint64_t start, uint64_t end) {
+  open_x(cat);
+  if (const std::string* text = json_names_.of(name)) {
+    w_.raw(*text);
+  } else {
+    w_.string(name);
+  }
+  x_times(pid, tid, start, end);
+}
+
+void ChromeTraceWriter::open_x(std::string_view cat) {
   w_.raw("{\"ph\":\"X\",\"cat\":\"");
   w_.raw(cat);
   w_.raw("\",\"name\":");
-  w_.string(name);
+}
+
+void ChromeTraceWriter::x_times(uint64_t pid, uint64_t tid, uint64_t start, uint64_t end) {
+  const uint64_t ts = rel(start);
+  const uint64_t te = end > start ? rel(end) : ts;
+  last_ns_ = std::max(last_ns_, end);
   w_.raw(row_text_.of(pid, tid));
   w_.raw(",\"ts\":"), w_.us3(ts);
   w_.raw(",\"dur\":"), w_.us3(te - ts);
@@ -107,7 +126,7 @@ void ChromeTraceWriter::window_end() {
 }
 
 std::string step_name(const HostRecord& step) {
-  return step.name.empty() ? std::string(schema::name::kStepPrefix) + std::to_string(step.arg0) : step.name;
+  return step.name.empty() ? std::string(schema::name::kStepPrefix) + std::to_string(step.arg0) : step.name.str();
 }
 
 }  // namespace chrome

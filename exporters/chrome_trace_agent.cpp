@@ -21,7 +21,7 @@ void ChromeTraceWriter::agent_events() {
   const uint64_t window_last = last_ns_;
   for (const AgentSlice& s : t_.agent_cost.slices) {
     const uint64_t tid = host_tid(s.tid);
-    begin_x(schema::cat::kProfagent, s.name, pid, tid, s.start_ns, s.end_ns);
+    begin_x(schema::cat::kProfagent, std::string_view(s.name), pid, tid, s.start_ns, s.end_ns);
     end_event();
     agent_rows_.add(pid, tid);
   }

@@ -73,12 +73,13 @@ void ChromeTraceWriter::device_events() {
 void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
   const uint64_t pid = host_pid(d.pid), tid = host_tid(d.tid);
   host_rows_.add(pid, tid);
-  begin_x(schema::cat::kCudaDriver, api_name(d.name), pid, tid, d.start_ns, d.end_ns);
+  const CallName& call = call_names_.of(d.name);
+  begin_x(schema::cat::kCudaDriver, call.api, pid, tid, d.start_ns, d.end_ns);
   Args a(w_);
   if (d.external_id != 0) a.key(arg::kExternalId).u64(d.external_id);
   if (d.cbid != 0) a.key(arg::kCbid).u64(d.cbid);
   a.key(arg::kCorrelation).u64(d.correlation);
-  if (api_name(d.name) != d.name) a.key(arg::kEntryPoint).string(d.name);
+  if (call.entry_point) a.key(arg::kEntryPoint).string(d.name);
   a.close();
   end_event();
 }
@@ -86,9 +87,11 @@ void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
 void ChromeTraceWriter::device_event(const DeviceRecord& d, std::size_t index) {
   const uint64_t tid = device_tid(d);
   device_rows_.add(d.device, tid);
-  std::string_view name = d.name;
-  if (d.kind == DeviceKind::Sync && name.empty()) name = schema::sync_name(d.sync_type);
-  begin_x(schema::device_category(d.kind), name, d.device, tid, d.start_ns, d.end_ns);
+  if (d.kind == DeviceKind::Sync && d.name.empty()) {
+    begin_x(schema::device_category(d.kind), schema::sync_name(d.sync_type), d.device, tid, d.start_ns, d.end_ns);
+  } else {
+    begin_x(schema::device_category(d.kind), d.name, d.device, tid, d.start_ns, d.end_ns);
+  }
   Args a(w_);
   if (d.external_id != 0) a.key(arg::kExternalId).u64(d.external_id);
   gpu_args(d, a);
@@ -144,10 +147,11 @@ void ChromeTraceWriter::kernel_args(const DeviceRecord& d, Args& a) {
   a.key(arg::kRegistersPerThread).u64(d.registers_per_thread);
   a.key(arg::kSharedMemory).u64(d.shared_memory);
   const DeviceInfo* info = device_info(d.device);
-  const Occupancy occupancy = info ? kernel_occupancy(*info, d) : Occupancy{};
+  const OccupancyText::Text* text = info ? &occupancy_text_.of(*info, d) : nullptr;
+  const Occupancy occupancy = text ? text->occupancy : Occupancy{};
   if (info && info->num_sms > 0) {
-    a.key(arg::kBlocksPerSm).real(occupancy.blocks_per_sm);
-    a.key(arg::kWarpsPerSm).real(occupancy.warps_per_sm);
+    a.key(arg::kBlocksPerSm).raw(std::string_view(text->blocks_per_sm, text->blocks_per_sm_size));
+    a.key(arg::kWarpsPerSm).raw(std::string_view(text->warps_per_sm, text->warps_per_sm_size));
   }
   a.key(arg::kGrid).raw("["), w_.i64(d.grid[0]), w_.raw(","), w_.i64(d.grid[1]), w_.raw(",");
   w_.i64(d.grid[2]), w_.raw("]");

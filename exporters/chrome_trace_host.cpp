@@ -17,28 +17,30 @@ bool is_runtime_kind(EventKind k) {
   return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
 }
 
-// Driver API functions are cu*, runtime ones cuda* (and nvcc's __cuda* launch entries).
-bool is_driver_function(std::string_view name) {
-  return name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda";
-}
-
 // Driver calls no hook saw reach the trace as host records flagged kFlagDriverApi (the
 // collector's join), or named by their driver function (CUPTI callbacks); they are Kineto's
 // `cuda_driver` events.
-bool is_driver_call(const HostRecord& h) { return h.flags & kFlagDriverApi || is_driver_function(h.name); }
-
-std::string_view host_category(const HostRecord& h) {
-  if (h.kind == EventKind::Operator) return schema::cat::kCpuOp;
-  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return schema::cat::kUserAnnotation;
-  return is_driver_call(h) ? schema::cat::kCudaDriver : schema::cat::kCudaRuntime;
+bool is_driver_call(const HostRecord& h, const CallName& call) {
+  return h.flags & kFlagDriverApi || call.driver_function;
 }
 
-uint32_t cbid_of(const HostRecord& h) { return is_driver_call(h) ? driver_cbid(h.name) : runtime_cbid(h.name); }
+std::string_view host_category(const HostRecord& h, const CallName& call) {
+  if (h.kind == EventKind::Operator) return schema::cat::kCpuOp;
+  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return schema::cat::kUserAnnotation;
+  return is_driver_call(h, call) ? schema::cat::kCudaDriver : schema::cat::kCudaRuntime;
+}
+
+uint32_t cbid_of(const HostRecord& h, const CallName& call) {
+  return is_driver_call(h, call) ? call.driver_cbid : call.runtime_cbid;
+}
+
+// Scopes (operators, ranges, steps) are not calls: they keep their own names.
+const CallName kNotACall{};
 
 }  // namespace
 
 // The same categories for the Perfetto writer (perfetto_trace.h).
-std::string_view host_event_category(const HostRecord& h) { return host_category(h); }
+std::string_view host_event_category(const HostRecord& h, const CallName& call) { return host_category(h, call); }
 bool is_runtime_call(EventKind kind) { return is_runtime_kind(kind); }
 
 void ChromeTraceWriter::host_events() {
@@ -50,14 +52,17 @@ void ChromeTraceWriter::host_event(std::size_t index) {
   const HostRecord& h = t_.host[index];
   const uint64_t pid = host_pid(h.pid), tid = host_tid(h.tid);
   host_rows_.add(pid, tid);
-  std::string unnamed_step;
-  std::string_view name = h.name;
-  if (h.kind == EventKind::Step && name.empty()) name = unnamed_step = step_name(h);
-  if (is_runtime_kind(h.kind)) name = api_name(name);
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) return nvtx_mark(h, pid, tid);
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeStartEnd)) return nvtx_start_end(h, pid, tid);
-  begin_x(host_category(h), name, pid, tid, h.start_ns, h.end_ns);
-  host_args(h);
+  const CallName& call = is_runtime_kind(h.kind) ? call_names_.of(h.name) : kNotACall;
+  if (is_runtime_kind(h.kind)) {
+    begin_x(host_category(h, call), call.api, pid, tid, h.start_ns, h.end_ns);
+  } else if (h.kind == EventKind::Step && h.name.empty()) {
+    begin_x(host_category(h, call), std::string_view(step_name(h)), pid, tid, h.start_ns, h.end_ns);
+  } else {
+    begin_x(host_category(h, call), h.name, pid, tid, h.start_ns, h.end_ns);
+  }
+  host_args(h, call);
   stack_frame_id(stack_frames_.sf_of(h));
   end_event();
   flow_starts(false, index, pid, tid, h.start_ns);
@@ -67,14 +72,14 @@ void ChromeTraceWriter::host_event(std::size_t index) {
 // cuda_runtime / cuda_driver: External id (of the enclosing op, or the call's own id), cbid,
 // a correlation unique to the call, and what the call did; never `stream` (HTA classes events
 // with a stream arg as GPU events).
-void ChromeTraceWriter::host_args(const HostRecord& h) {
+void ChromeTraceWriter::host_args(const HostRecord& h, const CallName& call) {
   Args a(w_);
   const bool runtime = is_runtime_kind(h.kind);
   a.key(arg::kExternalId).u64(runtime ? h.external_id : h.id);
   if (runtime) {
-    a.key(arg::kCbid).u64(cbid_of(h));
+    a.key(arg::kCbid).u64(cbid_of(h, call));
     a.key(arg::kCorrelation).u64(links_.call_correlation(current_host_));
-    if (api_name(h.name) != h.name) a.key(arg::kEntryPoint).string(h.name);
+    if (call.entry_point) a.key(arg::kEntryPoint).string(h.name);
   }
   if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key(arg::kCudaError).i64(h.result);
   // Work issued to a stream being captured into a graph runs only when the graph is launched:
@@ -88,7 +93,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
   if (h.collective >= 0) {
     write_collective_args(t_.collectives[size_t(h.collective)], [&a](std::string_view k) -> JsonWriter& { return a.key(k); });
   }
-  if (const std::vector<uint32_t>* stack = stack_of(t_, h)) a.key(arg::kCallSite).string(call_site(t_, *stack));
+  if (const std::string* site = call_sites_.of(h)) a.key(arg::kCallSite).string(*site);
   shape_args(h, a);
   annotation_args(t_, h, current_host_ < fwdbwd_.fwd_tid.size() ? fwdbwd_.fwd_tid[current_host_] : 0,
                   [&a](std::string_view key) -> JsonWriter& { return a.key(key); });
@@ -97,23 +102,25 @@ void ChromeTraceWriter::host_args(const HostRecord& h) {
 
 // PROFAGENT_RECORD_SHAPES: one dims list per input ([] for a scalar) and one type per input.
 void ChromeTraceWriter::shape_args(const HostRecord& h, Args& a) {
-  if (!h.input_dims.empty()) {
+  const InputShapes* shapes = shapes_of(t_, h);
+  if (shapes == nullptr) return;
+  if (!shapes->dims.empty()) {
     a.key(arg::kInputDims).raw("[");
-    for (std::size_t i = 0; i < h.input_dims.size(); ++i) {
+    for (std::size_t i = 0; i < shapes->dims.size(); ++i) {
       w_.raw(i ? ",[" : "[");
-      for (std::size_t j = 0; j < h.input_dims[i].size(); ++j) {
+      for (std::size_t j = 0; j < shapes->dims[i].size(); ++j) {
         if (j) w_.raw(",");
-        w_.i64(h.input_dims[i][j]);
+        w_.i64(shapes->dims[i][j]);
       }
       w_.raw("]");
     }
     w_.raw("]");
   }
-  if (!h.input_types.empty()) {
+  if (!shapes->types.empty()) {
     a.key(arg::kInputType).raw("[");
-    for (std::size_t i = 0; i < h.input_types.size(); ++i) {
+    for (std::size_t i = 0; i < shapes->types.size(); ++i) {
       if (i) w_.raw(",");
-      w_.string(h.input_types[i]);
+      w_.string(shapes->types[i]);
     }
     w_.raw("]");
   }
@@ -128,7 +135,7 @@ void ChromeTraceWriter::step_events() {
   const uint64_t pid = t_.process.pid;
   for (const StepSpan& s : t_.steps) {
     host_rows_.add(pid, pid);
-    begin_x(schema::cat::kUserAnnotation, std::string(schema::name::kStepPrefix) + std::to_string(s.number), pid, pid,
+    begin_x(schema::cat::kUserAnnotation, std::string_view(std::string(schema::name::kStepPrefix) + std::to_string(s.number)), pid, pid,
             s.start_ns, s.end_ns);
     Args a(w_);
     a.key(arg::kStep).u64(s.number);

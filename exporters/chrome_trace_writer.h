@@ -22,8 +22,11 @@
 
 #include "collector/trace.h"
 #include "exporters/chrome_trace.h"
+#include "exporters/call_names.h"
 #include "exporters/collective_args.h"
 #include "exporters/json_writer.h"
+#include "exporters/occupancy.h"
+#include "exporters/stack_text.h"
 #include "exporters/trace_links.h"
 #include "exporters/torch_ops.h"
 #include "exporters/trace_stack_frames.h"
@@ -93,6 +96,65 @@ class RowText {
   std::size_t size_ = 0;
 };
 
+// A kernel's occupancy figures as written (floats formatted), for the launch shape of the last
+// kernel asked about: kernels mostly repeat their shape, and formatting the floats and
+// computing occupancy cost more than writing the rest of the event.
+class OccupancyText {
+ public:
+  struct Text {
+    Occupancy occupancy;
+    char blocks_per_sm[32];
+    std::size_t blocks_per_sm_size = 0;
+    char warps_per_sm[32];
+    std::size_t warps_per_sm_size = 0;
+  };
+  const Text& of(const DeviceInfo& info, const DeviceRecord& d) {
+    const auto shape = std::make_tuple(&info, d.grid[0], d.grid[1], d.grid[2], d.block[0], d.block[1], d.block[2],
+                                       d.registers_per_thread, d.shared_memory);
+    if (!known_ || shape != shape_) {
+      shape_ = shape;
+      known_ = true;
+      text_.occupancy = kernel_occupancy(info, d);
+      text_.blocks_per_sm_size = std::size_t(write_real(text_.blocks_per_sm, text_.occupancy.blocks_per_sm) - text_.blocks_per_sm);
+      text_.warps_per_sm_size = std::size_t(write_real(text_.warps_per_sm, text_.occupancy.warps_per_sm) - text_.warps_per_sm);
+    }
+    return text_;
+  }
+
+ private:
+  bool known_ = false;
+  std::tuple<const DeviceInfo*, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, uint32_t, uint32_t> shape_;
+  Text text_;
+};
+
+// The JSON string (quoted, escaped) of each distinct interned name, escaped once: a window has
+// millions of events but few names.
+class JsonNames {
+ public:
+  // nullptr for a name too long to keep a second copy of (a name can be megabytes): the caller
+  // escapes it in place.
+  const std::string* of(InternedName name) {
+    if (name.size() > kLongest) return nullptr;
+    const uint32_t id = name.id();
+    if (id >= known_.size()) {
+      known_.resize(id + 1, false);
+      text_.resize(id + 1);
+    }
+    if (!known_[id]) {
+      std::string& text = text_[id];
+      text.resize(escaped_size_bound(name.size()));
+      text.resize(std::size_t(write_json_string(text.data(), name) - text.data()));
+      known_[id] = true;
+    }
+    return &text_[id];
+  }
+
+ private:
+  static constexpr std::size_t kLongest = 4096;
+  std::vector<std::string> text_;  // by InternedName::id()
+  std::vector<bool> known_;
+};
+
 // Writes `"args":{...}` lazily: nothing at all when no key is added (Kineto omits empty args).
 class Args {
  public:
@@ -151,6 +213,11 @@ class ChromeTraceWriter {
   void header();
   void begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid, uint64_t start,
                uint64_t end);
+  // The same for a record's interned name, escaped once per distinct name (JsonNames).
+  void begin_x(std::string_view cat, InternedName name, uint64_t pid, uint64_t tid, uint64_t start,
+               uint64_t end);
+  void open_x(std::string_view cat);
+  void x_times(uint64_t pid, uint64_t tid, uint64_t start, uint64_t end);
   void stack_frame_id(uint64_t sf) {
     if (sf == 0) return;
     w_.raw(",\"sf\":");
@@ -180,7 +247,9 @@ class ChromeTraceWriter {
   // chrome_trace_host.cpp
   void host_events();
   void host_event(std::size_t index);
-  void host_args(const HostRecord& h);
+  // `call`: what the record's name means as a call (CallNames), for runtime and driver calls.
+  void host_args(const HostRecord& h, const CallName& call);
+  void host_args(const HostRecord& scope) { host_args(scope, CallName{}); }
   void shape_args(const HostRecord& h, Args& a);
   void step_events();
   // NVTX marks and start/end ranges, torch's forward->backward links (chrome_trace_nvtx.cpp).
@@ -217,6 +286,8 @@ class ChromeTraceWriter {
   JsonWriter& w_;
   uint64_t base_;
   TraceLinks links_;
+  CallNames call_names_;  // what each distinct call name means, found once
+  CallSites call_sites_{t_};  // each distinct stack's call site, rendered once
   TraceStackFrames stack_frames_;
   CollectiveLookup collectives_;  // NCCL calls' communication args, by operator id
   ForwardBackward fwdbwd_;  // torch operators from NVTX: backward functions linked to forward ops
@@ -231,6 +302,8 @@ class ChromeTraceWriter {
   RowSet device_rows_;  // (device, tid)
   RowSet agent_rows_;   // (profagent track pid, tid)
   RowText row_text_;
+  JsonNames json_names_;
+  OccupancyText occupancy_text_;
   uint64_t last_ns_ = 0;
   std::size_t current_host_ = 0;  // the host record host_args() writes
 };
@@ -245,7 +318,7 @@ uint64_t stream_row_tid(uint32_t stream);
 // A synchronisation on an event (it names the event it waits for).
 bool waits_for_event(const DeviceRecord& d);
 // cuda_runtime / cuda_driver / cpu_op / user_annotation (chrome_trace_host.cpp).
-std::string_view host_event_category(const HostRecord& h);
+std::string_view host_event_category(const HostRecord& h, const CallName& call);
 bool is_runtime_call(EventKind kind);  // a CUDA call, not an operator, range or step
 // Row names (thread_name of the row's 'M' events; chrome_trace_rows.cpp).
 std::string host_row_name(const Trace& t, uint64_t tid);

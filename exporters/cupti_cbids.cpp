@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "collector/trace.h"
+#include "exporters/call_names.h"
 
 namespace profagent::exporters {
 namespace {
@@ -57,6 +58,20 @@ std::string_view api_name(std::string_view entry) noexcept {
     if (entry == from) return to;
   }
   return entry;
+}
+
+bool is_driver_function(std::string_view name) noexcept {
+  return name.substr(0, 2) == "cu" && name.substr(0, 4) != "cuda";
+}
+
+CallName CallNames::describe(InternedName name) {
+  CallName c;
+  c.api = InternedName(api_name(name));
+  c.runtime_cbid = runtime_cbid(name);
+  c.driver_cbid = driver_cbid(name);
+  c.driver_function = is_driver_function(name);
+  c.entry_point = c.api != name;
+  return c;
 }
 
 }  // namespace profagent::exporters

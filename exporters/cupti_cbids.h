@@ -22,4 +22,7 @@ uint32_t driver_cbid(std::string_view function) noexcept;
 // (`entry point`), and `cbid` is the entry point's. Other names are returned unchanged.
 std::string_view api_name(std::string_view entry) noexcept;
 
+// Driver API functions are cu*, runtime ones cuda* (and nvcc's __cuda* launch entries).
+bool is_driver_function(std::string_view name) noexcept;
+
 }  // namespace profagent::exporters

@@ -1,6 +1,7 @@
 #include "exporters/folded_stacks.h"
 
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "exporters/cupti_cbids.h"
@@ -28,15 +29,38 @@ std::string folded_frame(std::string label) {
   return label;
 }
 
-std::string folded_line(const Trace& trace, const HostRecord& h, const std::vector<uint32_t>& stack) {
-  std::string line;
+// The frames of one stack, root first, each followed by ';'.
+std::string folded_frames(const Trace& trace, const std::vector<uint32_t>& stack) {
+  std::string text;
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-    line += folded_frame(frame_label(trace.stacks.frames[*it]));
-    line += ';';
+    text += folded_frame(frame_label(trace.stacks.frames[*it]));
+    text += ';';
   }
-  const bool runtime = !is_scope(h.kind);
-  line += folded_frame(std::string(runtime ? api_name(h.name) : std::string_view(h.name)));
-  return line;
+  return text;
+}
+
+// What makes a line: the stack, and the call (its API name) or scope (its own name) at its end.
+// Records are summed by this first, so each distinct stack is labelled once, not per record.
+struct LineKey {
+  uint32_t stack;  // HostRecord::stack
+  InternedName name;
+  bool call;
+  bool operator==(const LineKey& o) const { return stack == o.stack && name == o.name && call == o.call; }
+};
+struct LineKeyHash {
+  std::size_t operator()(const LineKey& k) const {
+    return (std::size_t(k.stack) * 0x9E3779B97F4A7C15ull) ^ (std::size_t(k.name.id()) << 1) ^ std::size_t(k.call);
+  }
+};
+
+std::unordered_map<LineKey, uint64_t, LineKeyHash> ns_by_key(const Trace& trace, const std::vector<uint64_t>& value) {
+  std::unordered_map<LineKey, uint64_t, LineKeyHash> ns;
+  for (size_t i = 0; i < trace.host.size(); ++i) {
+    const HostRecord& h = trace.host[i];
+    if (value[i] == 0 || stack_of(trace, h) == nullptr) continue;
+    ns[LineKey{h.stack, h.name, !is_scope(h.kind)}] += value[i];
+  }
+  return ns;
 }
 
 }  // namespace
@@ -47,12 +71,13 @@ const char* folded_suffix(FoldedMetric metric) {
 }
 
 std::string render_folded(const Trace& trace, FoldedMetric metric) {
-  const std::vector<uint64_t> value = values(trace, metric);
+  std::vector<std::string> frames(trace.stacks.stacks.size() + 1);  // by HostRecord::stack
+  // Distinct stacks can read the same (frames whose labels agree): lines are summed by text.
   std::map<std::string, uint64_t> ns_by_line;
-  for (size_t i = 0; i < trace.host.size(); ++i) {
-    const std::vector<uint32_t>* stack = stack_of(trace, trace.host[i]);
-    if (stack == nullptr || value[i] == 0) continue;
-    ns_by_line[folded_line(trace, trace.host[i], *stack)] += value[i];
+  for (const auto& [key, ns] : ns_by_key(trace, values(trace, metric))) {
+    std::string& prefix = frames[key.stack];
+    if (prefix.empty()) prefix = folded_frames(trace, trace.stacks.stacks[key.stack - 1]);
+    ns_by_line[prefix + folded_frame(std::string(key.call ? api_name(key.name) : std::string_view(key.name)))] += ns;
   }
   std::string text;
   for (const auto& [line, ns] : ns_by_line) {

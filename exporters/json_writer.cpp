@@ -231,10 +231,14 @@ void JsonWriter::fixed3(double v) {
   us3(thousandths);
 }
 
-void JsonWriter::real(float v) {
+char* write_real(char* out, float v) {
   if (!std::isfinite(v)) v = 0;
+  return std::to_chars(out, out + 32, v).ptr;
+}
+
+void JsonWriter::real(float v) {
   reserve(32);
-  pos_ = std::to_chars(pos_, pos_ + 32, v).ptr;
+  pos_ = write_real(pos_, v);
 }
 
 // Long strings are escaped in slices so the buffer never has to hold 6x a 64 KiB name. A

@@ -25,6 +25,9 @@ inline constexpr std::size_t escaped_size_bound(std::size_t n) { return 6 * n + 
 
 // Decimal digits of v; returns the end. At most 20 bytes.
 char* write_u64(char* out, uint64_t v);
+// Shortest text that reads back as the same float, non-finite values as 0; returns the end. At
+// most 32 bytes.
+char* write_real(char* out, float v);
 // Nanoseconds as microseconds with exactly three decimals ("12.345"), Kineto's fmtTs.
 char* write_us3(char* out, uint64_t ns);
 

@@ -7,6 +7,7 @@
 
 #include "exporters/annotation_args.h"
 
+#include "exporters/call_names.h"
 #include "exporters/chrome_trace_writer.h"
 #include "exporters/cupti_cbids.h"
 #include "exporters/memory_events.h"
@@ -111,7 +112,8 @@ class TraceWalker {
       const uint64_t pid = plan_.host_pid(h.pid), tid = plan_.host_tid(h.tid);
       std::string_view name = h.name;
       if (h.kind == EventKind::Step && name.empty()) name = unnamed_step = chrome::step_name(h);
-      if (chrome::is_runtime_call(h.kind)) name = api_name(name);
+      const CallName& call = plan_.call_names_.of(h.name);  // what a call's name means, found once
+      if (chrome::is_runtime_call(h.kind)) name = call.api;
       EventFlows flows;
       flow_starts(false, i, flows);
       fwdbwd_flow(i, flows);
@@ -126,7 +128,7 @@ class TraceWalker {
         events_ += 2;  // 'b' and 'e'
         last_ns_ = std::max(last_ns_, h.end_ns);
       } else {
-        slice(host_row(pid, tid), chrome::host_event_category(h), name, h.start_ns, h.end_ns, args, flows);
+        slice(host_row(pid, tid), chrome::host_event_category(h, call), name, h.start_ns, h.end_ns, args, flows);
       }
     }
   }
@@ -141,7 +143,7 @@ class TraceWalker {
     if (runtime) {
       const uint64_t correlation = plan_.links_.call_correlation(index);
       if (flows.start_count == 0 || flows.starts[0] != correlation) a.u(arg::kCorrelation, correlation);
-      if (api_name(h.name) != h.name) a.interned(arg::kEntryPoint, h.name);
+      if (plan_.call_names_.of(h.name).entry_point) a.interned(arg::kEntryPoint, h.name);
     }
     if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.i(arg::kCudaError, h.result);
     if (runtime && (h.flags & kFlagCaptured)) a.i(arg::kCaptured, 1);
@@ -186,24 +188,26 @@ class TraceWalker {
 
   // PROFAGENT_RECORD_SHAPES: the JSON trace's arrays as their JSON text (is_json_text_arg).
   void shape_args(const HostRecord& h, EventArgs& a) {
-    if (!h.input_dims.empty()) {
+    const InputShapes* shapes = shapes_of(t_, h);
+    if (shapes == nullptr) return;
+    if (!shapes->dims.empty()) {
       dims_text_ = "[";
-      for (std::size_t i = 0; i < h.input_dims.size(); ++i) {
+      for (std::size_t i = 0; i < shapes->dims.size(); ++i) {
         dims_text_ += i ? ",[" : "[";
-        for (std::size_t j = 0; j < h.input_dims[i].size(); ++j) {
-          dims_text_ += (j ? "," : "") + std::to_string(h.input_dims[i][j]);
+        for (std::size_t j = 0; j < shapes->dims[i].size(); ++j) {
+          dims_text_ += (j ? "," : "") + std::to_string(shapes->dims[i][j]);
         }
         dims_text_ += "]";
       }
       a.interned(arg::kInputDims, dims_text_ += "]");
     }
-    if (!h.input_types.empty()) {
+    if (!shapes->types.empty()) {
       types_text_ = "[";
-      for (std::size_t i = 0; i < h.input_types.size(); ++i) {
+      for (std::size_t i = 0; i < shapes->types.size(); ++i) {
         if (i) types_text_ += ",";
         const std::size_t at = types_text_.size();
-        types_text_.resize(at + escaped_size_bound(h.input_types[i].size()));
-        types_text_.resize(std::size_t(write_json_string(types_text_.data() + at, h.input_types[i]) - types_text_.data()));
+        types_text_.resize(at + escaped_size_bound(shapes->types[i].size()));
+        types_text_.resize(std::size_t(write_json_string(types_text_.data() + at, shapes->types[i]) - types_text_.data()));
       }
       a.interned(arg::kInputType, types_text_ += "]");
     }
@@ -232,8 +236,9 @@ class TraceWalker {
         flow_starts(true, i, flows);
         if (d.external_id != 0) args.u(arg::kExternalId, d.external_id);
         if (flows.start_count == 0 || flows.starts[0] != d.correlation) args.u(arg::kCorrelation, d.correlation);
-        if (api_name(d.name) != d.name) args.interned(arg::kEntryPoint, d.name);
-        slice(host_row(plan_.host_pid(d.pid), plan_.host_tid(d.tid)), schema::cat::kCudaDriver, api_name(d.name),
+        const CallName& call = plan_.call_names_.of(d.name);
+        if (call.entry_point) args.interned(arg::kEntryPoint, d.name);
+        slice(host_row(plan_.host_pid(d.pid), plan_.host_tid(d.tid)), schema::cat::kCudaDriver, call.api,
               d.start_ns, d.end_ns, args, flows);
         continue;
       }

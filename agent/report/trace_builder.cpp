@@ -208,8 +208,7 @@ void TraceBuilder::host_record(const RawEvent& e, EventKind kind) {
   max_id_ = std::max(max_id_, h.external_id);
   h.stack = e.sf <= UINT32_MAX ? uint32_t(e.sf) : 0;  // its "sf" until attach_stacks() (trace_stacks.h)
   if (is_scope(kind)) {
-    h.input_dims = a.input_dims;
-    h.input_types = a.input_types;
+    if (!a.input_dims.empty() || !a.input_types.empty()) set_shapes(t_, h, InputShapes{a.input_dims, a.input_types});
     return;
   }
   h.correlation = uint32_t(a.correlation);

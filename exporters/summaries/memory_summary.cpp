@@ -300,7 +300,7 @@ MemorySummary summarize_memory(const Trace& t, const HostCosts& costs) {
   for (const MemoryRecord& r : t.memory.records) {
     if (!r.failed) continue;
     const bool known = r.host >= 0 && std::size_t(r.host) < t.host.size();
-    m.failed.push_back({r, place_of(t, scopes, r), known ? t.host[std::size_t(r.host)].name : std::string()});
+    m.failed.push_back({r, place_of(t, scopes, r), known ? t.host[std::size_t(r.host)].name.str() : std::string()});
   }
   m.churn_every_step = churns_every_step(m.steps);
   if (m.churn_every_step) m.advice = churn_advice(m.steps);

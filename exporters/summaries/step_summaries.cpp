@@ -132,18 +132,18 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   }
   struct DeviceType {
     const char* name;
-    bool (*keep)(const DeviceRecord&);
+    bool (*keep)(const TraceScope&, std::size_t, const DeviceRecord&);
   };
   static constexpr DeviceType kDeviceTypes[] = {
-      {"Kernel", [](const DeviceRecord& d) { return d.kind == DeviceKind::Kernel; }},
-      {"Memcpy", [](const DeviceRecord& d) { return d.kind == DeviceKind::Memcpy; }},
-      {"Memset", [](const DeviceRecord& d) { return d.kind == DeviceKind::Memset; }},
-      {"Communication", [](const DeviceRecord& d) { return d.kind == DeviceKind::Kernel && is_communication(d.name); }},
+      {"Kernel", [](const TraceScope&, std::size_t, const DeviceRecord& d) { return d.kind == DeviceKind::Kernel; }},
+      {"Memcpy", [](const TraceScope&, std::size_t, const DeviceRecord& d) { return d.kind == DeviceKind::Memcpy; }},
+      {"Memset", [](const TraceScope&, std::size_t, const DeviceRecord& d) { return d.kind == DeviceKind::Memset; }},
+      {"Communication", [](const TraceScope& s, std::size_t i, const DeviceRecord&) { return s.communication(i); }},
   };
   for (const DeviceType& type : kDeviceTypes) {
     uint64_t n = 0;
-    const uint64_t time = length(device_set(t, s, [&](std::size_t, const DeviceRecord& d) {
-      const bool keep = type.keep(d);
+    const uint64_t time = length(device_set(t, s, [&](std::size_t i, const DeviceRecord& d) {
+      const bool keep = type.keep(s, i, d);
       n += keep;
       return keep;
     }));
@@ -201,11 +201,9 @@ void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
 }
 
 void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out) {
-  const auto comm = device_set(t, s, [](std::size_t, const DeviceRecord& d) {
-    return d.kind == DeviceKind::Kernel && is_communication(d.name);
-  });
-  const auto compute = device_set(t, s, [](std::size_t, const DeviceRecord& d) {
-    return d.kind == DeviceKind::Kernel && !is_communication(d.name);
+  const auto comm = device_set(t, s, [&s](std::size_t i, const DeviceRecord&) { return s.communication(i); });
+  const auto compute = device_set(t, s, [&s](std::size_t i, const DeviceRecord& d) {
+    return d.kind == DeviceKind::Kernel && !s.communication(i);
   });
   const uint64_t base = out.span_cpu_ns;
   const uint64_t both = overlap_length(comm, compute);

@@ -8,7 +8,7 @@
 #include <functional>
 #include <unordered_map>
 
-#include "exporters/cupti_cbids.h"
+#include "exporters/call_names.h"
 #include "exporters/host_nesting.h"
 #include "exporters/printable_text.h"
 #include "exporters/stack_text.h"
@@ -34,6 +34,12 @@ RowKind device_row_kind(DeviceKind k) {
 }
 
 // torch's str() of a list of int lists: "[[5, 64, 56, 56], [], [3]]".
+const std::vector<std::vector<int64_t>>& input_dims(const Trace& t, const HostRecord& h) {
+  static const std::vector<std::vector<int64_t>> none;
+  const InputShapes* shapes = shapes_of(t, h);
+  return shapes ? shapes->dims : none;
+}
+
 std::string shapes_text(const std::vector<std::vector<int64_t>>& dims) {
   std::string s = "[";
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -177,14 +183,16 @@ class GraphLaunchNames {
 void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, SourceLocations& locations) {
   const HostMemory mem = host_memory(t, costs);
   GraphLaunchNames graphs(t);
+  CallNames calls;
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
     const RowKind kind = host_row_kind(h);
+    const std::string_view api = calls.of(h.name).api;
     const std::string_view name = kind == RowKind::Step           ? std::string_view("ProfilerStep*")
-                                  : h.kind == EventKind::GraphLaunch ? graphs.of(i, api_name(h.name))
-                                                                     : api_name(h.name);
-    const std::string shapes = rows.by_shape() ? shapes_text(h.input_dims)
+                                  : h.kind == EventKind::GraphLaunch ? graphs.of(i, api)
+                                                                     : api;
+    const std::string shapes = rows.by_shape() ? shapes_text(input_dims(t, h))
                                : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
     r.count += 1;
@@ -207,10 +215,11 @@ void add_device_rows(const Trace& t, RowBuilder& rows, SourceLocations& location
     }
   }
   const std::string no_shapes = rows.by_shape() ? "[]" : "";
+  CallNames calls;
   for (const DeviceRecord& d : t.device) {
     const uint64_t dur = span_ns(d.start_ns, d.end_ns);
     if (d.kind == DeviceKind::DriverApi) {
-      TableRow& r = rows.row(api_name(d.name), no_shapes, RowKind::Driver);
+      TableRow& r = rows.row(calls.of(d.name).api, no_shapes, RowKind::Driver);
       r.count += 1;
       r.cpu_total_ns += dur;
       r.self_cpu_ns += dur;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <unordered_map>
 
 #include "exporters/host_nesting.h"
 
@@ -217,11 +218,18 @@ bool is_phase_range(std::string_view n) {
   return is_dataloader_range(n) || is_module_range(n) || is_backward_range(n) || is_optimizer_range(n);
 }
 
+// "nccl", "rccl" or "hccl" in any case. Asked for every kernel record of a window: it compares
+// in place rather than lowering a copy of each (long) kernel name.
 bool is_communication(std::string_view name) {
-  std::string lower(name);
-  for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower.find("nccl") != std::string::npos || lower.find("rccl") != std::string::npos ||
-         lower.find("hccl") != std::string::npos;
+  const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
+  for (std::size_t i = 0; i + 4 <= name.size(); ++i) {
+    const char first = lower(name[i]);
+    if ((first == 'n' || first == 'r' || first == 'h') && lower(name[i + 1]) == 'c' && lower(name[i + 2]) == 'c' &&
+        lower(name[i + 3]) == 'l') {
+      return true;
+    }
+  }
+  return false;
 }
 
 std::string_view operator_family(std::string_view name) {
@@ -255,6 +263,24 @@ std::string_view operator_family(std::string_view name) {
   return s.empty() ? name : s;
 }
 
+namespace {
+
+// Every summary that splits communication from computation asks per kernel record: the name
+// is searched once per distinct name.
+void find_communication(const Trace& trace, TraceScope& s) {
+  std::unordered_map<InternedName, bool> by_name;
+  s.device_communication.resize(trace.device.size());
+  for (std::size_t i = 0; i < trace.device.size(); ++i) {
+    const DeviceRecord& d = trace.device[i];
+    if (d.kind != DeviceKind::Kernel) continue;
+    auto [it, inserted] = by_name.try_emplace(d.name, false);
+    if (inserted) it->second = is_communication(d.name);
+    s.device_communication[i] = it->second;
+  }
+}
+
+}  // namespace
+
 TraceScope scope_trace(const Trace& trace) {
   TraceScope s;
   s.steps = steps_of(trace);
@@ -266,6 +292,7 @@ TraceScope scope_trace(const Trace& trace) {
   link_operators(trace, s);
   find_phases(trace, s);
   assign_device_phases(trace, s);
+  find_communication(trace, s);
   return s;
 }
 

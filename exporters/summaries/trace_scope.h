@@ -42,6 +42,7 @@ struct TraceScope {
   std::vector<int32_t> host_step;       // per host record: index into steps, -1 none
   std::vector<int32_t> device_step;     // per device record
   std::vector<Phase> device_phase;      // per device record: the phase its issuing call is in
+  std::vector<bool> device_communication;  // per device record: a communication kernel (once per name)
   // The attribution every table shares (host_costs.h): self CPU time, device time issued by a
   // record or the calls inside it (costs.device(i)), the nesting order.
   HostCosts costs;
@@ -55,6 +56,7 @@ struct TraceScope {
 
   bool host_in(std::size_t i) const { return host_step[i] >= 0; }
   bool device_in(std::size_t i) const { return device_step[i] >= 0; }
+  bool communication(std::size_t i) const { return device_communication[i]; }
 };
 
 TraceScope scope_trace(const Trace& trace);

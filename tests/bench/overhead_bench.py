@@ -119,7 +119,7 @@ def run_timed(command, env, out_dir):
     if process.returncode != 0:
         raise BenchError(f"{' '.join(command)} exited with {process.returncode}:\n{stderr[-2000:]}")
     return {"stdout": stdout, "stderr": stderr, "end_ns": end_ns, "process_wall_ns": end_ns - start_ns,
-            "total_cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9)}
+            "total_cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9), "peak_rss_kb": usage.ru_maxrss}
 
 
 def parse_figures(stdout, command):
@@ -492,7 +492,7 @@ def section_trace_writing(runner, args):
                 f"trace.json, tables, summary; median of {args.flush_runs} runs by flush CPU)",
                 ["calls", "mode", "host ev", "device ev", "trace events", "flush wall s",
                  "flush CPU s", "events/s (wall)", "events/s (CPU)", "trace B/event",
-                 "buffer B/host ev"], rows,
+                 "buffer B/host ev", "peak RSS MB"], rows,
                 ["flush = from the end of main to the end of the process, minus the same for "
                  "the agent absent (run just before each agent run); events = trace.json events "
                  "written; events/s = trace events / flush time, end to end.",
@@ -502,12 +502,36 @@ def section_trace_writing(runner, args):
                     else "; each run's outputs are deleted once read, so their pages are recycled."),
                  "buffer B/host ev = VmRSS growth during the loop / host events buffered "
                  "(HostEvent is 48 bytes; chunks are prefaulted as a whole).",
+                 "peak RSS MB = the process's peak resident memory (wait4 ru_maxrss): the "
+                 "recording buffer, the joined window and the writers at exit together.",
                  "targets: >= 3,000,000 events/s written, <= 48 bytes of buffer per "
                  "host event."])
     for row in rows:
         print(f"  end-to-end exit flush, {row[0]} {row[1]}: {row[4]} events in {row[6]} s CPU "
               f"= {row[8]} events/s (CPU), {row[7]} events/s (wall)")
+    flush_instructions(runner, args, extra)
     component_benchmarks(args)
+
+
+def flush_instructions(runner, args, extra):
+    """Instructions per trace event of the exit flush (freeze, join, trace.json, tables,
+    summary), counted by callgrind: the figure a loaded machine does not blur."""
+    if shutil.which("valgrind") is None:
+        print("  exit flush instructions: skipped (valgrind is not installed)")
+        return
+    cases = (("host", "profiler", args.flush_cg_calls, 0),
+             ("cupti", "launch", max(args.flush_cg_calls // 2, 1), args.sync_every))
+    for mode, call, calls, sync_every in cases:
+        out_file = os.path.join(runner.args.work, f"callgrind.flush.{mode}.{call}.out")
+        wrapper = ["valgrind", "--tool=callgrind", "--toggle-collect=profagent::agent::flush_all*",
+                   f"--callgrind-out-file={out_file}"]
+        r = runner.run(mode, call, calls, sync_every, extra=extra, wrapper=wrapper)
+        total = sum(callgrind_self_cost_by_object(out_file).values())
+        events = r["trace_events"]
+        print(f"  exit flush instructions, {CALLS[call]} {MODE_TITLES[mode]} (callgrind, {events} trace "
+              f"events): {total / events:,.0f} per event" if events else "  exit flush: no events")
+        if not args.flush_keep_outputs:
+            shutil.rmtree(r["out_dir"], ignore_errors=True)
 
 
 def median_flush(runner, args, mode, call, calls, sync_every, extra):
@@ -532,6 +556,11 @@ def flush_sample(r, absent, calls):
     return {"r": r, "wall": wall, "cpu": cpu, "rss": rss, "calls": calls}
 
 
+def peak_rss_mb(sample):
+    """The process's peak RSS (its exit flush included), from wait4's ru_maxrss."""
+    return sample["r"]["peak_rss_kb"] / 1024
+
+
 def flush_row(mode, call, sample):
     r, wall, cpu, rss = sample["r"], sample["wall"], sample["cpu"], sample["rss"]
     host = r["host_records"] or sample["calls"]
@@ -540,7 +569,7 @@ def flush_row(mode, call, sample):
             fmt(wall, 3), fmt(cpu, 3), fmt(events / wall if wall > 0 else None, 0),
             fmt(events / cpu if cpu > 0 else None, 0),
             fmt(r["trace_bytes"] / events if events else None),
-            fmt(rss * 1024 / host if host else None)]
+            fmt(rss * 1024 / host if host else None), fmt(peak_rss_mb(sample), 0)]
 
 
 def component_benchmarks(args):
@@ -578,6 +607,8 @@ def parse_args():
     p.add_argument("--sync-every", type=int, default=1000)
     p.add_argument("--flush-events", type=int, default=1_000_000, help="section 4 host events")
     p.add_argument("--flush-runs", type=int, default=5, help="section 4 runs per mode (median)")
+    p.add_argument("--flush-cg-calls", type=int, default=100_000,
+                   help="section 4 calls under callgrind (instructions per event of the exit flush)")
     p.add_argument("--flush-keep-outputs", action="store_true",
                    help="section 4: keep each run's output files (default: deleted once read)")
     p.add_argument("--component-events", type=int, default=500_000)
@@ -587,6 +618,7 @@ def parse_args():
     if args.smoke:
         args.runs, args.calls, args.cg_calls, args.launches, args.launch_runs = 1, 2000, 300, 3000, 1
         args.uftrace_launches, args.flush_events, args.component_events = 1000, 3000, 2000
+        args.flush_cg_calls = 1000
         args.flush_runs = 1
         args.sync_every = 100
     for key in ("work", "program", "agent", "devsim", "exporter_bench", "collector_bench"):

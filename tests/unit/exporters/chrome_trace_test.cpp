@@ -10,6 +10,7 @@
 #include <string>
 
 #include "exporters/chrome_trace.h"
+#include "exporters/call_names.h"
 #include "exporters/cupti_cbids.h"
 #include "exporters/exporter.h"
 #include "exporters/summaries/tables.h"
@@ -400,6 +401,23 @@ TEST_CASE("cbid lookup: newest form of a runtime function, stream variants, driv
   CHECK(driver_cbid("cuMemAlloc") == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc);
   CHECK(runtime_cbid("notACudaFunction") == 0);
   CHECK(driver_cbid("cudaLaunchKernel") == 0);
+}
+
+TEST_CASE("call names: what a name means is found once and agrees with the lookups", "[exporters][kineto]") {
+  CallNames calls;
+  for (const char* name : {"__cudaLaunchKernel", "cudaLaunchKernel_ptsz", "cudaMemcpyAsync", "cuMemAlloc_v2",
+                           "cuLaunchKernel_ptsz", "notACudaFunction", ""}) {
+    const CallName& call = calls.of(InternedName(name));
+    CHECK(std::string_view(call.api) == api_name(name));
+    CHECK(call.runtime_cbid == runtime_cbid(name));
+    CHECK(call.driver_cbid == driver_cbid(name));
+    CHECK(call.driver_function == is_driver_function(name));
+    CHECK(call.entry_point == (api_name(name) != std::string_view(name)));
+    CHECK(&calls.of(InternedName(name)) == &call);  // kept, not found again
+  }
+  CHECK(calls.of("__cudaLaunchKernel").entry_point);
+  CHECK_FALSE(calls.of("cudaMemcpyAsync").entry_point);
+  CHECK(calls.of("cuMemAlloc_v2").driver_function);
 }
 
 TEST_CASE("event waits name the cudaEventRecord they wait for and its stream",

@@ -57,8 +57,7 @@ Trace full_trace() {
   t.host[13].correlation = 6;
   t.host.push_back(host(EventKind::GraphLaunch, "cudaGraphLaunch", 180, 186, 26));  // 14
   t.host[14].correlation = 40;
-  t.host[0].input_dims = {{4, 8}, {8, 2}, {}};
-  t.host[0].input_types = {"float", "float", "Scalar"};
+  set_shapes(t, t.host[0], {{{4, 8}, {8, 2}, {}}, {"float", "float", "Scalar"}});
 
   StackFrame python{true, 0, "train_step", "", "train.py", 42};
   StackFrame native{false, 0x401234, "main", "/usr/bin/train", "main.cpp", 7};

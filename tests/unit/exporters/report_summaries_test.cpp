@@ -93,6 +93,27 @@ TEST_CASE("intervals merge: nested, identical and touching count once") {
   CHECK(overlap_length(apart, merge_intervals(other)) == 10);
 }
 
+TEST_CASE("intervals merge: out of order and in order give the same union") {
+  std::vector<Interval> shuffled{{40, 50}, {0, 10}, {45, 60}, {5, 20}, {30, 31}};
+  std::vector<Interval> sorted{{0, 10}, {5, 20}, {30, 31}, {40, 50}, {45, 60}};
+  CHECK(merged_length(shuffled) == 41);
+  CHECK(merged_length(sorted) == 41);
+  CHECK(shuffled.size() == 3);
+  CHECK(shuffled[2].start == 40);
+  CHECK(shuffled[2].end == 60);
+}
+
+TEST_CASE("communication kernels: nccl, rccl or hccl in any case, anywhere in the name") {
+  CHECK(is_communication("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"));
+  CHECK(is_communication("void RCCL_kernel<int>(int)"));
+  CHECK(is_communication("HcclAllReduce"));
+  CHECK(is_communication("xNcCl"));
+  CHECK_FALSE(is_communication("ncc"));
+  CHECK_FALSE(is_communication("nccx_l"));
+  CHECK_FALSE(is_communication("void gemm_kernel<float, 128, 128>(float const*, float const*, float*, int)"));
+  CHECK_FALSE(is_communication(""));
+}
+
 TEST_CASE("overview: the two-thread example and device types merge per type") {
   const Trace t = two_steps();
   const Summaries s = compute_summaries(t, all_summaries());

@@ -216,8 +216,8 @@ TEST_CASE("short names: the name column is the longest name plus 4", "[exporters
 TEST_CASE("group_by_input_shape splits operator rows per shape", "[exporters][tables]") {
   Trace trace = test::sample_trace();
   trace.host.push_back(test::host(EventKind::Operator, "aten::mm", 410, 420, 20));
-  trace.host[0].input_dims = {{5, 64, 56, 56}, {64, 64, 3, 3}, {}};
-  trace.host.back().input_dims = {{2, 3}};
+  set_shapes(trace, trace.host[0], {{{5, 64, 56, 56}, {64, 64, 3, 3}, {}}, {}});
+  set_shapes(trace, trace.host.back(), {{{2, 3}}, {}});
   TableOptions o;
   o.group_by_input_shape = true;
   const Table t = build_table(trace, o);

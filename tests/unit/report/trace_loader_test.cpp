@@ -42,8 +42,7 @@ Trace sample_with_steps() {
   t.steps = {{4, t.start_ns, t.start_ns + 105'000}, {5, t.start_ns + 105'000, t.start_ns + 450'000}};
   t.first_step = t.steps.front();
   t.last_step = t.steps.back();
-  t.host[0].input_dims = {{4, 8}, {8, 2}};
-  t.host[0].input_types = {"float", "float"};
+  set_shapes(t, t.host[0], {{{4, 8}, {8, 2}}, {"float", "float"}});
   return t;
 }
 
@@ -104,8 +103,9 @@ TEST_CASE("a profagent trace read back gives the same key_averages table") {
   CHECK(launch->kind == EventKind::Memcpy);
   CHECK((launch->flags & kMemcpyKindMask) == 1);  // HtoD, from its copy's name
   CHECK(launch->arg0 == 4096);
-  CHECK(mm->input_dims == std::vector<std::vector<int64_t>>{{4, 8}, {8, 2}});
-  CHECK(mm->input_types == std::vector<std::string>{"float", "float"});
+  REQUIRE(shapes_of(t, *mm));
+  CHECK(shapes_of(t, *mm)->dims == std::vector<std::vector<int64_t>>{{4, 8}, {8, 2}});
+  CHECK(shapes_of(t, *mm)->types == std::vector<std::string>{"float", "float"});
   const HostRecord* malloc_call = find_host(t, "cudaMalloc");
   REQUIRE(malloc_call);
   CHECK((malloc_call->flags & kFlagFailed));
@@ -239,7 +239,8 @@ TEST_CASE("a Kineto trace: steps, operators, calls linked to kernels, memory, sk
   CHECK(t.host[1].kind == EventKind::Operator);
   CHECK(t.host[1].start_ns == 1'010'250);
   CHECK(t.host[1].parent == 0);
-  CHECK(t.host[1].input_dims == std::vector<std::vector<int64_t>>{{2, 3}, {}, {2, 3}});
+  REQUIRE(shapes_of(t, t.host[1]));
+  CHECK(shapes_of(t, t.host[1])->dims == std::vector<std::vector<int64_t>>{{2, 3}, {}, {2, 3}});
   CHECK(t.host[2].kind == EventKind::Launch);
   CHECK(t.host[2].parent == 1);
   CHECK(t.host[2].external_id == t.host[1].id);

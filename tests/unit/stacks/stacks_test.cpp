@@ -220,6 +220,22 @@ TEST_CASE("folded files: frames root first, the call last, integer microseconds 
         "app.cpp(30): main;app.cpp(20): step(int);app.cpp(15): update(int);cudaLaunchKernel 6\n");
 }
 
+// Folded lines are summed per distinct stack before their frames are labelled once: two
+// stacks whose frames read the same (one line of code, two return addresses) still make one
+// line, and an entry point (nvcc's __cudaLaunchKernel) is named by the API it implements.
+TEST_CASE("folded files: distinct stacks that read the same make one line, calls by their API") {
+  Trace t = chain_trace();
+  StackFrame other_layer = t.stacks.frames[2];
+  other_layer.address += 4;
+  t.stacks.frames.push_back(other_layer);
+  t.stacks.stacks.push_back({uint32_t(t.stacks.frames.size() - 1), 1, 0});  // reads as stack 1
+  t.host[1].stack = 3;  // an update-kernel launch, now from the other "layer" frame
+  t.host[3].name = "__cudaLaunchKernel";
+  CHECK(exporters::render_folded(t, exporters::FoldedMetric::SelfCudaTimeTotal) ==
+        "app.cpp(30): main;app.cpp(20): step(int);app.cpp(10): layer(int);cudaLaunchKernel 16\n"
+        "app.cpp(30): main;app.cpp(20): step(int);app.cpp(15): update(int);cudaLaunchKernel 2\n");
+}
+
 TEST_CASE("group_by_stack_n splits rows by their N innermost frames, kernels by their launch's") {
   const Trace t = chain_trace();
   exporters::TableOptions options;
