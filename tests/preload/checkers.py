@@ -291,13 +291,18 @@ def check_table(trace, summary):
     return checked
 
 
-def check_devsim_run(context):
+def clean_devsim_run(context):
+    """A devsim program's run that ended well: its own counts (expected_counts) and its trace."""
     run = context.run
     expect(run.returncode == 0, f"the program exited with {run.returncode}")
     wanted = expected_counts(run.stdout)
     expect(wanted["failures"] == 0, "CUDA calls failed on devsim")
     check_last_line(context)
-    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    return wanted, Trace(only_file(context.out_dir, "*.trace.json"))
+
+
+def check_devsim_run(context):
+    wanted, trace = clean_devsim_run(context)
     check_device_records(trace, wanted)
     check_links(trace)
     check_driver_threads(trace)

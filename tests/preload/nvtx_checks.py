@@ -2,7 +2,7 @@
 every range and mark of every NVTX copy in the trace, kernels attributed to the innermost
 range, domains, categories, colours, payloads, names of threads, start/end ranges across
 threads; and the agent stepping aside for another tool's NVTX_INJECTION64_PATH."""
-from checkers import (Trace, check_last_line, check_links, check_table, expect, expected_counts, ns,
+from checkers import (Trace, clean_devsim_run, check_links, check_table, expect, ns,
                       only_file, profagent_lines, summary_rows)
 
 
@@ -120,12 +120,7 @@ def check_cross_thread(trace):
 
 
 def check_nvtx_ranges(context):
-    run = context.run
-    expect(run.returncode == 0, f"the program exited with {run.returncode}")
-    wanted = expected_counts(run.stdout)
-    expect(wanted["failures"] == 0, "CUDA calls failed on devsim")
-    check_last_line(context)
-    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    wanted, trace = clean_devsim_run(context)
     n = wanted["iterations"]
     check_counts(trace, n)
     check_domain_args(trace, n)
@@ -277,12 +272,7 @@ def check_operator_table(trace, ops, emitted, summary):
 
 
 def check_torch_ops(context):
-    run = context.run
-    expect(run.returncode == 0, f"the program exited with {run.returncode}")
-    wanted = expected_counts(run.stdout)
-    expect(wanted["failures"] == 0, "CUDA calls failed on devsim")
-    check_last_line(context)
-    trace = Trace(only_file(context.out_dir, "*.trace.json"))
+    wanted, trace = clean_devsim_run(context)
     ops = check_emitted_ops(trace, wanted["ops"])
     links = check_fwdbwd(trace, ops, wanted["ops"])
     for d in trace.device:  # each kernel belongs to the innermost operator around its launch
