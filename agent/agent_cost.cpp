@@ -14,6 +14,7 @@
 #include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/clock.h"
+#include "collector/session.h"
 #include "collector/thread_buffer.h"
 #include "hooks/record_cost.h"
 
@@ -23,6 +24,7 @@ namespace {
 std::atomic<uint64_t> g_record_cost_ps{0};
 std::mutex g_measure_mutex;  // the poller and an early exit flush measure it once between them
 std::atomic<uint64_t> g_boundary_ns{0};
+std::atomic<uint64_t> g_cupti_call_cost_ps{0};  // 0: not measured yet
 
 struct PendingSlice {
   const char* name;
@@ -71,6 +73,14 @@ uint64_t joined_bytes(const Trace& t) {
   return bytes;
 }
 
+// The window's CUDA API calls (hooked, or recorded by CUPTI's callback, or from its DRIVER
+// records): each passed through CUPTI when the device was traced. Ranges, operators, steps not.
+uint64_t cuda_calls(const Trace& t) {
+  uint64_t calls = 0;
+  for (const HostRecord& h : t.host) calls += h.kind >= EventKind::Launch && h.kind <= EventKind::Runtime;
+  return calls;
+}
+
 // The slices since the previous window written, in ns (on an exporting thread: it allocates).
 void take_slices(AgentCost& cost) {
   std::vector<PendingSlice> pending;
@@ -97,6 +107,14 @@ void measure_record_cost() noexcept {
   if (g_record_cost_ps.load(std::memory_order_relaxed) != 0) return;
   AgentWork work("measure record cost");
   g_record_cost_ps.store(hooks::measure_record_cost_ps(), std::memory_order_release);
+}
+
+void measure_cupti_cost() noexcept {
+  if (g_cupti_call_cost_ps.load(std::memory_order_acquire) != 0 || !collector::g_device_tracing.load() || !collector::recording()) {
+    return;
+  }
+  AgentWork work("measure CUPTI cost");
+  g_cupti_call_cost_ps.store(collector::measure_device_call_cost_ps(), std::memory_order_release);
 }
 
 AgentWork::AgentWork(const char* name, uint32_t number) noexcept
@@ -126,6 +144,8 @@ void attach_agent_cost(Trace& trace, const CostMark& from, const CostMark& to) n
     cost.hooked_calls = trace.host.size() + d.host_events + d.left_out_host_events + d.shorter_than_min_duration +
                         d.over_max_events;
     cost.boundary_ns = to.boundary_ns > from.boundary_ns ? to.boundary_ns - from.boundary_ns : 0;
+    cost.cupti_call_cost_ps = g_cupti_call_cost_ps.load(std::memory_order_acquire);
+    if (cost.cupti_call_cost_ps != 0 || collector::g_device_tracing.load()) cost.cupti_calls = cuda_calls(trace);
     cost.agent_cpu_ns = to.agent_cpu_ns > from.agent_cpu_ns ? to.agent_cpu_ns - from.agent_cpu_ns : 0;
     cost.memory_bytes = collector::buffer_reservation().committed + joined_bytes(trace);
     take_slices(cost);

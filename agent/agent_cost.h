@@ -18,6 +18,12 @@ namespace profagent::agent {
 // Measures the record cost once (later calls return at once); on an agent thread, at its start.
 void measure_record_cost() noexcept;
 
+// Measures CUPTI's cost per traced CUDA call once (collector/cupti_call_cost.h), when the device
+// is traced and a window records; later calls return at once. From the device poller's ticks
+// and from the exit flush before it switches the device off; it calls CUDA and CUPTI, so the
+// caller holds no lock.
+void measure_cupti_cost() noexcept;
+
 // One piece of the agent's own work, from construction to destruction, kept as a slice for the
 // next window written (at most kMaxAgentSlices per window; beyond that only counted). Named
 // by a string literal and, when not 0, a number ("write window" 2: "write window 2"). Nothing

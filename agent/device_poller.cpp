@@ -36,6 +36,7 @@ void poll_until_stopped(void*) noexcept {
   const timespec tick{0, kTickNs};
   for (int ticks = 0; keep_running(); ++ticks) {
     collector::warm_host_buffers();
+    measure_cupti_cost();  // once, at the first tick the device is traced
     partial_writer_tick();
     nanosleep(&tick, nullptr);
     if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) poll_device();

@@ -10,6 +10,7 @@
 
 #include "collector/api.h"
 #include "collector/clock.h"
+#include "collector/cupti_call_cost.h"
 #include "collector/cupti_callbacks.h"
 #include "collector/cupti_records.h"
 #include "collector/cupti_status.h"
@@ -127,7 +128,7 @@ bool CuptiBackend::start() noexcept {
 void CuptiBackend::subscribe_callbacks() noexcept {
   std::string why;
   if (subscribe_api_callbacks(api_, &subscriber_, &why)) {
-    callbacks_on_ = true;
+    callbacks_on_.store(true);
     if (!enable_graph_callbacks(api_, subscriber_)) {
       log(LogLevel::Warn, "CUPTI graph node callbacks unavailable: CUDA graph replays are attributed to their "
           "cudaGraphLaunch, not to the operator or range open when they were captured");
@@ -213,11 +214,21 @@ void CuptiBackend::pop_external_id() noexcept {
 void CuptiBackend::set_activity(DeviceActivity activity) noexcept {
   if (!usable_.load()) return;
   AgentBusy busy;
+  // Odd while switching: a cost probe running meanwhile sees the count move and measures again.
+  activity_switches_.fetch_add(1);
+  struct Switched {
+    CuptiBackend& backend;
+    DeviceActivity activity;
+    ~Switched() {
+      backend.activity_.store(activity);
+      backend.activity_switches_.fetch_add(1);
+    }
+  } switched{*this, activity};
   // The API callbacks record calls, and serve step markers, which must see calls while nothing records.
   const bool callbacks_wanted = activity == DeviceActivity::All || step_markers_armed();
-  if (subscriber_ != nullptr && callbacks_wanted != callbacks_on_ &&
+  if (subscriber_ != nullptr && callbacks_wanted != callbacks_on_.load() &&
       enable_api_callbacks(api_, subscriber_, callbacks_wanted)) {
-    callbacks_on_ = callbacks_wanted;
+    callbacks_on_.store(callbacks_wanted);
   }
   for (CUpti_ActivityKind kind : enabled_) {
     const bool allocations = kind == CUPTI_ACTIVITY_KIND_MEMORY2 || kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL;
@@ -260,6 +271,43 @@ DeviceBatch CuptiBackend::drain() noexcept {
   }
   batch.dropped += dropped_.exchange(0);
   return batch;
+}
+
+// Once, on the first call made while everything is on (the poller's tick, or the exit flush
+// before it switches the device off). A set_activity running meanwhile (a step boundary) may
+// switch the whole callback domain and the DRIVER records, the probe's function with them: the
+// figure is then dropped, the function's switches follow the domain's again, and a later call
+// measures anew.
+uint64_t CuptiBackend::measure_call_cost_ps() noexcept {
+  if (call_cost_measured_.load(std::memory_order_acquire)) return call_cost_ps_.load(std::memory_order_relaxed);
+  const uint32_t switches = activity_switches_.load();
+  if (!usable_.load() || runtime_gone_.load() || switches % 2 != 0 || !callbacks_on_.load() ||
+      activity_.load() != DeviceActivity::All) {
+    return 0;
+  }
+  AgentBusy busy;  // the probe's calls are the agent's: its callback records none of them
+  const bool driver_records =
+      std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
+  const CuptiProbeSwitch probe{&api_, subscriber_, driver_records};
+  const CuptiCallCost cost = measure_cupti_call_cost(probe);
+  if (activity_switches_.load() != switches) {
+    if (api_.enable_callback) {
+      api_.enable_callback(callbacks_on_.load() ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
+                           CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
+    }
+    if (driver_records && api_.enable_driver_api) {
+      api_.enable_driver_api(CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion, activity_.load() != DeviceActivity::Off);
+    }
+    return 0;
+  }
+  if (!cost.measured) return 0;
+  // At least 1 ps: 0 means "not measured" to the overhead line (a difference lost in noise is
+  // a cost of about nothing, still measured).
+  call_cost_ps_.store(std::max<uint64_t>(cost.cost_ps(), 1), std::memory_order_relaxed);
+  call_cost_measured_.store(true, std::memory_order_release);
+  log_format(LogLevel::Info, "CUPTI's cost per traced call: %.1f ns (%.1f ns with it, %.1f ns without)",
+             double(cost.cost_ps()) / 1000, double(cost.traced_ps) / 1000, double(cost.bare_ps) / 1000);
+  return call_cost_ps_.load(std::memory_order_relaxed);
 }
 
 void CuptiBackend::disable_in_child() noexcept {

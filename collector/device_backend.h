@@ -70,6 +70,10 @@ class DeviceBackend {
   // flush what the device library holds now, and never ask it to flush again (NVIDIA's CUPTI
   // crashed when flushed after that teardown). Records already completed are still drained.
   virtual void runtime_tearing_down() noexcept {}
+  // What the device library costs each traced call's thread, in ps (collector/cupti_call_cost.h):
+  // measured by the first call made while device activity is fully on (an agent thread, no
+  // collector lock held); 0 until then, and from backends whose library costs the calls nothing.
+  virtual uint64_t measure_call_cost_ps() noexcept { return 0; }
 };
 
 }  // namespace profagent::collector

@@ -52,13 +52,13 @@ def normalise_text(text):
 # ---- JSON (summary.ndjson, the trace) -----------------------------------------------------
 TIME_KEYS = {"ts", "dur", "Allocated ts", "baseTimeNanoseconds", "join_wait_ms", "ns", "process_ns",
              "system_busy_ns", "system_idle_ns", "cpus",
-             # profagent_overhead: the measured record cost and the memory held vary as times do
-             "record_cost_ps", "memory_bytes"}
+             # profagent_overhead: the measured record and CUPTI costs and the memory held vary as times do
+             "record_cost_ps", "cupti_call_cost_ps", "memory_bytes"}
 AGENT_TRACK_PID_OFFSET = 1 << 22  # the profagent track's pid is the process's plus this
-# Agent work whose number depends on timing (a poll every 100 ms; the record cost measured on the
-# poller or, in a short run, by the exit flush): left out of the golden trace, with the rows
+# Agent work whose number depends on timing (a poll every 100 ms; the record and CUPTI costs
+# measured on the poller or, in a short run, by the exit flush): left out of the golden trace, with the rows
 # of the threads that did it. What stays is the window's join, once per window.
-TIMED_AGENT_WORK = {"poll device", "measure record cost"}
+TIMED_AGENT_WORK = {"poll device", "measure record cost", "measure CUPTI cost"}
 HOST_TIME_SUFFIXES = ("_ns", "unix_ns")
 
 
