@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "agent/log.h"
+#include "agent/signal_flush.h"
 #include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/clock.h"
@@ -24,7 +26,9 @@ namespace {
 std::atomic<uint64_t> g_record_cost_ps{0};
 std::mutex g_measure_mutex;  // the poller and an early exit flush measure it once between them
 std::atomic<uint64_t> g_boundary_ns{0};
-std::atomic<uint64_t> g_cupti_call_cost_ps{0};  // 0: not measured yet
+std::atomic<uint64_t> g_cupti_call_cost_ps{0};  // 0: not measured (yet)
+std::atomic<bool> g_cupti_cost_settled{false};   // measured, or cannot be: not tried again
+std::atomic<bool> g_cupti_probing{false};  // one probe at a time (the poller, the exit flush)
 
 struct PendingSlice {
   const char* name;
@@ -50,6 +54,7 @@ void forget_slices_in_child() {
   new (&g_slices.mutex) std::mutex;
   g_slices.count = 0;
   g_slices.left_out = 0;
+  g_cupti_probing.store(false);  // the probing thread is the parent's
 }
 const int g_atfork = pthread_atfork(nullptr, nullptr, forget_slices_in_child);
 
@@ -110,17 +115,43 @@ void measure_record_cost() noexcept {
 }
 
 void measure_cupti_cost() noexcept {
-  if (g_cupti_call_cost_ps.load(std::memory_order_acquire) != 0 || !collector::g_device_tracing.load() || !collector::recording()) {
+  if (g_cupti_cost_settled.load(std::memory_order_acquire) || !collector::g_device_tracing.load() ||
+      on_crash_flush_thread()) {  // a crash's flush: the probe's CUDA calls could meet what crashed
     return;
   }
+  if (g_cupti_probing.exchange(true, std::memory_order_acq_rel)) {
+    // The other one measures (a fraction of a millisecond): its figure is the one to use.
+    for (int waited_us = 0; g_cupti_probing.load(std::memory_order_acquire) && waited_us < 50'000; waited_us += 100) {
+      const timespec pause{0, 100'000};
+      nanosleep(&pause, nullptr);
+    }
+    return;
+  }
+  struct Probing {
+    ~Probing() { g_cupti_probing.store(false, std::memory_order_release); }
+  } probing;
   AgentWork work("measure CUPTI cost");
-  g_cupti_call_cost_ps.store(collector::measure_device_call_cost_ps(), std::memory_order_release);
+  const collector::DeviceCallCost cost = collector::measure_device_call_cost();
+  switch (cost.state) {
+    case collector::DeviceCallCost::State::NotYet:
+      work.forget();  // nothing was measured: no slice on the trace
+      return;
+    case collector::DeviceCallCost::State::Measured:
+      g_cupti_call_cost_ps.store(cost.ps, std::memory_order_release);
+      break;
+    case collector::DeviceCallCost::State::Unavailable:
+      log(LogLevel::Info, std::string("CUPTI's own cost per call is not measured (") + cost.why +
+                              "): the overhead line says so instead of a figure");
+      break;
+  }
+  g_cupti_cost_settled.store(true, std::memory_order_release);
 }
 
 AgentWork::AgentWork(const char* name, uint32_t number) noexcept
     : name_(name), number_(number), start_(collector::now()) {}
 
 AgentWork::~AgentWork() {
+  if (name_ == nullptr) return;  // forgotten
   const uint64_t end = collector::now();
   const uint32_t tid = current_tid();
   std::lock_guard lock(g_slices.mutex);
@@ -139,6 +170,7 @@ void attach_agent_cost(Trace& trace, const CostMark& from, const CostMark& to) n
   AgentCost& cost = trace.agent_cost;
   try {
     measure_record_cost();  // a window written before the agent's thread measured it
+    measure_cupti_cost();   // likewise
     cost.record_cost_ps = g_record_cost_ps.load(std::memory_order_acquire);
     const DropCounters& d = trace.drops;
     cost.hooked_calls = trace.host.size() + d.host_events + d.left_out_host_events + d.shorter_than_min_duration +

@@ -18,10 +18,10 @@ namespace profagent::agent {
 // Measures the record cost once (later calls return at once); on an agent thread, at its start.
 void measure_record_cost() noexcept;
 
-// Measures CUPTI's cost per traced CUDA call once (collector/cupti_call_cost.h), when the device
-// is traced and a window records; later calls return at once. From the device poller's ticks
-// and from the exit flush before it switches the device off; it calls CUDA and CUPTI, so the
-// caller holds no lock.
+// Measures CUPTI's cost per traced CUDA call once (collector/cupti_call_cost.h), once the device
+// is traced; later calls return at once. From the device poller's ticks, and from the first
+// window's export if that came first (never from a crash's flush); it calls CUDA and CUPTI, so
+// the caller holds no lock.
 void measure_cupti_cost() noexcept;
 
 // One piece of the agent's own work, from construction to destruction, kept as a slice for the
@@ -33,6 +33,8 @@ class AgentWork {
  public:
   explicit AgentWork(const char* name, uint32_t number = 0) noexcept;
   ~AgentWork();
+  // The work turned out to be nothing (a check that found nothing to do): no slice is kept.
+  void forget() noexcept { name_ = nullptr; }
   AgentWork(const AgentWork&) = delete;
   AgentWork& operator=(const AgentWork&) = delete;
 

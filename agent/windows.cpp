@@ -17,7 +17,6 @@
 #include "agent/agent_cost.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
-#include "agent/signal_flush.h"
 #include "agent/step_on.h"
 #include "agent/step_timer.h"
 #include "agent/threads.h"
@@ -456,9 +455,6 @@ collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps,
 
 bool freeze_last_window(Trace& trace) noexcept {
   Windows* w = g_windows;
-  // A short run the poller did not measure it in: now, while the device is still traced. Not
-  // when writing a crash's trace (the probe's CUDA calls could meet what crashed).
-  if (!on_crash_flush_thread()) measure_cupti_cost();
   try {
     if (w == nullptr) {
       collector::set_state(RecordState::Off);

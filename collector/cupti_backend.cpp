@@ -273,41 +273,43 @@ DeviceBatch CuptiBackend::drain() noexcept {
   return batch;
 }
 
-// Once, on the first call made while everything is on (the poller's tick, or the exit flush
-// before it switches the device off). A set_activity running meanwhile (a step boundary) may
-// switch the whole callback domain and the DRIVER records, the probe's function with them: the
-// figure is then dropped, the function's switches follow the domain's again, and a later call
+// Once per process, from an agent thread (the poller's first tick with the device traced, or
+// the first window's export), in whatever state the device is: the probe switches its one
+// function as recording would and back. A set_activity running meanwhile (a step boundary)
+// switches the whole callback domain and the activity kinds, the probe's function with them:
+// the figure is then dropped, the function set back as the domain now is, and a later call
 // measures anew.
-uint64_t CuptiBackend::measure_call_cost_ps() noexcept {
-  if (call_cost_measured_.load(std::memory_order_acquire)) return call_cost_ps_.load(std::memory_order_relaxed);
+DeviceCallCost CuptiBackend::measure_call_cost() noexcept {
+  using State = DeviceCallCost::State;
+  if (const State known = call_cost_state_.load(std::memory_order_acquire); known != State::NotYet) {
+    return {known, call_cost_ps_, call_cost_why_};
+  }
   const uint32_t switches = activity_switches_.load();
-  if (!usable_.load() || runtime_gone_.load() || switches % 2 != 0 || !callbacks_on_.load() ||
-      activity_.load() != DeviceActivity::All) {
-    return 0;
-  }
+  if (!usable_.load() || runtime_gone_.load() || switches % 2 != 0) return {};
   AgentBusy busy;  // the probe's calls are the agent's: its callback records none of them
-  const bool driver_records =
-      std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
-  const CuptiProbeSwitch probe{&api_, subscriber_, driver_records};
-  const CuptiCallCost cost = measure_cupti_call_cost(probe);
+  auto probe_now = [this] {
+    const bool traced = activity_.load() != DeviceActivity::Off;
+    const bool driver = std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
+    return CuptiProbeSwitch{&api_, subscriber_, callbacks_on_.load(), traced && driver, traced};
+  };
+  const CuptiCallCost cost = measure_cupti_call_cost(probe_now());
   if (activity_switches_.load() != switches) {
-    if (api_.enable_callback) {
-      api_.enable_callback(callbacks_on_.load() ? 1 : 0, subscriber_, CUPTI_CB_DOMAIN_DRIVER_API,
-                           CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion);
-    }
-    if (driver_records && api_.enable_driver_api) {
-      api_.enable_driver_api(CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersion, activity_.load() != DeviceActivity::Off);
-    }
-    return 0;
+    if (api_.enable_callback && api_.enable_driver_api && subscriber_ != nullptr) restore_probe_function(probe_now());
+    return {};
   }
-  if (!cost.measured) return 0;
+  if (cost.unavailable != nullptr) {
+    call_cost_why_ = cost.unavailable;
+    call_cost_state_.store(State::Unavailable, std::memory_order_release);
+    return {State::Unavailable, 0, cost.unavailable};
+  }
+  if (!cost.measured) return {};  // the thread's CPU clock failed: try again later
   // At least 1 ps: 0 means "not measured" to the overhead line (a difference lost in noise is
   // a cost of about nothing, still measured).
-  call_cost_ps_.store(std::max<uint64_t>(cost.cost_ps(), 1), std::memory_order_relaxed);
-  call_cost_measured_.store(true, std::memory_order_release);
+  call_cost_ps_ = std::max<uint64_t>(cost.cost_ps(), 1);
+  call_cost_state_.store(State::Measured, std::memory_order_release);
   log_format(LogLevel::Info, "CUPTI's cost per traced call: %.1f ns (%.1f ns with it, %.1f ns without)",
              double(cost.cost_ps()) / 1000, double(cost.traced_ps) / 1000, double(cost.bare_ps) / 1000);
-  return call_cost_ps_.load(std::memory_order_relaxed);
+  return {State::Measured, call_cost_ps_, ""};
 }
 
 void CuptiBackend::disable_in_child() noexcept {

@@ -36,7 +36,7 @@ class CuptiBackend final : public DeviceBackend {
   std::string version() const override { return version_; }
   void disable_in_child() noexcept override;
   void runtime_tearing_down() noexcept override;
-  uint64_t measure_call_cost_ps() noexcept override;
+  DeviceCallCost measure_call_cost() noexcept override;
 
   // CUPTI's buffer callbacks (static C entry points forward here).
   void on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept;
@@ -64,8 +64,9 @@ class CuptiBackend final : public DeviceBackend {
   std::atomic<bool> callbacks_on_{false};
   std::atomic<DeviceActivity> activity_{DeviceActivity::All};  // the last set_activity's
   std::atomic<uint32_t> activity_switches_{0};  // set_activity calls begun and ended (odd: one runs)
-  std::atomic<bool> call_cost_measured_{false};
-  std::atomic<uint64_t> call_cost_ps_{0};
+  std::atomic<DeviceCallCost::State> call_cost_state_{DeviceCallCost::State::NotYet};
+  uint64_t call_cost_ps_ = 0;  // written before call_cost_state_ leaves NotYet (release)
+  const char* call_cost_why_ = "";
   bool issuers_known_ = false;  // API callbacks or DRIVER records (set once, at start)
   bool resume_failed_reported_ = false;
   std::atomic<uint64_t> dropped_{0};

@@ -23,13 +23,13 @@ uint64_t thread_cpu_ns() noexcept {
   return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
 }
 
-// The driver the runtime loaded; never loads one (RTLD_NOLOAD): without it CUDA is not in use.
-DriverGetVersion loaded_driver_function() noexcept {
-  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (driver == nullptr) return nullptr;
-  auto function = reinterpret_cast<DriverGetVersion>(dlsym(driver, "cuDriverGetVersion"));
-  dlclose(driver);  // the reference RTLD_NOLOAD took; the runtime's keeps the library loaded
-  return function;
+// The driver's function. NVIDIA's runtime loaded the driver before CUPTI could trace anything
+// (it cannot work without it), so this only takes a reference; devsim's runtime simulates the
+// driver inside itself and leaves its libcuda.so.1 to be loaded by whoever asks. Never closed:
+// the function must stay mapped for the process's life.
+DriverGetVersion driver_function() noexcept {
+  void* const driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);  // runs once per process
+  return driver != nullptr ? reinterpret_cast<DriverGetVersion>(dlsym(driver, "cuDriverGetVersion")) : nullptr;
 }
 
 // Picoseconds per call of the least of kBatches batches; 0 when the thread's clock failed.
@@ -45,23 +45,42 @@ uint64_t least_per_call_ps(Call&& call) noexcept {
   return best_ns == UINT64_MAX ? 0 : best_ns * 1000 / kCallsPerBatch;
 }
 
+// The function's callback and DRIVER records, both on or both off. False if CUPTI refused.
+bool switch_function(const CuptiProbeSwitch& probe, bool on) noexcept {
+  const CuptiApi& api = *probe.api;
+  return api.enable_callback(on ? 1 : 0, probe.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, kProbeCbid) == CUPTI_SUCCESS &&
+         api.enable_driver_api(kProbeCbid, on ? 1 : 0) == CUPTI_SUCCESS;
+}
+
 }  // namespace
 
-bool switch_probe_function(const CuptiProbeSwitch& probe, bool on) noexcept {
+void restore_probe_function(const CuptiProbeSwitch& probe) noexcept {
   const CuptiApi& api = *probe.api;
-  if (api.enable_callback(on ? 1 : 0, probe.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, kProbeCbid) != CUPTI_SUCCESS) {
-    return false;
+  api.enable_callback(probe.callback_on ? 1 : 0, probe.subscriber, CUPTI_CB_DOMAIN_DRIVER_API, kProbeCbid);
+  api.enable_driver_api(kProbeCbid, probe.driver_records_on ? 1 : 0);
+  if (probe.external_records_on) {
+    api.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
+  } else {
+    api.disable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION);
   }
-  return !probe.driver_records || api.enable_driver_api(kProbeCbid, on ? 1 : 0) == CUPTI_SUCCESS;
 }
 
 CuptiCallCost measure_cupti_call_cost(const CuptiProbeSwitch& probe) noexcept {
   CuptiCallCost cost;
   const CuptiApi& api = *probe.api;
-  if (api.enable_callback == nullptr || probe.subscriber == nullptr) return cost;
-  if (probe.driver_records && api.enable_driver_api == nullptr) return cost;
-  const DriverGetVersion get_version = loaded_driver_function();
-  if (get_version == nullptr) return cost;
+  if (api.enable_callback == nullptr || probe.subscriber == nullptr) {
+    cost.unavailable = "CUPTI's API callbacks are off";
+    return cost;
+  }
+  if (api.enable_driver_api == nullptr) {
+    cost.unavailable = "this CUPTI has no cuptiActivityEnableDriverApi";
+    return cost;
+  }
+  const DriverGetVersion get_version = driver_function();
+  if (get_version == nullptr) {
+    cost.unavailable = "no libcuda.so.1";
+    return cost;
+  }
   int version = 0;
   // As a hooked call with device tracing on: the id pushed, the call, the id popped.
   auto traced = [&] {
@@ -71,15 +90,20 @@ CuptiCallCost measure_cupti_call_cost(const CuptiProbeSwitch& probe) noexcept {
     api.pop_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
   };
   auto bare = [&] { get_version(&version); };
-  traced();  // the first call resolves and warms what later calls reuse
-  if (!switch_probe_function(probe, false)) {
-    switch_probe_function(probe, true);
+  const bool on = switch_function(probe, true) &&
+                  (probe.external_records_on || api.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS);
+  if (on) {
+    traced();  // the first call resolves and warms what later calls reuse
+    cost.traced_ps = least_per_call_ps(traced);
+  }
+  const bool off = on && switch_function(probe, false);
+  if (off) cost.bare_ps = least_per_call_ps(bare);
+  restore_probe_function(probe);
+  if (!off) {
+    cost.unavailable = "CUPTI refused to switch one function's callback or records";
     return cost;
   }
-  cost.bare_ps = least_per_call_ps(bare);
-  const bool restored = switch_probe_function(probe, true);
-  cost.traced_ps = least_per_call_ps(traced);
-  cost.measured = restored && cost.bare_ps != 0 && cost.traced_ps != 0;
+  cost.measured = cost.bare_ps != 0 && cost.traced_ps != 0;
   return cost;
 }
 

@@ -28,27 +28,32 @@ namespace profagent::collector {
 // The external id pushed around the probe's calls: event ids count up from 1 and never reach it.
 inline constexpr uint64_t kProbeExternalId = ~uint64_t{0} - 1;
 
-// How the probe switches CUPTI's work off and on for its one function, and whether the switch
-// state stayed as it was throughout (set_activity may switch the whole domain meanwhile).
+// What the probe's function has switched on when the probe starts, which it restores at the end.
 struct CuptiProbeSwitch {
   const CuptiApi* api = nullptr;
   CUpti_SubscriberHandle subscriber = nullptr;
-  bool driver_records = false;  // DRIVER activity records are on: switch them for the function too
+  bool callback_on = false;          // the driver API domain's callbacks are on (recording)
+  bool driver_records_on = false;    // DRIVER activity records are on
+  bool external_records_on = false;  // EXTERNAL_CORRELATION activity records are on
 };
 
 struct CuptiCallCost {
   bool measured = false;
+  const char* unavailable = nullptr;  // not measured, and never will be: why
   uint64_t traced_ps = 0;  // one call with CUPTI's work, per call
   uint64_t bare_ps = 0;    // the same call with it switched off
   uint64_t cost_ps() const noexcept { return traced_ps > bare_ps ? traced_ps - bare_ps : 0; }
 };
 
 // Runs the probe on the calling thread (an agent thread with AgentBusy set; no agent lock held:
-// it calls CUDA and CUPTI). `measured` false when libcuda is not loaded, CUPTI lacks the
-// per-function switches or refused one. It leaves the function's callback and records on.
+// it calls CUDA and CUPTI), whatever the device's state: for the probe's one function it switches
+// on what recording switches on (its callback, its DRIVER records, and the external correlation
+// records if they are off: only calls whose API records are on get them, so no other call does),
+// then off, then back as `probe` says they were. Not `measured`, with `unavailable` saying why,
+// when there is no driver library or CUPTI lacks or refuses the per-function switches.
 CuptiCallCost measure_cupti_call_cost(const CuptiProbeSwitch& probe) noexcept;
 
-// Switches CUPTI's callback (and records, when `driver_records`) for the probe's function.
-bool switch_probe_function(const CuptiProbeSwitch& probe, bool on) noexcept;
+// Sets the probe's function back as `probe` says it was (after a probe another switch overlapped).
+void restore_probe_function(const CuptiProbeSwitch& probe) noexcept;
 
 }  // namespace profagent::collector

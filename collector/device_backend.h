@@ -39,6 +39,14 @@ struct DeviceBatch {
 // own), or everything (warmup and recorded steps).
 enum class DeviceActivity : uint8_t { Off, WorkOnly, All };
 
+// CUPTI's (the device library's) own work in each traced CUDA call, per call.
+struct DeviceCallCost {
+  enum class State : uint8_t { NotYet, Measured, Unavailable };
+  State state = State::NotYet;  // NotYet: not measurable now (nothing traced, a switch meanwhile)
+  uint64_t ps = 0;              // Measured: picoseconds per call (at least 1)
+  const char* why = "";         // Unavailable: why (a string literal)
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -70,10 +78,13 @@ class DeviceBackend {
   // flush what the device library holds now, and never ask it to flush again (NVIDIA's CUPTI
   // crashed when flushed after that teardown). Records already completed are still drained.
   virtual void runtime_tearing_down() noexcept {}
-  // What the device library costs each traced call's thread, in ps (collector/cupti_call_cost.h):
-  // measured by the first call made while device activity is fully on (an agent thread, no
-  // collector lock held); 0 until then, and from backends whose library costs the calls nothing.
-  virtual uint64_t measure_call_cost_ps() noexcept { return 0; }
+  // What the device library costs each traced call's thread (collector/cupti_call_cost.h):
+  // measured by the first call made once the backend started (an agent thread, no collector
+  // lock held), whatever the activity; later calls return that. Backends whose library does no work in the
+  // calls answer Unavailable.
+  virtual DeviceCallCost measure_call_cost() noexcept {
+    return {DeviceCallCost::State::Unavailable, 0, "the device backend does not trace calls"};
+  }
 };
 
 }  // namespace profagent::collector

@@ -164,14 +164,14 @@ void cuda_in_use() noexcept {
 
 bool cuda_used() noexcept { return g_cuda_state.load() != kCudaUnused; }
 
-uint64_t measure_device_call_cost_ps() noexcept {
+DeviceCallCost measure_device_call_cost() noexcept {
   Session& s = session();
   DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire);
   if (backend == nullptr || !s.backend_ready.load(std::memory_order_acquire) || s.forked_child.load() ||
-      !g_device_tracing.load() || !recording()) {
-    return 0;
+      !g_device_tracing.load()) {
+    return {};
   }
-  return backend->measure_call_cost_ps();
+  return backend->measure_call_cost();
 }
 
 void cuda_runtime_tearing_down() noexcept {

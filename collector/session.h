@@ -110,10 +110,10 @@ void poll_device() noexcept;
 // anything was recorded (an agent thread calls this periodically; collector/chunk_pool.h says why).
 void warm_host_buffers() noexcept;
 
-// What the device library (CUPTI) adds to each traced CUDA call's thread, in ps: measured by
-// the first call made while the device is traced with everything on (collector/
-// cupti_call_cost.h), from an agent thread or the exit flush, holding no lock. 0 until then.
-uint64_t measure_device_call_cost_ps() noexcept;
+// What the device library (CUPTI) adds to each traced CUDA call's thread: measured by the first
+// call made once the device is traced (collector/cupti_call_cost.h), from an agent thread or
+// the exit flush, holding no lock; later calls return that figure. NotYet until then.
+DeviceCallCost measure_device_call_cost() noexcept;
 
 // True once any CUDA hook ran (cuda_in_use()).
 bool cuda_used() noexcept;
