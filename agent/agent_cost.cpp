@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "agent/log.h"
+#include "agent/signal_flush.h"
 #include "agent/signal_flush.h"
 #include "agent/threads.h"
 #include "collector/api.h"
@@ -114,22 +116,10 @@ void measure_record_cost() noexcept {
   g_record_cost_ps.store(hooks::measure_record_cost_ps(), std::memory_order_release);
 }
 
+bool cupti_cost_settled() noexcept { return g_cupti_cost_settled.load(std::memory_order_acquire); }
+
 void measure_cupti_cost() noexcept {
-  if (g_cupti_cost_settled.load(std::memory_order_acquire) || !collector::g_device_tracing.load() ||
-      on_crash_flush_thread()) {  // a crash's flush: the probe's CUDA calls could meet what crashed
-    return;
-  }
-  if (g_cupti_probing.exchange(true, std::memory_order_acq_rel)) {
-    // The other one measures (a fraction of a millisecond): its figure is the one to use.
-    for (int waited_us = 0; g_cupti_probing.load(std::memory_order_acquire) && waited_us < 50'000; waited_us += 100) {
-      const timespec pause{0, 100'000};
-      nanosleep(&pause, nullptr);
-    }
-    return;
-  }
-  struct Probing {
-    ~Probing() { g_cupti_probing.store(false, std::memory_order_release); }
-  } probing;
+  if (cupti_cost_settled()) return;
   AgentWork work("measure CUPTI cost");
   const collector::DeviceCallCost cost = collector::measure_device_call_cost();
   switch (cost.state) {
@@ -139,6 +129,9 @@ void measure_cupti_cost() noexcept {
     case collector::DeviceCallCost::State::Measured:
       g_cupti_call_cost_ps.store(cost.ps, std::memory_order_release);
       break;
+    case collector::DeviceCallCost::State::Untraced:  // host-only: nothing to measure, nothing to say
+      work.forget();
+      break;
     case collector::DeviceCallCost::State::Unavailable:
       log(LogLevel::Info, std::string("CUPTI's own cost per call is not measured (") + cost.why +
                               "): the overhead line says so instead of a figure");
@@ -146,6 +139,23 @@ void measure_cupti_cost() noexcept {
   }
   g_cupti_cost_settled.store(true, std::memory_order_release);
 }
+
+namespace {
+
+// A window written before the poller measured CUPTI's cost waits for it: at most this long,
+// once per process (the poller looks every millisecond then: device_poller.cpp). Never on a
+// crash's flush, which must not wait on the device.
+constexpr long kCuptiCostWaitUs = 50'000;
+
+void wait_for_cupti_cost() noexcept {
+  if (!collector::g_device_tracing.load() || on_crash_flush_thread()) return;
+  const timespec pause{0, 200'000};
+  for (long waited_us = 0; !cupti_cost_settled() && waited_us < kCuptiCostWaitUs; waited_us += 200) {
+    nanosleep(&pause, nullptr);
+  }
+}
+
+}  // namespace
 
 AgentWork::AgentWork(const char* name, uint32_t number) noexcept
     : name_(name), number_(number), start_(collector::now()) {}
@@ -170,7 +180,7 @@ void attach_agent_cost(Trace& trace, const CostMark& from, const CostMark& to) n
   AgentCost& cost = trace.agent_cost;
   try {
     measure_record_cost();  // a window written before the agent's thread measured it
-    measure_cupti_cost();   // likewise
+    wait_for_cupti_cost();  // the poller's probe, which only the poller runs
     cost.record_cost_ps = g_record_cost_ps.load(std::memory_order_acquire);
     const DropCounters& d = trace.drops;
     cost.hooked_calls = trace.host.size() + d.host_events + d.left_out_host_events + d.shorter_than_min_duration +

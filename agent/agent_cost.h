@@ -19,10 +19,12 @@ namespace profagent::agent {
 void measure_record_cost() noexcept;
 
 // Measures CUPTI's cost per traced CUDA call once (collector/cupti_call_cost.h), once the device
-// is traced; later calls return at once. From the device poller's ticks, and from the first
-// window's export if that came first (never from a crash's flush); it calls CUDA and CUPTI, so
-// the caller holds no lock.
+// backend started; later calls return at once. Only from the device poller: a window written
+// before that waits for it (briefly, once), as the thread writing it may not make the probe's
+// CUPTI calls (collector/session.h measure_device_call_cost).
 void measure_cupti_cost() noexcept;
+// Measured, or known not to be measurable (host-only, a CUPTI without the switches).
+bool cupti_cost_settled() noexcept;
 
 // One piece of the agent's own work, from construction to destruction, kept as a slice for the
 // next window written (at most kMaxAgentSlices per window; beyond that only counted). Named

@@ -41,8 +41,9 @@ enum class DeviceActivity : uint8_t { Off, WorkOnly, All };
 
 // CUPTI's (the device library's) own work in each traced CUDA call, per call.
 struct DeviceCallCost {
-  enum class State : uint8_t { NotYet, Measured, Unavailable };
-  State state = State::NotYet;  // NotYet: not measurable now (nothing traced, a switch meanwhile)
+  // NotYet: not measurable now (the backend not started, a switch meanwhile); Untraced: host-only.
+  enum class State : uint8_t { NotYet, Measured, Unavailable, Untraced };
+  State state = State::NotYet;
   uint64_t ps = 0;              // Measured: picoseconds per call (at least 1)
   const char* why = "";         // Unavailable: why (a string literal)
 };

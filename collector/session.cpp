@@ -167,10 +167,8 @@ bool cuda_used() noexcept { return g_cuda_state.load() != kCudaUnused; }
 DeviceCallCost measure_device_call_cost() noexcept {
   Session& s = session();
   DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire);
-  if (backend == nullptr || !s.backend_ready.load(std::memory_order_acquire) || s.forked_child.load() ||
-      !g_device_tracing.load()) {
-    return {};
-  }
+  if (backend == nullptr || !s.backend_ready.load(std::memory_order_acquire) || s.forked_child.load()) return {};
+  if (!g_device_tracing.load()) return {DeviceCallCost::State::Untraced, 0, ""};
   return backend->measure_call_cost();
 }
 

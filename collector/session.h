@@ -111,8 +111,11 @@ void poll_device() noexcept;
 void warm_host_buffers() noexcept;
 
 // What the device library (CUPTI) adds to each traced CUDA call's thread: measured by the first
-// call made once the device is traced (collector/cupti_call_cost.h), from an agent thread or
-// the exit flush, holding no lock; later calls return that figure. NotYet until then.
+// call made once the device backend started (collector/cupti_call_cost.h); later calls return
+// that figure. NotYet until the backend started; Untraced host-only.
+// From an agent thread that makes no CUDA call of the program's, holding no lock: the probe
+// uses CUPTI's per-thread state (its external id stack), which a thread leaving, or the main
+// thread at exit (whose thread-locals are destroyed before the exit handlers run), has lost.
 DeviceCallCost measure_device_call_cost() noexcept;
 
 // True once any CUDA hook ran (cuda_in_use()).
