@@ -1,20 +1,20 @@
-// What CUPTI itself costs the thread of each traced CUDA call: its callback dispatch, the API
-// and external correlation records it writes inside the call, and the external id's push and
-// pop around it (the hooks' part of device tracing). No clock of the agent sees that work on
-// the program's threads, so it is measured once, on an agent thread, by making traced calls
-// of its own: N calls of cuDriverGetVersion (no context, no side effect) between a pushed and
-// popped external id, against the same N calls with CUPTI's callback and DRIVER records
-// switched off for that one function. The difference per call is CUPTI's cost per traced call;
-// the overhead line multiplies it by the window's recorded CUDA calls (exporters/summaries/
-// overhead_line.h).
+// What CUPTI itself costs the thread of each traced CUDA call: its callback dispatch, the API and
+// external correlation records it writes inside the call, and the external id's push and pop
+// around it (the hooks' part of device tracing). No clock of the agent sees that work on the
+// program's threads, so it is measured once, on the device poller's thread, by making traced
+// calls of its own: N calls of cuDriverGetVersion (no context, no side effect) between a pushed
+// and popped external id, with CUPTI's callback, DRIVER records and external correlation records
+// on for that one function, against the same N calls with them off. The difference per call is
+// CUPTI's cost per traced call; the overhead line multiplies it by the window's CUDA calls
+// (exporters/summaries/overhead_line.h).
 //
 // Not measured: the kernel instrumentation NVIDIA's CUPTI adds to each launch (measuring it
 // would mean launching work), and calls CUPTI dispatches that no trace records (the runtime's
 // internal driver calls, the calls left out of traces). So the figure is a floor for launches.
 //
 // The agent's own calls never reach a trace: its callback records nothing while the agent is
-// busy, the parser skips RUNTIME records, a DRIVER record becomes a call only when it enqueued
-// device work, and the pushed id (kProbeExternalId) is no event's id.
+// busy, a DRIVER record becomes a call only when it enqueued device work, and the pushed id
+// (kProbeExternalId) is no event's id. They do advance CUPTI's process-wide correlation ids.
 #pragma once
 
 #include <cupti.h>
