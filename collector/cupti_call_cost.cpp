@@ -6,6 +6,8 @@
 
 #include <algorithm>
 
+#include "collector/api.h"
+
 namespace profagent::collector {
 namespace {
 
@@ -82,12 +84,12 @@ CuptiCallCost measure_cupti_call_cost(const CuptiProbeSwitch& probe) noexcept {
     return cost;
   }
   int version = 0;
-  // As a hooked call with device tracing on: the id pushed, the call, the id popped.
+  // As a hooked call with device tracing on (hooks/hook.h): the id pushed, the call, the id
+  // popped, through the same functions (collector/api.h), so their way into CUPTI is counted too.
   auto traced = [&] {
-    api.push_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, kProbeExternalId);
+    push_external_id(kProbeExternalId);
     get_version(&version);
-    uint64_t last = 0;
-    api.pop_external(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM2, &last);
+    pop_external_id();
   };
   auto bare = [&] { get_version(&version); };
   const bool on = switch_function(probe, true) &&
