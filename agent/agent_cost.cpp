@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <sys/syscall.h>
 #include <time.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,7 +12,6 @@
 #include <vector>
 
 #include "agent/log.h"
-#include "agent/signal_flush.h"
 #include "agent/signal_flush.h"
 #include "agent/threads.h"
 #include "collector/api.h"
@@ -29,8 +27,7 @@ std::atomic<uint64_t> g_record_cost_ps{0};
 std::mutex g_measure_mutex;  // the poller and an early exit flush measure it once between them
 std::atomic<uint64_t> g_boundary_ns{0};
 std::atomic<uint64_t> g_cupti_call_cost_ps{0};  // 0: not measured (yet)
-std::atomic<bool> g_cupti_cost_settled{false};   // measured, or cannot be: not tried again
-std::atomic<bool> g_cupti_probing{false};  // one probe at a time (the poller, the exit flush)
+std::atomic<bool> g_cupti_cost_settled{false};   // measured, or cannot be: not tried again (poller only)
 
 struct PendingSlice {
   const char* name;
@@ -56,7 +53,6 @@ void forget_slices_in_child() {
   new (&g_slices.mutex) std::mutex;
   g_slices.count = 0;
   g_slices.left_out = 0;
-  g_cupti_probing.store(false);  // the probing thread is the parent's
 }
 const int g_atfork = pthread_atfork(nullptr, nullptr, forget_slices_in_child);
 

@@ -28,9 +28,6 @@ void poll_device() noexcept {
   collector::poll_device();
 }
 
-// Until the program has no thread left or the exit flush ran (agent/threads.h). The record and
-// CUPTI costs of the overhead lines are measured first: this thread starts at the first CUDA
-// call, so a process that never uses CUDA never pays for them.
 // CUPTI's cost per call (agent/agent_cost.h), measured as soon as the device backend started
 // (on the program's thread, right after this thread was started): the first window written
 // waits for that figure, so the poller looks every millisecond, for kQuickLooks at most.
@@ -46,6 +43,9 @@ void settle_cupti_cost() noexcept {
   }
 }
 
+// Until the program has no thread left or the exit flush ran (agent/threads.h). The record and
+// CUPTI costs of the overhead lines are measured first: this thread starts at the first CUDA
+// call, so a process that never uses CUDA never pays for them.
 void poll_until_stopped(void*) noexcept {
   measure_record_cost();
   settle_cupti_cost();

@@ -81,8 +81,8 @@ class DeviceBackend {
   virtual void runtime_tearing_down() noexcept {}
   // What the device library costs each traced call's thread (collector/cupti_call_cost.h):
   // measured by the first call made once the backend started (an agent thread, no collector
-  // lock held), whatever the activity; later calls return that. Backends whose library does no work in the
-  // calls answer Unavailable.
+  // lock held), whatever the activity; later calls return that. Backends whose library does
+  // no work in the calls answer Unavailable.
   virtual DeviceCallCost measure_call_cost() noexcept {
     return {DeviceCallCost::State::Unavailable, 0, "the device backend does not trace calls"};
   }
