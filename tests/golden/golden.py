@@ -89,7 +89,7 @@ def normalise_json(value, pid, host, out_dir, renamers, key=None):
     # CUPTI's correlation ids count every traced call of the process, also the agent's own (the
     # probe measuring CUPTI's cost per call runs on the agent's thread, at no fixed point of the
     # program): renamed in order of first sight, so the links between events stay visible.
-    if key == "correlation" and isinstance(value, int):
+    if key in ("correlation", "wait_on_cuda_event_record_corr_id") and isinstance(value, int):
         return renamers["corr"](value)
     if key in ("pid", "tid", "sort_index") and value == pid:
         return "<pid>"
