@@ -10,6 +10,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 #include "collector/api.h"
 #include "collector/log.h"
@@ -122,6 +125,8 @@ ThreadBuffer* take_buffer(Registry* r) {
     buffer->read_chunk = nullptr;
     buffer->read_index = 0;
     buffer->peek_chunk = nullptr;
+    buffer->open_scopes = 0;
+    buffer->outermost_scope_start.store(~uint64_t{0}, std::memory_order_relaxed);
     buffer->retired.store(false, std::memory_order_relaxed);
     buffer->reusable = false;
     buffer->readable = ReadablePages{};  // another thread's stack
@@ -228,6 +233,55 @@ void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out) {
   buffer->peek_index = index;
 }
 
+// take_closed_chunks(): whole chunks from the read position that the writer has left, up to
+// `budget` events (at least one chunk once anything is left).
+size_t take_left_chunks(ThreadBuffer* buffer, ChunkPool* pool, size_t budget, std::vector<HostEvent>& out) {
+  size_t chunks = 0;
+  Chunk* chunk = buffer->read_chunk ? buffer->read_chunk : buffer->head.load(std::memory_order_acquire);
+  while (chunk != nullptr && (chunks == 0 || out.size() + kEventsPerChunk <= budget)) {
+    if (chunk->committed.load(std::memory_order_acquire) < kEventsPerChunk) break;
+    Chunk* next = chunk->next.load(std::memory_order_acquire);
+    if (next == nullptr) break;  // the writer has not moved on: it still owns this chunk
+    out.insert(out.end(), chunk->events + buffer->read_index, chunk->events + kEventsPerChunk);
+    pool->push(chunk);
+    ++chunks;
+    chunk = next;
+    buffer->read_chunk = chunk;
+    buffer->read_index = 0;
+    buffer->peek_chunk = nullptr;  // it may have named the chunk just recycled
+  }
+  return chunks;
+}
+
+// The earliest start of the operators and ranges committed from the read position on (what a
+// take left): they may enclose events taken before them.
+uint64_t earliest_scope_left(const ThreadBuffer* buffer) {
+  uint64_t earliest = ~uint64_t{0};
+  const Chunk* chunk = buffer->read_chunk ? buffer->read_chunk : buffer->head.load(std::memory_order_acquire);
+  for (uint32_t index = buffer->read_index; chunk != nullptr; index = 0) {
+    const uint32_t committed = chunk->committed.load(std::memory_order_acquire);
+    for (uint32_t i = index; i < committed; ++i) {
+      const HostEvent& e = chunk->events[i];
+      const EventKind kind = EventKind(e.kind);
+      const bool scope = kind == EventKind::Operator || kind == EventKind::Step ||
+                         (kind == EventKind::Range && !(e.flags & kFlagRangeStartEnd));
+      if (scope) earliest = std::min(earliest, e.start);
+    }
+    if (committed < kEventsPerChunk) break;
+    chunk = chunk->next.load(std::memory_order_acquire);
+  }
+  return earliest;
+}
+
+// The clock read and the loads after it stay in this order (and a scope's publication before
+// its start time is read): see publish_outermost_scope().
+void order_clock_and_memory() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+#if defined(__x86_64__)
+  _mm_lfence();  // rdtsc waits for what came before it
+#endif
+}
+
 void recycle_if_retired(Registry* r, ThreadBuffer* buffer) {
   if (!buffer->retired.load(std::memory_order_acquire)) return;
   // The thread is gone: everything it committed was copied above, so its last chunk is free.
@@ -304,6 +358,42 @@ DrainResult peek_all() {
     result.threads.push_back(std::move(thread));
   }
   return result;
+}
+
+TakenChunks take_closed_chunks(size_t max_events) {
+  TakenChunks taken;
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return taken;
+  std::lock_guard lock(r->mutex);
+  taken.before_ticks = now();
+  order_clock_and_memory();
+  for (ThreadBuffer* buffer : r->buffers) {
+    if (buffer->reusable) continue;
+    TakenThread thread;
+    thread.outermost_scope_start = buffer->outermost_scope_start.load(std::memory_order_seq_cst);
+    const size_t taken_events = taken.chunks * kEventsPerChunk;
+    if (taken_events < max_events) {
+      taken.chunks += take_left_chunks(buffer, r->pool, max_events - taken_events, thread.events.events);
+    }
+    thread.scope_after_take = earliest_scope_left(buffer);
+    thread.events.tid = buffer->tid;
+    thread.events.pid = buffer->pid;
+    thread.events.name = current_thread_name(buffer);
+    taken.threads.push_back(std::move(thread));
+  }
+  return taken;
+}
+
+size_t buffered_host_events() noexcept {
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  return r == nullptr ? 0 : size_t(r->pool->in_use()) * kEventsPerChunk;
+}
+
+void publish_outermost_scope(EventCursor* cursor) noexcept {
+  // Published before the scope's start is read, and with the clock read after the store is
+  // visible: a reader that missed the store read its clock before this scope began.
+  cursor->outermost_scope_start.store(now(), std::memory_order_seq_cst);
+  order_clock_and_memory();
 }
 
 void warm_host_buffers() noexcept {

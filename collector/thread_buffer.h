@@ -81,6 +81,29 @@ DrainResult drain_all();
 // recycled. For a look at the window being recorded (collector/interval_peek.h); `dropped` is 0.
 DrainResult peek_all();
 
+// Streamed windows (collector/segment_stream.h): the events of chunks their writers have left
+// (full, and a next chunk begun), at most `max_events` (whole chunks, at least one per thread
+// while the budget lasts), TAKEN: the chunks go back to the pool and a later drain_all()
+// starts after them. Every live thread is listed (also with nothing taken), with the start of
+// its outermost scope open when the take began (~0: none), read after `before_ticks` (the
+// clock read first) and before its events: every event an open scope may still enclose starts
+// at or after the smaller of the two. A scope committed but not taken (in the writer's chunk)
+// may enclose taken events too: `scope_after_take` is the earliest start of those.
+struct TakenThread {
+  ThreadEvents events;
+  uint64_t outermost_scope_start = ~uint64_t{0};
+  uint64_t scope_after_take = ~uint64_t{0};
+};
+struct TakenChunks {
+  std::vector<TakenThread> threads;
+  uint64_t before_ticks = 0;
+  uint64_t chunks = 0;
+};
+TakenChunks take_closed_chunks(size_t max_events);
+
+// Host events in the buffers not drained or taken yet (whole chunks: an estimate from above).
+size_t buffered_host_events() noexcept;
+
 // Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved: less when the address space
 // is limited (chunk_pool.h). Zeros before the first event of the process.
 struct BufferReservation {
