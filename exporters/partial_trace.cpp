@@ -12,6 +12,7 @@
 
 #include "exporters/chrome_trace.h"
 #include "exporters/chrome_trace_writer.h"
+#include "exporters/drop_counters.h"
 #include "exporters/json_writer.h"
 #include "exporters/quiet_write.h"
 #include "exporters/trace_schema.h"
@@ -156,6 +157,10 @@ bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
   closing.set_base(base_);
   for (const auto& [a, b] : rows_->host.sorted()) closing.host_rows().add(a, b);
   for (const auto& [a, b] : rows_->device.sorted()) closing.device_rows().add(a, b);
+  if (!final_name_.empty()) {
+    closing.write_tail(final_name_, final_keys_);
+    return w.flush();
+  }
   closing.write_tail(name_.substr(0, name_.size() - std::string_view(".partial").size()), keys);
   return w.flush();
 }
@@ -191,13 +196,70 @@ std::string PartialTrace::append(Trace& interval) {
   }
 }
 
+std::string PartialTrace::finish(Trace& tail, const std::string& final_name, const std::string& final_keys) {
+  if (!error_.empty()) return error_;
+  final_name_ = final_name;
+  final_keys_ = final_keys;
+  std::string error = append(tail);
+  final_name_.clear();
+  if (!error.empty()) return error;
+  if (renameat(dir_->fd(), name_.c_str(), dir_->fd(), final_name.c_str()) != 0) {
+    return error_ = system_error("cannot rename " + location() + " to", dir_->location(final_name));
+  }
+  fsync(dir_->fd());
+  name_ = final_name;  // location() names the trace now
+  finished_ = true;    // and remove() leaves it
+  for (File* file : {&published_, &swap_}) {
+    if (file->fd >= 0) close(file->fd);
+    file->fd = -1;
+  }
+  unlinkat(dir_->fd(), swap_name_.c_str(), 0);
+  error_ = "the trace was finished";  // later appends change nothing
+  return {};
+}
+
 void PartialTrace::remove() noexcept {
   for (File* file : {&published_, &swap_}) {
     if (file->fd >= 0) close(file->fd);
     file->fd = -1;
   }
-  unlinkat(dir_->fd(), name_.c_str(), 0);
+  if (!finished_) unlinkat(dir_->fd(), name_.c_str(), 0);
   unlinkat(dir_->fd(), swap_name_.c_str(), 0);
+}
+
+namespace {
+
+class TextStream final : public OutputStream {
+ public:
+  explicit TextStream(std::string& text) : text_(text) {}
+  bool write(const char* data, std::size_t size) override {
+    text_.append(data, size);
+    return true;
+  }
+  std::string commit() override { return {}; }
+
+ private:
+  std::string& text_;
+};
+
+}  // namespace
+
+std::string streamed_trace_keys(const Trace& tail) {
+  std::string text;
+  TextStream out(text);
+  JsonWriter w(out, 1 << 12);
+  const StreamedWindow& s = tail.streamed;
+  w.raw("  \""), w.raw(schema::kStreamed), w.raw("\": {\"");
+  w.raw(schema::streamed::kSegments), w.raw("\":"), w.u64(s.segments);
+  w.raw(",\""), w.raw(schema::streamed::kHostEvents), w.raw("\":"), w.u64(s.host_events);
+  w.raw(",\""), w.raw(schema::streamed::kDeviceRecords), w.raw("\":"), w.u64(s.device_records);
+  w.raw(",\""), w.raw(schema::streamed::kWrittenBeforeScopeEnd), w.raw("\":"), w.u64(s.written_before_scope_end);
+  w.raw(",\""), w.raw(schema::streamed::kWrittenWithoutDeviceRecord), w.raw("\":"), w.u64(s.written_without_device_record);
+  w.raw(",\""), w.raw(schema::streamed::kDrops), w.raw("\":");
+  write_drop_counters(tail, w);
+  w.raw("},\n");
+  w.flush();
+  return text;
 }
 
 }  // namespace profagent::exporters

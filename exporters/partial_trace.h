@@ -43,6 +43,13 @@ class PartialTrace {
   // first interval's: one offset for the whole file, so intervals never shift against each other.
   std::string append(Trace& interval);
 
+  // A streamed window's end: appends `tail` (the window's last events, its final counters) with
+  // a closing part that names the trace `final_name` and holds `final_keys` (top-level keys,
+  // each line ending in ",\n") instead of profagent_partial, then renames the file to
+  // `final_name` and deletes the swap file. "" on success, else one line saying why (the
+  // partial file is then left as it was).
+  std::string finish(Trace& tail, const std::string& final_name, const std::string& final_keys);
+
   // Deletes both files (the window's final trace was written).
   void remove() noexcept;
 
@@ -76,6 +83,13 @@ class PartialTrace {
   uint64_t intervals_ = 0;
   uint64_t host_events_ = 0;
   std::unique_ptr<Rows> rows_;
+  std::string final_name_;  // finish(): the closing part is the final trace's
+  std::string final_keys_;
+  bool finished_ = false;
 };
+
+// The top-level key a streamed window's trace closes with (PartialTrace::finish): what its
+// segments wrote and the window's final drop counters.
+std::string streamed_trace_keys(const Trace& tail);
 
 }  // namespace profagent::exporters
