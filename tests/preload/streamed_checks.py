@@ -1,5 +1,6 @@
 """A streamed window (collector/segment_stream.h) checked as the devsim runs are: the program's
-threads (their iterations inside "block" ranges of 500, so that ranges span the segments) run under PROFAGENT_STREAM_AFTER_MB=1, which streams the window in segments while it
+threads (their iterations inside "block" ranges of 500, so that ranges span the segments, each
+block with a call of its own) run under PROFAGENT_STREAM_AFTER_MB=1, which streams the window in segments while it
 is recorded. Its one trace must hold every call, copy, set and kernel, each device record
 linked to its call by exactly one ac2g flow and equal correlations, kernels with their
 iteration range's External id, every call inside a block range; the trace says how many
@@ -75,6 +76,15 @@ def check_streamed_run(context):
     outside = [c for c in trace.runtime if c["name"].startswith(inside) and in_block.around(c) is None]
     outside += [r for r in trace.ranges if r["name"] == "iteration" and in_block.around(r) is None]
     C.expect(not outside, f"{len(outside)} calls or iteration ranges outside a block range, e.g. {outside[:1]}")
+    # A call inside a block range and no iteration range has the block's External id: known
+    # only once the block ended, segments later.
+    queries = [c for c in trace.runtime if c["name"].startswith("cudaStreamQuery")]
+    C.expect(len(queries) == len(blocks), f"{len(queries)} cudaStreamQuery calls for {len(blocks)} blocks")
+    for query in queries:
+        block = in_block.around(query)
+        C.expect(block is not None and query["args"].get("External id") == block["args"]["External id"],
+                 f"cudaStreamQuery at {query['ts']}: External id {query['args'].get('External id')}, "
+                 f"its block range's {block and block['args']['External id']}")
     leftovers = [n for n in os.listdir(context.out_dir) if n.endswith((".partial", ".swap"))]
     C.expect(not leftovers, f"partial files left: {leftovers}")
     C.expect(any("not computed for a streamed window" in line for line in C.profagent_lines(context.run.stderr)),

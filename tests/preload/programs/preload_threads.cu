@@ -3,11 +3,14 @@
 // must be exact and every record attributed to the right thread's calls.
 //
 //   preload_threads [threads=4] [iterations=5] [outer]
-// `outer`: each thread's iterations, 500 at a time, inside a "block" range too (ranges open
-// across the segments of a streamed window, which holds what they enclose until they end).
+// `outer`: each thread's iterations, 500 at a time, inside a "block" range too, which begins
+// with a cudaStreamQuery of its own (ranges open across the segments of a streamed window,
+// which holds what they enclose until they end), and each iteration takes 0.3 ms longer (a job
+// that runs long enough to be streamed, whatever the machine's speed).
 #include <cuda_runtime_api.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
@@ -46,7 +49,11 @@ void worker(int iterations, float* device, float* host, bool outer) {
   cudaStream_t stream = nullptr;
   CHECK(cudaStreamCreate(&stream));
   for (int i = 0; i < iterations; ++i) {
-    if (outer && i % 500 == 0 && profagent_range_push) profagent_range_push("block");
+    if (outer && i % 500 == 0) {
+      if (profagent_range_push) profagent_range_push("block");
+      (void)cudaStreamQuery(stream);  // not ready, or done: either is fine
+    }
+    if (outer) std::this_thread::sleep_for(std::chrono::microseconds(300));
     Range range("iteration");
     scale_kernel<<<(kN + 255) / 256, 256, 0, stream>>>(device, 2.0f, kN);
     CHECK(cudaGetLastError());
