@@ -205,6 +205,8 @@ std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept {
     auto found = p->partials.find(tail.window);
     if (found == p->partials.end() || p->streaming != tail.window) return "its segments' trace is missing";
     exporters::PartialTrace& partial = *found->second;
+    tail.streamed.host_events = partial.host_events();  // what the file holds before the tail
+    tail.streamed.device_records = partial.device_records();
     std::string error = partial.finish(tail, exporters::file_stem(tail) + ".trace.json", exporters::streamed_trace_keys(tail));
     if (error.empty()) path = partial.location();
     p->partials.erase(p->partials.begin(), std::next(found));

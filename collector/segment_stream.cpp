@@ -161,6 +161,13 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
   s.stream.held = std::move(held);
   in.device = claim_device(s.pool, in.threads, given_up, s.cuts);
   ++s.stream.written.segments;
+  // Counted here: the window may be cut while this segment is joined and written.
+  for (const ThreadEvents& t : in.threads) {
+    s.stream.written.host_events += size_t(std::count_if(t.events.begin(), t.events.end(), [](const HostEvent& e) {
+      return EventKind(e.kind) != EventKind::StackTag;
+    }));
+  }
+  s.stream.written.device_records += in.device.records.size();
   return true;
 }
 
@@ -178,20 +185,11 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   trace.end_ns = in.converter.to_ns(in.through_ticks);
   trace.process.thread_names = window_thread_names(in.threads);
   describe_window(s, trace);
-  out.host_events = count_events(in.threads);
-  for (const ThreadEvents& t : in.threads) {
-    out.host_events -= size_t(std::count_if(t.events.begin(), t.events.end(), [](const HostEvent& e) {
-      return EventKind(e.kind) == EventKind::StackTag;
-    }));
-  }
   JoinInput input{std::move(in.threads), names_snapshot(), kernel_names_snapshot(), in.converter,
                   std::move(in.device.records), &in.device.links, std::move(in.device.call_links)};
   input.window_end_ns = trace.end_ns;
   join(std::move(input), trace);
   for (HostRecord& record : trace.host) record.stack = 0;  // call stacks are not streamed
-  std::lock_guard lock(s.mutex);
-  s.stream.written.host_events += trace.host.size();
-  s.stream.written.device_records += trace.device.size();
 }
 
 }  // namespace

@@ -41,7 +41,6 @@ struct StreamedSegment {
   bool recording = false;     // false: no window is being recorded: nothing else is set
   bool first_of_window = false;
   uint64_t chunks = 0;        // chunks taken and given back to the pool
-  uint64_t host_events = 0;   // in `trace`
   uint64_t held_events = 0;   // held for a later segment or the cut
   // The segment joined: trace.window is the window being recorded, metadata as a window's.
   Trace trace;

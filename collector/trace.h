@@ -354,8 +354,10 @@ inline constexpr std::size_t kMaxAgentSlices = 10000;  // per window
 // wrote before the window ended. The Trace of such a window holds its tail only.
 struct StreamedWindow {
   uint64_t segments = 0;              // 0: the window was joined whole
-  uint64_t host_events = 0;           // host events the segments wrote
-  uint64_t device_records = 0;        // device records the segments wrote
+  // Host events and device records the segments were given (counted as they are taken); the
+  // agent sets what its trace file holds instead (they differ only where an append failed).
+  uint64_t host_events = 0;
+  uint64_t device_records = 0;
   // Events held for an open scope beyond StreamLimits::held_events, written before that scope
   // ended: the scope does not enclose them in the trace (their External id is their own).
   uint64_t written_before_scope_end = 0;

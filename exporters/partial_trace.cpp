@@ -189,6 +189,7 @@ std::string PartialTrace::append(Trace& interval) {
     published_.end = events_end;
     ++intervals_;
     host_events_ += interval.host.size();
+    device_records_ += interval.device.size();
     next_fresh_id_ = fresh_after_append_;
     return {};
   } catch (const std::bad_alloc&) {
@@ -253,6 +254,8 @@ std::string streamed_trace_keys(const Trace& tail) {
   w.raw(schema::streamed::kSegments), w.raw("\":"), w.u64(s.segments);
   w.raw(",\""), w.raw(schema::streamed::kHostEvents), w.raw("\":"), w.u64(s.host_events);
   w.raw(",\""), w.raw(schema::streamed::kDeviceRecords), w.raw("\":"), w.u64(s.device_records);
+  w.raw(",\""), w.raw(schema::streamed::kTailHostEvents), w.raw("\":"), w.u64(tail.host.size());
+  w.raw(",\""), w.raw(schema::streamed::kTailDeviceRecords), w.raw("\":"), w.u64(tail.device.size());
   w.raw(",\""), w.raw(schema::streamed::kWrittenBeforeScopeEnd), w.raw("\":"), w.u64(s.written_before_scope_end);
   w.raw(",\""), w.raw(schema::streamed::kWrittenWithoutDeviceRecord), w.raw("\":"), w.u64(s.written_without_device_record);
   w.raw(",\""), w.raw(schema::streamed::kDrops), w.raw("\":");

@@ -56,6 +56,7 @@ class PartialTrace {
   std::string location() const { return dir_->location(name_); }
   uint64_t intervals() const { return intervals_; }
   uint64_t host_events() const { return host_events_; }
+  uint64_t device_records() const { return device_records_; }
 
  private:
   struct File {
@@ -82,6 +83,7 @@ class PartialTrace {
   uint64_t fresh_after_append_ = 0;
   uint64_t intervals_ = 0;
   uint64_t host_events_ = 0;
+  uint64_t device_records_ = 0;
   std::unique_ptr<Rows> rows_;
   std::string final_name_;  // finish(): the closing part is the final trace's
   std::string final_keys_;

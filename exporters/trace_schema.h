@@ -367,6 +367,8 @@ namespace streamed {
 inline constexpr std::string_view kSegments = "segments";
 inline constexpr std::string_view kHostEvents = "host_events";        // written by the segments
 inline constexpr std::string_view kDeviceRecords = "device_records";  // written by the segments
+inline constexpr std::string_view kTailHostEvents = "tail_host_events";  // written at the window's end
+inline constexpr std::string_view kTailDeviceRecords = "tail_device_records";
 inline constexpr std::string_view kWrittenBeforeScopeEnd = "written_before_scope_end";
 inline constexpr std::string_view kWrittenWithoutDeviceRecord = "written_without_device_record";
 inline constexpr std::string_view kDrops = "drops";
