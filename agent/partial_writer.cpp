@@ -109,12 +109,11 @@ bool stream_due(const PartialWriter& p) {
   return collector::buffered_host_events() >= p.stream_after_events || collector::streamed_window() != 0;
 }
 
-// Segments while the writers have left chunks (bounded per call, so a window's end waits for
-// one segment at most).
-void stream_segments(PartialWriter& p) {
-  constexpr int kMaxSegmentsPerCall = 64;
+// Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
+// bounded, so a window's end waits for one segment at most).
+void stream_segments(PartialWriter& p, uint64_t max_segments) {
   std::lock_guard lock(p.mutex);
-  for (int i = 0; i < kMaxSegmentsPerCall; ++i) {
+  for (uint64_t i = 0; i < max_segments; ++i) {
     collector::StreamedSegment segment;
     if (!collector::cut_segment(p.limits, segment) || !segment.recording) return;
     Trace& events = segment.trace;
@@ -149,7 +148,7 @@ void write_partials(void*) noexcept {
   while (keep_running()) {
     try {
       if (stream_due(*g_writer)) {
-        stream_segments(*g_writer);
+        stream_segments(*g_writer, 64);
         nanosleep(&streaming_tick, nullptr);
         continue;
       }
@@ -191,6 +190,17 @@ void partial_writer_tick() noexcept {
   if (g_thread_started.exchange(true)) return;
   if (!start_agent_thread("profagent-part", write_partials, nullptr)) {
     log(LogLevel::Warn, "could not start the partial trace thread; no partial trace is kept");
+  }
+}
+
+void drain_streamed_window() noexcept {
+  PartialWriter* p = g_writer;
+  if (p == nullptr || !stream_due(*p)) return;
+  try {
+    stream_segments(*p, UINT64_MAX);
+  } catch (...) {
+    static collector::SwallowedSite site{"out of memory while streaming the window's last segments: its tail is joined whole"};
+    collector::note_swallowed(site);
   }
 }
 

@@ -30,6 +30,12 @@ void partial_writer_tick() noexcept;
 // appends them to its partial trace (a fresh one: what intervals appended is dropped), until
 // the window ends. Those chunks go back to the pool, so the buffer never fills.
 
+// Before the last window's cut (exit): a streamed window's closed chunks (or those of a window
+// whose buffered events passed the threshold, streamed from here) are streamed to the last, so
+// the tail joined at its end is the writers' open chunks and the held events only.
+// Step windows are cut as they are: their tail is what was buffered since the last segment.
+void drain_streamed_window() noexcept;
+
 // A streamed window's end: appends `tail` (the window's Trace, which holds its last events) to
 // the window's streamed trace and gives it its final name. "" and `path` set on success, else
 // one line saying why.
