@@ -67,9 +67,16 @@ exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval) {
   return p.partials.emplace(interval.window, std::move(partial)).first->second.get();
 }
 
+bool stream_due(const PartialWriter& p) {
+  return collector::buffered_host_events() >= p.stream_after_events || collector::streamed_window() != 0;
+}
+
 // One interval: peek, join, append (under the writer's lock).
 void append_interval(PartialWriter& p) {
   std::lock_guard lock(p.mutex);
+  // Checked again just before the peek: past the threshold the window is streamed instead (a
+  // peek would copy and join up to the whole buffer).
+  if (stream_due(p)) return;
   collector::PeekedInterval peeked;
   if (!collector::peek_interval(p.cursor, peeked) || !peeked.recording) return;
   Trace& interval = peeked.trace;
@@ -103,10 +110,6 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
     p.streaming = segment.window;
   }
   return partial_for(p, segment);
-}
-
-bool stream_due(const PartialWriter& p) {
-  return collector::buffered_host_events() >= p.stream_after_events || collector::streamed_window() != 0;
 }
 
 // Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
