@@ -212,7 +212,7 @@ void copy_committed(ThreadBuffer* buffer, ChunkPool* pool, std::vector<HostEvent
 }
 
 // peek_all(): the same copy from the peek position, which only moves forward; chunks stay.
-void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out) {
+void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out, size_t max_events) {
   Chunk* chunk = buffer->peek_chunk;
   uint32_t index = buffer->peek_index;
   if (chunk == nullptr) {
@@ -225,7 +225,7 @@ void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out) {
     out.insert(out.end(), chunk->events + index, chunk->events + committed);
     index = committed;
     Chunk* next = committed < kEventsPerChunk ? nullptr : chunk->next.load(std::memory_order_acquire);
-    if (!next) break;
+    if (!next || out.size() >= max_events) break;
     chunk = next;
     index = 0;
   }
@@ -342,7 +342,7 @@ DrainResult drain_all() {
   return result;
 }
 
-DrainResult peek_all() {
+DrainResult peek_all(size_t max_events) {
   DrainResult result;
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (!r) return result;
@@ -350,7 +350,7 @@ DrainResult peek_all() {
   for (ThreadBuffer* buffer : r->buffers) {
     if (buffer->reusable) continue;
     ThreadEvents thread;
-    copy_since_peek(buffer, thread.events);
+    copy_since_peek(buffer, thread.events, max_events);
     if (thread.events.empty()) continue;
     thread.tid = buffer->tid;
     thread.pid = buffer->pid;

@@ -79,7 +79,9 @@ DrainResult drain_all();
 // Copies every event committed since the previous peek_all() (or, after a drain_all(), since
 // that drain) without taking it: a later drain_all() still returns it, and no chunk is
 // recycled. For a look at the window being recorded (collector/interval_peek.h); `dropped` is 0.
-DrainResult peek_all();
+// At most `max_events` per thread (whole chunks from the peek position, at least the first
+// one's rest): what is left is given by the next peek.
+DrainResult peek_all(size_t max_events = SIZE_MAX);
 
 // Streamed windows (collector/segment_stream.h): the events of chunks their writers have left
 // (full, and a next chunk begun), at most `max_events` (whole chunks, at least one per thread

@@ -162,6 +162,21 @@ TEST_CASE("PROFAGENT_PARTIAL_INTERVAL_MS: 0 (off) or 100 ms to a day, else one l
   }
 }
 
+TEST_CASE("PROFAGENT_STREAM_AFTER_MB: 0 (half of PROFAGENT_BUFFER_MB) or N MiB, else one line and the default") {
+  std::vector<std::string> warnings;
+  CHECK(parse({}, warnings).stream_after_bytes() == size_t(128) << 20);
+  CHECK(parse({{"PROFAGENT_BUFFER_MB", "64"}}, warnings).stream_after_bytes() == size_t(32) << 20);
+  CHECK(parse({{"PROFAGENT_BUFFER_MB", "1"}}, warnings).stream_after_bytes() == size_t(1) << 20);
+  CHECK(parse({{"PROFAGENT_STREAM_AFTER_MB", "2"}}, warnings).stream_after_bytes() == size_t(2) << 20);
+  CHECK(warnings.empty());
+  for (const char* bad : {"-1", "65537", "1.5", "2M", ""}) {
+    warnings.clear();
+    CHECK(parse({{"PROFAGENT_STREAM_AFTER_MB", bad}}, warnings).stream_after_mb == 0);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].rfind("PROFAGENT_STREAM_AFTER_MB has an invalid value; using the default", 0) == 0);
+  }
+}
+
 TEST_CASE("to_pairs lists every variable with its effective value") {
   std::vector<std::string> warnings;
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
