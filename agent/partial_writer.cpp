@@ -51,7 +51,7 @@ uint64_t monotonic_ms() {
   return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1'000'000;
 }
 
-exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval) {
+exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval, uint64_t head_room = 0) {
   auto found = p.partials.find(interval.window);
   if (found != p.partials.end()) return found->second.get();
   std::string dir_path = window_output_dir();
@@ -63,7 +63,7 @@ exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval) {
     p.failure_said = true;
     return nullptr;
   }
-  auto partial = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(interval));
+  auto partial = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(interval), head_room);
   return p.partials.emplace(interval.window, std::move(partial)).first->second.get();
 }
 
@@ -109,7 +109,9 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
     }
     p.streaming = segment.window;
   }
-  return partial_for(p, segment);
+  // Room for the final head (its drops, span, memory and cost are known at the window's end).
+  constexpr uint64_t kHeadRoom = 64 << 10;
+  return partial_for(p, segment, kHeadRoom);
 }
 
 // Segments while the writers have left chunks: at most `max_segments` (the thread's calls are

@@ -12,7 +12,6 @@
 
 #include "exporters/chrome_trace.h"
 #include "exporters/chrome_trace_writer.h"
-#include "exporters/drop_counters.h"
 #include "exporters/json_writer.h"
 #include "exporters/quiet_write.h"
 #include "exporters/trace_schema.h"
@@ -63,6 +62,20 @@ class FileAt final : public OutputStream {
   bool ok_ = true;
 };
 
+class TextStream final : public OutputStream {
+ public:
+  explicit TextStream(std::string& text) : text_(text) {}
+  bool write(const char* data, std::size_t size) override {
+    text_.append(data, size);
+    return true;
+  }
+  std::string commit() override { return {}; }
+
+ private:
+  std::string& text_;
+};
+
+
 // Copies [from, to) of `in` to the same offsets of `out`.
 bool copy_range(int in, int out, uint64_t from, uint64_t to) {
   constexpr size_t kChunk = 1 << 20;
@@ -91,9 +104,9 @@ bool exchange_names(int dir, const std::string& swap, const std::string& publish
 
 }  // namespace
 
-PartialTrace::PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem)
+PartialTrace::PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room)
     : dir_(std::move(dir)), name_(stem + ".trace.json.partial"), swap_name_("." + name_ + ".swap"),
-      rows_(std::make_unique<Rows>()) {}
+      rows_(std::make_unique<Rows>()), head_room_(head_room) {}
 
 PartialTrace::~PartialTrace() {
   for (int fd : {published_.fd, swap_.fd}) {
@@ -129,6 +142,9 @@ bool PartialTrace::write_events(const Trace& interval, OutputStream& out) {
   if (intervals_ == 0) {
     base_ = events.base();
     events.write_head();
+    // Room for finish() to write the final head over this one (whitespace inside the array).
+    if (head_room_ > 0) w.raw(std::string(head_room_ - 1, ' ') + "\n");
+    head_end_ = w.bytes_written();
   }
   events.set_base(base_);
   events.write_events();
@@ -197,6 +213,24 @@ std::string PartialTrace::append(Trace& interval) {
   }
 }
 
+// The final head (the window's drops, span, CPU times, memory and cost, known at its end) over
+// the first interval's, in the room kept after it: the same base time, padded with spaces.
+std::string PartialTrace::write_final_head(const Trace& tail) {
+  std::string head;
+  TextStream text(head);
+  JsonWriter w(text, 1 << 14);
+  chrome::ChromeTraceWriter writer(tail, w);
+  writer.set_base(base_);
+  writer.write_head();
+  w.flush();
+  if (head_room_ == 0 || head.size() + 1 > head_end_) return "its head did not fit the room kept for it";
+  head.append(head_end_ - head.size() - 1, ' ');
+  head += '\n';
+  FileAt out(published_.fd, 0);
+  if (!out.write(head.data(), head.size()) || fsync(published_.fd) != 0) return system_error("cannot write", location());
+  return {};
+}
+
 std::string PartialTrace::finish(Trace& tail, const std::string& final_name, const std::string& final_keys) {
   if (!error_.empty()) return error_;
   final_name_ = final_name;
@@ -204,6 +238,7 @@ std::string PartialTrace::finish(Trace& tail, const std::string& final_name, con
   std::string error = append(tail);
   final_name_.clear();
   if (!error.empty()) return error;
+  if (std::string head_error = write_final_head(tail); !head_error.empty()) return error_ = head_error;
   if (renameat(dir_->fd(), name_.c_str(), dir_->fd(), final_name.c_str()) != 0) {
     return error_ = system_error("cannot rename " + location() + " to", dir_->location(final_name));
   }
@@ -228,22 +263,6 @@ void PartialTrace::remove() noexcept {
   unlinkat(dir_->fd(), swap_name_.c_str(), 0);
 }
 
-namespace {
-
-class TextStream final : public OutputStream {
- public:
-  explicit TextStream(std::string& text) : text_(text) {}
-  bool write(const char* data, std::size_t size) override {
-    text_.append(data, size);
-    return true;
-  }
-  std::string commit() override { return {}; }
-
- private:
-  std::string& text_;
-};
-
-}  // namespace
 
 std::string streamed_trace_keys(const Trace& tail) {
   std::string text;
@@ -258,8 +277,6 @@ std::string streamed_trace_keys(const Trace& tail) {
   w.raw(",\""), w.raw(schema::streamed::kTailDeviceRecords), w.raw("\":"), w.u64(tail.device.size());
   w.raw(",\""), w.raw(schema::streamed::kWrittenBeforeScopeEnd), w.raw("\":"), w.u64(s.written_before_scope_end);
   w.raw(",\""), w.raw(schema::streamed::kWrittenWithoutDeviceRecord), w.raw("\":"), w.u64(s.written_without_device_record);
-  w.raw(",\""), w.raw(schema::streamed::kDrops), w.raw("\":");
-  write_drop_counters(tail, w);
   w.raw("},\n");
   w.flush();
   return text;

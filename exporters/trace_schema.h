@@ -43,8 +43,7 @@ inline constexpr std::string_view kTraceEvents = "traceEvents";
 inline constexpr std::string_view kStackFrames = "stackFrames";  // with stacks only
 inline constexpr std::string_view kPartial = "profagent_partial";  // <stem>.trace.json.partial only
 inline constexpr std::string_view kTraceName = "traceName";
-// A streamed window's trace (collector/segment_stream.h): what its segments wrote, and the
-// window's final drop counters (profagent_drops above is as of its first segment).
+// A streamed window's trace (collector/segment_stream.h): what its segments and tail wrote.
 inline constexpr std::string_view kStreamed = "profagent_streamed";
 
 // distributedInfo's members. "rank" is written as `"rank": R` (with the space HTA's regex needs).
@@ -362,7 +361,7 @@ inline constexpr std::string_view kHostEvents = "host_events";  // host events t
 inline constexpr std::string_view kThroughNs = "through_ns";    // Unix ns every one had ended by
 }  // namespace partial
 
-// profagent_streamed's members, besides "drops" (as profagent_drops).
+// profagent_streamed's members.
 namespace streamed {
 inline constexpr std::string_view kSegments = "segments";
 inline constexpr std::string_view kHostEvents = "host_events";        // written by the segments
@@ -371,7 +370,6 @@ inline constexpr std::string_view kTailHostEvents = "tail_host_events";  // writ
 inline constexpr std::string_view kTailDeviceRecords = "tail_device_records";
 inline constexpr std::string_view kWrittenBeforeScopeEnd = "written_before_scope_end";
 inline constexpr std::string_view kWrittenWithoutDeviceRecord = "written_without_device_record";
-inline constexpr std::string_view kDrops = "drops";
 }  // namespace streamed
 
 // profagent_memory: these figures, then "start" and "end" (per device [device, allocated,

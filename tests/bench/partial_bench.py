@@ -31,15 +31,22 @@ SEGMENT = re.compile(r"streamed trace: segment (\d+), (\d+) host events and (\d+
 
 
 def streamed_key(out):
-    """profagent_streamed of the window's trace (its last bytes), or None."""
+    """profagent_streamed of the window's trace (its last bytes) with the head's host drops
+    (its first bytes: a streamed trace's head is the whole window's), or None."""
     traces = glob.glob(os.path.join(out, "*.trace.json"))
     if not traces:
         return None
     with open(traces[0], "rb") as f:
+        head = f.read(1 << 17).decode("utf-8", "replace")
         f.seek(max(0, os.path.getsize(traces[0]) - 65536))
         tail = f.read().decode("utf-8", "replace")
     match = re.search(r'"profagent_streamed": (\{.*?\}),\s*"traceName"', tail, re.S)
-    return json.loads(match.group(1)) if match else None
+    drops = re.search(r'"profagent_drops": *\{"host_events": *(\d+)', head)
+    if not match or not drops:
+        return None
+    streamed = json.loads(match.group(1))
+    streamed["dropped"] = int(drops.group(1))
+    return streamed
 
 
 def one_run(args, buffer_mb, interval_ms):
@@ -85,7 +92,7 @@ def one_run(args, buffer_mb, interval_ms):
     dropped = 0
     if streamed:
         recorded = streamed["host_events"] + streamed["tail_host_events"]
-        dropped = streamed["drops"]["host_events"]
+        dropped = streamed["dropped"]
     span = segments[-1][0] - segments[0][0] if len(segments) > 1 else 0
     rate = sum(n for _, n in segments[1:]) / span if span > 0 else 0
     leftovers = [n for n in os.listdir(out) if n.endswith(".partial") or n.startswith(".")]

@@ -182,9 +182,10 @@ TEST_CASE("to_pairs lists every variable with its effective value") {
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 32);
+  CHECK(pairs.size() == 33);
   CHECK(pairs["PROFAGENT_TRACE_FORMAT"] == "json");
   CHECK(pairs["PROFAGENT_PARTIAL_INTERVAL_MS"] == "10000");
+  CHECK(pairs["PROFAGENT_STREAM_AFTER_MB"] == "0 (half of PROFAGENT_BUFFER_MB: 128)");
   CHECK(pairs["PROFAGENT_SUMMARIES"] == "device,overview,model,distributed,operator,kernel,memory_manipulation,"
                                        "user_defined,perf,step_trace,op_type,memory");
   CHECK(pairs["PROFAGENT_FP_POINT"] == "(detect)");
