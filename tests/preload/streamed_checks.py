@@ -85,6 +85,11 @@ def check_streamed_run(context):
         C.expect(block is not None and query["args"].get("External id") == block["args"]["External id"],
                  f"cudaStreamQuery at {query['ts']}: External id {query['args'].get('External id')}, "
                  f"its block range's {block and block['args']['External id']}")
+    # The head is the whole window's (written again at its end), not its first segment's.
+    window = trace.document["profagent_window"]
+    last_end = max(e["end_ns"] for e in trace.complete if e.get("cat") != "profagent")
+    C.expect(window["end_ns"] - trace.document["baseTimeNanoseconds"] >= last_end - 1000,
+             f"profagent_window ends before the last event: {window}")
     leftovers = [n for n in os.listdir(context.out_dir) if n.endswith((".partial", ".swap"))]
     C.expect(not leftovers, f"partial files left: {leftovers}")
     C.expect(any("not computed for a streamed window" in line for line in C.profagent_lines(context.run.stderr)),
