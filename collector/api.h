@@ -205,13 +205,17 @@ __attribute__((always_inline)) inline void commit_record() noexcept {
   cursor->committed->store(++cursor->used, std::memory_order_release);
 }
 
-// An operator or range opens and closes on this thread (a store at the outermost one's begin
-// and end; scopes are rare next to calls). scope_opening() comes before the scope reads its
-// start time, scope_closed() after its event is committed.
-void publish_outermost_scope(EventCursor* cursor) noexcept;  // thread_buffer.cpp
-inline void scope_opening() noexcept {
+// An operator or range opens and closes on this thread: the outermost one's start is published
+// (one store at its begin and one at its end, no fence; scopes are rare next to calls).
+// scope_opened() once the scope has read its start, before anything inside it is recorded;
+// scope_closed() after its event is committed. The agent reads it after taking the thread's
+// events (thread_buffer.h take_closed_chunks): having seen an event committed after this store,
+// it sees the store too.
+inline void scope_opened(uint64_t start) noexcept {
   EventCursor* cursor = tls_cursor;
-  if (cursor != nullptr && cursor->open_scopes++ == 0) publish_outermost_scope(cursor);
+  if (cursor != nullptr && cursor->open_scopes++ == 0) {
+    cursor->outermost_scope_start.store(start, std::memory_order_release);
+  }
 }
 inline void scope_closed() noexcept {
   EventCursor* cursor = tls_cursor;

@@ -20,7 +20,6 @@ std::vector<Candidates> gather_candidates(std::vector<ThreadEvents>&& held, Take
     if (fresh) {
       Candidates& c = all.emplace_back();
       c.thread.pid = t.pid, c.thread.tid = t.tid, c.thread.name = t.name;
-      c.bound = taken.before_ticks;
     }
     return all[it->second];
   };
@@ -34,7 +33,7 @@ std::vector<Candidates> gather_candidates(std::vector<ThreadEvents>&& held, Take
     c.thread.events.insert(c.thread.events.end(), t.events.events.begin(), t.events.events.end());
     t.events.events = {};
     c.thread.name = t.events.name;
-    c.bound = std::min({taken.before_ticks, t.outermost_scope_start, t.scope_after_take});
+    c.bound = std::min(t.outermost_scope_start, t.scope_after_take);
   }
   return all;
 }

@@ -20,9 +20,9 @@ struct Candidates {
 };
 
 // The held events and this take's, per thread (held first: they were committed first). A
-// thread's bound: the smaller of the take's start, its outermost open scope's start and the
-// earliest scope it committed after the take; a thread with held events and none listed in
-// the take (it exited) gets the take's start.
+// thread's bound: the smaller of its outermost open scope's start and the earliest scope it
+// committed after the take (thread_buffer.h); a thread with held events and none listed in
+// the take (its buffer was drained and reused) has none.
 std::vector<Candidates> gather_candidates(std::vector<ThreadEvents>&& held, TakenChunks&& taken);
 
 // Operators and ranges (not NVTX start/end ranges) enclose; calls do not.

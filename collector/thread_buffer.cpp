@@ -10,9 +10,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 #include "collector/api.h"
 #include "collector/log.h"
@@ -273,15 +270,6 @@ uint64_t earliest_scope_left(const ThreadBuffer* buffer) {
   return earliest;
 }
 
-// The clock read and the loads after it stay in this order (and a scope's publication before
-// its start time is read): see publish_outermost_scope().
-void order_clock_and_memory() noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-#if defined(__x86_64__)
-  _mm_lfence();  // rdtsc waits for what came before it
-#endif
-}
-
 void recycle_if_retired(Registry* r, ThreadBuffer* buffer) {
   if (!buffer->retired.load(std::memory_order_acquire)) return;
   // The thread is gone: everything it committed was copied above, so its last chunk is free.
@@ -365,16 +353,16 @@ TakenChunks take_closed_chunks(size_t max_events) {
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (!r) return taken;
   std::lock_guard lock(r->mutex);
-  taken.before_ticks = now();
-  order_clock_and_memory();
   for (ThreadBuffer* buffer : r->buffers) {
     if (buffer->reusable) continue;
     TakenThread thread;
-    thread.outermost_scope_start = buffer->outermost_scope_start.load(std::memory_order_seq_cst);
     const size_t taken_events = taken.chunks * kEventsPerChunk;
     if (taken_events < max_events) {
       taken.chunks += take_left_chunks(buffer, r->pool, max_events - taken_events, thread.events.events);
     }
+    // After the take, in this order (api.h scope_opened): a scope around a taken event is open
+    // here (published), or was committed before this load and is found by the scan.
+    thread.outermost_scope_start = buffer->outermost_scope_start.load(std::memory_order_acquire);
     thread.scope_after_take = earliest_scope_left(buffer);
     thread.events.tid = buffer->tid;
     thread.events.pid = buffer->pid;
@@ -387,13 +375,6 @@ TakenChunks take_closed_chunks(size_t max_events) {
 size_t buffered_host_events() noexcept {
   Registry* r = g_registry.load(std::memory_order_acquire);
   return r == nullptr ? 0 : size_t(r->pool->in_use()) * kEventsPerChunk;
-}
-
-void publish_outermost_scope(EventCursor* cursor) noexcept {
-  // Published before the scope's start is read, and with the clock read after the store is
-  // visible: a reader that missed the store read its clock before this scope began.
-  cursor->outermost_scope_start.store(now(), std::memory_order_seq_cst);
-  order_clock_and_memory();
 }
 
 void warm_host_buffers() noexcept {

@@ -87,10 +87,10 @@ DrainResult peek_all(size_t max_events = SIZE_MAX);
 // (full, and a next chunk begun), at most `max_events` (whole chunks, at least one per thread
 // while the budget lasts), TAKEN: the chunks go back to the pool and a later drain_all()
 // starts after them. Every live thread is listed (also with nothing taken), with the start of
-// its outermost scope open when the take began (~0: none), read after `before_ticks` (the
-// clock read first) and before its events: every event an open scope may still enclose starts
-// at or after the smaller of the two. A scope committed but not taken (in the writer's chunk)
-// may enclose taken events too: `scope_after_take` is the earliest start of those.
+// its outermost scope open after the take (~0: none; read after it, api.h scope_opened) and
+// the earliest start of the scopes committed but not taken (in the writer's chunk): a scope
+// that may still enclose a taken event is one of those, so every such event starts at or
+// after the smaller of the two.
 struct TakenThread {
   ThreadEvents events;
   uint64_t outermost_scope_start = ~uint64_t{0};
@@ -98,7 +98,6 @@ struct TakenThread {
 };
 struct TakenChunks {
   std::vector<TakenThread> threads;
-  uint64_t before_ticks = 0;
   uint64_t chunks = 0;
 };
 TakenChunks take_closed_chunks(size_t max_events);

@@ -146,10 +146,9 @@ TEST_CASE("split: a window taken in segments joins event by event as it does who
   std::map<uint32_t, DeviceLinks> whole_device;
   collect(join_events(r.threads, r, converter), whole_host, whole_device);
 
-  // Streamed: takes at random instants. As the agent's thread does, each reads the clock (`at`),
-  // then each thread's outermost open scope (a little later), then takes what was committed by
-  // the take (later still) less a random lag (the writer's current chunk stays), and sees the
-  // scopes committed but not taken.
+  // Streamed: takes at random instants. As the agent's thread does, each takes what each thread
+  // had committed by then less a random lag (the writer's current chunk stays), then reads the
+  // thread's outermost open scope (a little later) and the scopes committed but not taken.
   std::mt19937 random(seed * 7919);
   std::map<uint64_t, HostLinks> streamed_host;
   std::map<uint32_t, DeviceLinks> streamed_device;
@@ -158,19 +157,17 @@ TEST_CASE("split: a window taken in segments joins event by event as it does who
   uint64_t segments = 0, ever_held = 0;
   for (uint64_t at = 500; at < last_end; at += 200 + random() % 400) {
     TakenChunks take;
-    take.before_ticks = at;
     for (uint32_t t = 0; t < kThreads; ++t) {
       const ThreadEvents& thread = r.threads[t];
-      const uint64_t scopes_read = at + random() % 30;
-      const uint64_t taken_at = scopes_read + random() % 30;
       const uint64_t lag = random() % 60;
+      const uint64_t scopes_read = at + random() % 30;
       TakenThread taken;
       taken.events.tid = thread.tid, taken.events.pid = thread.pid, taken.events.name = thread.name;
-      taken.outermost_scope_start = outermost_open(r, t, scopes_read);
       size_t i = taken_through[t];
-      for (; i < thread.events.size() && thread.events[i].end + lag <= taken_at; ++i) taken.events.events.push_back(thread.events[i]);
+      for (; i < thread.events.size() && thread.events[i].end + lag <= at; ++i) taken.events.events.push_back(thread.events[i]);
       taken_through[t] = i;
-      for (; i < thread.events.size() && thread.events[i].end <= taken_at; ++i) {  // committed, not taken
+      taken.outermost_scope_start = outermost_open(r, t, scopes_read);
+      for (; i < thread.events.size() && thread.events[i].end <= scopes_read; ++i) {  // committed, not taken
         if (encloses_others(thread.events[i])) taken.scope_after_take = std::min(taken.scope_after_take, thread.events[i].start);
       }
       take.threads.push_back(std::move(taken));
