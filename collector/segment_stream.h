@@ -6,11 +6,11 @@
 // appended to the window's trace; the window's cut joins the rest (its tail) as usual. The
 // links are those a join of the whole window gives:
 //   - An operator or range is committed at its end, after what it encloses. Each thread
-//     publishes where its outermost open scope began (api.h scope_opening): a taken event
-//     that starts at or after it, or after the take began, may still get an enclosing scope,
-//     and so may one that a scope committed but not taken yet (still in the writer's chunk)
-//     encloses. Those are held, with every later event of their thread and every taken scope
-//     around them, and joined again by the next segment (or the cut).
+//     publishes where its outermost open scope began (api.h scope_opened), read after the
+//     take: a taken event that starts at or after it may still get an enclosing scope, and so
+//     may one that a scope committed but not taken yet (still in the writer's chunk) encloses.
+//     Those are held, with every later event of their thread and every taken scope around
+//     them, and joined again by the next segment (or the cut).
 //   - A launch, copy or set whose device record has not come is held the same way, for at
 //     most StreamLimits::device_wait_segments segments; then it is written without its record
 //     (counted: StreamedWindow::written_without_device_record, late_device_records).
