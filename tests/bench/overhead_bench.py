@@ -119,7 +119,8 @@ def run_timed(command, env, out_dir):
     if process.returncode != 0:
         raise BenchError(f"{' '.join(command)} exited with {process.returncode}:\n{stderr[-2000:]}")
     return {"stdout": stdout, "stderr": stderr, "end_ns": end_ns, "process_wall_ns": end_ns - start_ns,
-            "total_cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9), "peak_rss_kb": usage.ru_maxrss}
+            "total_cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9), "peak_rss_kb": usage.ru_maxrss,
+            "total_sys_ns": int(usage.ru_stime * 1e9), "total_minflt": usage.ru_minflt}
 
 
 def parse_figures(stdout, command):
