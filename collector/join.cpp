@@ -1,7 +1,5 @@
 #include "collector/join.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -11,22 +9,12 @@
 #include "collector/names.h"
 #include "collector/collectives.h"
 #include "collector/graph_captures.h"
+#include "collector/huge_pages.h"
 #include "collector/join_names.h"
 #include "collector/shapes.h"
 
 namespace profagent::collector {
 namespace {
-
-// The host records of a big window take hundreds of MB, all first touched by the join: on
-// 2 MB pages that is ~500 times fewer page faults, and in a VM each fault costs microseconds.
-// Only a hint: with transparent huge pages off the kernel ignores it and nothing changes.
-void prefer_huge_pages(const void* data, size_t bytes) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  if (bytes < 4 * kHugePage) return;
-  const uintptr_t begin = (uintptr_t(data) + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = (uintptr_t(data) + bytes) & ~(kHugePage - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 bool is_scope(EventKind kind) {
   return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
@@ -127,8 +115,7 @@ class Joiner {
   void build_host_records() {
     size_t total = 0;
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
-    trace_.host.reserve(total);
-    prefer_huge_pages(trace_.host.data(), trace_.host.capacity() * sizeof(HostRecord));
+    reserve_on_huge_pages(trace_.host, total);  // hundreds of MB in a big window
     for (const ThreadEvents& thread : in_.threads) {
       for (const HostEvent& event : thread.events) {
         if (EventKind(event.kind) == EventKind::StackTag) {

@@ -112,7 +112,7 @@ def row(workload, fmt_name, s, calls):
 
 def section_timed(runner, args):
     rows, json_events = [], {}
-    for workload in WORKLOADS:
+    for workload in args.workloads:
         for fmt_name in args.formats:
             if fmt_name == "perfetto" and "json" not in args.formats:
                 raise BenchError("perfetto's event count comes from the json run: keep json in --formats")
@@ -153,7 +153,7 @@ def section_instructions(runner, args):
         print("\n  instructions: skipped (valgrind is not installed)")
         return
     rows = []
-    for workload in WORKLOADS:
+    for workload in args.workloads:
         title, mode, call, per_event, sync_every = workload
         calls = max(args.cg_events // per_event, 1)
         for fmt_name in args.formats:
@@ -192,10 +192,14 @@ def parse_args():
     p.add_argument("--cg-events", type=int, default=40_000, help="host calls per callgrind run")
     p.add_argument("--cpu", type=int, default=-1, help="the CPU to pin to (default: the last one allowed)")
     p.add_argument("--formats", default=",".join(FORMATS))
+    p.add_argument("--workloads", default="host,cupti,launch",
+                   help="host (host-only calls), cupti (calls + CUPTI), launch (launches + kernels)")
     p.add_argument("--sections", default="timed,instructions")
     p.add_argument("--smoke", action="store_true", help="tiny N: only checks everything runs")
     args = p.parse_args()
     args.formats = args.formats.split(",")
+    keys = {"host": 0, "cupti": 1, "launch": 2}
+    args.workloads = [WORKLOADS[keys[k]] for k in args.workloads.split(",")]
     if args.smoke:
         args.events, args.runs, args.cg_events = 4000, 1, 2000
     for key in ("work", "program", "agent", "devsim"):
