@@ -373,20 +373,22 @@ class Joiner {
     return true;
   }
 
-  // Calls without device work learn their correlation from the links of the window.
+  // Calls without device work learn their correlation from the links of the window: the
+  // smallest one linked to their id. With CUPTI on, every recorded call has a link: sorted
+  // (id, correlation) pairs and a binary search per call, not a hash node per link.
   void assign_call_correlations() {
     if (in_.call_links.empty()) return;
-    std::unordered_map<uint64_t, uint32_t> first_by_id;
-    first_by_id.reserve(in_.call_links.size());
-    for (const ExternalLink& link : in_.call_links) {
-      auto [it, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
-      if (!inserted) it->second = std::min(it->second, link.correlation);
-    }
+    std::vector<std::pair<uint64_t, uint32_t>> first_by_id;
+    reserve_on_huge_pages(first_by_id, in_.call_links.size());
+    for (const ExternalLink& link : in_.call_links) first_by_id.emplace_back(link.external_id, link.correlation);
     in_.call_links = {};
+    // Links arrive in correlation order, which is mostly id order: often sorted already.
+    if (!std::is_sorted(first_by_id.begin(), first_by_id.end())) std::sort(first_by_id.begin(), first_by_id.end());
     for (HostRecord& r : trace_.host) {
       if (r.correlation != 0 || is_scope(r.kind) || r.id == 0) continue;
-      auto found = first_by_id.find(r.id);
-      if (found != first_by_id.end()) r.correlation = found->second;
+      // The first pair of this id holds its smallest correlation.
+      auto found = std::lower_bound(first_by_id.begin(), first_by_id.end(), std::pair(r.id, uint32_t{0}));
+      if (found != first_by_id.end() && found->first == r.id) r.correlation = found->second;
     }
   }
 
