@@ -31,6 +31,7 @@ bool expects_device_work(const HostEvent& event) {
 }
 
 void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
+  links.reserve(links.size() + batch.links.size());
   for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
   records.reserve(records.size() + batch.records.size());
   for (DeviceRecord& record : batch.records) records.push_back({std::move(record), cuts, now_ns});
@@ -60,9 +61,8 @@ uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_a
   return forgotten;
 }
 
-WindowClaim::WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
-                         std::unordered_set<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns,
-                         uint32_t cut)
+WindowClaim::WindowClaim(FlatMap<uint64_t, EventKind> kinds, FlatSet<uint64_t> expected,
+                         FlatSet<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns, uint32_t cut)
     : kinds_(std::move(kinds)),
       start_ns_(start_ns),
       end_ns_(end_ns),

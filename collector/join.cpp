@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
-#include <unordered_set>
 
 #include "collector/annotations.h"
 #include "collector/names.h"
 #include "collector/collectives.h"
+#include "collector/flat_map.h"
 #include "collector/graph_captures.h"
 #include "collector/huge_pages.h"
 #include "collector/join_names.h"
@@ -162,18 +162,18 @@ class Joiner {
                            [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
     if (!any) return;
     index_kinds();
-    std::unordered_map<uint32_t, DeviceKind> work_by_correlation;
+    FlatMap<uint32_t, DeviceKind> work_by_correlation;
     for (const DeviceRecord& d : in_.device) {
       if (about(d.kind).work) {
         work_by_correlation.try_emplace(d.correlation, d.kind);
       }
     }
     index_runtime_calls();
-    std::unordered_map<uint64_t, size_t> scope_by_id;
+    FlatMap<uint64_t, size_t> scope_by_id;
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       if (is_scope(trace_.host[i].kind)) scope_by_id.emplace(trace_.host[i].id, i);
     }
-    std::unordered_set<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
+    FlatSet<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
     for (const HostRecord& r : trace_.host) {
       if (r.flags & kFlagCallback) recorded.insert(r.correlation);
     }
@@ -199,7 +199,7 @@ class Joiner {
   // made inside an operator may seem to end a little after it. The pushed external id says
   // which scope (on the same thread) issued it: the call is clamped into that scope, so it
   // nests there and the scope's CUDA time includes its work.
-  void clamp_into_scope(HostRecord& r, const std::unordered_map<uint64_t, size_t>& scope_by_id) const {
+  void clamp_into_scope(HostRecord& r, const FlatMap<uint64_t, size_t>& scope_by_id) const {
     auto link = links().find(r.correlation);
     if (link == links().end()) return;
     auto scope = scope_by_id.find(link->second);
@@ -374,21 +374,21 @@ class Joiner {
   }
 
   // Calls without device work learn their correlation from the links of the window: the
-  // smallest one linked to their id. With CUPTI on, every recorded call has a link: sorted
-  // (id, correlation) pairs and a binary search per call, not a hash node per link.
+  // smallest one linked to their id. With CUPTI on every recorded call has a link (in no
+  // particular order), hence a flat table rather than a hash node per link.
   void assign_call_correlations() {
     if (in_.call_links.empty()) return;
-    std::vector<std::pair<uint64_t, uint32_t>> first_by_id;
-    reserve_on_huge_pages(first_by_id, in_.call_links.size());
-    for (const ExternalLink& link : in_.call_links) first_by_id.emplace_back(link.external_id, link.correlation);
+    FlatMap<uint64_t, uint32_t> first_by_id;
+    first_by_id.reserve(in_.call_links.size());
+    for (const ExternalLink& link : in_.call_links) {
+      auto [it, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
+      if (!inserted) it->second = std::min(it->second, link.correlation);
+    }
     in_.call_links = {};
-    // Links arrive in correlation order, which is mostly id order: often sorted already.
-    if (!std::is_sorted(first_by_id.begin(), first_by_id.end())) std::sort(first_by_id.begin(), first_by_id.end());
     for (HostRecord& r : trace_.host) {
       if (r.correlation != 0 || is_scope(r.kind) || r.id == 0) continue;
-      // The first pair of this id holds its smallest correlation.
-      auto found = std::lower_bound(first_by_id.begin(), first_by_id.end(), std::pair(r.id, uint32_t{0}));
-      if (found != first_by_id.end() && found->first == r.id) r.correlation = found->second;
+      auto found = first_by_id.find(r.id);
+      if (found != first_by_id.end()) r.correlation = found->second;
     }
   }
 
@@ -402,10 +402,10 @@ class Joiner {
   JoinCounts counts_;
   Labels labels_ = labels_snapshot();  // NVTX category names
   JoinNames names_{in_.names, in_.kernel_names};  // after in_, whose snapshots it reads
-  std::unordered_map<uint64_t, EventKind> kind_by_id_;
-  std::unordered_map<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
-  std::unordered_map<uint32_t, int64_t> driver_by_correlation_;
-  std::unordered_map<uint32_t, uint32_t> device_by_context_;
+  FlatMap<uint64_t, EventKind> kind_by_id_;
+  FlatMap<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
+  FlatMap<uint32_t, int64_t> driver_by_correlation_;
+  FlatMap<uint32_t, uint32_t> device_by_context_;
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;
 };
 
