@@ -3,6 +3,8 @@
 #include <string_view>
 #include <utility>
 
+#include "collector/huge_pages.h"
+
 namespace profagent::collector {
 namespace {
 
@@ -33,7 +35,7 @@ bool expects_device_work(const HostEvent& event) {
 void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
   links.reserve(links.size() + batch.links.size());
   for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
-  records.reserve(records.size() + batch.records.size());
+  grow_on_huge_pages(records, records.size() + batch.records.size());
   for (DeviceRecord& record : batch.records) records.push_back({std::move(record), cuts, now_ns});
   dropped += batch.dropped;
 }
@@ -105,6 +107,7 @@ void WindowClaim::take(DeviceRecord&& record) {
 }
 
 void WindowClaim::claim(DevicePool& pool) {
+  grow_on_huge_pages(records, records.size() + pool.records.size());  // at most all of them
   // Driver calls first: the unlinked work they issued follows them.
   for (const bool drivers : {true, false}) {
     size_t kept = 0;
