@@ -7,7 +7,6 @@
 
 #include <sys/mman.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -29,14 +28,6 @@ template <typename T>
 void reserve_on_huge_pages(std::vector<T>& v, std::size_t n) {
   v.reserve(n);
   prefer_huge_pages(v.data(), v.capacity() * sizeof(T));
-}
-
-// Room for `needed` elements, growing geometrically (reserve(size() + n) on every batch would
-// move the whole vector each time), the new storage hinted before it is touched.
-template <typename T>
-void grow_on_huge_pages(std::vector<T>& v, std::size_t needed) {
-  if (v.capacity() >= needed) return;
-  reserve_on_huge_pages(v, std::max(needed, 2 * v.capacity()));
 }
 
 // A vector of n copies of `value`, its storage hinted before it is filled.
