@@ -75,8 +75,10 @@ class FlatMap {
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
+  // Allocates nothing for n == 0: an empty table owns no memory (a thread's first allocation
+  // can cost it a malloc arena of its own, 64 MiB of address space).
   void reserve(std::size_t n) {
-    if (fits(n)) return;
+    if (n == 0 || fits(n)) return;
     std::size_t capacity = kMinCapacity;
     while (!fits_in(n, capacity)) capacity *= 2;
     rehash(capacity);
@@ -136,9 +138,12 @@ class FlatMap {
   std::size_t home(Key key) const { return std::size_t(uint64_t(key) ^ (uint64_t(key) >> 32)) & mask(); }
   static bool fits_in(std::size_t n, std::size_t capacity) { return n * 8 <= capacity * 7 - 8; }
   bool fits(std::size_t n) const { return !state_.empty() && fits_in(n, state_.size()); }
+  // Room for a quarter more than the live entries: enough that cleaning tombstones at the same
+  // size is not redone on every insert, no more (a table near an address-space limit must not
+  // ask for twice what it holds).
   std::size_t grown_capacity() const {
     std::size_t capacity = state_.empty() ? kMinCapacity : state_.size();
-    while (!fits_in(2 * (size_ + 1), capacity)) capacity *= 2;  // room to grow after a rehash
+    while (!fits_in(size_ + 1 + size_ / 4, capacity)) capacity *= 2;
     return capacity;
   }
 
