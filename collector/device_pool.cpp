@@ -70,7 +70,7 @@ uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_a
   return forgotten;
 }
 
-WindowClaim::WindowClaim(FlatMap<uint64_t, EventKind> kinds, FlatSet<uint64_t> expected,
+WindowClaim::WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
                          FlatSet<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns, uint32_t cut)
     : kinds_(std::move(kinds)),
       start_ns_(start_ns),

@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "collector/device_backend.h"
@@ -60,8 +61,8 @@ class WindowClaim {
   // those of them that queued device work (expects_device_work); `expected_callback_calls`: the
   // CUPTI correlations of callback-recorded calls that queued device work; [start_ns, end_ns]:
   // the window on the agent clock; `cut`: the number of the cut that ended it.
-  WindowClaim(FlatMap<uint64_t, EventKind> kinds, FlatSet<uint64_t> expected, FlatSet<uint32_t> expected_callback_calls,
-              uint64_t start_ns, uint64_t end_ns, uint32_t cut);
+  WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
+              FlatSet<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns, uint32_t cut);
 
   // Moves the window's records out of `pool` (called under the session mutex).
   void claim(DevicePool& pool);
@@ -83,11 +84,11 @@ class WindowClaim {
   Owner owner_of(const DevicePool::Pooled& pooled, const DevicePool& pool);
   void take(DeviceRecord&& record);
 
-  FlatMap<uint64_t, EventKind> kinds_;
+  std::unordered_map<uint64_t, EventKind> kinds_;  // host event ids: std::hash keeps their order
   uint64_t start_ns_;
   uint64_t end_ns_;
   uint32_t cut_;
-  FlatSet<uint64_t> waiting_hosts_;          // host ids expecting device work
+  std::unordered_set<uint64_t> waiting_hosts_;  // host ids expecting device work
   FlatSet<uint32_t> waiting_callback_calls_;  // CUPTI correlations still without work
   FlatSet<uint32_t> waiting_driver_calls_;   // correlations of driver launches
   FlatSet<uint32_t> driver_calls_;           // claimed driver calls (by correlation)

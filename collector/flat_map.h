@@ -130,12 +130,16 @@ class FlatMap {
   static constexpr std::size_t kMinCapacity = 16;
 
   std::size_t mask() const { return state_.size() - 1; }
-  // The key's own low bits (the high half folded in): correlation and event ids are counters,
-  // so a window's keys are mostly consecutive and land in consecutive slots — inserts and
-  // lookups in id order walk the table in memory order, as std::hash's identity did for
-  // std::unordered_map. A scattering hash made every access of a million-entry table a cache
-  // miss (measured: +30 % user time of the exit flush for 500 k launches).
-  std::size_t home(Key key) const { return std::size_t(uint64_t(key) ^ (uint64_t(key) >> 32)) & mask(); }
+  // 32-bit keys are CUPTI correlation ids, a counter: their own low bits put consecutive keys
+  // in consecutive slots, so inserts and lookups in id order walk the table in memory order (a
+  // scattering hash made every access of a million-entry table a cache miss: +30 % user time
+  // of the exit flush at 500 k launches). 64-bit keys are host event ids, which carry their
+  // thread in the high half: the same low bits on every thread would pile the threads' keys
+  // into one run of probes, so they are scattered (Fibonacci hashing).
+  std::size_t home(Key key) const {
+    if constexpr (sizeof(Key) <= 4) return std::size_t(key) & mask();
+    return std::size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> 32) & mask();
+  }
   static bool fits_in(std::size_t n, std::size_t capacity) { return n * 8 <= capacity * 7 - 8; }
   bool fits(std::size_t n) const { return !state_.empty() && fits_in(n, state_.size()); }
   // Room for a quarter more than the live entries: enough that cleaning tombstones at the same

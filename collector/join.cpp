@@ -169,7 +169,7 @@ class Joiner {
       }
     }
     index_runtime_calls();
-    FlatMap<uint64_t, size_t> scope_by_id;
+    std::unordered_map<uint64_t, size_t> scope_by_id;
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       if (is_scope(trace_.host[i].kind)) scope_by_id.emplace(trace_.host[i].id, i);
     }
@@ -199,7 +199,7 @@ class Joiner {
   // made inside an operator may seem to end a little after it. The pushed external id says
   // which scope (on the same thread) issued it: the call is clamped into that scope, so it
   // nests there and the scope's CUDA time includes its work.
-  void clamp_into_scope(HostRecord& r, const FlatMap<uint64_t, size_t>& scope_by_id) const {
+  void clamp_into_scope(HostRecord& r, const std::unordered_map<uint64_t, size_t>& scope_by_id) const {
     auto link = links().find(r.correlation);
     if (link == links().end()) return;
     auto scope = scope_by_id.find(link->second);
@@ -378,7 +378,7 @@ class Joiner {
   // particular order), hence a flat table rather than a hash node per link.
   void assign_call_correlations() {
     if (in_.call_links.empty()) return;
-    FlatMap<uint64_t, uint32_t> first_by_id;
+    std::unordered_map<uint64_t, uint32_t> first_by_id;
     first_by_id.reserve(in_.call_links.size());
     for (const ExternalLink& link : in_.call_links) {
       auto [it, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
@@ -402,8 +402,10 @@ class Joiner {
   JoinCounts counts_;
   Labels labels_ = labels_snapshot();  // NVTX category names
   JoinNames names_{in_.names, in_.kernel_names};  // after in_, whose snapshots it reads
-  FlatMap<uint64_t, EventKind> kind_by_id_;
-  FlatMap<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
+  // Keyed by host event ids (their thread in the high half): std::hash keeps each thread's ids
+  // in order, where FlatMap would have to scatter them (flat_map.h).
+  std::unordered_map<uint64_t, EventKind> kind_by_id_;
+  std::unordered_map<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
   FlatMap<uint32_t, int64_t> driver_by_correlation_;
   FlatMap<uint32_t, uint32_t> device_by_context_;
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;

@@ -196,8 +196,8 @@ CutWindow* cut_part(Session& s, bool keep) {
 
 // The window's host events that device records may link to, and those that expect one.
 struct WindowIds {
-  FlatMap<uint64_t, EventKind> kinds;
-  FlatSet<uint64_t> expected;
+  std::unordered_map<uint64_t, EventKind> kinds;
+  std::unordered_set<uint64_t> expected;
   FlatSet<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
 };
 
