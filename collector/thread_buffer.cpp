@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "collector/api.h"
+#include "collector/huge_pages.h"
 #include "collector/log.h"
 #include "collector/memory_room.h"
 
@@ -192,7 +193,7 @@ void copy_committed(ThreadBuffer* buffer, ChunkPool* pool, std::vector<HostEvent
   Chunk* chunk = buffer->read_chunk ? buffer->read_chunk
                                     : buffer->head.load(std::memory_order_acquire);
   if (!chunk) return;
-  out.reserve(out.size() + committed_since_read(buffer, chunk));
+  reserve_on_huge_pages(out, out.size() + committed_since_read(buffer, chunk));
   buffer->read_chunk = chunk;
   for (;;) {
     uint32_t committed = chunk->committed.load(std::memory_order_acquire);

@@ -207,7 +207,7 @@ CutWindow* cut_part(Session& s, bool keep) {
 struct WindowIds {
   std::unordered_map<uint64_t, EventKind> kinds;
   std::unordered_set<uint64_t> expected;
-  std::unordered_set<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
+  FlatSet<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
 };
 
 WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
