@@ -48,7 +48,11 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
   }
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
-  if (voice.table) print_line("table: not computed for a streamed window");
+  // The trace holds every event: `profagent report` computes the tables from it.
+  if (voice.table) {
+    print_line("table: not computed for a streamed window" +
+               (error.empty() ? "; `profagent report " + path + "` prints it from the trace" : std::string()));
+  }
   print_line(voice.closing_prefix + (error.empty() ? "wrote " + path : "wrote nothing: the streamed trace: " + error));
 }
 
