@@ -199,7 +199,7 @@ struct Variable {
 constexpr uint32_t kMinPartialIntervalMs = 100;
 constexpr uint32_t kMaxPartialIntervalMs = 86'400'000;
 
-const std::array<Variable, 33> kVariables = {{
+const std::array<Variable, 34> kVariables = {{
     {"OUTPUT_DIR", [](std::string_view t, Config& c) { return parse_text(t, c.output_dir); },
      [](const Config& c) { return c.output_dir; }},
     {"TRACE_FORMAT", [](std::string_view t, Config& c) { return exporters::parse_trace_formats(t, c.trace_formats); },
@@ -228,6 +228,11 @@ const std::array<Variable, 33> kVariables = {{
               (c.partial_interval_ms == 0 || c.partial_interval_ms >= kMinPartialIntervalMs);
      },
      [](const Config& c) { return c.partial_interval_ms == 0 ? std::string("0 (off)") : std::to_string(c.partial_interval_ms); }},
+    {"STREAM_AFTER_MB", [](std::string_view t, Config& c) { return parse_int<uint32_t>(t, c.stream_after_mb, 0, 65536); },
+     [](const Config& c) {
+       return c.stream_after_mb == 0 ? "0 (half of PROFAGENT_BUFFER_MB: " + std::to_string(c.stream_after_bytes() >> 20) + ")"
+                                     : std::to_string(c.stream_after_mb);
+     }},
     {"ACTIVITIES", parse_activities, activities_text},
     PROFAGENT_BOOL_VARIABLE("RECORD_SHAPES", record_shapes),
     PROFAGENT_BOOL_VARIABLE("PROFILE_MEMORY", profile_memory),

@@ -47,6 +47,10 @@ struct Config {
   // PROFAGENT_PARTIAL_INTERVAL_MS: how often the window being recorded is appended to its
   // crash-safe <stem>.trace.json.partial (agent/partial_writer.h); 0: never.
   uint32_t partial_interval_ms = 10000;
+  // PROFAGENT_STREAM_AFTER_MB: host events buffered (MiB) past which the window being recorded
+  // is streamed (collector/segment_stream.h); 0: half of buffer_mb.
+  uint32_t stream_after_mb = 0;
+  size_t stream_after_bytes() const { return size_t(stream_after_mb ? stream_after_mb : (buffer_mb + 1) / 2) << 20; }
 
   bool activity_cpu = true;     // PROFAGENT_ACTIVITIES=cpu,cuda
   bool activity_cuda = true;

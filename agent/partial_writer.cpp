@@ -15,6 +15,8 @@
 #include "agent/threads.h"
 #include "agent/windows.h"
 #include "collector/interval_peek.h"
+#include "collector/segment_stream.h"
+#include "collector/thread_buffer.h"
 #include "exporters/file_names.h"
 #include "exporters/partial_trace.h"
 
@@ -32,6 +34,11 @@ struct PartialWriter {
   std::map<uint32_t, std::unique_ptr<exporters::PartialTrace>> partials;
   uint32_t finished_through = 0;  // windows up to this one are finished
   bool failure_said = false;
+  // Streamed windows: host events buffered past which the window is streamed, what a segment
+  // may hold, and the window whose partial trace holds segments (0: none).
+  size_t stream_after_events = SIZE_MAX;
+  collector::StreamLimits limits;
+  uint32_t streaming = 0;
 };
 PartialWriter* g_writer = nullptr;  // leaked: the exit flush may run while the thread works
 std::atomic<bool> g_configured{false};
@@ -44,7 +51,7 @@ uint64_t monotonic_ms() {
   return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1'000'000;
 }
 
-exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval) {
+exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval, uint64_t head_room = 0) {
   auto found = p.partials.find(interval.window);
   if (found != p.partials.end()) return found->second.get();
   std::string dir_path = window_output_dir();
@@ -56,17 +63,24 @@ exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval) {
     p.failure_said = true;
     return nullptr;
   }
-  auto partial = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(interval));
+  auto partial = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(interval), head_room);
   return p.partials.emplace(interval.window, std::move(partial)).first->second.get();
+}
+
+bool stream_due(const PartialWriter& p) {
+  return collector::buffered_host_events() >= p.stream_after_events || collector::streamed_window() != 0;
 }
 
 // One interval: peek, join, append (under the writer's lock).
 void append_interval(PartialWriter& p) {
   std::lock_guard lock(p.mutex);
+  // Checked again just before the peek: past the threshold the window is streamed instead (a
+  // peek would copy and join up to the whole buffer).
+  if (stream_due(p)) return;
   collector::PeekedInterval peeked;
   if (!collector::peek_interval(p.cursor, peeked) || !peeked.recording) return;
   Trace& interval = peeked.trace;
-  if (interval.window <= p.finished_through) return;
+  if (interval.window <= p.finished_through || interval.window == p.streaming) return;
   if (interval.host.empty() && interval.device.empty()) return;
   exporters::PartialTrace* partial = partial_for(p, interval);
   if (partial == nullptr) return;
@@ -84,23 +98,74 @@ void append_interval(PartialWriter& p) {
   }
 }
 
-// Started at the first interval's end: appends at once, then every interval.
+// The window's streamed trace: a fresh partial trace at its first segment (intervals peeked
+// before hold events the segments take again).
+exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment) {
+  if (p.streaming != segment.window) {
+    auto found = p.partials.find(segment.window);
+    if (found != p.partials.end()) {
+      found->second->remove();
+      p.partials.erase(found);
+    }
+    p.streaming = segment.window;
+  }
+  // Room for the final head (its drops, span, memory and cost are known at the window's end).
+  constexpr uint64_t kHeadRoom = 64 << 10;
+  return partial_for(p, segment, kHeadRoom);
+}
+
+// Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
+// bounded, so a window's end waits for one segment at most).
+void stream_segments(PartialWriter& p, uint64_t max_segments) {
+  std::lock_guard lock(p.mutex);
+  for (uint64_t i = 0; i < max_segments; ++i) {
+    collector::StreamedSegment segment;
+    if (!collector::cut_segment(p.limits, segment) || !segment.recording) return;
+    Trace& events = segment.trace;
+    if (events.window <= p.finished_through) return;
+    exporters::PartialTrace* partial = streamed_partial(p, events);
+    if (partial == nullptr) return;
+    if (!events.host.empty() || !events.device.empty()) {
+      const uint64_t start_ms = monotonic_ms();
+      const std::string error = partial->append(events);
+      if (error.empty()) {
+        log(LogLevel::Debug, "streamed trace: segment " + std::to_string(partial->intervals()) + ", " +
+                                 std::to_string(events.host.size()) + " host events and " +
+                                 std::to_string(events.device.size()) + " device records appended in " +
+                                 std::to_string(monotonic_ms() - start_ms) + " ms (" +
+                                 std::to_string(segment.held_events) + " held) to " + partial->location());
+      } else if (!p.failure_said) {
+        p.failure_said = true;
+        log(LogLevel::Warn, "streamed trace: " + error + "; the window's trace will lack its events");
+      }
+    }
+    if (segment.chunks == 0) return;
+  }
+}
+
+// Started at the first interval's end, or when the buffered events call for streaming: appends
+// at once, then every interval; streams whenever due.
 void write_partials(void*) noexcept {
   const uint64_t interval_ms = g_writer->config->partial_interval_ms;
   uint64_t next_ms = 0;
   const timespec tick{0, kAgentTickMs * 1'000'000};
+  const timespec streaming_tick{0, 10'000'000};
   while (keep_running()) {
-    if (monotonic_ms() < next_ms) {
-      nanosleep(&tick, nullptr);
-      continue;
-    }
     try {
-      append_interval(*g_writer);
+      if (stream_due(*g_writer)) {
+        stream_segments(*g_writer, 64);
+        nanosleep(&streaming_tick, nullptr);
+        continue;
+      }
+      if (interval_ms != 0 && monotonic_ms() >= next_ms) {
+        append_interval(*g_writer);
+        next_ms = monotonic_ms() + interval_ms;
+      }
     } catch (...) {
       static collector::SwallowedSite site{"out of memory while writing the partial trace; an interval is missing from it"};
       collector::note_swallowed(site);
     }
-    next_ms = monotonic_ms() + interval_ms;
+    nanosleep(&tick, nullptr);
   }
 }
 
@@ -111,21 +176,58 @@ void forget_partials_in_child() noexcept { g_writer = nullptr; }
 
 void start_partial_writer(const Config& config) noexcept {
   // Without host activity an interval's device records cannot be found (they are found
-  // through its calls).
-  if (config.partial_interval_ms == 0 || !config.activity_cpu || g_configured.exchange(true)) return;
+  // through its calls), and there is nothing to stream.
+  if (!config.activity_cpu || g_configured.exchange(true)) return;
   g_writer = new (std::nothrow) PartialWriter;
   if (g_writer == nullptr) return;
   g_writer->config = &config;
+  const size_t chunk_events = collector::kEventsPerChunk;
+  g_writer->stream_after_events = config.stream_after_bytes() / collector::kChunkBytes * chunk_events;
   pthread_atfork(nullptr, nullptr, forget_partials_in_child);
-  g_first_due_ms.store(monotonic_ms() + config.partial_interval_ms);
+  if (config.partial_interval_ms != 0) g_first_due_ms.store(monotonic_ms() + config.partial_interval_ms);
 }
 
 void partial_writer_tick() noexcept {
   if (g_writer == nullptr || g_thread_started.load(std::memory_order_relaxed)) return;
   const uint64_t due = g_first_due_ms.load(std::memory_order_relaxed);
-  if (due == 0 || monotonic_ms() < due || g_thread_started.exchange(true)) return;
+  const bool interval_due = due != 0 && monotonic_ms() >= due;
+  if (!interval_due && collector::buffered_host_events() < g_writer->stream_after_events) return;
+  if (g_thread_started.exchange(true)) return;
   if (!start_agent_thread("profagent-part", write_partials, nullptr)) {
     log(LogLevel::Warn, "could not start the partial trace thread; no partial trace is kept");
+  }
+}
+
+void drain_streamed_window() noexcept {
+  PartialWriter* p = g_writer;
+  if (p == nullptr || !stream_due(*p)) return;
+  try {
+    stream_segments(*p, UINT64_MAX);
+  } catch (...) {
+    static collector::SwallowedSite site{"out of memory while streaming the window's last segments: its tail is joined whole"};
+    collector::note_swallowed(site);
+  }
+}
+
+std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept {
+  PartialWriter* p = g_writer;
+  if (p == nullptr) return "its segments' trace is missing";
+  try {
+    // A segment being appended is waited for: the trace is nothing without it.
+    std::unique_lock lock(p->mutex, std::defer_lock);
+    if (!lock.try_lock_for(std::chrono::seconds(60))) return "its segments' trace was busy for a minute";
+    if (tail.window > p->finished_through) p->finished_through = tail.window;
+    auto found = p->partials.find(tail.window);
+    if (found == p->partials.end() || p->streaming != tail.window) return "its segments' trace is missing";
+    exporters::PartialTrace& partial = *found->second;
+    tail.streamed.host_events = partial.host_events();  // what the file holds before the tail
+    tail.streamed.device_records = partial.device_records();
+    std::string error = partial.finish(tail, exporters::file_stem(tail) + ".trace.json", exporters::streamed_trace_keys(tail));
+    if (error.empty()) path = partial.location();
+    p->partials.erase(p->partials.begin(), std::next(found));
+    return error;
+  } catch (...) {
+    return "out of memory while finishing its streamed trace";
   }
 }
 

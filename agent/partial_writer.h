@@ -12,7 +12,10 @@
 
 #include <cstdint>
 
+#include <string>
+
 #include "agent/config.h"
+#include "collector/trace.h"
 
 namespace profagent::agent {
 
@@ -21,6 +24,22 @@ void start_partial_writer(const Config& config) noexcept;
 
 // From the device poller's every tick: starts the thread once the first interval has passed.
 void partial_writer_tick() noexcept;
+
+// Streamed windows (collector/segment_stream.h): once the host events buffered pass
+// config.stream_after_bytes(), the same thread cuts segments of the window being recorded and
+// appends them to its partial trace (a fresh one: what intervals appended is dropped), until
+// the window ends. Those chunks go back to the pool, so the buffer never fills.
+
+// Before the last window's cut (exit): a streamed window's closed chunks (or those of a window
+// whose buffered events passed the threshold, streamed from here) are streamed to the last, so
+// the tail joined at its end is the writers' open chunks and the held events only.
+// Step windows are cut as they are: their tail is what was buffered since the last segment.
+void drain_streamed_window() noexcept;
+
+// A streamed window's end: appends `tail` (the window's Trace, which holds its last events) to
+// the window's streamed trace and gives it its final name. "" and `path` set on success, else
+// one line saying why.
+std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept;
 
 // After window `window`'s files were written: its partial trace is removed when `trace_written`
 // (the final trace is there), else closed and left on disk (it is then all that is left).

@@ -17,6 +17,7 @@
 #include "agent/agent_cost.h"
 #include "agent/lifecycle.h"
 #include "agent/log.h"
+#include "agent/partial_writer.h"
 #include "agent/step_on.h"
 #include "agent/step_timer.h"
 #include "agent/threads.h"
@@ -455,6 +456,7 @@ collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps,
 
 bool freeze_last_window(Trace& trace) noexcept {
   Windows* w = g_windows;
+  drain_streamed_window();  // while still recording: only its tail is left to join
   try {
     if (w == nullptr) {
       collector::set_state(RecordState::Off);

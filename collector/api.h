@@ -174,6 +174,10 @@ struct EventCursor {
   uint32_t capacity = 0;                       // 0 until the thread has a chunk
   uint64_t id_base = 0;                        // thread slot << 32
   uint64_t id_counter = 0;
+  // Scopes (operators, ranges) open on this thread, and when the outermost began: a streamed
+  // window (collector/segment_stream.h) holds back the events an open scope may still enclose.
+  uint32_t open_scopes = 0;                    // the owning thread only
+  std::atomic<uint64_t> outermost_scope_start{~uint64_t{0}};  // ~0: none open (read by the agent)
 };
 extern __thread EventCursor* tls_cursor __attribute__((tls_model("initial-exec")));
 
@@ -199,6 +203,24 @@ __attribute__((always_inline)) inline HostEvent* begin_record() noexcept {
 __attribute__((always_inline)) inline void commit_record() noexcept {
   EventCursor* cursor = tls_cursor;
   cursor->committed->store(++cursor->used, std::memory_order_release);
+}
+
+// An operator or range opens and closes on this thread: the outermost one's start is published
+// (one store at its begin and one at its end, no fence; scopes are rare next to calls).
+// scope_opened() once the scope has read its start, before anything inside it is recorded;
+// scope_closed() after its event is committed. The agent reads it after taking the thread's
+// events (thread_buffer.h take_closed_chunks): having seen an event committed after this store,
+// it sees the store too.
+inline void scope_opened(uint64_t start) noexcept {
+  EventCursor* cursor = tls_cursor;
+  if (cursor != nullptr && cursor->open_scopes++ == 0) {
+    cursor->outermost_scope_start.store(start, std::memory_order_release);
+  }
+}
+inline void scope_closed() noexcept {
+  EventCursor* cursor = tls_cursor;
+  if (cursor == nullptr || cursor->open_scopes == 0) return;
+  if (--cursor->open_scopes == 0) cursor->outermost_scope_start.store(~uint64_t{0}, std::memory_order_release);
 }
 
 // Appends a whole event (operators, ranges, steps: not the per-call hot path).

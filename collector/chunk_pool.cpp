@@ -47,6 +47,7 @@ Chunk* ChunkPool::pop() noexcept {
     uint64_t next = (tag << 32) | chunk->free_link.load(std::memory_order_relaxed);
     if (head_.compare_exchange_weak(head, next, std::memory_order_acquire,
                                     std::memory_order_acquire)) {
+      free_count_.fetch_sub(1, std::memory_order_relaxed);
       chunk->reset();
       return chunk;
     }
@@ -101,6 +102,7 @@ void ChunkPool::push(Chunk* chunk) noexcept {
     uint64_t next = (((head >> 32) + 1) << 32) | link;
     if (head_.compare_exchange_weak(head, next, std::memory_order_release,
                                     std::memory_order_relaxed)) {
+      free_count_.fetch_add(1, std::memory_order_relaxed);
       return;
     }
   }

@@ -58,6 +58,12 @@ class ChunkPool {
   // may overlap a writer that already took one of those chunks.
   void warm_ahead(uint32_t ahead) noexcept;
   uint32_t handed_out() const noexcept;  // fresh chunks carved so far
+  // Chunks handed out and not given back: what the writers and unread events hold.
+  uint32_t in_use() const noexcept {
+    // The count may lag a push or pop by an instant (even below 0): an estimate.
+    const int64_t used = int64_t(handed_out()) - free_count_.load(std::memory_order_relaxed);
+    return used > 0 ? uint32_t(used) : 0;
+  }
   // Chunks whose pages were committed (handed out or warmed ahead): what the arena holds in
   // memory, since chunks never go back to the system.
   size_t committed_bytes() const noexcept;
@@ -73,6 +79,7 @@ class ChunkPool {
   std::atomic<uint64_t> head_{0};   // (tag << 32) | (index + 1); low half 0 = empty
   std::atomic<uint64_t> bump_{0};   // chunks never handed out start here
   std::atomic<uint32_t> warmed_{0};  // chunks below this index have committed pages
+  std::atomic<int64_t> free_count_{0};    // chunks on the free list (once per chunk, not per event)
 };
 
 }  // namespace profagent::collector

@@ -29,6 +29,7 @@
 
 #include "collector/device_backend.h"
 #include "collector/event.h"
+#include "collector/flat_map.h"
 
 namespace profagent::collector {
 
@@ -45,7 +46,7 @@ struct DevicePool {
   };
   static constexpr uint32_t kForgetCuts = 4;
   std::vector<Pooled> records;
-  std::unordered_map<uint32_t, Link> links;  // CUPTI correlation -> external id
+  FlatMap<uint32_t, Link> links;  // CUPTI correlation -> external id (every recorded call's)
   uint64_t dropped = 0;                      // the device library's drops, for the next window
 
   void absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns);
@@ -61,8 +62,7 @@ class WindowClaim {
   // CUPTI correlations of callback-recorded calls that queued device work; [start_ns, end_ns]:
   // the window on the agent clock; `cut`: the number of the cut that ended it.
   WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
-              std::unordered_set<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns,
-              uint32_t cut);
+              FlatSet<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns, uint32_t cut);
 
   // Moves the window's records out of `pool` (called under the session mutex).
   void claim(DevicePool& pool);
@@ -84,15 +84,15 @@ class WindowClaim {
   Owner owner_of(const DevicePool::Pooled& pooled, const DevicePool& pool);
   void take(DeviceRecord&& record);
 
-  std::unordered_map<uint64_t, EventKind> kinds_;
+  std::unordered_map<uint64_t, EventKind> kinds_;  // host event ids: std::hash keeps their order
   uint64_t start_ns_;
   uint64_t end_ns_;
   uint32_t cut_;
-  std::unordered_set<uint64_t> waiting_hosts_;          // host ids expecting device work
-  std::unordered_set<uint32_t> waiting_callback_calls_;  // CUPTI correlations still without work
-  std::unordered_set<uint32_t> waiting_driver_calls_;   // correlations of driver launches
-  std::unordered_set<uint32_t> driver_calls_;           // claimed driver calls (by correlation)
-  std::unordered_set<uint32_t> work_seen_;              // correlations with claimed work
+  std::unordered_set<uint64_t> waiting_hosts_;  // host ids expecting device work
+  FlatSet<uint32_t> waiting_callback_calls_;  // CUPTI correlations still without work
+  FlatSet<uint32_t> waiting_driver_calls_;   // correlations of driver launches
+  FlatSet<uint32_t> driver_calls_;           // claimed driver calls (by correlation)
+  FlatSet<uint32_t> work_seen_;              // correlations with claimed work
 };
 
 // Whether a host event is a call that queues device work CUPTI reports (so its window waits

@@ -11,6 +11,7 @@
 #include "collector/join.h"
 #include "collector/log.h"
 #include "collector/names.h"
+#include "collector/segment_stream.h"
 #include "collector/session_state.h"
 
 namespace profagent::collector {
@@ -97,8 +98,14 @@ bool take_interval(Session& s, IntervalCursor& cursor, PeekedInterval& out, std:
                    uint64_t& start_ticks, uint64_t& through_ticks, clock::TickConverter& converter) {
   std::lock_guard freeze_lock(s.freeze_mutex);
   if (state() != RecordState::Record) return false;
-  DrainResult host = peek_all();
+  // Bounded like a streamed window's segment: the memory of an interval's join stays a constant,
+  // and a partial trace that lags catches up over the next intervals.
+  const size_t budget = StreamLimits{}.segment_events;
+  DrainResult host = peek_all(budget);
   through_ticks = now();  // after the peek: every event in it had ended by then
+  for (const ThreadEvents& thread : host.threads) {  // a thread cut short: its events up to here
+    if (thread.events.size() >= budget) through_ticks = std::min(through_ticks, thread.events.back().end);
+  }
   clock::add_anchor();
   converter = clock::converter();
   std::lock_guard lock(s.mutex);

@@ -1,7 +1,8 @@
 // A look at the window being recorded without ending it: what the crash-safe partial trace
 // (agent/partial_writer.h) appends at each interval.
 //
-// Each call copies the host events committed since the previous call (thread_buffer.h
+// Each call copies the host events committed since the previous call, at most a streamed
+// segment's worth per thread (collector/segment_stream.h; the rest at the next call) (thread_buffer.h
 // peek_all(): nothing is taken from the buffers, the window's own join still gets every event)
 // and joins them with copies of the device records the pool holds for them (linked to one of
 // these calls, or the work of a call the CUPTI callback recorded). A call that queued device

@@ -1,32 +1,20 @@
 #include "collector/join.h"
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <map>
 #include <tuple>
-#include <unordered_set>
 
 #include "collector/annotations.h"
 #include "collector/names.h"
 #include "collector/collectives.h"
+#include "collector/flat_map.h"
 #include "collector/graph_captures.h"
+#include "collector/huge_pages.h"
 #include "collector/join_names.h"
 #include "collector/shapes.h"
 
 namespace profagent::collector {
 namespace {
-
-// The host records of a big window take hundreds of MB, all first touched by the join: on
-// 2 MB pages that is ~500 times fewer page faults, and in a VM each fault costs microseconds.
-// Only a hint: with transparent huge pages off the kernel ignores it and nothing changes.
-void prefer_huge_pages(const void* data, size_t bytes) {
-  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
-  if (bytes < 4 * kHugePage) return;
-  const uintptr_t begin = (uintptr_t(data) + kHugePage - 1) & ~(kHugePage - 1);
-  const uintptr_t end = (uintptr_t(data) + bytes) & ~(kHugePage - 1);
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-}
 
 bool is_scope(EventKind kind) {
   return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
@@ -127,8 +115,7 @@ class Joiner {
   void build_host_records() {
     size_t total = 0;
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
-    trace_.host.reserve(total);
-    prefer_huge_pages(trace_.host.data(), trace_.host.capacity() * sizeof(HostRecord));
+    reserve_on_huge_pages(trace_.host, total);  // hundreds of MB in a big window
     for (const ThreadEvents& thread : in_.threads) {
       for (const HostEvent& event : thread.events) {
         if (EventKind(event.kind) == EventKind::StackTag) {
@@ -175,7 +162,7 @@ class Joiner {
                            [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
     if (!any) return;
     index_kinds();
-    std::unordered_map<uint32_t, DeviceKind> work_by_correlation;
+    FlatMap<uint32_t, DeviceKind> work_by_correlation;
     for (const DeviceRecord& d : in_.device) {
       if (about(d.kind).work) {
         work_by_correlation.try_emplace(d.correlation, d.kind);
@@ -186,7 +173,7 @@ class Joiner {
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       if (is_scope(trace_.host[i].kind)) scope_by_id.emplace(trace_.host[i].id, i);
     }
-    std::unordered_set<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
+    FlatSet<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
     for (const HostRecord& r : trace_.host) {
       if (r.flags & kFlagCallback) recorded.insert(r.correlation);
     }
@@ -386,7 +373,9 @@ class Joiner {
     return true;
   }
 
-  // Calls without device work learn their correlation from the links of the window.
+  // Calls without device work learn their correlation from the links of the window: the
+  // smallest one linked to their id. With CUPTI on every recorded call has a link (in no
+  // particular order), hence a flat table rather than a hash node per link.
   void assign_call_correlations() {
     if (in_.call_links.empty()) return;
     std::unordered_map<uint64_t, uint32_t> first_by_id;
@@ -413,10 +402,12 @@ class Joiner {
   JoinCounts counts_;
   Labels labels_ = labels_snapshot();  // NVTX category names
   JoinNames names_{in_.names, in_.kernel_names};  // after in_, whose snapshots it reads
+  // Keyed by host event ids (their thread in the high half): std::hash keeps each thread's ids
+  // in order, where FlatMap would have to scatter them (flat_map.h).
   std::unordered_map<uint64_t, EventKind> kind_by_id_;
   std::unordered_map<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
-  std::unordered_map<uint32_t, int64_t> driver_by_correlation_;
-  std::unordered_map<uint32_t, uint32_t> device_by_context_;
+  FlatMap<uint32_t, int64_t> driver_by_correlation_;
+  FlatMap<uint32_t, uint32_t> device_by_context_;
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;
 };
 

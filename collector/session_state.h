@@ -16,6 +16,14 @@
 
 namespace profagent::collector {
 
+// The window being streamed (collector/segment_stream.cpp), under the session mutex.
+struct StreamState {
+  uint32_t cuts = ~0u;                  // Session::cuts when its segments began: which window
+  std::vector<ThreadEvents> held;       // taken, not final yet: joined by a later segment or the cut
+  std::unordered_map<uint64_t, uint32_t> waiting_device;  // host id -> segments it waited for its record
+  StreamedWindow written;               // what its segments wrote
+};
+
 struct Session {
   SessionOptions options;
   std::atomic<bool> started{false};
@@ -30,6 +38,7 @@ struct Session {
   DevicePool pool;                   // device records and links waiting for their window
   uint32_t cuts = 0;                 // cuts made so far (kept and discarded windows)
   std::vector<ThreadEvents> carried;  // host events still running at the last cut
+  StreamState stream;
   uint64_t window_start_ticks = 0;
   CpuTimes window_start_cpu;  // CPU times read at the last cut (or the start): the next window's start
   uint32_t window = 0;

@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "collector/api.h"
+#include "collector/huge_pages.h"
 #include "collector/log.h"
 #include "collector/memory_room.h"
 
@@ -122,6 +123,8 @@ ThreadBuffer* take_buffer(Registry* r) {
     buffer->read_chunk = nullptr;
     buffer->read_index = 0;
     buffer->peek_chunk = nullptr;
+    buffer->open_scopes = 0;
+    buffer->outermost_scope_start.store(~uint64_t{0}, std::memory_order_relaxed);
     buffer->retired.store(false, std::memory_order_relaxed);
     buffer->reusable = false;
     buffer->readable = ReadablePages{};  // another thread's stack
@@ -190,7 +193,7 @@ void copy_committed(ThreadBuffer* buffer, ChunkPool* pool, std::vector<HostEvent
   Chunk* chunk = buffer->read_chunk ? buffer->read_chunk
                                     : buffer->head.load(std::memory_order_acquire);
   if (!chunk) return;
-  out.reserve(out.size() + committed_since_read(buffer, chunk));
+  reserve_on_huge_pages(out, out.size() + committed_since_read(buffer, chunk));
   buffer->read_chunk = chunk;
   for (;;) {
     uint32_t committed = chunk->committed.load(std::memory_order_acquire);
@@ -207,7 +210,7 @@ void copy_committed(ThreadBuffer* buffer, ChunkPool* pool, std::vector<HostEvent
 }
 
 // peek_all(): the same copy from the peek position, which only moves forward; chunks stay.
-void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out) {
+void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out, size_t max_events) {
   Chunk* chunk = buffer->peek_chunk;
   uint32_t index = buffer->peek_index;
   if (chunk == nullptr) {
@@ -220,12 +223,52 @@ void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out) {
     out.insert(out.end(), chunk->events + index, chunk->events + committed);
     index = committed;
     Chunk* next = committed < kEventsPerChunk ? nullptr : chunk->next.load(std::memory_order_acquire);
-    if (!next) break;
+    if (!next || out.size() >= max_events) break;
     chunk = next;
     index = 0;
   }
   buffer->peek_chunk = chunk;
   buffer->peek_index = index;
+}
+
+// take_closed_chunks(): whole chunks from the read position that the writer has left, up to
+// `budget` events (at least one chunk once anything is left).
+size_t take_left_chunks(ThreadBuffer* buffer, ChunkPool* pool, size_t budget, std::vector<HostEvent>& out) {
+  size_t chunks = 0;
+  Chunk* chunk = buffer->read_chunk ? buffer->read_chunk : buffer->head.load(std::memory_order_acquire);
+  while (chunk != nullptr && (chunks == 0 || out.size() + kEventsPerChunk <= budget)) {
+    if (chunk->committed.load(std::memory_order_acquire) < kEventsPerChunk) break;
+    Chunk* next = chunk->next.load(std::memory_order_acquire);
+    if (next == nullptr) break;  // the writer has not moved on: it still owns this chunk
+    out.insert(out.end(), chunk->events + buffer->read_index, chunk->events + kEventsPerChunk);
+    pool->push(chunk);
+    ++chunks;
+    chunk = next;
+    buffer->read_chunk = chunk;
+    buffer->read_index = 0;
+    buffer->peek_chunk = nullptr;  // it may have named the chunk just recycled
+  }
+  return chunks;
+}
+
+// The earliest start of the operators and ranges committed from the read position on (what a
+// take left): they may enclose events taken before them.
+uint64_t earliest_scope_left(const ThreadBuffer* buffer) {
+  uint64_t earliest = ~uint64_t{0};
+  const Chunk* chunk = buffer->read_chunk ? buffer->read_chunk : buffer->head.load(std::memory_order_acquire);
+  for (uint32_t index = buffer->read_index; chunk != nullptr; index = 0) {
+    const uint32_t committed = chunk->committed.load(std::memory_order_acquire);
+    for (uint32_t i = index; i < committed; ++i) {
+      const HostEvent& e = chunk->events[i];
+      const EventKind kind = EventKind(e.kind);
+      const bool scope = kind == EventKind::Operator || kind == EventKind::Step ||
+                         (kind == EventKind::Range && !(e.flags & kFlagRangeStartEnd));
+      if (scope) earliest = std::min(earliest, e.start);
+    }
+    if (committed < kEventsPerChunk) break;
+    chunk = chunk->next.load(std::memory_order_acquire);
+  }
+  return earliest;
 }
 
 void recycle_if_retired(Registry* r, ThreadBuffer* buffer) {
@@ -288,7 +331,7 @@ DrainResult drain_all() {
   return result;
 }
 
-DrainResult peek_all() {
+DrainResult peek_all(size_t max_events) {
   DrainResult result;
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (!r) return result;
@@ -296,7 +339,7 @@ DrainResult peek_all() {
   for (ThreadBuffer* buffer : r->buffers) {
     if (buffer->reusable) continue;
     ThreadEvents thread;
-    copy_since_peek(buffer, thread.events);
+    copy_since_peek(buffer, thread.events, max_events);
     if (thread.events.empty()) continue;
     thread.tid = buffer->tid;
     thread.pid = buffer->pid;
@@ -304,6 +347,35 @@ DrainResult peek_all() {
     result.threads.push_back(std::move(thread));
   }
   return result;
+}
+
+TakenChunks take_closed_chunks(size_t max_events) {
+  TakenChunks taken;
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  if (!r) return taken;
+  std::lock_guard lock(r->mutex);
+  for (ThreadBuffer* buffer : r->buffers) {
+    if (buffer->reusable) continue;
+    TakenThread thread;
+    const size_t taken_events = taken.chunks * kEventsPerChunk;
+    if (taken_events < max_events) {
+      taken.chunks += take_left_chunks(buffer, r->pool, max_events - taken_events, thread.events.events);
+    }
+    // After the take, in this order (api.h scope_opened): a scope around a taken event is open
+    // here (published), or was committed before this load and is found by the scan.
+    thread.outermost_scope_start = buffer->outermost_scope_start.load(std::memory_order_acquire);
+    thread.scope_after_take = earliest_scope_left(buffer);
+    thread.events.tid = buffer->tid;
+    thread.events.pid = buffer->pid;
+    thread.events.name = current_thread_name(buffer);
+    taken.threads.push_back(std::move(thread));
+  }
+  return taken;
+}
+
+size_t buffered_host_events() noexcept {
+  Registry* r = g_registry.load(std::memory_order_acquire);
+  return r == nullptr ? 0 : size_t(r->pool->in_use()) * kEventsPerChunk;
 }
 
 void warm_host_buffers() noexcept {

@@ -79,7 +79,31 @@ DrainResult drain_all();
 // Copies every event committed since the previous peek_all() (or, after a drain_all(), since
 // that drain) without taking it: a later drain_all() still returns it, and no chunk is
 // recycled. For a look at the window being recorded (collector/interval_peek.h); `dropped` is 0.
-DrainResult peek_all();
+// At most `max_events` per thread (whole chunks from the peek position, at least the first
+// one's rest): what is left is given by the next peek.
+DrainResult peek_all(size_t max_events = SIZE_MAX);
+
+// Streamed windows (collector/segment_stream.h): the events of chunks their writers have left
+// (full, and a next chunk begun), at most `max_events` (whole chunks, at least one per thread
+// while the budget lasts), TAKEN: the chunks go back to the pool and a later drain_all()
+// starts after them. Every live thread is listed (also with nothing taken), with the start of
+// its outermost scope open after the take (~0: none; read after it, api.h scope_opened) and
+// the earliest start of the scopes committed but not taken (in the writer's chunk): a scope
+// that may still enclose a taken event is one of those, so every such event starts at or
+// after the smaller of the two.
+struct TakenThread {
+  ThreadEvents events;
+  uint64_t outermost_scope_start = ~uint64_t{0};
+  uint64_t scope_after_take = ~uint64_t{0};
+};
+struct TakenChunks {
+  std::vector<TakenThread> threads;
+  uint64_t chunks = 0;
+};
+TakenChunks take_closed_chunks(size_t max_events);
+
+// Host events in the buffers not drained or taken yet (whole chunks: an estimate from above).
+size_t buffered_host_events() noexcept;
 
 // Host event memory asked for (PROFAGENT_BUFFER_MB) and reserved: less when the address space
 // is limited (chunk_pool.h). Zeros before the first event of the process.

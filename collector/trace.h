@@ -356,6 +356,22 @@ struct AgentCost {
 };
 inline constexpr std::size_t kMaxAgentSlices = 10000;  // per window
 
+// A window written while it was recorded (collector/segment_stream.h): what its segments
+// wrote before the window ended. The Trace of such a window holds its tail only.
+struct StreamedWindow {
+  uint64_t segments = 0;              // 0: the window was joined whole
+  // Host events and device records the segments were given (counted as they are taken); the
+  // agent sets what its trace file holds instead (they differ only where an append failed).
+  uint64_t host_events = 0;
+  uint64_t device_records = 0;
+  // Events held for an open scope beyond StreamLimits::held_events, written before that scope
+  // ended: the scope does not enclose them in the trace (their External id is their own).
+  uint64_t written_before_scope_end = 0;
+  // Launches, copies and sets written without their device record after waiting
+  // StreamLimits::device_wait_segments segments (also counted in late_device_records).
+  uint64_t written_without_device_record = 0;
+};
+
 struct Trace {
   uint32_t window = 0;          // 1-based window number
   StepSpan first_step;          // steps covered (both 0 when the whole run is one window)
@@ -381,6 +397,7 @@ struct Trace {
   CpuTimes cpu_end;
   DropCounters drops;
   AgentCost agent_cost;
+  StreamedWindow streamed;
   std::vector<std::pair<std::string, std::string>> config;  // effective PROFAGENT_* config
   std::string device_backend;   // "cupti", "none", ... and why, e.g. "none (CUPTI refused: ...)"
   std::string cupti_version;

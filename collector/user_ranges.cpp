@@ -82,7 +82,9 @@ void close_range(RangeStack& stack, uint32_t at) noexcept {
     if (stack.ranges[i - 1].recorded) push_external_id(stack.ranges[i - 1].id);
   }
   --stack.depth;
-  if (closed.recorded) record_range(closed);
+  if (!closed.recorded) return;
+  record_range(closed);
+  if (!(closed.info.flags & kFlagRangeStartEnd)) scope_closed();
 }
 
 }  // namespace
@@ -100,6 +102,8 @@ int push_range(NameId domain, const RangeInfo* info) noexcept {
   range.id = new_event_id();
   range.stack = stacks_on() ? capture_stack() : 0;
   range.start = now();
+  // An NVTX start/end range encloses nothing (it may end on another thread).
+  if (!(info->flags & kFlagRangeStartEnd)) scope_opened(range.start);
   // Device work issued inside the range — also by libraries that call the driver directly,
   // which no hook sees — is attributed to it through the external correlation id.
   push_external_id(range.id);

@@ -170,6 +170,14 @@ CutWindow* cut_part(Session& s, bool keep) {
   std::lock_guard lock(s.mutex);
   std::vector<ThreadEvents> threads = std::move(s.carried);
   s.carried.clear();
+  // A streamed window: what its segments held back is joined with its tail.
+  StreamedWindow streamed;
+  if (s.stream.cuts == s.cuts) {
+    threads.insert(threads.end(), std::make_move_iterator(s.stream.held.begin()),
+                   std::make_move_iterator(s.stream.held.end()));
+    streamed = s.stream.written;
+  }
+  s.stream = StreamState{};
   threads.insert(threads.end(), std::make_move_iterator(host.threads.begin()),
                  std::make_move_iterator(host.threads.end()));
   split_at_cut(threads, cut, s.carried);
@@ -184,6 +192,7 @@ CutWindow* cut_part(Session& s, bool keep) {
   s.window_start_ticks = cut;
   set_cpu_times(s, cpu_at_cut, trace);
   trace.drops.host_events = host.dropped;
+  trace.streamed = streamed;
   const BufferReservation reservation = buffer_reservation();
   trace.drops.host_buffer_requested_bytes = reservation.requested;
   trace.drops.host_buffer_reserved_bytes = reservation.reserved;
@@ -198,7 +207,7 @@ CutWindow* cut_part(Session& s, bool keep) {
 struct WindowIds {
   std::unordered_map<uint64_t, EventKind> kinds;
   std::unordered_set<uint64_t> expected;
-  std::unordered_set<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
+  FlatSet<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
 };
 
 WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
@@ -343,7 +352,7 @@ Trace join_part(Session& s, CutWindow& window) {
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.graph_replays_without_capture = counts.graph_replays_without_capture;
   trace.drops.graph_nodes_not_kept = graph_nodes_not_kept();
-  trace.drops.late_device_records = late + counts.late;
+  trace.drops.late_device_records = late + counts.late + trace.streamed.written_without_device_record;
   absorb_device_memory(window.memory, trace.start_ns, trace.end_ns);
   finish_memory(std::move(window.memory), window.converter, trace);
   if (!s.options.activity_cpu) drop_host_side(trace);

@@ -5,7 +5,7 @@ namespace profagent::exporters {
 std::vector<std::size_t> parents_first(const Trace& t) {
   const std::size_t n = t.host.size();
   constexpr uint32_t kUnknown = UINT32_MAX, kOnChain = UINT32_MAX - 1;
-  std::vector<uint32_t> depth(n, kUnknown);
+  std::vector<uint32_t> depth = filled_on_huge_pages<uint32_t>(n, kUnknown);
   std::vector<std::size_t> chain;
   auto valid = [n](int64_t i) { return i >= 0 && static_cast<std::size_t>(i) < n; };
   for (std::size_t i = 0; i < n; ++i) {
@@ -22,10 +22,10 @@ std::vector<std::size_t> parents_first(const Trace& t) {
     chain.clear();
   }
   // By depth, in index order within a depth: a counting sort (depths are below n).
-  std::vector<std::size_t> first(n + 1, 0);
+  std::vector<std::size_t> first = filled_on_huge_pages<std::size_t>(n + 1, 0);
   for (uint32_t d : depth) ++first[d + 1];
   for (std::size_t d = 1; d <= n; ++d) first[d] += first[d - 1];
-  std::vector<std::size_t> order(n);
+  std::vector<std::size_t> order = filled_on_huge_pages<std::size_t>(n, 0);
   for (std::size_t i = 0; i < n; ++i) order[first[depth[i]]++] = i;
   return order;
 }

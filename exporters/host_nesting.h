@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "collector/huge_pages.h"
 #include "collector/trace.h"
 
 namespace profagent::exporters {
@@ -18,7 +19,7 @@ std::vector<std::size_t> parents_first(const Trace& t);
 // Per host record: itself when `is(kind)`, else the nearest record above it that is; -1 none.
 template <typename Is>
 std::vector<int64_t> nearest_at_or_above(const Trace& t, const std::vector<std::size_t>& order, Is is) {
-  std::vector<int64_t> out(t.host.size(), kNoIndex);
+  std::vector<int64_t> out = filled_on_huge_pages<int64_t>(t.host.size(), kNoIndex);
   for (std::size_t i : order) {
     const int64_t parent = t.host[i].parent;
     const bool has_parent = parent >= 0 && static_cast<std::size_t>(parent) < t.host.size();

@@ -62,6 +62,20 @@ class FileAt final : public OutputStream {
   bool ok_ = true;
 };
 
+class TextStream final : public OutputStream {
+ public:
+  explicit TextStream(std::string& text) : text_(text) {}
+  bool write(const char* data, std::size_t size) override {
+    text_.append(data, size);
+    return true;
+  }
+  std::string commit() override { return {}; }
+
+ private:
+  std::string& text_;
+};
+
+
 // Copies [from, to) of `in` to the same offsets of `out`.
 bool copy_range(int in, int out, uint64_t from, uint64_t to) {
   constexpr size_t kChunk = 1 << 20;
@@ -90,9 +104,9 @@ bool exchange_names(int dir, const std::string& swap, const std::string& publish
 
 }  // namespace
 
-PartialTrace::PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem)
+PartialTrace::PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room)
     : dir_(std::move(dir)), name_(stem + ".trace.json.partial"), swap_name_("." + name_ + ".swap"),
-      rows_(std::make_unique<Rows>()) {}
+      rows_(std::make_unique<Rows>()), head_room_(head_room) {}
 
 PartialTrace::~PartialTrace() {
   for (int fd : {published_.fd, swap_.fd}) {
@@ -128,6 +142,9 @@ bool PartialTrace::write_events(const Trace& interval, OutputStream& out) {
   if (intervals_ == 0) {
     base_ = events.base();
     events.write_head();
+    // Room for finish() to write the final head over this one (whitespace inside the array).
+    if (head_room_ > 0) w.raw(std::string(head_room_ - 1, ' ') + "\n");
+    head_end_ = w.bytes_written();
   }
   events.set_base(base_);
   events.write_events();
@@ -156,6 +173,10 @@ bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
   closing.set_base(base_);
   for (const auto& [a, b] : rows_->host.sorted()) closing.host_rows().add(a, b);
   for (const auto& [a, b] : rows_->device.sorted()) closing.device_rows().add(a, b);
+  if (!final_name_.empty()) {
+    closing.write_tail(final_name_, final_keys_);
+    return w.flush();
+  }
   closing.write_tail(name_.substr(0, name_.size() - std::string_view(".partial").size()), keys);
   return w.flush();
 }
@@ -184,6 +205,7 @@ std::string PartialTrace::append(Trace& interval) {
     published_.end = events_end;
     ++intervals_;
     host_events_ += interval.host.size();
+    device_records_ += interval.device.size();
     next_fresh_id_ = fresh_after_append_;
     return {};
   } catch (const std::bad_alloc&) {
@@ -191,13 +213,73 @@ std::string PartialTrace::append(Trace& interval) {
   }
 }
 
+// The final head (the window's drops, span, CPU times, memory and cost, known at its end) over
+// the first interval's, in the room kept after it: the same base time, padded with spaces.
+std::string PartialTrace::write_final_head(const Trace& tail) {
+  std::string head;
+  TextStream text(head);
+  JsonWriter w(text, 1 << 14);
+  chrome::ChromeTraceWriter writer(tail, w);
+  writer.set_base(base_);
+  writer.write_head();
+  w.flush();
+  if (head_room_ == 0 || head.size() + 1 > head_end_) return "its head did not fit the room kept for it";
+  head.append(head_end_ - head.size() - 1, ' ');
+  head += '\n';
+  FileAt out(published_.fd, 0);
+  if (!out.write(head.data(), head.size()) || fsync(published_.fd) != 0) return system_error("cannot write", location());
+  return {};
+}
+
+std::string PartialTrace::finish(Trace& tail, const std::string& final_name, const std::string& final_keys) {
+  if (!error_.empty()) return error_;
+  final_name_ = final_name;
+  final_keys_ = final_keys;
+  std::string error = append(tail);
+  final_name_.clear();
+  if (!error.empty()) return error;
+  if (std::string head_error = write_final_head(tail); !head_error.empty()) return error_ = head_error;
+  if (renameat(dir_->fd(), name_.c_str(), dir_->fd(), final_name.c_str()) != 0) {
+    return error_ = system_error("cannot rename " + location() + " to", dir_->location(final_name));
+  }
+  fsync(dir_->fd());
+  name_ = final_name;  // location() names the trace now
+  finished_ = true;    // and remove() leaves it
+  for (File* file : {&published_, &swap_}) {
+    if (file->fd >= 0) close(file->fd);
+    file->fd = -1;
+  }
+  unlinkat(dir_->fd(), swap_name_.c_str(), 0);
+  error_ = "the trace was finished";  // later appends change nothing
+  return {};
+}
+
 void PartialTrace::remove() noexcept {
   for (File* file : {&published_, &swap_}) {
     if (file->fd >= 0) close(file->fd);
     file->fd = -1;
   }
-  unlinkat(dir_->fd(), name_.c_str(), 0);
+  if (!finished_) unlinkat(dir_->fd(), name_.c_str(), 0);
   unlinkat(dir_->fd(), swap_name_.c_str(), 0);
+}
+
+
+std::string streamed_trace_keys(const Trace& tail) {
+  std::string text;
+  TextStream out(text);
+  JsonWriter w(out, 1 << 12);
+  const StreamedWindow& s = tail.streamed;
+  w.raw("  \""), w.raw(schema::kStreamed), w.raw("\": {\"");
+  w.raw(schema::streamed::kSegments), w.raw("\":"), w.u64(s.segments);
+  w.raw(",\""), w.raw(schema::streamed::kHostEvents), w.raw("\":"), w.u64(s.host_events);
+  w.raw(",\""), w.raw(schema::streamed::kDeviceRecords), w.raw("\":"), w.u64(s.device_records);
+  w.raw(",\""), w.raw(schema::streamed::kTailHostEvents), w.raw("\":"), w.u64(tail.host.size());
+  w.raw(",\""), w.raw(schema::streamed::kTailDeviceRecords), w.raw("\":"), w.u64(tail.device.size());
+  w.raw(",\""), w.raw(schema::streamed::kWrittenBeforeScopeEnd), w.raw("\":"), w.u64(s.written_before_scope_end);
+  w.raw(",\""), w.raw(schema::streamed::kWrittenWithoutDeviceRecord), w.raw("\":"), w.u64(s.written_without_device_record);
+  w.raw("},\n");
+  w.flush();
+  return text;
 }
 
 }  // namespace profagent::exporters

@@ -31,8 +31,9 @@ namespace profagent::exporters {
 
 class PartialTrace {
  public:
-  // Writes nothing until the first append. `stem` as file_names.h makes it.
-  PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem);
+  // Writes nothing until the first append. `stem` as file_names.h makes it. `head_room`: bytes
+  // kept after the head for finish() to write the final one (0: none, finish() fails).
+  PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room = 0);
   ~PartialTrace();  // closes both files and leaves them on disk
   PartialTrace(const PartialTrace&) = delete;
   PartialTrace& operator=(const PartialTrace&) = delete;
@@ -43,12 +44,21 @@ class PartialTrace {
   // first interval's: one offset for the whole file, so intervals never shift against each other.
   std::string append(Trace& interval);
 
+  // A streamed window's end: appends `tail` (the window's last events, its final counters) with
+  // a closing part that names the trace `final_name` and holds `final_keys` (top-level keys,
+  // each line ending in ",\n") instead of profagent_partial, writes the head again from `tail`
+  // (the window's final drops, span and summaries' inputs) in the room kept for it, then
+  // renames the file to `final_name` and deletes the swap file. "" on success, else one line saying why (the
+  // partial file is then left as it was).
+  std::string finish(Trace& tail, const std::string& final_name, const std::string& final_keys);
+
   // Deletes both files (the window's final trace was written).
   void remove() noexcept;
 
   std::string location() const { return dir_->location(name_); }
   uint64_t intervals() const { return intervals_; }
   uint64_t host_events() const { return host_events_; }
+  uint64_t device_records() const { return device_records_; }
 
  private:
   struct File {
@@ -60,6 +70,7 @@ class PartialTrace {
   bool write_events(const Trace& interval, OutputStream& out);
   bool write_tail(const Trace& interval, OutputStream& out);
   std::string publish();
+  std::string write_final_head(const Trace& tail);
 
   std::unique_ptr<OutputDir> dir_;
   std::string name_;       // <stem>.trace.json.partial
@@ -75,7 +86,17 @@ class PartialTrace {
   uint64_t fresh_after_append_ = 0;
   uint64_t intervals_ = 0;
   uint64_t host_events_ = 0;
+  uint64_t device_records_ = 0;
   std::unique_ptr<Rows> rows_;
+  std::string final_name_;  // finish(): the closing part is the final trace's
+  std::string final_keys_;
+  bool finished_ = false;
+  uint64_t head_room_ = 0;
+  uint64_t head_end_ = 0;  // where the first head and its room end
 };
+
+// The top-level key a streamed window's trace closes with (PartialTrace::finish): what its
+// segments and its tail wrote.
+std::string streamed_trace_keys(const Trace& tail);
 
 }  // namespace profagent::exporters

@@ -1,5 +1,6 @@
 #include "exporters/perfetto_packets.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "exporters/perfetto_schema.h"
@@ -55,11 +56,25 @@ uint32_t PacketWriter::string_id(std::string_view s) {
 }
 
 uint32_t PacketWriter::static_id(std::string_view s) {
+  StaticSlot& slot = static_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots];
+  if (slot.data == s.data() && slot.size == s.size()) return slot.id;
   const auto it = static_ids_.find(s.data());
-  if (it != static_ids_.end() && strings_[it->second].size() == s.size()) return it->second;
-  const uint32_t id = string_id(s);
-  static_ids_[s.data()] = id;
+  uint32_t id = 0;
+  if (it != static_ids_.end() && strings_[it->second].size() == s.size()) {
+    id = it->second;
+  } else {
+    id = string_id(s);
+    static_ids_[s.data()] = id;
+  }
+  slot = {s.data(), s.size(), id};
   return id;
+}
+
+uint32_t PacketWriter::name_id(InternedName name) {
+  const uint32_t key = name.id();
+  if (key >= name_ids_.size()) name_ids_.resize(std::max<std::size_t>(key + 1, name_ids_.size() * 2), 0);
+  if (name_ids_[key] == 0) name_ids_[key] = string_id(name) + 1;
+  return name_ids_[key] - 1;
 }
 
 void PacketWriter::emit(const std::string& packet) {
@@ -282,9 +297,14 @@ void PacketWriter::event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t
 
 void PacketWriter::slice(uint32_t row, std::string_view category, std::string_view name, uint64_t start,
                          uint64_t end, const EventArgs& args, const EventFlows& flows) {
+  slice(row, category, string_id(name), start, end, args, flows);
+}
+
+void PacketWriter::slice(uint32_t row, std::string_view category, uint32_t name, uint64_t start, uint64_t end,
+                         const EventArgs& args, const EventFlows& flows) {
   if (end < start) end = start;
   Lane& lane = lane_for(*rows_[row], start, end);
-  event_packet(lane, start, event::kTypeSliceBegin, static_id(category), string_id(name), &args, &flows);
+  event_packet(lane, start, event::kTypeSliceBegin, static_id(category), name, &args, &flows);
   lane.open_ends.push_back(end);
 }
 

@@ -21,6 +21,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "collector/interned_name.h"
 #include "exporters/output_stream.h"
 
 namespace profagent::exporters::perfetto {
@@ -91,6 +92,14 @@ class PacketWriter {
   // Times are Unix ns. Categories must be static (schema constants).
   void slice(uint32_t row, std::string_view category, std::string_view name, uint64_t start, uint64_t end,
              const EventArgs& args, const EventFlows& flows);
+  // The same with the name as name_id() gave it.
+  void slice(uint32_t row, std::string_view category, uint32_t name, uint64_t start, uint64_t end,
+             const EventArgs& args, const EventFlows& flows);
+  // A record's name as the writer's string id, looked up once per distinct name (by its dense
+  // InternedName::id): a window has millions of records but few names, and hashing each
+  // record's name was a tenth of the writer's work.
+  uint32_t name_id(InternedName name);
+  uint32_t string_id(std::string_view s);  // any string: hashed
   void instant(uint32_t row, std::string_view category, std::string_view name, uint64_t ts, const EventArgs& args);
   void counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved);
   // One ChromeMetadata entry (json_value) in a packet of its own.
@@ -105,7 +114,6 @@ class PacketWriter {
   struct Row;
   enum InternKind : uint8_t { kCategory, kName, kArgName, kArgString, kInternKinds };
 
-  uint32_t string_id(std::string_view s);         // any string: hashed
   uint32_t static_id(std::string_view s);         // a schema constant: by address
   uint64_t track_uuid() { return next_uuid_++; }
   Lane& lane_for(Row& row, uint64_t start, uint64_t end);
@@ -132,6 +140,16 @@ class PacketWriter {
   std::deque<std::string> pool_;
   std::unordered_map<std::string_view, uint32_t> ids_;
   std::unordered_map<const char*, uint32_t> static_ids_;
+  // Recently used schema constants by address (a direct-mapped cache in front of static_ids_):
+  // every event names its category and each of its args' names.
+  struct StaticSlot {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    uint32_t id = 0;
+  };
+  static constexpr std::size_t kStaticSlots = 128;
+  StaticSlot static_slots_[kStaticSlots];
+  std::vector<uint32_t> name_ids_;  // by InternedName::id(): string id + 1, 0 not yet known
   std::vector<std::string_view> strings_;  // by id
   std::vector<std::unique_ptr<Row>> rows_;
   std::unordered_map<uint64_t, uint32_t> row_of_;       // pid << 32 | tid

@@ -1,5 +1,6 @@
 #include "exporters/perfetto_trace.h"
 
+#include <algorithm>
 #include <charconv>
 #include <string>
 #include <utility>
@@ -87,6 +88,11 @@ class TraceWalker {
 
   void slice(uint32_t row, std::string_view cat, std::string_view name, uint64_t start, uint64_t end,
              const EventArgs& args, const EventFlows& flows) {
+    slice(row, cat, packets_.string_id(name), start, end, args, flows);
+  }
+  // `name`: a string id of the packet writer (a record's interned name: name_id()).
+  void slice(uint32_t row, std::string_view cat, uint32_t name, uint64_t start, uint64_t end, const EventArgs& args,
+             const EventFlows& flows) {
     packets_.slice(row, cat, name, unix_ts(start), unix_ts(end > start ? end : start), args, flows);
     events_ += 1 + flows.start_count + flows.end_count;
     last_ns_ = std::max(last_ns_, end);
@@ -110,10 +116,15 @@ class TraceWalker {
     for (std::size_t i = 0; i < t_.host.size(); ++i) {
       const HostRecord& h = t_.host[i];
       const uint64_t pid = plan_.host_pid(h.pid), tid = plan_.host_tid(h.tid);
-      std::string_view name = h.name;
-      if (h.kind == EventKind::Step && name.empty()) name = unnamed_step = chrome::step_name(h);
       const CallName& call = plan_.call_names_.of(h.name);  // what a call's name means, found once
-      if (chrome::is_runtime_call(h.kind)) name = call.api;
+      uint32_t name = 0;
+      if (chrome::is_runtime_call(h.kind)) {
+        name = packets_.name_id(call.api);
+      } else if (h.kind == EventKind::Step && h.name.empty()) {
+        name = packets_.string_id(unnamed_step = chrome::step_name(h));
+      } else {
+        name = packets_.name_id(h.name);
+      }
       EventFlows flows;
       flow_starts(false, i, flows);
       fwdbwd_flow(i, flows);
@@ -238,15 +249,15 @@ class TraceWalker {
         if (flows.start_count == 0 || flows.starts[0] != d.correlation) args.u(arg::kCorrelation, d.correlation);
         const CallName& call = plan_.call_names_.of(d.name);
         if (call.entry_point) args.interned(arg::kEntryPoint, d.name);
-        slice(host_row(plan_.host_pid(d.pid), plan_.host_tid(d.tid)), schema::cat::kCudaDriver, call.api,
-              d.start_ns, d.end_ns, args, flows);
+        slice(host_row(plan_.host_pid(d.pid), plan_.host_tid(d.tid)), schema::cat::kCudaDriver,
+              packets_.name_id(call.api), d.start_ns, d.end_ns, args, flows);
         continue;
       }
       chrome::FlowStart from;
       if (plan_.launcher_of(d, &from)) flows.end(from.id);
       device_args(d, flows, args);
-      std::string_view name = d.name;
-      if (d.kind == DeviceKind::Sync && name.empty()) name = schema::sync_name(d.sync_type);
+      const uint32_t name = d.kind == DeviceKind::Sync && d.name.empty() ? packets_.string_id(schema::sync_name(d.sync_type))
+                                                                        : packets_.name_id(d.name);
       slice(device_row(d.device, chrome::device_tid(d)), schema::device_category(d.kind), name, d.start_ns, d.end_ns,
             args, flows);
     }
@@ -277,17 +288,28 @@ class TraceWalker {
     if (d.queued_ns) a.u(arg::kQueued, plan_.unix_ns(d.queued_ns));
     if (d.registers_per_thread) a.u(arg::kRegistersPerThread, d.registers_per_thread);
     if (d.shared_memory) a.u(arg::kSharedMemory, d.shared_memory);
-    a.interned(arg::kGrid, triple_text(d.grid, grid_text_));
-    a.interned(arg::kBlock, triple_text(d.block, block_text_));
+    a.interned(arg::kGrid, grid_text_.of(d.grid));
+    a.interned(arg::kBlock, block_text_.of(d.block));
     if (d.graph_id != 0) a.u(arg::kGraphId, d.graph_id);
     if (d.graph_node_id != 0) a.u(arg::kGraphNodeId, d.graph_node_id);
   }
 
-  // "[x,y,z]" as the JSON trace writes it: one interned string per shape.
-  static std::string_view triple_text(const int32_t (&v)[3], std::string& out) {
-    out = "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-    return out;
-  }
+  // "[x,y,z]" as the JSON trace writes it (one interned string per shape), made again only
+  // when the shape differs from the last one: kernels mostly repeat their launch shape.
+  class TripleText {
+   public:
+    std::string_view of(const int32_t (&v)[3]) {
+      if (text_.empty() || !std::equal(v, v + 3, last_)) {
+        std::copy(v, v + 3, last_);
+        text_ = "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
+      }
+      return text_;
+    }
+
+   private:
+    int32_t last_[3] = {};
+    std::string text_;
+  };
 
   // Kineto's gpu_user_annotation spans of each scope on each stream it used.
   void gpu_annotations() {
@@ -353,7 +375,8 @@ class TraceWalker {
   PacketWriter packets_;
   uint64_t events_ = 0;
   uint64_t last_ns_ = 0;  // the latest slice end, as the JSON writer keeps it for the closing instant
-  std::string grid_text_, block_text_, call_site_, dims_text_, types_text_;  // texts an EventArgs points to
+  TripleText grid_text_, block_text_;
+  std::string call_site_, dims_text_, types_text_;  // texts an EventArgs points to
   std::string annotation_text_;
   std::vector<std::pair<std::string_view, uint64_t>> annotation_keys_;  // key, where its value starts
 };

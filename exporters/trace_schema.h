@@ -43,6 +43,8 @@ inline constexpr std::string_view kTraceEvents = "traceEvents";
 inline constexpr std::string_view kStackFrames = "stackFrames";  // with stacks only
 inline constexpr std::string_view kPartial = "profagent_partial";  // <stem>.trace.json.partial only
 inline constexpr std::string_view kTraceName = "traceName";
+// A streamed window's trace (collector/segment_stream.h): what its segments and tail wrote.
+inline constexpr std::string_view kStreamed = "profagent_streamed";
 
 // distributedInfo's members. "rank" is written as `"rank": R` (with the space HTA's regex needs).
 inline constexpr std::string_view kBackend = "backend";  // "nccl" once a communicator was made
@@ -361,6 +363,17 @@ inline constexpr std::string_view kIntervals = "intervals";      // intervals ap
 inline constexpr std::string_view kHostEvents = "host_events";  // host events they held
 inline constexpr std::string_view kThroughNs = "through_ns";    // Unix ns every one had ended by
 }  // namespace partial
+
+// profagent_streamed's members.
+namespace streamed {
+inline constexpr std::string_view kSegments = "segments";
+inline constexpr std::string_view kHostEvents = "host_events";        // written by the segments
+inline constexpr std::string_view kDeviceRecords = "device_records";  // written by the segments
+inline constexpr std::string_view kTailHostEvents = "tail_host_events";  // written at the window's end
+inline constexpr std::string_view kTailDeviceRecords = "tail_device_records";
+inline constexpr std::string_view kWrittenBeforeScopeEnd = "written_before_scope_end";
+inline constexpr std::string_view kWrittenWithoutDeviceRecord = "written_without_device_record";
+}  // namespace streamed
 
 // profagent_memory: these figures, then "start" and "end" (per device [device, allocated,
 // reserved]) and "live" (one row per listed live allocation, columns below).

@@ -94,9 +94,11 @@ ncclResult_t call(Site& site, const CollectiveArgs* args, After&& after, Args...
   } else {
     const uint64_t id = collector::new_event_id();
     const uint64_t start = collector::now();
+    collector::scope_opened(start);
     result = profagent::hooks::call_with_external_id(id, real, a...);
     after(result);
     record_operator(site, id, start, result, args);
+    collector::scope_closed();
   }
   if (collector::step_markers_armed()) collector::hooked_call_ended(site.real.name, nullptr);
   return result;

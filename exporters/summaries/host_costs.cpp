@@ -10,7 +10,7 @@ namespace {
 
 // Duration less the children's (host records whose parent it is) and its driver records'.
 std::vector<uint64_t> self_cpu(const Trace& t) {
-  std::vector<int64_t> self(t.host.size(), 0);
+  std::vector<int64_t> self = filled_on_huge_pages<int64_t>(t.host.size(), 0);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     const auto length = static_cast<int64_t>(span_ns(h.start_ns, h.end_ns));
@@ -22,14 +22,15 @@ std::vector<uint64_t> self_cpu(const Trace& t) {
       self[d.host] -= static_cast<int64_t>(span_ns(d.start_ns, d.end_ns));
     }
   }
-  std::vector<uint64_t> out(t.host.size());
-  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<uint64_t>(std::max<int64_t>(self[i], 0));
+  std::vector<uint64_t> out;
+  reserve_on_huge_pages(out, t.host.size());
+  for (std::size_t i = 0; i < self.size(); ++i) out.push_back(static_cast<uint64_t>(std::max<int64_t>(self[i], 0)));
   return out;
 }
 
 void attribute_device_work(const Trace& t, HostCosts& c) {
-  c.own_device_ns.assign(t.host.size(), 0);
-  c.self_device_ns.assign(t.host.size(), 0);
+  c.own_device_ns = filled_on_huge_pages<uint64_t>(t.host.size(), 0);
+  c.self_device_ns = filled_on_huge_pages<uint64_t>(t.host.size(), 0);
   for (const DeviceRecord& d : t.device) {
     if (!is_device_work(d.kind) || !valid_index(d.host, t.host.size())) continue;
     const uint64_t length = span_ns(d.start_ns, d.end_ns);

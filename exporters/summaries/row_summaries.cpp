@@ -241,17 +241,21 @@ void compute_kernels(const Trace& t, const TraceScope& s, const SummaryOptions& 
 }
 
 void compute_memory_manipulation(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
-  std::vector<std::string> direction(t.host.size());
+  // Only calls with a copy record have a direction: keyed by the call, not a string per host record.
+  std::unordered_map<std::size_t, std::string> direction;
   for (const DeviceRecord& d : t.device) {
-    if (d.kind == DeviceKind::Memcpy && valid_index(d.host, t.host.size()) && direction[d.host].empty()) {
-      direction[d.host] = copy_direction(d.name);
+    if (d.kind == DeviceKind::Memcpy && valid_index(d.host, t.host.size())) {
+      std::string& text = direction[std::size_t(d.host)];
+      if (text.empty()) text = copy_direction(d.name);
     }
   }
   Groups<std::size_t> calls, orphans;
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (!s.host_in(i) || (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset)) continue;
-    (direction[i].empty() ? calls.of(h.name) : calls.of(h.name + " (" + direction[i] + ")")).push_back(i);
+    const auto found = direction.find(i);
+    const bool has_direction = found != direction.end() && !found->second.empty();
+    (has_direction ? calls.of(h.name + " (" + found->second + ")") : calls.of(h.name)).push_back(i);
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];

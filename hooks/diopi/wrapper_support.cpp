@@ -58,6 +58,7 @@ OperatorCall::OperatorCall(size_t index) noexcept {
   event_.name = interned(g_operator_names[index], kWrappers[index].name);
   event_.id = collector::new_event_id();
   event_.start = collector::now();
+  collector::scope_opened(event_.start);
   collector::push_external_id(event_.id);
 }
 
@@ -70,6 +71,7 @@ OperatorCall::~OperatorCall() {
   }
   collector::record(event_);
   collector::record_call_stack(event_.id, event_.end);  // the framework's frames that called it
+  collector::scope_closed();
 }
 
 void operator_ended(size_t index) noexcept {

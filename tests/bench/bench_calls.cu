@@ -15,12 +15,14 @@
 //   calls wall_ns cpu_ns (this thread's CPU time in the loop) rss_before_kb rss_after_kb
 //   (VmRSS around the loop: what buffered events cost) proc_cpu_ns and main_end_ns (process
 //   CPU time and CLOCK_MONOTONIC at the end of main: the driver subtracts them from the
-//   process totals to time the exit flush).
+//   process totals to time the exit flush), proc_sys_ns and minflt (system time and minor page
+//   faults so far, getrusage: the exit flush's share of them is the totals minus these).
 // The loop is bench_loop(), extern "C" and not inlined, so callgrind can count exactly its
 // instructions (--toggle-collect=bench_loop); warm-up calls before it take the one-time costs
 // (symbol resolution, CUPTI start, first buffer chunk) out of the measured loop.
 #include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -96,11 +98,14 @@ bool timed_run(const Run& run) {
   const uint64_t cpu1 = clock_ns(CLOCK_THREAD_CPUTIME_ID), wall1 = clock_ns(CLOCK_MONOTONIC);
   const long rss_after = rss_kb();
   if (failures != 0 || !check(cudaDeviceSynchronize(), "final synchronisation")) return false;
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const uint64_t sys_ns = uint64_t(usage.ru_stime.tv_sec) * 1'000'000'000ull + uint64_t(usage.ru_stime.tv_usec) * 1000ull;
   std::printf("calls=%lu wall_ns=%llu cpu_ns=%llu rss_before_kb=%ld rss_after_kb=%ld "
-              "proc_cpu_ns=%llu main_end_ns=%llu\n",
+              "proc_cpu_ns=%llu main_end_ns=%llu proc_sys_ns=%llu minflt=%ld\n",
               run.calls, (unsigned long long)(wall1 - wall0), (unsigned long long)(cpu1 - cpu0),
               rss_before, rss_after, (unsigned long long)clock_ns(CLOCK_PROCESS_CPUTIME_ID),
-              (unsigned long long)clock_ns(CLOCK_MONOTONIC));
+              (unsigned long long)clock_ns(CLOCK_MONOTONIC), (unsigned long long)sys_ns, usage.ru_minflt);
   std::fflush(stdout);
   return true;
 }

@@ -119,7 +119,8 @@ def run_timed(command, env, out_dir):
     if process.returncode != 0:
         raise BenchError(f"{' '.join(command)} exited with {process.returncode}:\n{stderr[-2000:]}")
     return {"stdout": stdout, "stderr": stderr, "end_ns": end_ns, "process_wall_ns": end_ns - start_ns,
-            "total_cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9), "peak_rss_kb": usage.ru_maxrss}
+            "total_cpu_ns": int((usage.ru_utime + usage.ru_stime) * 1e9), "peak_rss_kb": usage.ru_maxrss,
+            "total_sys_ns": int(usage.ru_stime * 1e9), "total_minflt": usage.ru_minflt}
 
 
 def parse_figures(stdout, command):
@@ -505,7 +506,9 @@ def section_trace_writing(runner, args):
                  "peak RSS MB = the process's peak resident memory (wait4 ru_maxrss): the "
                  "recording buffer, the joined window and the writers at exit together.",
                  "targets: >= 3,000,000 events/s written, <= 48 bytes of buffer per "
-                 "host event."])
+                 "host event.",
+                 "per trace format (json, json.gz, perfetto), pinned to one core, with system time, "
+                 "page faults and instructions by phase: tests/bench/flush_bench.py."])
     for row in rows:
         print(f"  end-to-end exit flush, {row[0]} {row[1]}: {row[4]} events in {row[6]} s CPU "
               f"= {row[8]} events/s (CPU), {row[7]} events/s (wall)")

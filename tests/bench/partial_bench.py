@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""What the crash-safe partial trace costs, and the memory and exit flush of a long window.
+"""What the crash-safe partial trace costs, and the memory and exit flush of a long window,
+which is streamed (collector/segment_stream.h) once its buffered events pass
+PROFAGENT_STREAM_AFTER_MB (by default half of PROFAGENT_BUFFER_MB).
 
 window_oom_app records EVENTS host events (user ranges, one window written at exit) under
 LD_PRELOAD=libprofagent.so, for each PROFAGENT_BUFFER_MB given and with the partial trace off
@@ -8,7 +10,10 @@ LD_PRELOAD=libprofagent.so, for each PROFAGENT_BUFFER_MB given and with the part
   - peak RSS of the process (ru_maxrss), and that less the buffer;
   - the exit flush: from the agent's "flushing at exit" line to its closing "wrote" line, as
     the parent sees them on stderr (unbuffered lines);
-  - partial appends (debug lines): how many, the events appended, the total and longest append.
+  - partial appends (debug lines): how many, the events appended, the total and longest append;
+  - a streamed window: its segments, the host events they wrote and the tail (the trace's
+    profagent_streamed key), and the rate the agent's thread streamed at (segment events over
+    the time from the first segment's line to the last's).
 Figures only, never pass/fail on a figure; exits non-zero only when a run fails.
 """
 import argparse
@@ -22,6 +27,26 @@ import sys
 import time
 
 APPEND = re.compile(r"partial trace: interval (\d+), (\d+) host events and (\d+) device records appended in (\d+) ms")
+SEGMENT = re.compile(r"streamed trace: segment (\d+), (\d+) host events and (\d+) device records appended in (\d+) ms")
+
+
+def streamed_key(out):
+    """profagent_streamed of the window's trace (its last bytes) with the head's host drops
+    (its first bytes: a streamed trace's head is the whole window's), or None."""
+    traces = glob.glob(os.path.join(out, "*.trace.json"))
+    if not traces:
+        return None
+    with open(traces[0], "rb") as f:
+        head = f.read(1 << 17).decode("utf-8", "replace")
+        f.seek(max(0, os.path.getsize(traces[0]) - 65536))
+        tail = f.read().decode("utf-8", "replace")
+    match = re.search(r'"profagent_streamed": (\{.*?\}),\s*"traceName"', tail, re.S)
+    drops = re.search(r'"profagent_drops": *\{"host_events": *(\d+)', head)
+    if not match or not drops:
+        return None
+    streamed = json.loads(match.group(1))
+    streamed["dropped"] = int(drops.group(1))
+    return streamed
 
 
 def one_run(args, buffer_mb, interval_ms):
@@ -31,6 +56,8 @@ def one_run(args, buffer_mb, interval_ms):
     env.update({"LD_LIBRARY_PATH": args.devsim, "PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_BUFFER_MB": str(buffer_mb),
                 "PROFAGENT_PARTIAL_INTERVAL_MS": str(interval_ms), "PROFAGENT_LOG_LEVEL": "debug",
                 "PROFAGENT_SUMMARIES": "off"})
+    if args.stream_after_mb:
+        env["PROFAGENT_STREAM_AFTER_MB"] = str(args.stream_after_mb)
     # ru_maxrss of the child alone: measured by a fresh interpreter that runs only it.
     code = ("import resource,subprocess,sys,time\n"
             "p=subprocess.Popen(sys.argv[1:],stderr=subprocess.PIPE,stdout=subprocess.DEVNULL,text=True)\n"
@@ -46,6 +73,7 @@ def one_run(args, buffer_mb, interval_ms):
         sys.exit(f"window_oom_app failed ({status}): {done.stderr[-1500:]}")
     flush_start = flush_end = None
     appends = []
+    segments = []  # (monotonic time of the line, host events)
     for line in done.stderr.splitlines():
         stamp, _, text = line.partition(" ")
         if "flushing at exit" in text:
@@ -55,15 +83,26 @@ def one_run(args, buffer_mb, interval_ms):
         match = APPEND.search(text)
         if match:
             appends.append((int(match.group(2)), int(match.group(4))))
+        match = SEGMENT.search(text)
+        if match:
+            segments.append((float(stamp), int(match.group(2))))
     summary = glob.glob(os.path.join(out, "*.summary.ndjson"))
     recorded = json.loads(open(summary[0]).readline())["host_records"] if summary else 0
+    streamed = streamed_key(out)
+    dropped = 0
+    if streamed:
+        recorded = streamed["host_events"] + streamed["tail_host_events"]
+        dropped = streamed["dropped"]
+    span = segments[-1][0] - segments[0][0] if len(segments) > 1 else 0
+    rate = sum(n for _, n in segments[1:]) / span if span > 0 else 0
     leftovers = [n for n in os.listdir(out) if n.endswith(".partial") or n.startswith(".")]
     shutil.rmtree(out, ignore_errors=True)
     return {"buffer_mb": buffer_mb, "interval_ms": interval_ms, "recorded": recorded,
             "peak_mib": peak_kib / 1024, "flush_s": (flush_end - flush_start) if flush_start and flush_end else -1,
             "wall_s": wall, "appends": len(appends), "appended": sum(a[0] for a in appends),
             "append_ms": sum(a[1] for a in appends), "longest_append_ms": max((a[1] for a in appends), default=0),
-            "leftovers": leftovers}
+            "leftovers": leftovers, "segments": streamed["segments"] if streamed else 0, "dropped": dropped,
+            "tail": streamed["tail_host_events"] if streamed else recorded, "stream_rate": rate}
 
 
 def main():
@@ -75,15 +114,19 @@ def main():
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--buffers", default="64,256")
     parser.add_argument("--interval-ms", type=int, default=100)
+    parser.add_argument("--stream-after-mb", type=int, default=0, help="PROFAGENT_STREAM_AFTER_MB (default: the agent's)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     print(f"{args.events} host events requested (window_oom_app, user ranges), one window written at exit")
-    print("buffer MiB  partial ms  recorded   peak RSS MiB  peak-buffer MiB  exit flush s  wall s  appends  appended  append ms (longest)")
+    print("load average (1 min) at start: %.2f" % os.getloadavg()[0])
+    print("buffer MiB  partial ms  recorded   dropped    peak RSS MiB  peak-buffer MiB  exit flush s  tail events  "
+          "segments  stream M ev/s  wall s  appends  appended  append ms (longest)")
     for buffer_mb in (int(b) for b in args.buffers.split(",")):
         for interval_ms in (0, args.interval_ms):
             r = one_run(args, buffer_mb, interval_ms)
-            print(f"{r['buffer_mb']:>10}  {r['interval_ms']:>10}  {r['recorded']:>9}  {r['peak_mib']:>12.0f}  "
-                  f"{r['peak_mib'] - buffer_mb:>15.0f}  {r['flush_s']:>12.2f}  {r['wall_s']:>6.1f}  {r['appends']:>7}  "
+            print(f"{r['buffer_mb']:>10}  {r['interval_ms']:>10}  {r['recorded']:>9}  {r['dropped']:>9}  {r['peak_mib']:>12.0f}  "
+                  f"{r['peak_mib'] - buffer_mb:>15.0f}  {r['flush_s']:>12.2f}  {r['tail']:>11}  {r['segments']:>8}  "
+                  f"{r['stream_rate'] / 1e6:>13.2f}  {r['wall_s']:>6.1f}  {r['appends']:>7}  "
                   f"{r['appended']:>8}  {r['append_ms']:>6} ({r['longest_append_ms']})", flush=True)
             if r["leftovers"]:
                 sys.exit(f"partial files left behind: {r['leftovers']}")

@@ -162,14 +162,30 @@ TEST_CASE("PROFAGENT_PARTIAL_INTERVAL_MS: 0 (off) or 100 ms to a day, else one l
   }
 }
 
+TEST_CASE("PROFAGENT_STREAM_AFTER_MB: 0 (half of PROFAGENT_BUFFER_MB) or N MiB, else one line and the default") {
+  std::vector<std::string> warnings;
+  CHECK(parse({}, warnings).stream_after_bytes() == size_t(128) << 20);
+  CHECK(parse({{"PROFAGENT_BUFFER_MB", "64"}}, warnings).stream_after_bytes() == size_t(32) << 20);
+  CHECK(parse({{"PROFAGENT_BUFFER_MB", "1"}}, warnings).stream_after_bytes() == size_t(1) << 20);
+  CHECK(parse({{"PROFAGENT_STREAM_AFTER_MB", "2"}}, warnings).stream_after_bytes() == size_t(2) << 20);
+  CHECK(warnings.empty());
+  for (const char* bad : {"-1", "65537", "1.5", "2M", ""}) {
+    warnings.clear();
+    CHECK(parse({{"PROFAGENT_STREAM_AFTER_MB", bad}}, warnings).stream_after_mb == 0);
+    REQUIRE(warnings.size() == 1);
+    CHECK(warnings[0].rfind("PROFAGENT_STREAM_AFTER_MB has an invalid value; using the default", 0) == 0);
+  }
+}
+
 TEST_CASE("to_pairs lists every variable with its effective value") {
   std::vector<std::string> warnings;
   const Config config = parse({{"PROFAGENT_SCHEDULE", "wait=1,active=2"}, {"PROFAGENT_ACTIVITIES", "cuda"}}, warnings);
   std::map<std::string, std::string> pairs;
   for (const auto& [name, value] : config.to_pairs()) pairs[name] = value;
-  CHECK(pairs.size() == 32);
+  CHECK(pairs.size() == 33);
   CHECK(pairs["PROFAGENT_TRACE_FORMAT"] == "json");
   CHECK(pairs["PROFAGENT_PARTIAL_INTERVAL_MS"] == "10000");
+  CHECK(pairs["PROFAGENT_STREAM_AFTER_MB"] == "0 (half of PROFAGENT_BUFFER_MB: 128)");
   CHECK(pairs["PROFAGENT_SUMMARIES"] == "device,overview,model,distributed,operator,kernel,memory_manipulation,"
                                        "user_defined,perf,step_trace,op_type,memory");
   CHECK(pairs["PROFAGENT_FP_POINT"] == "(detect)");

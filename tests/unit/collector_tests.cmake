@@ -11,8 +11,11 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/graph_captures_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/session_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/interval_peek_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/segment_split_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/segment_stream_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/flat_map_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/memory_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_limits_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/step_schedule_test.cpp

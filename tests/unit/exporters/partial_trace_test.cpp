@@ -175,3 +175,39 @@ TEST_CASE("a partial trace that cannot be written says why and publishes nothing
   CHECK(partial.append(second_interval) == first);  // later appends fail the same way
   CHECK(::access((dir.path() + "/sub/s.trace.json.partial").c_str(), F_OK) != 0);
 }
+
+TEST_CASE("finish: a streamed window's segments and tail become its trace, with the whole window's head", "[exporters][partial]") {
+  TempDir dir;
+  std::string error;
+  PartialTrace partial(OutputDir::create(dir.path(), &error), "node7.4242.w1", 64 << 10);
+  for (int k = 0; k < 3; ++k) {
+    Trace segment = interval(k);
+    REQUIRE(partial.append(segment) == "");
+  }
+  Trace tail = interval(3);
+  tail.drops.host_events = 1234;  // known at the window's end only
+  tail.streamed.segments = 3;
+  tail.streamed.host_events = partial.host_events();
+  REQUIRE(partial.finish(tail, "node7.4242.w1.trace.json", streamed_trace_keys(tail)) == "");
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"node7.4242.w1.trace.json"});
+  CHECK(partial.location() == dir.path() + "/node7.4242.w1.trace.json");
+  const json doc = parse_file(dir.path() + "/node7.4242.w1.trace.json");
+  CHECK_FALSE(doc.contains("profagent_partial"));
+  CHECK(doc["traceName"] == "node7.4242.w1.trace.json");
+  CHECK(doc["profagent_streamed"]["segments"] == 3);
+  CHECK(doc["profagent_streamed"]["host_events"] == 24);
+  CHECK(doc["profagent_streamed"]["tail_host_events"] == 8);
+  CHECK(doc["profagent_drops"]["host_events"] == 1234);  // the head is the tail's, not the first segment's
+  // Exactly the events of the whole window.
+  std::string text;
+  StringStream stream(text);
+  JsonWriter w(stream);
+  Trace all = whole(4);
+  REQUIRE(write_chrome_trace(all, "node7.4242.w1.trace.json", w));
+  const json expected = json::parse(text);
+  CHECK(trace_events(doc) == trace_events(expected));
+  CHECK(correlations_unique(doc));
+  CHECK(doc["baseTimeNanoseconds"] == expected["baseTimeNanoseconds"]);
+  partial.remove();  // the finished trace stays
+  CHECK(names_in(dir.path()) == std::vector<std::string>{"node7.4242.w1.trace.json"});
+}

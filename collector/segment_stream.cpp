@@ -1,0 +1,216 @@
+#include "collector/segment_stream.h"
+
+#include <algorithm>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "collector/api.h"
+#include "collector/clock.h"
+#include "collector/device_pool.h"
+#include "collector/join.h"
+#include "collector/log.h"
+#include "collector/names.h"
+#include "collector/segment_split.h"
+#include "collector/session_state.h"
+
+namespace profagent::collector {
+namespace {
+
+// Host ids whose device work is in the pool (under the session mutex).
+std::unordered_set<uint64_t> served_ids(const DevicePool& pool) {
+  std::unordered_set<uint64_t> served;
+  for (const DevicePool::Pooled& pooled : pool.records) {
+    if (!about(pooled.record.kind).work) continue;
+    auto link = pool.links.find(pooled.record.correlation);
+    if (link != pool.links.end()) served.insert(link->second.external_id);
+  }
+  return served;
+}
+
+// The host id a call's device work links to: its own id, or for a call the CUPTI callback
+// recorded, what its correlation is linked to (its own id unless CUPTI linked the range around it).
+uint64_t work_link(const HostEvent& e, const DevicePool& pool) {
+  if (!(e.flags & kFlagCallback)) return e.id;
+  auto link = pool.links.find(uint32_t(e.arg0));
+  return link == pool.links.end() ? e.id : link->second.external_id;
+}
+
+// A final call whose device record has not come holds its thread from its start, for a few
+// segments; then it goes without (counted).
+void wait_for_device_work(Candidates& c, StreamState& stream, const DevicePool& pool,
+                          const std::unordered_set<uint64_t>& served, const StreamLimits& limits,
+                          std::unordered_set<uint64_t>& given_up) {
+  for (const HostEvent& e : c.thread.events) {
+    if (e.start >= c.bound) continue;
+    if (!expects_device_work(e)) continue;
+    if (served.count(work_link(e, pool))) {
+      stream.waiting_device.erase(e.id);
+      continue;
+    }
+    uint32_t& waited = stream.waiting_device[e.id];
+    if (++waited <= limits.device_wait_segments) {
+      c.bound = std::min(c.bound, e.start);
+    } else {
+      stream.waiting_device.erase(e.id);
+      given_up.insert(work_link(e, pool));
+      ++stream.written.written_without_device_record;
+    }
+  }
+}
+
+size_t count_events(const std::vector<ThreadEvents>& threads) {
+  size_t n = 0;
+  for (const ThreadEvents& t : threads) n += t.events.size();
+  return n;
+}
+
+// The final events' device records, their links and every call's own correlation, moved out of
+// the pool (links of calls that went without their record stay: a record coming later is then
+// known as theirs, and dropped with the window's late ones).
+struct SegmentDevice {
+  std::vector<DeviceRecord> records;
+  std::unordered_map<uint32_t, uint64_t> links;
+  std::vector<ExternalLink> call_links;
+};
+
+SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& final_threads,
+                           const std::unordered_set<uint64_t>& given_up, uint32_t cuts) {
+  std::unordered_set<uint64_t> ids;
+  for (const ThreadEvents& t : final_threads) {
+    for (const HostEvent& e : t.events) {
+      if (EventKind(e.kind) == EventKind::StackTag) continue;
+      ids.insert(e.id);
+      // A callback-recorded call is known by its own correlation (as window.cpp links it).
+      if (e.flags & kFlagCallback) pool.links.try_emplace(uint32_t(e.arg0), DevicePool::Link{e.id, cuts, clock::monotonic_ns()});
+    }
+  }
+  SegmentDevice device;
+  for (auto link = pool.links.begin(); link != pool.links.end();) {
+    if (!ids.count(link->second.external_id)) {
+      ++link;
+      continue;
+    }
+    device.links.emplace(link->first, link->second.external_id);
+    device.call_links.push_back({link->first, link->second.external_id});
+    link = given_up.count(link->second.external_id) ? std::next(link) : pool.links.erase(link);
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < pool.records.size(); ++i) {
+    DevicePool::Pooled& pooled = pool.records[i];
+    if (device.links.count(pooled.record.correlation)) {
+      device.records.push_back(std::move(pooled.record));
+      continue;
+    }
+    if (kept != i) pool.records[kept] = std::move(pooled);
+    ++kept;
+  }
+  pool.records.resize(kept);
+  return device;
+}
+
+// What one segment takes and decides under the locks; joined after they are released.
+struct SegmentInput {
+  std::vector<ThreadEvents> threads;
+  SegmentDevice device;
+  clock::TickConverter converter;
+  uint64_t start_ticks = 0;
+  uint64_t through_ticks = 0;
+};
+
+// Under the freeze lock (no cut meanwhile) and the session mutex. False when no window is
+// being recorded.
+bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, SegmentInput& in) {
+  std::lock_guard freeze_lock(s.freeze_mutex);
+  if (state() != RecordState::Record) return false;
+  TakenChunks taken = take_closed_chunks(limits.segment_events);
+  in.through_ticks = now();
+  clock::add_anchor();
+  in.converter = clock::converter();
+  std::lock_guard lock(s.mutex);
+  if (s.stream.cuts != s.cuts) {
+    s.stream = StreamState{};
+    s.stream.cuts = s.cuts;
+    out.first_of_window = true;
+  }
+  out.trace.window = s.window + 1;
+  out.chunks = taken.chunks;
+  in.start_ticks = s.window_start_ticks;
+  std::vector<Candidates> all = gather_candidates(std::move(s.stream.held), std::move(taken));
+  s.stream.held.clear();
+  const std::unordered_set<uint64_t> served = served_ids(s.pool);
+  const bool device_delivers = g_device_tracing.load() && g_active_device_backend.load() != nullptr;
+  std::unordered_set<uint64_t> given_up;
+  for (Candidates& c : all) {
+    if (stacks_on() && !c.thread.events.empty() && EventKind(c.thread.events.back().kind) != EventKind::StackTag) {
+      c.bound = std::min(c.bound, c.thread.events.back().start);  // its stack tag may come next
+    }
+    hold_enclosing_scopes(c);
+    if (device_delivers) wait_for_device_work(c, s.stream, s.pool, served, limits, given_up);
+    hold_enclosing_scopes(c);
+  }
+  std::vector<ThreadEvents> held;
+  split_candidates(all, in.threads, held);
+  const size_t held_count = count_events(held);
+  if (held_count > limits.held_events) {  // a scope open too long: written without it (counted)
+    s.stream.written.written_before_scope_end += held_count;
+    in.threads.insert(in.threads.end(), std::make_move_iterator(held.begin()), std::make_move_iterator(held.end()));
+    held.clear();
+  }
+  out.held_events = count_events(held);
+  s.stream.held = std::move(held);
+  in.device = claim_device(s.pool, in.threads, given_up, s.cuts);
+  ++s.stream.written.segments;
+  // Counted here: the window may be cut while this segment is joined and written.
+  for (const ThreadEvents& t : in.threads) {
+    s.stream.written.host_events += size_t(std::count_if(t.events.begin(), t.events.end(), [](const HostEvent& e) {
+      return EventKind(e.kind) != EventKind::StackTag;
+    }));
+  }
+  s.stream.written.device_records += in.device.records.size();
+  return true;
+}
+
+void segment(const StreamLimits& limits, StreamedSegment& out) {
+  Session& s = session();
+  out = StreamedSegment{};
+  if (!s.started.load()) return;
+  // Before the take, without a lock (a CUPTI call): the records of what completed by now.
+  collect_device_records(s, true);
+  SegmentInput in;
+  if (!take_segment(s, limits, out, in)) return;
+  out.recording = true;
+  Trace& trace = out.trace;
+  trace.start_ns = in.converter.to_ns(in.start_ticks);
+  trace.end_ns = in.converter.to_ns(in.through_ticks);
+  trace.process.thread_names = window_thread_names(in.threads);
+  describe_window(s, trace);
+  JoinInput input{std::move(in.threads), names_snapshot(), kernel_names_snapshot(), in.converter,
+                  std::move(in.device.records), &in.device.links, std::move(in.device.call_links)};
+  input.window_end_ns = trace.end_ns;
+  join(std::move(input), trace);
+  for (HostRecord& record : trace.host) record.stack = 0;  // call stacks are not streamed
+}
+
+}  // namespace
+
+bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept {
+  try {
+    segment(limits, out);
+    return true;
+  } catch (...) {
+    static CappedSite segments_lost;  // may recur at every segment
+    log_capped(segments_lost, LogLevel::Warn, "out of memory while streaming the window being recorded: "
+                                              "a segment's events are missing from its trace");
+    out = StreamedSegment{};
+    return false;
+  }
+}
+
+uint32_t streamed_window() noexcept {
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  return s.stream.cuts == s.cuts && s.stream.written.segments > 0 ? s.window + 1 : 0;
+}
+
+}  // namespace profagent::collector

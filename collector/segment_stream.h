@@ -1,0 +1,56 @@
+// A streamed window: a long window written while it is recorded, so that it never has to fit
+// in memory (the agent's partial writer drives it: agent/partial_writer.h).
+//
+// Each segment TAKES the chunks the writers have left (thread_buffer.h take_closed_chunks: the
+// chunks go back to the pool), joins the events that are final, and hands them over to be
+// appended to the window's trace; the window's cut joins the rest (its tail) as usual. The
+// links are those a join of the whole window gives:
+//   - An operator or range is committed at its end, after what it encloses. Each thread
+//     publishes where its outermost open scope began (api.h scope_opened), read after the
+//     take: a taken event that starts at or after it may still get an enclosing scope, and so
+//     may one that a scope committed but not taken yet (still in the writer's chunk) encloses.
+//     Those are held, with every later event of their thread and every taken scope around
+//     them, and joined again by the next segment (or the cut).
+//   - A launch, copy or set whose device record has not come is held the same way, for at
+//     most StreamLimits::device_wait_segments segments; then it is written without its record
+//     (counted: StreamedWindow::written_without_device_record, late_device_records).
+//   - Device records linked to a final call are claimed from the pool with it, and their links
+//     (also every call's own CUPTI correlation) are given to the segment and forgotten by the
+//     pool: what the pool holds stays bounded too.
+// Not streamed: records no call is linked to (a library's driver launches outside every range,
+// unlinked work), which the cut's join claims by time as for any window; call stacks (the
+// segments' events are written without theirs).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "collector/trace.h"
+
+namespace profagent::collector {
+
+struct StreamLimits {
+  std::size_t segment_events = std::size_t(1) << 17;  // host events taken per segment at most
+  // Events held for scopes still open (a range around the whole window holds everything
+  // after its start): beyond this, they are written without that scope (counted).
+  std::size_t held_events = std::size_t(1) << 19;
+  uint32_t device_wait_segments = 4;
+};
+
+struct StreamedSegment {
+  bool recording = false;     // false: no window is being recorded: nothing else is set
+  bool first_of_window = false;
+  uint64_t chunks = 0;        // chunks taken and given back to the pool
+  uint64_t held_events = 0;   // held for a later segment or the cut
+  // The segment joined: trace.window is the window being recorded, metadata as a window's.
+  Trace trace;
+};
+
+// One segment of the window being recorded. Never throws; false when out of memory (the events
+// taken are then left to the cut, not lost). No collector lock is held across the device flush.
+bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept;
+
+// The window being recorded when some segment of it was cut (0: none is).
+uint32_t streamed_window() noexcept;
+
+}  // namespace profagent::collector

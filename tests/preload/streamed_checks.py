@@ -1,0 +1,98 @@
+"""A streamed window (collector/segment_stream.h) checked as the devsim runs are: the program's
+threads (their iterations inside "block" ranges of 500, so that ranges span the segments, each
+block with a call of its own) run under PROFAGENT_STREAM_AFTER_MB=1, which streams the window in segments while it
+is recorded. Its one trace must hold every call, copy, set and kernel, each device record
+linked to its call by exactly one ac2g flow and equal correlations, kernels with their
+iteration range's External id, every call inside a block range; the trace says how many
+segments wrote it; no partial or swap file is left; the tables say they were not computed.
+"""
+import bisect
+import collections
+import os
+
+import checkers as C
+
+
+class Spans:
+    """The `name` ranges of each thread, to find the one around an event (ranges of one name
+    do not overlap on a thread here)."""
+
+    def __init__(self, trace, name):
+        self.by_thread = collections.defaultdict(list)
+        for r in trace.ranges:
+            if r["name"] == name:
+                self.by_thread[(r["pid"], r["tid"])].append((r["start_ns"], r["end_ns"], r))
+        for spans in self.by_thread.values():
+            spans.sort(key=lambda s: (s[0], s[1]))
+
+    def around(self, e):
+        spans = self.by_thread.get((e["pid"], e["tid"]), [])
+        at = bisect.bisect_right([s[0] for s in spans], e["start_ns"]) - 1 if spans else -1
+        return spans[at][2] if at >= 0 and spans[at][1] >= e["end_ns"] else None
+
+
+def check_external_ids(trace, wanted):
+    """As checkers.check_external_ids, by a search per kernel: each kernel carries the External
+    id of the iteration range around its launch."""
+    iterations = Spans(trace, "iteration")
+    for e in trace.device:
+        if e["cat"] != "kernel":
+            continue
+        scope = iterations.around(trace.launcher(e))
+        C.expect(scope is not None, f"kernel {e['name']!r}: its launch is not inside an iteration range")
+        C.expect(e["args"].get("External id") == scope["args"]["External id"],
+                 f"kernel {e['name']!r}: External id {e['args'].get('External id')} != its range's {scope['args']['External id']}")
+    for name, count in wanted["ranges"].items():
+        found = sum(1 for r in trace.ranges if r["name"] == name)
+        C.expect(found == count, f"{count} {name} ranges opened, {found} in the trace")
+
+
+def check_streamed_run(context):
+    wanted, trace = C.clean_devsim_run(context)
+    streamed = trace.document.get("profagent_streamed")
+    C.expect(streamed is not None, "the trace has no profagent_streamed key: the window was not streamed")
+    C.expect(streamed["segments"] >= 2, f"only {streamed['segments']} segments were cut")
+    C.expect(streamed["host_events"] > 0, "the segments wrote no host event")
+    C.expect(streamed["written_before_scope_end"] == 0, f"events written before their scope ended: {streamed}")
+    C.check_device_records(trace, wanted)
+    C.check_links(trace)
+    C.check_driver_threads(trace)
+    check_external_ids(trace, wanted)
+    events = trace.document["traceEvents"]
+    # One flow start and one end per id, and one correlation per call.
+    starts = collections.Counter(e["id"] for e in events if e.get("ph") == "s" and e.get("cat") == "ac2g")
+    ends = collections.Counter(e["id"] for e in events if e.get("ph") == "f" and e.get("cat") == "ac2g")
+    C.expect(starts == ends and set(starts.values()) == {1}, "ac2g flows are not one start and one end per id")
+    correlations = collections.Counter(e["args"].get("correlation") for e in trace.runtime)
+    repeated = {c: n for c, n in correlations.items() if n > 1 and c}
+    C.expect(not repeated, f"correlation ids on more than one call: {list(repeated.items())[:5]}")
+    # Every call of the iterations inside a block range, 500 iterations a block.
+    blocks = [r for r in trace.ranges if r["name"] == "block"]
+    iterations = wanted["ranges"]["iteration"]
+    threads = len({(r["pid"], r["tid"]) for r in trace.ranges if r["name"] == "iteration"})
+    C.expect(len(blocks) == threads * -(-iterations // threads // 500), f"{len(blocks)} block ranges")
+    in_block = Spans(trace, "block")
+    inside = ("cudaMemsetAsync", "cudaMemcpyAsync", "cudaLaunchKernel", "cudaStreamSynchronize")
+    outside = [c for c in trace.runtime if c["name"].startswith(inside) and in_block.around(c) is None]
+    outside += [r for r in trace.ranges if r["name"] == "iteration" and in_block.around(r) is None]
+    C.expect(not outside, f"{len(outside)} calls or iteration ranges outside a block range, e.g. {outside[:1]}")
+    # A call inside a block range and no iteration range has the block's External id: known
+    # only once the block ended, segments later.
+    queries = [c for c in trace.runtime if c["name"].startswith("cudaStreamQuery")]
+    C.expect(len(queries) == len(blocks), f"{len(queries)} cudaStreamQuery calls for {len(blocks)} blocks")
+    for query in queries:
+        block = in_block.around(query)
+        C.expect(block is not None and query["args"].get("External id") == block["args"]["External id"],
+                 f"cudaStreamQuery at {query['ts']}: External id {query['args'].get('External id')}, "
+                 f"its block range's {block and block['args']['External id']}")
+    # The head is the whole window's (written again at its end), not its first segment's.
+    window = trace.document["profagent_window"]
+    last_end = max(e["end_ns"] for e in trace.complete if e.get("cat") != "profagent")
+    C.expect(window["end_ns"] - trace.document["baseTimeNanoseconds"] >= last_end - 1000,
+             f"profagent_window ends before the last event: {window}")
+    leftovers = [n for n in os.listdir(context.out_dir) if n.endswith((".partial", ".swap"))]
+    C.expect(not leftovers, f"partial files left: {leftovers}")
+    C.expect(any("not computed for a streamed window" in line for line in C.profagent_lines(context.run.stderr)),
+             "no line says the tables were not computed")
+    context.summary = (f"{streamed['segments']} segments, {len(trace.device)} device records, "
+                       f"{len(trace.runtime)} runtime calls, {len(starts)} flows")
