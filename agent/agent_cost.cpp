@@ -2,6 +2,7 @@
 
 #include <pthread.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -11,9 +12,11 @@
 #include <vector>
 
 #include "agent/log.h"
+#include "agent/signal_flush.h"
 #include "agent/threads.h"
 #include "collector/api.h"
 #include "collector/clock.h"
+#include "collector/session.h"
 #include "collector/thread_buffer.h"
 #include "hooks/record_cost.h"
 
@@ -23,6 +26,8 @@ namespace {
 std::atomic<uint64_t> g_record_cost_ps{0};
 std::mutex g_measure_mutex;  // the poller and an early exit flush measure it once between them
 std::atomic<uint64_t> g_boundary_ns{0};
+std::atomic<uint64_t> g_cupti_call_cost_ps{0};  // 0: not measured (yet)
+std::atomic<bool> g_cupti_cost_settled{false};   // measured, or cannot be: not tried again (poller only)
 
 struct PendingSlice {
   const char* name;
@@ -71,6 +76,14 @@ uint64_t joined_bytes(const Trace& t) {
   return bytes;
 }
 
+// The window's CUDA API calls (hooked, or recorded by CUPTI's callback, or from its DRIVER
+// records): each passed through CUPTI when the device was traced. Ranges, operators, steps not.
+uint64_t cuda_calls(const Trace& t) {
+  uint64_t calls = 0;
+  for (const HostRecord& h : t.host) calls += h.kind >= EventKind::Launch && h.kind <= EventKind::Runtime;
+  return calls;
+}
+
 // The slices since the previous window written, in ns (on an exporting thread: it allocates).
 void take_slices(AgentCost& cost) {
   std::vector<PendingSlice> pending;
@@ -99,10 +112,52 @@ void measure_record_cost() noexcept {
   g_record_cost_ps.store(hooks::measure_record_cost_ps(), std::memory_order_release);
 }
 
+bool cupti_cost_settled() noexcept { return g_cupti_cost_settled.load(std::memory_order_acquire); }
+
+void measure_cupti_cost() noexcept {
+  if (cupti_cost_settled()) return;
+  AgentWork work("measure CUPTI cost");
+  const collector::DeviceCallCost cost = collector::measure_device_call_cost();
+  switch (cost.state) {
+    case collector::DeviceCallCost::State::NotYet:
+      work.forget();  // nothing was measured: no slice on the trace
+      return;
+    case collector::DeviceCallCost::State::Measured:
+      g_cupti_call_cost_ps.store(cost.ps, std::memory_order_release);
+      break;
+    case collector::DeviceCallCost::State::Untraced:  // host-only: nothing to measure, nothing to say
+      work.forget();
+      break;
+    case collector::DeviceCallCost::State::Unavailable:
+      log(LogLevel::Info, std::string("CUPTI's own cost per call is not measured (") + cost.why +
+                              "): the overhead line says so instead of a figure");
+      break;
+  }
+  g_cupti_cost_settled.store(true, std::memory_order_release);
+}
+
+namespace {
+
+// A window written before the poller measured CUPTI's cost waits for it: at most this long,
+// once per process (the poller looks every millisecond then: device_poller.cpp). Never on a
+// crash's flush, which must not wait on the device.
+constexpr long kCuptiCostWaitUs = 50'000;
+
+void wait_for_cupti_cost() noexcept {
+  if (!collector::g_device_tracing.load() || on_crash_flush_thread()) return;
+  const timespec pause{0, 200'000};
+  for (long waited_us = 0; !cupti_cost_settled() && waited_us < kCuptiCostWaitUs; waited_us += 200) {
+    nanosleep(&pause, nullptr);
+  }
+}
+
+}  // namespace
+
 AgentWork::AgentWork(const char* name, uint32_t number) noexcept
     : name_(name), number_(number), start_(collector::now()) {}
 
 AgentWork::~AgentWork() {
+  if (name_ == nullptr) return;  // forgotten
   const uint64_t end = collector::now();
   const uint32_t tid = current_tid();
   std::lock_guard lock(g_slices.mutex);
@@ -121,11 +176,14 @@ void attach_agent_cost(Trace& trace, const CostMark& from, const CostMark& to) n
   AgentCost& cost = trace.agent_cost;
   try {
     measure_record_cost();  // a window written before the agent's thread measured it
+    wait_for_cupti_cost();  // the poller's probe, which only the poller runs
     cost.record_cost_ps = g_record_cost_ps.load(std::memory_order_acquire);
     const DropCounters& d = trace.drops;
     cost.hooked_calls = trace.host.size() + d.host_events + d.left_out_host_events + d.shorter_than_min_duration +
                         d.over_max_events;
     cost.boundary_ns = to.boundary_ns > from.boundary_ns ? to.boundary_ns - from.boundary_ns : 0;
+    cost.cupti_call_cost_ps = g_cupti_call_cost_ps.load(std::memory_order_acquire);
+    if (cost.cupti_call_cost_ps != 0 || collector::g_device_tracing.load()) cost.cupti_calls = cuda_calls(trace);
     cost.agent_cpu_ns = to.agent_cpu_ns > from.agent_cpu_ns ? to.agent_cpu_ns - from.agent_cpu_ns : 0;
     cost.memory_bytes = collector::buffer_reservation().committed + joined_bytes(trace);
     take_slices(cost);

@@ -18,6 +18,14 @@ namespace profagent::agent {
 // Measures the record cost once (later calls return at once); on an agent thread, at its start.
 void measure_record_cost() noexcept;
 
+// Measures CUPTI's cost per traced CUDA call once (collector/cupti_call_cost.h), once the device
+// backend started; later calls return at once. Only from the device poller: a window written
+// before that waits for it (briefly, once), as the thread writing it may not make the probe's
+// CUPTI calls (collector/session.h measure_device_call_cost).
+void measure_cupti_cost() noexcept;
+// Measured, or known not to be measurable (host-only, a CUPTI without the switches).
+bool cupti_cost_settled() noexcept;
+
 // One piece of the agent's own work, from construction to destruction, kept as a slice for the
 // next window written (at most kMaxAgentSlices per window; beyond that only counted). Named
 // by a string literal and, when not 0, a number ("write window" 2: "write window 2"). Nothing
@@ -27,6 +35,8 @@ class AgentWork {
  public:
   explicit AgentWork(const char* name, uint32_t number = 0) noexcept;
   ~AgentWork();
+  // The work turned out to be nothing (a check that found nothing to do): no slice is kept.
+  void forget() noexcept { name_ = nullptr; }
   AgentWork(const AgentWork&) = delete;
   AgentWork& operator=(const AgentWork&) = delete;
 

@@ -28,14 +28,31 @@ void poll_device() noexcept {
   collector::poll_device();
 }
 
-// Until the program has no thread left or the exit flush ran (agent/threads.h). The record cost
-// of the overhead lines is measured first: this thread starts at the first CUDA call, so a
-// process that never uses CUDA never pays for it.
+// CUPTI's cost per call (agent/agent_cost.h), measured as soon as the device backend started
+// (on the program's thread, right after this thread was started): the first window written
+// waits for that figure, so the poller looks every millisecond, for kQuickLooks at most.
+constexpr int kQuickLooks = 200;
+
+void settle_cupti_cost() noexcept {
+  const timespec look{0, 1'000'000};
+  for (int looks = 0; looks < kQuickLooks && keep_running(); ++looks) {
+    measure_cupti_cost();
+    if (cupti_cost_settled()) return;
+    if (looks % 10 == 9) collector::warm_host_buffers();
+    nanosleep(&look, nullptr);
+  }
+}
+
+// Until the program has no thread left or the exit flush ran (agent/threads.h). The record and
+// CUPTI costs of the overhead lines are measured first: this thread starts at the first CUDA
+// call, so a process that never uses CUDA never pays for them.
 void poll_until_stopped(void*) noexcept {
   measure_record_cost();
+  settle_cupti_cost();
   const timespec tick{0, kTickNs};
   for (int ticks = 0; keep_running(); ++ticks) {
     collector::warm_host_buffers();
+    measure_cupti_cost();  // when the quick looks found no backend yet
     partial_writer_tick();
     nanosleep(&tick, nullptr);
     if (ticks % kTicksPerDevicePoll == kTicksPerDevicePoll - 1) poll_device();

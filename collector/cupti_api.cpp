@@ -64,6 +64,7 @@ bool CuptiApi::load(const std::string& explicit_path, std::string* why) {
   resolve(handle, "cuptiEnableDomain", enable_domain, &optional);
   resolve(handle, "cuptiEnableCallback", enable_callback, &optional);
   resolve(handle, "cuptiGetGraphNodeId", get_graph_node_id, &optional);
+  resolve(handle, "cuptiActivityEnableDriverApi", enable_driver_api, &optional);
   if (!missing.empty()) {
     *why = path + " lacks " + missing;
     return false;  // the handle stays open: unloading CUPTI is never safe

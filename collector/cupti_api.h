@@ -30,6 +30,8 @@ struct CuptiApi {
   // Graph node callbacks (optional: without them graph replays keep their launch's External id).
   decltype(&cuptiEnableCallback) enable_callback = nullptr;
   decltype(&cuptiGetGraphNodeId) get_graph_node_id = nullptr;
+  // DRIVER records of one function (optional: the CUPTI cost probe, collector/cupti_call_cost.h).
+  decltype(&cuptiActivityEnableDriverApi) enable_driver_api = nullptr;
 
   std::string path;  // what was loaded
 

@@ -10,6 +10,7 @@
 
 #include "collector/api.h"
 #include "collector/clock.h"
+#include "collector/cupti_call_cost.h"
 #include "collector/cupti_callbacks.h"
 #include "collector/cupti_records.h"
 #include "collector/cupti_status.h"
@@ -127,7 +128,7 @@ bool CuptiBackend::start() noexcept {
 void CuptiBackend::subscribe_callbacks() noexcept {
   std::string why;
   if (subscribe_api_callbacks(api_, &subscriber_, &why)) {
-    callbacks_on_ = true;
+    callbacks_on_.store(true);
     if (!enable_graph_callbacks(api_, subscriber_)) {
       log(LogLevel::Warn, "CUPTI graph node callbacks unavailable: CUDA graph replays are attributed to their "
           "cudaGraphLaunch, not to the operator or range open when they were captured");
@@ -213,11 +214,21 @@ void CuptiBackend::pop_external_id() noexcept {
 void CuptiBackend::set_activity(DeviceActivity activity) noexcept {
   if (!usable_.load()) return;
   AgentBusy busy;
+  // Odd while switching: a cost probe running meanwhile sees the count move and measures again.
+  activity_switches_.fetch_add(1);
+  struct Switched {
+    CuptiBackend& backend;
+    DeviceActivity activity;
+    ~Switched() {
+      backend.activity_.store(activity);
+      backend.activity_switches_.fetch_add(1);
+    }
+  } switched{*this, activity};
   // The API callbacks record calls, and serve step markers, which must see calls while nothing records.
   const bool callbacks_wanted = activity == DeviceActivity::All || step_markers_armed();
-  if (subscriber_ != nullptr && callbacks_wanted != callbacks_on_ &&
+  if (subscriber_ != nullptr && callbacks_wanted != callbacks_on_.load() &&
       enable_api_callbacks(api_, subscriber_, callbacks_wanted)) {
-    callbacks_on_ = callbacks_wanted;
+    callbacks_on_.store(callbacks_wanted);
   }
   for (CUpti_ActivityKind kind : enabled_) {
     const bool allocations = kind == CUPTI_ACTIVITY_KIND_MEMORY2 || kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL;
@@ -260,6 +271,45 @@ DeviceBatch CuptiBackend::drain() noexcept {
   }
   batch.dropped += dropped_.exchange(0);
   return batch;
+}
+
+// Once per process, from an agent thread (the poller's first tick with the device traced, or
+// the first window's export), in whatever state the device is: the probe switches its one
+// function as recording would and back. A set_activity running meanwhile (a step boundary)
+// switches the whole callback domain and the activity kinds, the probe's function with them:
+// the figure is then dropped, the function set back as the domain now is, and a later call
+// measures anew.
+DeviceCallCost CuptiBackend::measure_call_cost() noexcept {
+  using State = DeviceCallCost::State;
+  if (const State known = call_cost_state_.load(std::memory_order_acquire); known != State::NotYet) {
+    return {known, call_cost_ps_, call_cost_why_};
+  }
+  const uint32_t switches = activity_switches_.load();
+  if (!usable_.load() || runtime_gone_.load() || switches % 2 != 0) return {};
+  AgentBusy busy;  // the probe's calls are the agent's: its callback records none of them
+  auto probe_now = [this] {
+    const bool traced = activity_.load() != DeviceActivity::Off;
+    const bool driver = std::find(enabled_.begin(), enabled_.end(), CUPTI_ACTIVITY_KIND_DRIVER) != enabled_.end();
+    return CuptiProbeSwitch{&api_, subscriber_, callbacks_on_.load(), traced && driver, traced};
+  };
+  const CuptiCallCost cost = measure_cupti_call_cost(probe_now());
+  if (activity_switches_.load() != switches) {
+    if (api_.enable_callback && api_.enable_driver_api && subscriber_ != nullptr) restore_probe_function(probe_now());
+    return {};
+  }
+  if (cost.unavailable != nullptr) {
+    call_cost_why_ = cost.unavailable;
+    call_cost_state_.store(State::Unavailable, std::memory_order_release);
+    return {State::Unavailable, 0, cost.unavailable};
+  }
+  if (!cost.measured) return {};  // the thread's CPU clock failed: try again later
+  // At least 1 ps: 0 means "not measured" to the overhead line (a difference lost in noise is
+  // a cost of about nothing, still measured).
+  call_cost_ps_ = std::max<uint64_t>(cost.cost_ps(), 1);
+  call_cost_state_.store(State::Measured, std::memory_order_release);
+  log_format(LogLevel::Info, "CUPTI's cost per traced call: %.1f ns (%.1f ns with it, %.1f ns without)",
+             double(cost.cost_ps()) / 1000, double(cost.traced_ps) / 1000, double(cost.bare_ps) / 1000);
+  return {State::Measured, call_cost_ps_, ""};
 }
 
 void CuptiBackend::disable_in_child() noexcept {

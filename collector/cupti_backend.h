@@ -36,6 +36,7 @@ class CuptiBackend final : public DeviceBackend {
   std::string version() const override { return version_; }
   void disable_in_child() noexcept override;
   void runtime_tearing_down() noexcept override;
+  DeviceCallCost measure_call_cost() noexcept override;
 
   // CUPTI's buffer callbacks (static C entry points forward here).
   void on_buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) noexcept;
@@ -59,7 +60,13 @@ class CuptiBackend final : public DeviceBackend {
   std::atomic<bool> usable_{false};  // false: never call CUPTI again
   std::atomic<bool> runtime_gone_{false};  // true: the runtime tore itself down; flush no more
   CUpti_SubscriberHandle subscriber_ = nullptr;  // API callbacks, when CUPTI gave them
-  bool callbacks_on_ = false;  // their domains are enabled (set_activity's caller serialises it)
+  // Their domains are enabled (set_activity's caller serialises the writes; the cost probe reads).
+  std::atomic<bool> callbacks_on_{false};
+  std::atomic<DeviceActivity> activity_{DeviceActivity::All};  // the last set_activity's
+  std::atomic<uint32_t> activity_switches_{0};  // set_activity calls begun and ended (odd: one runs)
+  std::atomic<DeviceCallCost::State> call_cost_state_{DeviceCallCost::State::NotYet};
+  uint64_t call_cost_ps_ = 0;  // written before call_cost_state_ leaves NotYet (release)
+  const char* call_cost_why_ = "";
   bool issuers_known_ = false;  // API callbacks or DRIVER records (set once, at start)
   bool resume_failed_reported_ = false;
   std::atomic<uint64_t> dropped_{0};

@@ -39,6 +39,15 @@ struct DeviceBatch {
 // own), or everything (warmup and recorded steps).
 enum class DeviceActivity : uint8_t { Off, WorkOnly, All };
 
+// CUPTI's (the device library's) own work in each traced CUDA call, per call.
+struct DeviceCallCost {
+  // NotYet: not measurable now (the backend not started, a switch meanwhile); Untraced: host-only.
+  enum class State : uint8_t { NotYet, Measured, Unavailable, Untraced };
+  State state = State::NotYet;
+  uint64_t ps = 0;              // Measured: picoseconds per call (at least 1)
+  const char* why = "";         // Unavailable: why (a string literal)
+};
+
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
@@ -70,6 +79,13 @@ class DeviceBackend {
   // flush what the device library holds now, and never ask it to flush again (NVIDIA's CUPTI
   // crashed when flushed after that teardown). Records already completed are still drained.
   virtual void runtime_tearing_down() noexcept {}
+  // What the device library costs each traced call's thread (collector/cupti_call_cost.h):
+  // measured by the first call made once the backend started (an agent thread, no collector
+  // lock held), whatever the activity; later calls return that. Backends whose library does
+  // no work in the calls answer Unavailable.
+  virtual DeviceCallCost measure_call_cost() noexcept {
+    return {DeviceCallCost::State::Unavailable, 0, "the device backend does not trace calls"};
+  }
 };
 
 }  // namespace profagent::collector

@@ -164,6 +164,14 @@ void cuda_in_use() noexcept {
 
 bool cuda_used() noexcept { return g_cuda_state.load() != kCudaUnused; }
 
+DeviceCallCost measure_device_call_cost() noexcept {
+  Session& s = session();
+  DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire);
+  if (backend == nullptr || !s.backend_ready.load(std::memory_order_acquire) || s.forked_child.load()) return {};
+  if (!g_device_tracing.load()) return {DeviceCallCost::State::Untraced, 0, ""};
+  return backend->measure_call_cost();
+}
+
 void cuda_runtime_tearing_down() noexcept {
   AgentBusy busy;  // the flush's own calls are not the program's
   if (DeviceBackend* backend = g_active_device_backend.load(std::memory_order_acquire)) {

@@ -110,6 +110,14 @@ void poll_device() noexcept;
 // anything was recorded (an agent thread calls this periodically; collector/chunk_pool.h says why).
 void warm_host_buffers() noexcept;
 
+// What the device library (CUPTI) adds to each traced CUDA call's thread: measured by the first
+// call made once the device backend started (collector/cupti_call_cost.h); later calls return
+// that figure. NotYet until the backend started; Untraced host-only.
+// From an agent thread that makes no CUDA call of the program's, holding no lock: the probe
+// uses CUPTI's per-thread state (its external id stack), which a thread leaving, or the main
+// thread at exit (whose thread-locals are destroyed before the exit handlers run), has lost.
+DeviceCallCost measure_device_call_cost() noexcept;
+
 // True once any CUDA hook ran (cuda_in_use()).
 bool cuda_used() noexcept;
 

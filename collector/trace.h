@@ -344,9 +344,15 @@ struct AgentCost {
   uint64_t agent_cpu_ns = 0;    // CPU time of the agent's own threads between the window's edges
   uint64_t memory_bytes = 0;    // host event buffers committed and the window's joined form
   uint64_t slices_left_out = 0; // agent work beyond kMaxAgentSlices: in agent_cpu_ns, not drawn
+  // CUPTI's own work inside each traced CUDA call (collector/cupti_call_cost.h): its cost per
+  // call, measured once (0: not measured, or no device tracing), and the window's CUDA calls.
+  uint64_t cupti_call_cost_ps = 0;
+  uint64_t cupti_calls = 0;
   std::vector<AgentSlice> slices;
-  // Time on the program's threads: each hooked call's recording, and the boundaries.
-  uint64_t program_ns() const noexcept { return hooked_calls * record_cost_ps / 1000 + boundary_ns; }
+  uint64_t cupti_ns() const noexcept { return cupti_calls * cupti_call_cost_ps / 1000; }
+  // Time on the program's threads: each hooked call's recording, CUPTI's work in the CUDA
+  // calls, and the boundaries.
+  uint64_t program_ns() const noexcept { return hooked_calls * record_cost_ps / 1000 + cupti_ns() + boundary_ns; }
 };
 inline constexpr std::size_t kMaxAgentSlices = 10000;  // per window
 

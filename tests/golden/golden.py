@@ -10,7 +10,8 @@ column, a key, a summary's line) shows as a diff in review; --update writes the 
 The runs: demo_train 2 (memory profiled, every summary) gives table.txt, summary.txt and
 summary.ndjson; vector_add gives trace.json (small: one event per line). As in uftrace's tests,
 numbers that measure time are replaced, never the counts, names, bytes and ids the programs
-fix. Only the Python standard library is used.
+fix (CUPTI's correlation ids, which the agent's own probe calls advance too, are renamed in order
+of first sight). Only the Python standard library is used.
 """
 import argparse
 import difflib
@@ -52,13 +53,13 @@ def normalise_text(text):
 # ---- JSON (summary.ndjson, the trace) -----------------------------------------------------
 TIME_KEYS = {"ts", "dur", "Allocated ts", "baseTimeNanoseconds", "join_wait_ms", "ns", "process_ns",
              "system_busy_ns", "system_idle_ns", "cpus",
-             # profagent_overhead: the measured record cost and the memory held vary as times do
-             "record_cost_ps", "memory_bytes"}
+             # profagent_overhead: the measured record and CUPTI costs and the memory held vary as times do
+             "record_cost_ps", "cupti_call_cost_ps", "memory_bytes"}
 AGENT_TRACK_PID_OFFSET = 1 << 22  # the profagent track's pid is the process's plus this
-# Agent work whose number depends on timing (a poll every 100 ms; the record cost measured on the
-# poller or, in a short run, by the exit flush): left out of the golden trace, with the rows
+# Agent work whose number depends on timing (a poll every 100 ms; the record and CUPTI costs
+# measured on the poller or, in a short run, by the exit flush): left out of the golden trace, with the rows
 # of the threads that did it. What stays is the window's join, once per window.
-TIMED_AGENT_WORK = {"poll device", "measure record cost"}
+TIMED_AGENT_WORK = {"poll device", "measure record cost", "measure CUPTI cost"}
 HOST_TIME_SUFFIXES = ("_ns", "unix_ns")
 
 
@@ -75,13 +76,21 @@ class Renamer:
 
 def normalise_json(value, pid, host, out_dir, renamers, key=None):
     if isinstance(value, dict):
-        return {k: normalise_json(v, pid, host, out_dir, renamers, k) for k, v in value.items()}
+        out = {k: normalise_json(v, pid, host, out_dir, renamers, k) for k, v in value.items()}
+        if value.get("cat") == "ac2g" and isinstance(value.get("id"), int):  # a flow's id: its correlation id
+            out["id"] = renamers["corr"](value["id"])
+        return out
     if isinstance(value, list):
         return [normalise_json(v, pid, host, out_dir, renamers, key) for v in value]
     if key in TIME_KEYS or (key and key.endswith(HOST_TIME_SUFFIXES)):
         return "<t>" if isinstance(value, (int, float)) else value
     if key == "Addr":
         return renamers["addr"](value)
+    # CUPTI's correlation ids count every traced call of the process, also the agent's own (the
+    # probe measuring CUPTI's cost per call runs on the agent's thread, at no fixed point of the
+    # program): renamed in order of first sight, so the links between events stay visible.
+    if key in ("correlation", "wait_on_cuda_event_record_corr_id") and isinstance(value, int):
+        return renamers["corr"](value)
     if key in ("pid", "tid", "sort_index") and value == pid:
         return "<pid>"
     if key == "pid" and pid is not None and value == pid + AGENT_TRACK_PID_OFFSET:
@@ -99,7 +108,7 @@ def normalise_json(value, pid, host, out_dir, renamers, key=None):
 def normalise_trace(path, out_dir):
     doc = load_trace(path)
     pid, host = process_of(doc), doc.get("host_name", "")
-    renamers = {"addr": Renamer("addr"), "tid": Renamer("tid")}
+    renamers = {"addr": Renamer("addr"), "tid": Renamer("tid"), "corr": Renamer("corr")}
     doc = normalise_json(doc, pid, host, out_dir, renamers)
     events = without_timed_agent_work(doc.pop("traceEvents"))
     head = json.dumps(doc, indent=1, sort_keys=True)
@@ -125,7 +134,7 @@ def normalise_ndjson(path, out_dir):
     for line in open(path, encoding="utf-8"):
         record = json.loads(line)
         pid, host = record.get("pid"), record.get("host_name", "")
-        renamers = {"addr": Renamer("addr"), "tid": Renamer("tid")}
+        renamers = {"addr": Renamer("addr"), "tid": Renamer("tid"), "corr": Renamer("corr")}
         lines.append(json.dumps(normalise_json(record, pid, host, out_dir, renamers), indent=1,
                                 sort_keys=True))
     return "\n".join(lines) + "\n"

@@ -24,6 +24,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 from trace_reader import complete_events, load_trace  # noqa: E402
 
 LINE = re.compile(r"^profagent overhead: ~(\d+\.\d{3}) ms on the program's threads \((\d+\.\d{2}) % of the window\), "
+                  r"(?:of which ~(\d+\.\d{3}) ms CUPTI, )?"
                   r"(\d+\.\d{3}) ms on its own threads, (\d+\.\d) MiB(; \d+ records lost)?$", re.M)
 HOST_CATEGORIES = {"cpu_op", "user_annotation", "cuda_runtime", "cuda_driver"}
 AGENT_PID_OFFSET = 1 << 22
@@ -62,8 +63,14 @@ def check_figures(trace_path, trace, line):
     cost = trace.get("profagent_overhead")
     if not expect(cost is not None, f"{trace_path}: no profagent_overhead"):
         return
-    expect(cost["program_ns"] == cost["hooked_calls"] * cost["record_cost_ps"] // 1000 + cost["boundary_ns"],
+    cupti_ns = cost["cupti_calls"] * cost["cupti_call_cost_ps"] // 1000
+    expect(cost["cupti_ns"] == cupti_ns, f"{trace_path}: cupti_ns is not its parts: {cost}")
+    expect(cost["program_ns"] == cost["hooked_calls"] * cost["record_cost_ps"] // 1000 + cupti_ns + cost["boundary_ns"],
            f"{trace_path}: program_ns is not its parts: {cost}")
+    # Traced by devsim's CUPTI: its cost per call was measured, and every CUDA call is counted.
+    cuda_calls = [e for e in complete_events(trace) if e.get("cat") in ("cuda_runtime", "cuda_driver")]
+    expect(cost["cupti_call_cost_ps"] > 0 and cost["cupti_calls"] == len(cuda_calls),
+           f"{trace_path}: CUPTI's cost {cost} for {len(cuda_calls)} CUDA calls in the trace")
     expect(cost["record_cost_ps"] > 0 and cost["boundary_ns"] > 0 and cost["memory_bytes"] > 0,
            f"{trace_path}: a figure was not measured: {cost}")
     host = [e for e in complete_events(trace) if e.get("cat") in HOST_CATEGORIES
@@ -75,8 +82,8 @@ def check_figures(trace_path, trace, line):
            f"{trace_path}: hooked_calls {cost['hooked_calls']}, the trace has {len(host)} host events + {lost} lost")
     m = LINE.search(line or "")
     if expect(m is not None, f"{trace_path}: no line to compare"):
-        expect(m.group(1) == f"{cost['program_ns'] / 1e6:.3f}" and m.group(3) == f"{cost['agent_cpu_ns'] / 1e6:.3f}"
-               and m.group(4) == f"{cost['memory_bytes'] / 2**20:.1f}",
+        expect(m.group(1) == f"{cost['program_ns'] / 1e6:.3f}" and m.group(3) == f"{cost['cupti_ns'] / 1e6:.3f}"
+               and m.group(4) == f"{cost['agent_cpu_ns'] / 1e6:.3f}" and m.group(5) == f"{cost['memory_bytes'] / 2**20:.1f}",
                f"{trace_path}: the line {line!r} does not say the trace's figures {cost}")
 
 

@@ -4,13 +4,16 @@
 // driver-level launch through simblas, as cuBLAS does — and checks the frozen Trace's device
 // records against what it launched.
 //
-//   collector_cupti_devsim_test            CUPTI works: every record linked and named
+//   collector_cupti_devsim_test            CUPTI works: every record linked and named, CUPTI's
+//                                          cost per call measured without leaving a trace
 //   collector_cupti_devsim_test refused    DEVSIM_CUPTI=unavailable: host-only, reason given
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "collector/api.h"
 #include "collector/session.h"
@@ -143,6 +146,41 @@ void check_sync(const Trace& trace, const Work& work) {
   }
 }
 
+// CUPTI's cost per traced call (collector/cupti_call_cost.h), measured from another thread as
+// the agent's poller does, while this one records: a figure, and afterwards the probe's function
+// is traced as before (a program's own call of it is recorded through CUPTI's callback), while
+// none of the probe's own calls reaches the window.
+DeviceCallCost probe_from_another_thread() {
+  DeviceCallCost cost;
+  std::thread poller([&] {
+    AgentBusy busy;
+    cost = measure_device_call_cost();
+  });
+  poller.join();
+  return cost;
+}
+
+using DriverGetVersion = int (*)(int*);
+DriverGetVersion driver_get_version() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  return driver ? reinterpret_cast<DriverGetVersion>(dlsym(driver, "cuDriverGetVersion")) : nullptr;
+}
+
+void check_probe(const Trace& trace, const DeviceCallCost& cost) {
+  EXPECT(cost.state == DeviceCallCost::State::Measured);
+  EXPECT(cost.ps > 0);
+  int recorded = 0;
+  for (const HostRecord& h : trace.host) {
+    if (h.name == "cuDriverGetVersion") {
+      ++recorded;
+      EXPECT(h.flags & kFlagCallback);
+    }
+  }
+  EXPECT(recorded == 1);  // the program's one call, none of the probe's 601
+  std::printf("CUPTI's cost per traced call: %.1f ns; cuDriverGetVersion recorded %d time(s)\n",
+              double(cost.ps) / 1000, recorded);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -152,6 +190,12 @@ int main(int argc, char** argv) {
   start(options);
   set_state(RecordState::Record);
   Work work = run_work();
+  const DeviceCallCost probe = expect_refused ? DeviceCallCost{} : probe_from_another_thread();
+  if (!expect_refused) {  // the program's own call of the probe's function
+    const DriverGetVersion get_version = driver_get_version();
+    int version = 0;
+    EXPECT(get_version != nullptr && get_version(&version) == 0 && version > 0);
+  }
   Trace trace = freeze_window();
   set_state(RecordState::Off);
   std::printf("device backend: %s (CUPTI %s); host records %zu\n", trace.device_backend.c_str(),
@@ -167,6 +211,7 @@ int main(int argc, char** argv) {
     EXPECT(trace.drops.unmatched_device_records == 0);
     check_device_records(trace, work);
     check_sync(trace, work);
+    check_probe(trace, probe);
   }
   std::printf("%s\n", g_failures ? "FAILED" : "passed");
   return g_failures ? 1 : 0;

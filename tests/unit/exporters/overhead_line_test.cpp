@@ -52,6 +52,36 @@ TEST_CASE("the overhead line says the window's cost in its parts", "[exporters][
   CHECK(overhead_line(t).empty());
 }
 
+TEST_CASE("with device tracing, CUPTI's work in the CUDA calls is part of the program's figure", "[exporters][overhead]") {
+  Trace t = costed_trace();
+  AgentCost& c = t.agent_cost;
+  c.cupti_calls = 1500;
+  c.cupti_call_cost_ps = 150'000;  // 150 ns per traced call: 225 us
+  CHECK(c.cupti_ns() == 225'000);
+  CHECK(c.program_ns() == 280'000);  // 51 + 225 + 4 us: 56 % of the 500 us window
+  CHECK(overhead_line(t) ==
+        "profagent overhead: ~0.280 ms on the program's threads (56.00 % of the window), of which ~0.225 ms CUPTI, "
+        "1.235 ms on its own threads, 3.0 MiB\n");
+  c.cupti_call_cost_ps = 0;  // traced, but the probe never ran (a window shorter than the poller's tick)
+  CHECK(overhead_line(t) ==
+        "profagent overhead: ~0.055 ms on the program's threads (11.00 % of the window), of which CUPTI's share is "
+        "not measured, 1.235 ms on its own threads, 3.0 MiB\n");
+  c.cupti_calls = 0;  // host-only: no clause
+  CHECK(overhead_line(t) == kLine);
+
+  c.cupti_calls = 1500;
+  c.cupti_call_cost_ps = 150'000;
+  MemorySink sink;
+  ExportOptions options;
+  options.write_table = options.write_summary = false;
+  REQUIRE(export_window(t, options, sink).ok());
+  const Json cost = Json::parse(sink.files().begin()->second)["profagent_overhead"];
+  CHECK(cost["cupti_call_cost_ps"] == 150'000);
+  CHECK(cost["cupti_calls"] == 1500);
+  CHECK(cost["cupti_ns"] == 225'000);
+  CHECK(cost["program_ns"] == 280'000);
+}
+
 TEST_CASE("the table on stderr, table.txt and summary.txt end with the overhead line", "[exporters][overhead]") {
   const Trace t = costed_trace();
   MemorySink sink;
