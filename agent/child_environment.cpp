@@ -53,8 +53,10 @@ std::string find_preload_entry(const std::string& own) {
   while (begin < text.size()) {
     const size_t end = text.find_first_of(" :", begin);
     const std::string entry = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    // An entry that is the real path already (what the launcher writes) is matched as it is:
+    // realpath costs one readlink per component of the path, at every process's start-up.
     char real[PATH_MAX];
-    if (!entry.empty() && ((realpath(entry.c_str(), real) != nullptr && own == real) ||
+    if (!entry.empty() && (entry == own || (realpath(entry.c_str(), real) != nullptr && own == real) ||
                            (entry.find('/') == std::string::npos && entry == file))) {
       return entry;
     }

@@ -30,5 +30,5 @@ function(profagent_link_static_cxx_runtime target)
     -static-libstdc++ -static-libgcc
     -Wl,--exclude-libs,libstdc++.a:libsupc++.a:libgcc.a:libgcc_eh.a
     -Wl,--gc-sections  # the parts of the archives nothing calls (and their relocations) left out
-    -Wl,--as-needed)  # libm only if something still calls into it
+    -Wl,--as-needed)  # no library nothing calls into (libm stays: libstdc++'s to_chars needs fesetround)
 endfunction()
