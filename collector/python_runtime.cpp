@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -11,19 +12,22 @@ namespace profagent::collector {
 namespace {
 
 // A libpython loaded RTLD_LOCAL (an embedding program): its symbols are not in the global scope.
+// Its name is copied out and opened after dl_iterate_phdr returns: the callback runs under the
+// loader's write lock, where a dlopen can deadlock with another thread's dlopen.
 int find_libpython(dl_phdr_info* info, size_t, void* out) {
   const char* name = info->dlpi_name;
-  if (!name || !std::strstr(name, "libpython3")) return 0;
-  *static_cast<void**>(out) = dlopen(name, RTLD_LAZY | RTLD_NOLOAD);
-  return *static_cast<void**>(out) ? 1 : 0;
+  if (!name || !std::strstr(name, "libpython3") || std::strlen(name) >= PATH_MAX) return 0;
+  std::strcpy(static_cast<char*>(out), name);
+  return 1;
 }
 
 }  // namespace
 
 void* python_library(bool* found) noexcept {
   if (dlsym(RTLD_DEFAULT, "PyGILState_GetThisThreadState") != nullptr) return *found = true, nullptr;
-  void* handle = nullptr;
-  dl_iterate_phdr(find_libpython, &handle);
+  char name[PATH_MAX] = {};
+  dl_iterate_phdr(find_libpython, name);
+  void* handle = name[0] != 0 ? dlopen(name, RTLD_LAZY | RTLD_NOLOAD) : nullptr;
   *found = handle != nullptr;
   return handle;
 }

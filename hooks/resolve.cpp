@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <climits>
 #include <cstring>
 
 #include "collector/api.h"
@@ -90,29 +91,44 @@ void* lookup_in(void* handle, const char* name, const LibraryVersion& library) n
   return address != nullptr ? address : accept(dlsym(handle, name), &library);
 }
 
+// The loaded objects whose name contains the library's soname, copied (at most kMaxMatches).
+// dlopen is never called inside dl_iterate_phdr's callback: the callback runs under the
+// loader's write lock, and a dlopen there waits for the loader's main lock, which another
+// thread's dlopen (holding it while it waits for the write lock) may hold: a deadlock.
+constexpr int kMaxMatches = 4;
 struct LocalSearch {
-  const char* name;
   const LibraryVersion& library;
-  void* found = nullptr;
+  int matches = 0;
+  char names[kMaxMatches][PATH_MAX] = {};
 };
 
-int search_object(dl_phdr_info* info, size_t, void* data) {
+int collect_object(dl_phdr_info* info, size_t, void* data) {
   auto& search = *static_cast<LocalSearch*>(data);
   if (info->dlpi_name == nullptr || std::strstr(info->dlpi_name, search.library.soname) == nullptr) return 0;
-  void* handle = dlopen(info->dlpi_name, RTLD_NOLOAD | RTLD_LAZY);
-  if (handle == nullptr) return 0;
-  search.found = lookup_in(handle, search.name, search.library);
-  dlclose(handle);  // drops only our reference; RTLD_NOLOAD never loaded anything
-  return search.found != nullptr ? 1 : 0;
+  if (std::strlen(info->dlpi_name) >= PATH_MAX) return 0;
+  std::strcpy(search.names[search.matches++], info->dlpi_name);
+  return search.matches == kMaxMatches ? 1 : 0;
+}
+
+void* search_objects(const char* name, const LibraryVersion& library) noexcept {
+  LocalSearch search{library};
+  dl_iterate_phdr(collect_object, &search);
+  for (int i = 0; i < search.matches; ++i) {
+    void* handle = dlopen(search.names[i], RTLD_NOLOAD | RTLD_LAZY);
+    if (handle == nullptr) continue;
+    void* found = lookup_in(handle, name, library);
+    dlclose(handle);  // drops only our reference; RTLD_NOLOAD never loaded anything
+    if (found != nullptr) return found;
+  }
+  return nullptr;
 }
 
 void* find_in(const char* name, const LibraryVersion* library) noexcept {
   if (library != nullptr) {
     void* address = versioned(RTLD_NEXT, name, *library);
     if (address != nullptr) return address;
-    LocalSearch search{name, *library};
-    dl_iterate_phdr(search_object, &search);
-    if (search.found != nullptr) return search.found;
+    address = search_objects(name, *library);
+    if (address != nullptr) return address;
   }
   return accept(dlsym(RTLD_NEXT, name), library);
 }
