@@ -48,13 +48,18 @@ std::string find_preload_entry(const std::string& own) {
   const char* list = std::getenv("LD_PRELOAD");
   if (list == nullptr || own.empty()) return {};
   const std::string file = own.substr(own.rfind('/') + 1);
+  const std::string loaded_as = collector::own_library_name();
   const std::string text = list;
   size_t begin = 0;
   while (begin < text.size()) {
     const size_t end = text.find_first_of(" :", begin);
     const std::string entry = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+    // An entry that is the real path already, or the very name the loader opened this library
+    // under (the launcher's `<prefix>/bin/../lib/...`), is matched as it is: realpath costs one
+    // readlink per component of the path, at every process's start-up.
     char real[PATH_MAX];
-    if (!entry.empty() && ((realpath(entry.c_str(), real) != nullptr && own == real) ||
+    if (!entry.empty() && (entry == own || entry == loaded_as ||
+                           (realpath(entry.c_str(), real) != nullptr && own == real) ||
                            (entry.find('/') == std::string::npos && entry == file))) {
       return entry;
     }

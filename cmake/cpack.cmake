@@ -16,7 +16,8 @@ set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 # dpkg-shlibdeps still adds the system package of the same soname (libelf1, zlib1g, ...).
 # What is left to the system is glibc, libstdc++ and libgcc_s, at the newest symbol versions
 # the files reference (tests/install/elf_audit.py measures them; install.deb checks these
-# against that measurement): GLIBC_2.34, GLIBCXX_3.4.30 (GCC 12), GCC_3.0.
+# against that measurement): GLIBC_2.34, GLIBCXX_3.4.29 (GCC 11; the launcher: libprofagent.so
+# carries its own C++ runtime), GCC_4.2.0 (its personality routine: _Unwind_GetIPInfo).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 12), libgcc-s1 (>= 3.0)")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6 (>= 2.34), libstdc++6 (>= 11), libgcc-s1 (>= 4.2.0)")
 include(CPack)

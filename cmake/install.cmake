@@ -7,7 +7,7 @@
 #   lib/profagent/                        the third-party libraries the helpers and the launcher
 #                                         need, carried (cmake/carried_libraries.cmake)
 #   lib/profagent_python/                 the launcher's Python hook: sitecustomize.py,
-#                                         profagent_hook.py, _profagent_ranges.abi3.so
+#                                         profagent_hook.py (and their bytecode), _profagent_ranges.abi3.so
 #   include/profagent/profagent.h         the weak C API (CMake target profagent::api)
 #   lib/cmake/profagent/, lib/pkgconfig/profagent.pc
 #   share/doc/profagent/                  README, LICENSE, docs
@@ -26,6 +26,10 @@ install(FILES ${PROJECT_SOURCE_DIR}/agent/python/sitecustomize.py ${PROJECT_SOUR
         DESTINATION ${profagent_lib_dir}/profagent_python)
 install(FILES ${PROJECT_SOURCE_DIR}/agent/ranks/profagent_ranks.py ${PROJECT_SOURCE_DIR}/agent/ranks/profagent_merge.py
         DESTINATION ${profagent_lib_dir}/profagent_ranks)
+if(TARGET profagent_python_bytecode)
+  install(DIRECTORY ${CMAKE_BINARY_DIR}/lib/profagent_python/__pycache__/ DESTINATION ${profagent_lib_dir}/profagent_python/__pycache__
+          FILES_MATCHING PATTERN "*.pyc")
+endif()
 if(TARGET profagent_python_ranges)
   install(TARGETS profagent_python_ranges LIBRARY DESTINATION ${profagent_lib_dir}/profagent_python)
 endif()

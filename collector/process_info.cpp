@@ -89,26 +89,42 @@ ProcessInfo read_process_info() {
 
 namespace {
 
-std::string resolve_own_library_path() {
+struct OwnLibrary {
+  std::string name;  // as the loader opened it
+  std::string path;  // its real path; "" when it cannot be resolved
+};
+
+OwnLibrary resolve_own_library() {
   Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&own_library_path), &info) == 0 || info.dli_fname == nullptr) return {};
+  OwnLibrary own{info.dli_fname, {}};
   char path[PATH_MAX];
-  if (dladdr(reinterpret_cast<void*>(&own_library_path), &info) == 0 || info.dli_fname == nullptr ||
-      realpath(info.dli_fname, path) == nullptr) {
-    return {};
-  }
-  return path;
+  if (realpath(info.dli_fname, path) != nullptr) own.path = path;
+  return own;
+}
+
+// Resolved once: the library does not move while it is loaded, and start-up asks for it several
+// times (each realpath is one readlink per component of the path: a cost every process pays).
+const OwnLibrary& own_library() {
+  static const OwnLibrary* const own = new OwnLibrary(resolve_own_library());  // leaked
+  return *own;
 }
 
 }  // namespace
 
-// Resolved once: the library does not move while it is loaded, and start-up asks for it several
-// times (each realpath is one readlink per component of the path: a cost every process pays).
 std::string own_library_path() noexcept {
   try {
-    static const std::string* const path = new std::string(resolve_own_library_path());  // leaked
-    return *path;
+    return own_library().path;
   } catch (...) {
     return {};  // out of memory: as if the path were unknown (callers then do without it)
+  }
+}
+
+std::string own_library_name() noexcept {
+  try {
+    return own_library().name;
+  } catch (...) {
+    return {};
   }
 }
 

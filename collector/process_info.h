@@ -18,4 +18,9 @@ ProcessInfo read_process_info();  // thread_names left empty
 // what the agent writes into CUDA_INJECTION64_PATH, and how it knows that value as its own.
 std::string own_library_path() noexcept;
 
+// The name the loader opened that library under (an LD_PRELOAD entry as written, such as the
+// launcher's `<prefix>/bin/../lib/libprofagent.so`), "" if unknown: an entry equal to it names
+// this library without a realpath of its own.
+std::string own_library_name() noexcept;
+
 }  // namespace profagent::collector

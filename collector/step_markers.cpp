@@ -89,6 +89,10 @@ bool api_name_matches(const std::vector<std::string>& apis, const char* symbol) 
 
 bool configure_step_markers(const StepMarkerSpec& spec, StepHandler on_step,
                             ProfilerApiHandler on_profiler_api, std::string* problem) {
+  if (problem != nullptr) problem->clear();
+  // Nothing to mark (the default): no Markers at all. Its two verdict caches are 128 KiB that
+  // every process would otherwise zero, page by page, at start-up.
+  if (spec.apis.empty() && spec.kernels.empty() && spec.ranges.empty() && !spec.profiler_api) return true;
   auto* markers = new (std::nothrow) Markers;  // leaked: hooks read it until the process is gone
   if (markers == nullptr) return false;
   markers->spec = spec;

@@ -75,17 +75,12 @@ Scanned g_scanned[kMaxObjects];  // objects already scanned (under g_scanned_mut
 size_t g_scanned_count = 0;
 std::mutex g_relro_mutex;  // one RELRO page made writable, written and sealed at a time
 
-// Computed without a function-local static: its guard would be a lock held across dladdr.
-// Racing first calls compute the same value.
-const void* own_base() noexcept {
-  static std::atomic<const void*> base{nullptr};
-  const void* known = base.load(std::memory_order_acquire);
-  if (known != nullptr) return known;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<const void*>(&own_base), &info) == 0) return nullptr;
-  base.store(info.dli_fbase, std::memory_order_release);
-  return info.dli_fbase;
-}
+// This object's ELF header, which the linker places at the start of its first segment: its
+// address is the object's base (what dladdr reports as dli_fbase), known without asking the
+// loader (dladdr walks the symbol tables: a cost at every start-up).
+extern "C" const ElfW(Ehdr) __ehdr_start __attribute__((visibility("hidden")));
+
+const void* own_base() noexcept { return &__ehdr_start; }
 
 bool is_ours(const void* address) noexcept {
   Dl_info info{};

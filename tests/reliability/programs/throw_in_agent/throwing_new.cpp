@@ -1,9 +1,12 @@
 // Test-only preload: makes the agent's own allocations throw std::bad_alloc, to check that no
 // exception leaves a hook (tests/reliability/cases_throw_in_agent.py). Preloaded after
-// libprofagent.so, it defines the global operator new that the agent (and libstdc++ on its
-// behalf) binds to. While armed (throwing_new_arm(1), found by the program with dlsym), an
-// allocation whose call stack passes through libprofagent.so throws (the nothrow form returns
-// nullptr); every other allocation — the program's, the CUDA runtime's — succeeds as usual.
+// libprofagent.so, it defines malloc and the global operator new. The agent carries its own
+// copy of the C++ runtime (agent/static_runtime.cmake), whose operator new is local to it and
+// allocates with malloc, the process's: refused there, it throws std::bad_alloc (the nothrow
+// form returns nullptr), as a real out-of-memory would. An agent linked to libstdc++.so binds
+// to the operator new here instead. While armed (throwing_new_arm(1), found by the program with
+// dlsym), an allocation whose call stack passes through libprofagent.so fails; every other
+// allocation — the program's, the CUDA runtime's — succeeds as usual.
 // At exit the number of refused allocations is written to $THROWING_NEW_REPORT.
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -16,6 +19,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+
+extern "C" void* __libc_malloc(size_t size);  // glibc's own, under the malloc defined here
 
 namespace {
 
@@ -79,7 +84,7 @@ bool refuse() {
 }
 
 void* allocate(size_t size) {
-  void* memory = std::malloc(size != 0 ? size : 1);
+  void* memory = __libc_malloc(size != 0 ? size : 1);
   if (memory == nullptr) throw std::bad_alloc();
   return memory;
 }
@@ -108,6 +113,11 @@ extern "C" __attribute__((visibility("default"))) void throwing_new_arm(int on) 
   g_armed.store(on != 0 && g_agent.end != 0);
 }
 
+extern "C" __attribute__((visibility("default"))) void* malloc(size_t size) {
+  if (refuse()) return nullptr;
+  return __libc_malloc(size);
+}
+
 void* operator new(size_t size) {
   if (refuse()) throw std::bad_alloc();
   return allocate(size);
@@ -118,11 +128,11 @@ void* operator new[](size_t size) {
 }
 void* operator new(size_t size, const std::nothrow_t&) noexcept {
   if (refuse()) return nullptr;
-  return std::malloc(size != 0 ? size : 1);
+  return __libc_malloc(size != 0 ? size : 1);
 }
 void* operator new[](size_t size, const std::nothrow_t&) noexcept {
   if (refuse()) return nullptr;
-  return std::malloc(size != 0 ? size : 1);
+  return __libc_malloc(size != 0 ? size : 1);
 }
 void operator delete(void* memory) noexcept { std::free(memory); }
 void operator delete[](void* memory) noexcept { std::free(memory); }
