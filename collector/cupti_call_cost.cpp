@@ -2,11 +2,10 @@
 
 #include <cuda.h>
 #include <dlfcn.h>
-#include <time.h>
 
-#include <algorithm>
 
 #include "collector/api.h"
+#include "collector/call_timing.h"
 
 namespace profagent::collector {
 namespace {
@@ -19,12 +18,6 @@ constexpr CUpti_CallbackId kProbeCbid = CUPTI_DRIVER_TRACE_CBID_cuDriverGetVersi
 constexpr int kBatches = 3;
 constexpr uint32_t kCallsPerBatch = 200;
 
-uint64_t thread_cpu_ns() noexcept {
-  timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
-
 // The driver's function. NVIDIA's runtime loaded the driver before CUPTI could trace anything
 // (it cannot work without it), so this only takes a reference; devsim's runtime simulates the
 // driver inside itself and leaves its libcuda.so.1 to be loaded by whoever asks. Never closed:
@@ -32,19 +25,6 @@ uint64_t thread_cpu_ns() noexcept {
 DriverGetVersion driver_function() noexcept {
   void* const driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);  // runs once per process
   return driver != nullptr ? reinterpret_cast<DriverGetVersion>(dlsym(driver, "cuDriverGetVersion")) : nullptr;
-}
-
-// Picoseconds per call of the least of kBatches batches; 0 when the thread's clock failed.
-template <typename Call>
-uint64_t least_per_call_ps(Call&& call) noexcept {
-  uint64_t best_ns = UINT64_MAX;
-  for (int batch = 0; batch < kBatches; ++batch) {
-    const uint64_t from = thread_cpu_ns();
-    for (uint32_t i = 0; i < kCallsPerBatch; ++i) call();
-    const uint64_t to = thread_cpu_ns();
-    if (from != 0 && to > from) best_ns = std::min(best_ns, to - from);
-  }
-  return best_ns == UINT64_MAX ? 0 : best_ns * 1000 / kCallsPerBatch;
 }
 
 // The function's callback and DRIVER records, both on or both off. False if CUPTI refused.
@@ -96,10 +76,10 @@ CuptiCallCost measure_cupti_call_cost(const CuptiProbeSwitch& probe) noexcept {
                   (probe.external_records_on || api.enable(CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION) == CUPTI_SUCCESS);
   if (on) {
     traced();  // the first call resolves and warms what later calls reuse
-    cost.traced_ps = least_per_call_ps(traced);
+    cost.traced_ps = least_per_call_ps(kBatches, kCallsPerBatch, traced);
   }
   const bool off = on && switch_function(probe, false);
-  if (off) cost.bare_ps = least_per_call_ps(bare);
+  if (off) cost.bare_ps = least_per_call_ps(kBatches, kCallsPerBatch, bare);
   restore_probe_function(probe);
   if (!off) {
     cost.unavailable = "CUPTI refused to switch one function's callback or records";

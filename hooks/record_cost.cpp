@@ -1,10 +1,10 @@
 #include "hooks/record_cost.h"
 
 #include <sys/mman.h>
-#include <time.h>
 
 #include <algorithm>
 
+#include "collector/call_timing.h"
 #include "hooks/hook.h"
 
 namespace profagent::hooks {
@@ -24,12 +24,6 @@ constexpr size_t kSlotBytes = 1u << 20;
 constexpr uint32_t kSlots = uint32_t(kSlotBytes / sizeof(HostEvent));
 constexpr int kBatches = 7;
 constexpr uint32_t kCallsPerBatch = 4000;
-
-uint64_t thread_cpu_ns() noexcept {
-  timespec ts{};
-  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
-  return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
-}
 
 // The "real function" of the calibration: called through a pointer, as a hook calls the runtime.
 __attribute__((noinline)) int calibration_real() noexcept {
@@ -68,19 +62,13 @@ uint64_t measure_record_cost_ps() noexcept {
   collector::EventCursor cursor{static_cast<HostEvent*>(region), &committed, 0, kSlots, 0, 0};
   collector::EventCursor* const own = collector::tls_cursor;
   collector::tls_cursor = &cursor;
-  uint64_t best_ns = UINT64_MAX;
-  for (int batch = 0; batch < kBatches; ++batch) {
-    const uint64_t from = thread_cpu_ns();
-    for (uint32_t i = 0; i < kCallsPerBatch; ++i) {
-      if (cursor.used == cursor.capacity) cursor.used = 0;  // wrap: the pages are committed by now
-      record_one(site);
-    }
-    const uint64_t to = thread_cpu_ns();
-    if (from != 0 && to > from) best_ns = std::min(best_ns, to - from);
-  }
+  const uint64_t cost_ps = collector::least_per_call_ps(kBatches, kCallsPerBatch, [&] {
+    if (cursor.used == cursor.capacity) cursor.used = 0;  // wrap: the pages are committed by now
+    record_one(site);
+  });
   collector::tls_cursor = own;
   munmap(region, kSlotBytes);
-  return best_ns == UINT64_MAX ? 0 : best_ns * 1000 / kCallsPerBatch;
+  return cost_ps;
 }
 
 }  // namespace profagent::hooks
