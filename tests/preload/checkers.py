@@ -4,6 +4,7 @@ receives a Context and raises CheckFailed with a sentence saying what is wrong.
 Times: the trace's ts/dur are microseconds with exactly 3 decimals, so ns = round(x * 1000)
 is exact and sums recomputed from the trace must equal the summary's ns numbers exactly.
 """
+import bisect
 import collections
 import glob
 import json
@@ -110,14 +111,39 @@ class Trace:
         return self.host_at.get((start["pid"], start["tid"], ns(start["ts"])))
 
 
-def enclosing(ranges, host_event, name):
+class RangeIndex:
+    """The ranges of each (name, pid, tid), sorted by start, to find those that overlap a host
+    call without scanning every range (a run has tens of thousands)."""
+
+    def __init__(self, ranges):
+        self.spans = collections.defaultdict(list)
+        for r in ranges:
+            self.spans[(r["name"], r["pid"], r["tid"])].append(r)
+        self.starts, self.longest = {}, {}
+        for key, spans in self.spans.items():
+            spans.sort(key=lambda r: r["start_ns"])
+            self.starts[key] = [r["start_ns"] for r in spans]
+            self.longest[key] = max(r["end_ns"] - r["start_ns"] for r in spans)
+
+    def overlapping(self, name, host_event):
+        key = (name, host_event["pid"], host_event["tid"])
+        spans = self.spans.get(key, [])
+        if not spans:
+            return []
+        # A range that overlaps the call starts before the call ends, and no earlier than the
+        # call's start minus the longest range of that key.
+        first = bisect.bisect_left(self.starts[key], host_event["start_ns"] - self.longest[key])
+        last = bisect.bisect_left(self.starts[key], host_event["end_ns"])
+        return spans[first:last]
+
+
+def enclosing(index, host_event, name):
     """The `name` range around a host call on its thread. Driver calls come from CUPTI's
     records, whose clock is aligned to ours only to within a measured offset, so the range
     that overlaps the call most is taken rather than demanding exact containment."""
     def overlap(r):
         return min(r["end_ns"], host_event["end_ns"]) - max(r["start_ns"], host_event["start_ns"])
-    candidates = [r for r in ranges if r["name"] == name and r["tid"] == host_event["tid"]
-                  and r["pid"] == host_event["pid"] and overlap(r) > 0]
+    candidates = [r for r in index.overlapping(name, host_event) if overlap(r) > 0]
     return max(candidates, key=overlap) if candidates else None
 
 
@@ -190,13 +216,14 @@ def check_external_ids(trace, wanted):
     """Kernels inside a range carry the range's External id — also those launched through
     the driver (simblas' cuLaunchKernel), which no hook sees."""
     driver_kernels = 0
+    ranges = RangeIndex(trace.ranges)
     for e in trace.device:
         if e["cat"] != "kernel":
             continue
         host = trace.launcher(e)
         innermost = "driver_region" if is_driver_call(host) else "iteration"
         driver_kernels += is_driver_call(host)
-        scope = enclosing(trace.ranges, host, innermost)
+        scope = enclosing(ranges, host, innermost)
         expect(scope is not None, f"kernel {e['name']!r}: its launch is not inside a {innermost} range")
         expect(e["args"].get("External id") == scope["args"]["External id"],
                f"kernel {e['name']!r}: External id {e['args'].get('External id')} != {innermost} range's "
@@ -217,19 +244,24 @@ def check_syncs(trace):
         by_host[id(trace.launcher(e))].append(e)
     calls = sorted(trace.runtime, key=lambda h: h["start_ns"])
     device_syncs = stream_syncs = 0
-    for i, call in enumerate(calls):
+    latest_before = None          # of the device records of every call before this one
+    previous_on_thread = {}       # (pid, tid) -> the last call before this one on that thread
+    for call in calls:
         if call["name"] == "cudaDeviceSynchronize":
             device_syncs += 1
-            earlier = [e for h in calls[:i] for e in by_host[id(h)]]
-            late = [e for e in earlier if e["end_ns"] > call["end_ns"]]
-            expect(not late, f"cudaDeviceSynchronize at {call['ts']} ended before {late[:1]}")
+            expect(latest_before is None or latest_before["end_ns"] <= call["end_ns"],
+                   f"cudaDeviceSynchronize at {call['ts']} ended before {latest_before}")
         if call["name"].startswith("cudaStreamSynchronize"):
             stream_syncs += 1
-            before = [h for h in calls[:i] if h["tid"] == call["tid"]][-1]
-            waited = by_host[id(before)]
-            expect(waited, f"the call before cudaStreamSynchronize ({before['name']}) issued no device work")
+            before = previous_on_thread.get((call["pid"], call["tid"]))
+            waited = by_host[id(before)] if before is not None else []
+            expect(waited, f"the call before cudaStreamSynchronize ({before and before['name']}) issued no device work")
             late = [e for e in waited if e["end_ns"] > call["end_ns"]]
             expect(not late, f"cudaStreamSynchronize at {call['ts']} ended before {late[:1]}")
+        for e in by_host[id(call)]:
+            if latest_before is None or e["end_ns"] > latest_before["end_ns"]:
+                latest_before = e
+        previous_on_thread[(call["pid"], call["tid"])] = call
     expect(device_syncs > 0 and stream_syncs > 0, "the run has no device or stream synchronisation")
 
 
