@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "agent/log.h"
 #include "agent/threads.h"
@@ -18,7 +19,9 @@
 #include "collector/segment_stream.h"
 #include "collector/thread_buffer.h"
 #include "exporters/file_names.h"
+#include "exporters/partial_perfetto.h"
 #include "exporters/partial_trace.h"
+#include "exporters/trace_format.h"
 
 namespace profagent::agent {
 namespace {
@@ -39,6 +42,10 @@ struct PartialWriter {
   size_t stream_after_events = SIZE_MAX;
   collector::StreamLimits limits;
   uint32_t streaming = 0;
+  // The streamed window's Perfetto trace, when that format is asked for (the JSON one is the
+  // window's partial trace in `partials`).
+  std::unique_ptr<exporters::PerfettoPartial> perfetto;
+  bool perfetto_failure_said = false;
 };
 PartialWriter* g_writer = nullptr;  // leaked: the exit flush may run while the thread works
 std::atomic<bool> g_configured{false};
@@ -51,18 +58,22 @@ uint64_t monotonic_ms() {
   return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1'000'000;
 }
 
-exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval, uint64_t head_room = 0) {
-  auto found = p.partials.find(interval.window);
-  if (found != p.partials.end()) return found->second.get();
+// The window's output folder, opened; nullptr when it cannot be (said once).
+std::unique_ptr<exporters::OutputDir> open_output_dir(PartialWriter& p) {
   std::string dir_path = window_output_dir();
   if (dir_path.empty()) dir_path = p.config->output_dir;
   std::string error;
   std::unique_ptr<exporters::OutputDir> dir = exporters::OutputDir::create(dir_path, &error);
-  if (!dir) {
-    if (!p.failure_said) log(LogLevel::Warn, "partial trace: " + error + "; no partial trace is kept");
-    p.failure_said = true;
-    return nullptr;
-  }
+  if (!dir && !p.failure_said) log(LogLevel::Warn, "partial trace: " + error + "; no partial trace is kept");
+  if (!dir) p.failure_said = true;
+  return dir;
+}
+
+exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval, uint64_t head_room = 0) {
+  auto found = p.partials.find(interval.window);
+  if (found != p.partials.end()) return found->second.get();
+  std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p);
+  if (!dir) return nullptr;
   auto partial = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(interval), head_room);
   return p.partials.emplace(interval.window, std::move(partial)).first->second.get();
 }
@@ -108,10 +119,26 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
       p.partials.erase(found);
     }
     p.streaming = segment.window;
+    p.perfetto.reset();
+    if (p.config->trace_formats.has(exporters::TraceFormat::Perfetto)) {
+      if (std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p)) {
+        p.perfetto = std::make_unique<exporters::PerfettoPartial>(std::move(dir), exporters::file_stem(segment));
+      }
+    }
   }
   // Room for the final head (its drops, span, memory and cost are known at the window's end).
   constexpr uint64_t kHeadRoom = 64 << 10;
   return partial_for(p, segment, kHeadRoom);
+}
+
+// The segment in the window's Perfetto trace too (after the JSON one: the same unix offset).
+void append_perfetto(PartialWriter& p, Trace& segment) {
+  if (!p.perfetto) return;
+  const std::string error = p.perfetto->append(segment);
+  if (!error.empty() && !p.perfetto_failure_said) {
+    p.perfetto_failure_said = true;
+    log(LogLevel::Warn, "streamed Perfetto trace: " + error + "; it will lack the window's later events");
+  }
 }
 
 // Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
@@ -138,6 +165,7 @@ void stream_segments(PartialWriter& p, uint64_t max_segments) {
         p.failure_said = true;
         log(LogLevel::Warn, "streamed trace: " + error + "; the window's trace will lack its events");
       }
+      append_perfetto(p, events);
     }
     if (segment.chunks == 0) return;
   }
@@ -209,7 +237,7 @@ void drain_streamed_window() noexcept {
   }
 }
 
-std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept {
+std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) noexcept {
   PartialWriter* p = g_writer;
   if (p == nullptr) return "its segments' trace is missing";
   try {
@@ -222,9 +250,17 @@ std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept {
     exporters::PartialTrace& partial = *found->second;
     tail.streamed.host_events = partial.host_events();  // what the file holds before the tail
     tail.streamed.device_records = partial.device_records();
-    std::string error = partial.finish(tail, exporters::file_stem(tail) + ".trace.json", exporters::streamed_trace_keys(tail));
-    if (error.empty()) path = partial.location();
+    const std::string stem = exporters::file_stem(tail);
+    const std::string keys = exporters::streamed_trace_keys(tail);
+    std::string error = partial.finish(tail, stem + std::string(exporters::trace_format_suffix(exporters::TraceFormat::Json)), keys);
+    if (error.empty()) paths.push_back(partial.location());
     p->partials.erase(p->partials.begin(), std::next(found));
+    if (std::unique_ptr<exporters::PerfettoPartial> perfetto = std::move(p->perfetto)) {
+      const std::string suffix(exporters::trace_format_suffix(exporters::TraceFormat::Perfetto));
+      const std::string perfetto_error = perfetto->finish(tail, stem + suffix, keys);
+      if (perfetto_error.empty()) paths.push_back(perfetto->location());
+      else log(LogLevel::Error, "streamed Perfetto trace: " + perfetto_error);
+    }
     return error;
   } catch (...) {
     return "out of memory while finishing its streamed trace";

@@ -45,10 +45,10 @@ void ChromeTraceWriter::write_tail(std::string_view trace_name, std::string_view
   top_level_end(trace_name, extra_keys);
 }
 
-void ChromeTraceWriter::write_metadata_only(std::string_view trace_name) {
+void ChromeTraceWriter::write_metadata_only(std::string_view trace_name, std::string_view extra_keys) {
   header();
   w_.raw("  \""), w_.raw(schema::kTraceEvents), w_.raw("\": [],\n");
-  top_level_end(trace_name);
+  top_level_end(trace_name, extra_keys);
 }
 
 void ChromeTraceWriter::top_level_end(std::string_view trace_name, std::string_view extra_keys) {

@@ -187,8 +187,8 @@ class ChromeTraceWriter {
         fwdbwd_(link_forward_backward(t)) {}
   void write(std::string_view trace_name);
   // Only the top-level object around the events (`"traceEvents": []`): what a Perfetto trace
-  // keeps as its metadata (perfetto_schema.h).
-  void write_metadata_only(std::string_view trace_name);
+  // keeps as its metadata (perfetto_schema.h), with `extra_keys` as write_tail's.
+  void write_metadata_only(std::string_view trace_name, std::string_view extra_keys = {});
   uint64_t events() const { return events_; }
 
   // write() in its three parts, for a trace written an interval at a time (partial_trace.h):
