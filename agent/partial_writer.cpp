@@ -42,9 +42,11 @@ struct PartialWriter {
   size_t stream_after_events = SIZE_MAX;
   collector::StreamLimits limits;
   uint32_t streaming = 0;
-  // The streamed window's Perfetto trace, when that format is asked for (the JSON one is the
-  // window's partial trace in `partials`).
+  // The streamed window's json.gz and Perfetto traces, when those formats are asked for (the
+  // JSON one is the window's partial trace in `partials`).
+  std::unique_ptr<exporters::PartialTrace> gzip;
   std::unique_ptr<exporters::PerfettoPartial> perfetto;
+  bool gzip_failure_said = false;
   bool perfetto_failure_said = false;
 };
 PartialWriter* g_writer = nullptr;  // leaked: the exit flush may run while the thread works
@@ -119,8 +121,15 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
       p.partials.erase(found);
     }
     p.streaming = segment.window;
+    p.gzip.reset();
     p.perfetto.reset();
-    if (p.config->trace_formats.has(exporters::TraceFormat::Perfetto)) {
+    const exporters::TraceFormats& formats = p.config->trace_formats;
+    if (formats.has(exporters::TraceFormat::JsonGz)) {
+      if (std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p)) {
+        p.gzip = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(segment), 0, true);
+      }
+    }
+    if (formats.has(exporters::TraceFormat::Perfetto)) {
       if (std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p)) {
         p.perfetto = std::make_unique<exporters::PerfettoPartial>(std::move(dir), exporters::file_stem(segment));
       }
@@ -131,14 +140,25 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
   return partial_for(p, segment, kHeadRoom);
 }
 
-// The segment in the window's Perfetto trace too (after the JSON one: the same unix offset).
-void append_perfetto(PartialWriter& p, Trace& segment) {
-  if (!p.perfetto) return;
-  const std::string error = p.perfetto->append(segment);
-  if (!error.empty() && !p.perfetto_failure_said) {
-    p.perfetto_failure_said = true;
-    log(LogLevel::Warn, "streamed Perfetto trace: " + error + "; it will lack the window's later events");
+// The segment in the window's other formats' traces too (after the JSON one: the same unix offset).
+template <typename Partial>
+void append_to(Partial* partial, Trace& segment, bool& failure_said, const char* what) {
+  if (partial == nullptr) return;
+  const std::string error = partial->append(segment);
+  if (!error.empty() && !failure_said) {
+    failure_said = true;
+    log(LogLevel::Warn, std::string("streamed ") + what + " trace: " + error + "; it will lack the window's later events");
   }
+}
+
+// A streamed window's trace in another format finished as the JSON one; its path added to `paths`.
+template <typename Partial>
+void finish_other(std::unique_ptr<Partial> partial, Trace& tail, exporters::TraceFormat format, const std::string& keys,
+                  std::vector<std::string>& paths) {
+  if (!partial) return;
+  const std::string error = partial->finish(tail, exporters::file_stem(tail) + std::string(exporters::trace_format_suffix(format)), keys);
+  if (error.empty()) paths.push_back(partial->location());
+  else log(LogLevel::Error, "streamed " + std::string(exporters::trace_format_name(format)) + " trace: " + error);
 }
 
 // Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
@@ -165,7 +185,8 @@ void stream_segments(PartialWriter& p, uint64_t max_segments) {
         p.failure_said = true;
         log(LogLevel::Warn, "streamed trace: " + error + "; the window's trace will lack its events");
       }
-      append_perfetto(p, events);
+      append_to(p.gzip.get(), events, p.gzip_failure_said, "json.gz");
+      append_to(p.perfetto.get(), events, p.perfetto_failure_said, "Perfetto");
     }
     if (segment.chunks == 0) return;
   }
@@ -255,12 +276,8 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
     std::string error = partial.finish(tail, stem + std::string(exporters::trace_format_suffix(exporters::TraceFormat::Json)), keys);
     if (error.empty()) paths.push_back(partial.location());
     p->partials.erase(p->partials.begin(), std::next(found));
-    if (std::unique_ptr<exporters::PerfettoPartial> perfetto = std::move(p->perfetto)) {
-      const std::string suffix(exporters::trace_format_suffix(exporters::TraceFormat::Perfetto));
-      const std::string perfetto_error = perfetto->finish(tail, stem + suffix, keys);
-      if (perfetto_error.empty()) paths.push_back(perfetto->location());
-      else log(LogLevel::Error, "streamed Perfetto trace: " + perfetto_error);
-    }
+    finish_other(std::move(p->gzip), tail, exporters::TraceFormat::JsonGz, keys, paths);
+    finish_other(std::move(p->perfetto), tail, exporters::TraceFormat::Perfetto, keys, paths);
     return error;
   } catch (...) {
     return "out of memory while finishing its streamed trace";

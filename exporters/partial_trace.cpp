@@ -12,6 +12,7 @@
 
 #include "exporters/chrome_trace.h"
 #include "exporters/chrome_trace_writer.h"
+#include "exporters/gzip_stream.h"
 #include "exporters/json_writer.h"
 #include "exporters/quiet_write.h"
 #include "exporters/trace_schema.h"
@@ -50,20 +51,22 @@ class TextStream final : public OutputStream {
 
 }  // namespace
 
-PartialTrace::PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room)
-    : dir_(std::move(dir)), name_(stem + ".trace.json.partial"), files_(*dir_, name_),
-      rows_(std::make_unique<Rows>()), head_room_(head_room) {}
+PartialTrace::PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room, bool gzip)
+    : dir_(std::move(dir)), name_(stem + (gzip ? ".trace.json.gz.partial" : ".trace.json.partial")), files_(*dir_, name_),
+      rows_(std::make_unique<Rows>()), gzip_(gzip ? std::make_unique<GzipParts>() : nullptr),
+      head_room_(gzip ? 0 : head_room) {}
 
 PartialTrace::~PartialTrace() = default;
 
 // The interval's events (after the head, for the first), with the first interval's base time
 // and fresh ids that continue the previous interval's.
 bool PartialTrace::write_events(const Trace& interval, OutputStream& out) {
-  JsonWriter w(out);
+  if (gzip_) gzip_->to(&out);
+  JsonWriter w(gzip_ ? *gzip_ : out);
   chrome::ChromeTraceWriter events(interval, w, uint32_t(std::min<uint64_t>(next_fresh_id_, UINT32_MAX)));
   if (intervals_ == 0) {
     base_ = events.base();
-    events.write_head();
+    events.write_head(/*with_window_keys=*/!gzip_);
     // Room for finish() to write the final head over this one (whitespace inside the array).
     if (head_room_ > 0) w.raw(std::string(head_room_ - 1, ' ') + "\n");
     head_end_ = w.bytes_written();
@@ -72,7 +75,10 @@ bool PartialTrace::write_events(const Trace& interval, OutputStream& out) {
   events.write_events();
   rows_->add(interval, events);
   fresh_after_append_ = events.next_fresh_id();
-  return w.flush();
+  // Compressed: all of it out, up to a byte boundary, so that the tail can end the member.
+  const bool ok = w.flush() && (!gzip_ || gzip_->sync());
+  if (gzip_) gzip_->to(nullptr);
+  return ok;
 }
 
 // Row names of every interval so far, the closing instant, profagent_partial and traceName.
@@ -85,17 +91,32 @@ bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
   tail.unix_offset_ns = interval.unix_offset_ns;
   tail.start_ns = tail.end_ns = interval.end_ns;
   const std::string keys = partial_trace_keys(interval, intervals_ + 1, host_events_ + interval.host.size());
-  JsonWriter w(out, 1 << 16);
+  // Compressed, the tail ends a copy of the gzip stream (GzipParts), and holds the keys a
+  // head written once cannot have (the last interval's, or the window's at its end).
+  std::string text;
+  TextStream text_out(text);
+  JsonWriter w(gzip_ ? static_cast<OutputStream&>(text_out) : out, 1 << 16);
+  const std::string top_keys = (gzip_ ? window_keys(interval) : std::string()) + (final_name_.empty() ? keys : final_keys_);
   chrome::ChromeTraceWriter closing(tail, w);
   closing.set_base(base_);
   for (const auto& [a, b] : rows_->host.sorted()) closing.host_rows().add(a, b);
   for (const auto& [a, b] : rows_->device.sorted()) closing.device_rows().add(a, b);
-  if (!final_name_.empty()) {
-    closing.write_tail(final_name_, final_keys_);
-    return w.flush();
-  }
-  closing.write_tail(name_.substr(0, name_.size() - std::string_view(".partial").size()), keys);
-  return w.flush();
+  closing.write_tail(final_name_.empty() ? name_.substr(0, name_.size() - std::string_view(".partial").size()) : final_name_,
+                     top_keys);
+  if (!w.flush()) return false;
+  return !gzip_ || gzip_->end_copy(text, out);
+}
+
+// The keys only known at the window's end (ChromeTraceWriter::write_window_keys) as `t` has them.
+std::string PartialTrace::window_keys(const Trace& t) const {
+  std::string text;
+  TextStream out(text);
+  JsonWriter w(out, 1 << 14);
+  chrome::ChromeTraceWriter writer(t, w);
+  writer.set_base(base_);
+  writer.write_window_keys();
+  w.flush();
+  return text;
 }
 
 std::string PartialTrace::append(Trace& interval) {
@@ -139,7 +160,9 @@ std::string PartialTrace::finish(Trace& tail, const std::string& final_name, con
   std::string error = append(tail);
   final_name_.clear();
   if (!error.empty()) return error;
-  if (std::string head_error = write_final_head(tail); !head_error.empty()) return error_ = head_error;
+  if (!gzip_) {
+    if (std::string head_error = write_final_head(tail); !head_error.empty()) return error_ = head_error;
+  }
   if (std::string rename_error = files_.rename(final_name); !rename_error.empty()) return error_ = rename_error;
   finished_ = true;  // remove() leaves the trace
   error_ = "the trace was finished";  // later appends change nothing

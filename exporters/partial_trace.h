@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collector/trace.h"
+#include "exporters/gzip_stream.h"
 #include "exporters/output_file.h"
 #include "exporters/swap_files.h"
 
@@ -26,7 +27,13 @@ class PartialTrace {
  public:
   // Writes nothing until the first append. `stem` as file_names.h makes it. `head_room`: bytes
   // kept after the head for finish() to write the final one (0: none, finish() fails).
-  PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room = 0);
+  // `gzip`: `<stem>.trace.json.gz.partial`, one gzip member that is whole after every append
+  // (GzipParts: each append's events end at a sync point, its tail ends a copy of the stream,
+  // and the next append writes over that tail). Nothing in it can be written over, so its head
+  // lacks the keys known at the window's end (ChromeTraceWriter::write_head): its tail has
+  // them — the last interval's, and the whole window's after finish(). JSON readers do not
+  // depend on the order of top-level keys.
+  PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room = 0, bool gzip = false);
   ~PartialTrace();  // closes both files and leaves them on disk
   PartialTrace(const PartialTrace&) = delete;
   PartialTrace& operator=(const PartialTrace&) = delete;
@@ -58,6 +65,7 @@ class PartialTrace {
   bool write_events(const Trace& interval, OutputStream& out);
   bool write_tail(const Trace& interval, OutputStream& out);
   std::string write_final_head(const Trace& tail);
+  std::string window_keys(const Trace& t) const;
 
   std::unique_ptr<OutputDir> dir_;
   std::string name_;  // <stem>.trace.json.partial
@@ -73,6 +81,7 @@ class PartialTrace {
   uint64_t host_events_ = 0;
   uint64_t device_records_ = 0;
   std::unique_ptr<Rows> rows_;
+  std::unique_ptr<GzipParts> gzip_;  // compressed (json.gz), else null
   std::string final_name_;  // finish(): the closing part is the final trace's
   std::string final_keys_;
   bool finished_ = false;
