@@ -427,9 +427,10 @@ struct PerfettoSegments::State {
   bool started = false;
   bool ok = true;
 
-  // Everything the packet writer holds goes to `to`, then the writer waits for the next part.
-  bool flush(OutputStream& to) {
-    out.to(&to);
+  // What the packet writer writes goes to `to` (it writes whenever its buffer fills) ...
+  void to(OutputStream& to) { out.to(&to); }
+  // ... and everything it holds at the part's end; then it waits for the next part.
+  bool flush() {
     ok = packets.finish() && ok;
     out.to(nullptr);
     return ok;
@@ -442,6 +443,7 @@ PerfettoSegments::~PerfettoSegments() = default;
 bool PerfettoSegments::write_segment(const Trace& segment, uint32_t fresh_ids_from, OutputStream& out,
                                      uint64_t* next_fresh_id) {
   State& s = *state_;
+  s.to(out);
   perfetto::TraceWalker walker(segment, s.packets, fresh_ids_from);
   walker.plan({}, {}, s.started ? &s.base : nullptr);
   if (!s.started) {
@@ -452,24 +454,26 @@ bool PerfettoSegments::write_segment(const Trace& segment, uint32_t fresh_ids_fr
   }
   walker.events();
   if (next_fresh_id) *next_fresh_id = walker.next_fresh_id();
-  return s.flush(out);  // every slice ended: the segment is whole on its own
+  return s.flush();  // every slice ended: the segment is whole on its own
 }
 
 bool PerfettoSegments::write_metadata(const Trace& t, std::string_view trace_name, std::string_view extra_keys,
                                       OutputStream& out) {
   State& s = *state_;
+  s.to(out);
   perfetto::TraceWalker walker(t, s.packets);
   walker.plan(trace_name, extra_keys, s.started ? &s.base : nullptr);
   s.packets.metadata(perfetto::kMetadataName, walker.metadata());
-  return s.flush(out);
+  return s.flush();
 }
 
 bool PerfettoSegments::write_window_end(const Trace& t, OutputStream& out) {
   State& s = *state_;
+  s.to(out);
   perfetto::TraceWalker walker(t, s.packets);
   if (s.started) walker.plan({}, {}, &s.base);
   walker.window_end(t.end_ns);
-  return s.flush(out);
+  return s.flush();
 }
 
 }  // namespace profagent::exporters

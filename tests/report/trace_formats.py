@@ -13,8 +13,11 @@ prints the same report.
   counters; the tracks carry the JSON's row names; a cut file is refused in one line.
 - report: the output of `profagent report --summary all` is the same for the three files.
 
-    trace_formats.py CASE --profagent BIN --lib DIR --devsim DIR --work DIR [--nvtx-app BIN]
-Cases: diopi (the DIOPI demo: memory, stacks, shapes), nvtx (marks, start/end ranges, named rows).
+    trace_formats.py CASE --profagent BIN --lib DIR --devsim DIR --work DIR [--nvtx-app BIN] [--threads-app BIN]
+Cases: diopi (the DIOPI demo: memory, stacks, shapes), nvtx (marks, start/end ranges, named rows),
+streamed (four threads' calls, ranges and kernels under PROFAGENT_STREAM_AFTER_MB=1: the window is
+written in segments while it is recorded, in each format; the JSON says how many, and no partial or
+swap file is left).
 """
 import argparse
 import collections
@@ -36,7 +39,7 @@ import checkers  # noqa: E402
 import kineto_checks  # noqa: E402
 
 PY = "/usr/bin/python3"
-CASES = ("diopi", "nvtx")
+CASES = ("diopi", "nvtx", "streamed")
 FORMATS = "json,json.gz,perfetto"
 # Args the Perfetto trace keeps (the rest the JSON writer derives: cbid, occupancy, bandwidth, ...).
 KEPT = {"External id", "correlation", "entry point", "cuda_error", "captured", "bytes", "kernel", "step",
@@ -70,6 +73,9 @@ def run_workload(a):
         env.update(PROFAGENT_PROFILE_MEMORY="1", PROFAGENT_WITH_STACK="1", PROFAGENT_RECORD_SHAPES="1")
         sh([PY, os.path.join(ROOT, "tests", "vendorsim", "train.py"), "--framework",
             os.path.join(a.lib, "libframeworksim.so"), "--steps", "4"], env=env)
+    elif a.case == "streamed":
+        env.update(PROFAGENT_STREAM_AFTER_MB="1")
+        sh([a.threads_app, "4", "3000", "outer"], env=env)
     else:
         sh([a.nvtx_app, "3"], env=env)
     traces = glob.glob(os.path.join(out, "*.trace.json"))
@@ -79,7 +85,20 @@ def run_workload(a):
     for suffix in (".trace.json.gz", ".pftrace"):
         if not os.path.isfile(stem + suffix):
             fail("no %s beside %s: %s" % (suffix, traces[0], sorted(os.listdir(out))))
+    if a.case == "streamed":
+        check_streamed(out, traces[0])
     return stem
+
+
+def check_streamed(out, trace):
+    with open(trace) as f:
+        streamed = json.load(f).get("profagent_streamed")
+    if not streamed or streamed["segments"] < 2:
+        fail("the window was not streamed in segments: profagent_streamed %r" % (streamed,))
+    left = [n for n in os.listdir(out) if n.endswith((".partial", ".swap"))]
+    if left:
+        fail("partial files left: %s" % left)
+    print("streamed: %d segments, %d host events before the tail" % (streamed["segments"], streamed["host_events"]))
 
 
 def ns(us):
@@ -355,7 +374,7 @@ def check_reports(a, stem):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=CASES)
-    for opt in ("--profagent", "--lib", "--devsim", "--work", "--nvtx-app"):
+    for opt in ("--profagent", "--lib", "--devsim", "--work", "--nvtx-app", "--threads-app"):
         ap.add_argument(opt)
     a = ap.parse_args()
     if os.path.isdir(a.work):
