@@ -111,9 +111,12 @@ void append_interval(PartialWriter& p) {
   }
 }
 
-// The window's streamed trace: a fresh partial trace at its first segment (intervals peeked
-// before hold events the segments take again).
+// The window's streamed traces, opened at its first segment: the JSON one (when asked for) a
+// fresh partial trace (intervals peeked before hold events the segments take again), json.gz
+// and Perfetto ones when asked for. The JSON one, or nullptr when it is not asked for or
+// cannot be opened (said once).
 exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment) {
+  const exporters::TraceFormats& formats = p.config->trace_formats;
   if (p.streaming != segment.window) {
     auto found = p.partials.find(segment.window);
     if (found != p.partials.end()) {
@@ -123,7 +126,6 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
     p.streaming = segment.window;
     p.gzip.reset();
     p.perfetto.reset();
-    const exporters::TraceFormats& formats = p.config->trace_formats;
     if (formats.has(exporters::TraceFormat::JsonGz)) {
       if (std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p)) {
         p.gzip = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(segment), 0, true);
@@ -135,6 +137,7 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
       }
     }
   }
+  if (!formats.has(exporters::TraceFormat::Json)) return nullptr;
   // Room for the final head (its drops, span, memory and cost are known at the window's end).
   constexpr uint64_t kHeadRoom = 64 << 10;
   return partial_for(p, segment, kHeadRoom);
@@ -161,6 +164,21 @@ void finish_other(std::unique_ptr<Partial> partial, Trace& tail, exporters::Trac
   else log(LogLevel::Error, "streamed " + std::string(exporters::trace_format_name(format)) + " trace: " + error);
 }
 
+void append_json(PartialWriter& p, exporters::PartialTrace& partial, Trace& events, uint64_t held_events) {
+  const uint64_t start_ms = monotonic_ms();
+  const std::string error = partial.append(events);
+  if (error.empty()) {
+    log(LogLevel::Debug, "streamed trace: segment " + std::to_string(partial.intervals()) + ", " +
+                             std::to_string(events.host.size()) + " host events and " +
+                             std::to_string(events.device.size()) + " device records appended in " +
+                             std::to_string(monotonic_ms() - start_ms) + " ms (" + std::to_string(held_events) +
+                             " held) to " + partial.location());
+  } else if (!p.failure_said) {
+    p.failure_said = true;
+    log(LogLevel::Warn, "streamed trace: " + error + "; the window's trace will lack its events");
+  }
+}
+
 // Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
 // bounded, so a window's end waits for one segment at most).
 void stream_segments(PartialWriter& p, uint64_t max_segments) {
@@ -171,20 +189,9 @@ void stream_segments(PartialWriter& p, uint64_t max_segments) {
     Trace& events = segment.trace;
     if (events.window <= p.finished_through) return;
     exporters::PartialTrace* partial = streamed_partial(p, events);
-    if (partial == nullptr) return;
+    if (partial == nullptr && !p.gzip && !p.perfetto) return;
     if (!events.host.empty() || !events.device.empty()) {
-      const uint64_t start_ms = monotonic_ms();
-      const std::string error = partial->append(events);
-      if (error.empty()) {
-        log(LogLevel::Debug, "streamed trace: segment " + std::to_string(partial->intervals()) + ", " +
-                                 std::to_string(events.host.size()) + " host events and " +
-                                 std::to_string(events.device.size()) + " device records appended in " +
-                                 std::to_string(monotonic_ms() - start_ms) + " ms (" +
-                                 std::to_string(segment.held_events) + " held) to " + partial->location());
-      } else if (!p.failure_said) {
-        p.failure_said = true;
-        log(LogLevel::Warn, "streamed trace: " + error + "; the window's trace will lack its events");
-      }
+      if (partial != nullptr) append_json(p, *partial, events, segment.held_events);
       append_to(p.gzip.get(), events, p.gzip_failure_said, "json.gz");
       append_to(p.perfetto.get(), events, p.perfetto_failure_said, "Perfetto");
     }
@@ -266,18 +273,31 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
     std::unique_lock lock(p->mutex, std::defer_lock);
     if (!lock.try_lock_for(std::chrono::seconds(60))) return "its segments' trace was busy for a minute";
     if (tail.window > p->finished_through) p->finished_through = tail.window;
+    if (p->streaming != tail.window) return "its segments' trace is missing";
     auto found = p->partials.find(tail.window);
-    if (found == p->partials.end() || p->streaming != tail.window) return "its segments' trace is missing";
-    exporters::PartialTrace& partial = *found->second;
-    tail.streamed.host_events = partial.host_events();  // what the file holds before the tail
-    tail.streamed.device_records = partial.device_records();
+    exporters::PartialTrace* json = found != p->partials.end() ? found->second.get() : nullptr;
+    // What the files hold before the tail (the segments', unless an append failed).
+    if (json) {
+      tail.streamed.host_events = json->host_events();
+      tail.streamed.device_records = json->device_records();
+    } else if (p->gzip) {
+      tail.streamed.host_events = p->gzip->host_events();
+      tail.streamed.device_records = p->gzip->device_records();
+    } else if (p->perfetto) {
+      tail.streamed.host_events = p->perfetto->host_events();
+      tail.streamed.device_records = p->perfetto->device_records();
+    }
     const std::string stem = exporters::file_stem(tail);
     const std::string keys = exporters::streamed_trace_keys(tail);
-    std::string error = partial.finish(tail, stem + std::string(exporters::trace_format_suffix(exporters::TraceFormat::Json)), keys);
-    if (error.empty()) paths.push_back(partial.location());
-    p->partials.erase(p->partials.begin(), std::next(found));
+    std::string error;
+    if (json) {
+      error = json->finish(tail, stem + std::string(exporters::trace_format_suffix(exporters::TraceFormat::Json)), keys);
+      if (error.empty()) paths.push_back(json->location());
+    }
+    p->partials.erase(p->partials.begin(), p->partials.upper_bound(tail.window));
     finish_other(std::move(p->gzip), tail, exporters::TraceFormat::JsonGz, keys, paths);
     finish_other(std::move(p->perfetto), tail, exporters::TraceFormat::Perfetto, keys, paths);
+    if (!json && paths.empty()) return "no format's trace could be written (said above)";
     return error;
   } catch (...) {
     return "out of memory while finishing its streamed trace";

@@ -28,6 +28,7 @@ std::string PerfettoPartial::append(Trace& segment) {
     if (!error_.empty()) return error_;
     ++intervals_;
     host_events_ += segment.host.size();
+    device_records_ += segment.device.size();
     next_fresh_id_ = next_fresh_id;
     return {};
   } catch (const std::bad_alloc&) {

@@ -35,6 +35,8 @@ class PerfettoPartial {
   void remove() noexcept;
 
   std::string location() const { return files_.location(); }
+  uint64_t host_events() const { return host_events_; }
+  uint64_t device_records() const { return device_records_; }
 
  private:
   std::unique_ptr<OutputDir> dir_;
@@ -46,6 +48,7 @@ class PerfettoPartial {
   uint64_t next_fresh_id_ = uint64_t(1) << 31;  // as PartialTrace's
   uint64_t intervals_ = 0;
   uint64_t host_events_ = 0;
+  uint64_t device_records_ = 0;
   bool finished_ = false;
 };
 

@@ -17,7 +17,8 @@ prints the same report.
 Cases: diopi (the DIOPI demo: memory, stacks, shapes), nvtx (marks, start/end ranges, named rows),
 streamed (four threads' calls, ranges and kernels under PROFAGENT_STREAM_AFTER_MB=1: the window is
 written in segments while it is recorded, in each format; the JSON says how many, and no partial or
-swap file is left).
+swap file is left; run again with json.gz,perfetto only: those two are written, no JSON, and each
+holds as many host events as its profagent_streamed says).
 """
 import argparse
 import collections
@@ -103,6 +104,30 @@ def check_streamed(out, trace):
 
 def ns(us):
     return checkers.ns(us)
+
+
+def check_streamed_without_json(a):
+    out = os.path.join(a.work, "out_without_json")
+    env = dict(os.environ, LD_LIBRARY_PATH=a.devsim, LD_PRELOAD=os.path.join(a.lib, "libprofagent.so"),
+               PROFAGENT_OUTPUT_DIR=out, PROFAGENT_TRACE_FORMAT="json.gz,perfetto", PROFAGENT_STREAM_AFTER_MB="1")
+    sh([a.threads_app, "4", "3000", "outer"], env=env)
+    names = sorted(os.listdir(out))
+    if len(names) != 2 or not names[0].endswith(".pftrace") or not names[1].endswith(".trace.json.gz"):
+        fail("json.gz,perfetto streamed: %s written" % names)
+    gz = json.load(gzip.open(os.path.join(out, names[1]), "rt"))
+    pf = read_perfetto(os.path.join(out, names[0]))
+    counts = []
+    for doc, events in ((gz, gz["traceEvents"]), (pf["metadata"], pf["traceEvents"])):
+        streamed = doc["profagent_streamed"]
+        host = sum(1 for e in events if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver", "user_annotation"))
+        if streamed["segments"] < 2 or host != streamed["host_events"] + streamed["tail_host_events"]:
+            fail("json.gz,perfetto streamed: %d host events, profagent_streamed %r" % (host, streamed))
+        counts.append(host)
+    if counts[0] != counts[1]:
+        fail("json.gz,perfetto streamed: %d host events in the json.gz, %d in the Perfetto trace" % tuple(counts))
+    for name in names:
+        sh([a.profagent, "report", os.path.join(out, name)])
+    print("streamed without json: %s, %d host events each, both reported" % (", ".join(names), counts[0]))
 
 
 # ---- json.gz --------------------------------------------------------------------------------------
@@ -386,6 +411,8 @@ def main():
     check_gzip(a, stem, json.loads(json.dumps(doc)))
     check_perfetto(a, stem, doc)
     check_reports(a, stem)
+    if a.case == "streamed":
+        check_streamed_without_json(a)
     print("trace_formats %s: ok" % a.case)
     return 0
 
