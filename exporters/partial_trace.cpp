@@ -1,12 +1,6 @@
 #include "exporters/partial_trace.h"
 
-#include <fcntl.h>
-#include <stdio.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <map>
 #include <new>
 
@@ -14,7 +8,6 @@
 #include "exporters/chrome_trace_writer.h"
 #include "exporters/gzip_stream.h"
 #include "exporters/json_writer.h"
-#include "exporters/quiet_write.h"
 #include "exporters/trace_schema.h"
 
 namespace profagent::exporters {
@@ -33,23 +26,6 @@ struct PartialTrace::Rows {
   }
 };
 
-namespace {
-
-class TextStream final : public OutputStream {
- public:
-  explicit TextStream(std::string& text) : text_(text) {}
-  bool write(const char* data, std::size_t size) override {
-    text_.append(data, size);
-    return true;
-  }
-  std::string commit() override { return {}; }
-
- private:
-  std::string& text_;
-};
-
-
-}  // namespace
 
 PartialTrace::PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room, bool gzip)
     : dir_(std::move(dir)), name_(stem + (gzip ? ".trace.json.gz.partial" : ".trace.json.partial")), files_(*dir_, name_),
@@ -94,7 +70,7 @@ bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
   // Compressed, the tail ends a copy of the gzip stream (GzipParts), and holds the keys a
   // head written once cannot have (the last interval's, or the window's at its end).
   std::string text;
-  TextStream text_out(text);
+  StringStream text_out(text);
   JsonWriter w(gzip_ ? static_cast<OutputStream&>(text_out) : out, 1 << 16);
   const std::string top_keys = (gzip_ ? window_keys(interval) : std::string()) + (final_name_.empty() ? keys : final_keys_);
   chrome::ChromeTraceWriter closing(tail, w);
@@ -110,7 +86,7 @@ bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
 // The keys only known at the window's end (ChromeTraceWriter::write_window_keys) as `t` has them.
 std::string PartialTrace::window_keys(const Trace& t) const {
   std::string text;
-  TextStream out(text);
+  StringStream out(text);
   JsonWriter w(out, 1 << 14);
   chrome::ChromeTraceWriter writer(t, w);
   writer.set_base(base_);
@@ -141,7 +117,7 @@ std::string PartialTrace::append(Trace& interval) {
 // the first interval's, in the room kept after it: the same base time, padded with spaces.
 std::string PartialTrace::write_final_head(const Trace& tail) {
   std::string head;
-  TextStream text(head);
+  StringStream text(head);
   JsonWriter w(text, 1 << 14);
   chrome::ChromeTraceWriter writer(tail, w);
   writer.set_base(base_);
@@ -184,7 +160,7 @@ std::string partial_trace_keys(const Trace& last, uint64_t intervals, uint64_t h
 
 std::string streamed_trace_keys(const Trace& tail) {
   std::string text;
-  TextStream out(text);
+  StringStream out(text);
   JsonWriter w(out, 1 << 12);
   const StreamedWindow& s = tail.streamed;
   w.raw("  \""), w.raw(schema::kStreamed), w.raw("\": {\"");
