@@ -297,7 +297,7 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
     p->partials.erase(p->partials.begin(), p->partials.upper_bound(tail.window));
     finish_other(std::move(p->gzip), tail, exporters::TraceFormat::JsonGz, keys, paths);
     finish_other(std::move(p->perfetto), tail, exporters::TraceFormat::Perfetto, keys, paths);
-    if (!json && paths.empty()) return "no format's trace could be written (said above)";
+    if (!json && paths.empty()) return "none of its streamed traces could be finished";
     return error;
   } catch (...) {
     return "out of memory while finishing its streamed trace";
