@@ -250,8 +250,9 @@ void freeze_and_export(const char* reason) noexcept {
     }
     // A process that never used CUDA (a launcher, a worker) leaves no trace behind; one whose
     // every event was dropped (an address-space limit) writes the drop counters; one that
-    // used CUDA under a schedule or marker that never let it record says why.
-    if (trace->host.empty() && trace->device.empty() && trace->drops.host_events == 0) {
+    // used CUDA under a schedule or marker that never let it record says why. A streamed
+    // window's events are in its segments: its tail may be empty (all left out by a size limit).
+    if (trace->host.empty() && trace->device.empty() && trace->drops.host_events == 0 && trace->streamed.segments == 0) {
       say_why_nothing_was_recorded();
       return;
     }

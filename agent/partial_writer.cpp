@@ -10,6 +10,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "agent/log.h"
 #include "agent/threads.h"
@@ -18,7 +19,9 @@
 #include "collector/segment_stream.h"
 #include "collector/thread_buffer.h"
 #include "exporters/file_names.h"
+#include "exporters/partial_perfetto.h"
 #include "exporters/partial_trace.h"
+#include "exporters/trace_format.h"
 
 namespace profagent::agent {
 namespace {
@@ -39,6 +42,12 @@ struct PartialWriter {
   size_t stream_after_events = SIZE_MAX;
   collector::StreamLimits limits;
   uint32_t streaming = 0;
+  // The streamed window's json.gz and Perfetto traces, when those formats are asked for (the
+  // JSON one is the window's partial trace in `partials`).
+  std::unique_ptr<exporters::PartialTrace> gzip;
+  std::unique_ptr<exporters::PerfettoPartial> perfetto;
+  bool gzip_failure_said = false;
+  bool perfetto_failure_said = false;
 };
 PartialWriter* g_writer = nullptr;  // leaked: the exit flush may run while the thread works
 std::atomic<bool> g_configured{false};
@@ -51,18 +60,22 @@ uint64_t monotonic_ms() {
   return uint64_t(now.tv_sec) * 1000 + uint64_t(now.tv_nsec) / 1'000'000;
 }
 
-exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval, uint64_t head_room = 0) {
-  auto found = p.partials.find(interval.window);
-  if (found != p.partials.end()) return found->second.get();
+// The window's output folder, opened; nullptr when it cannot be (said once).
+std::unique_ptr<exporters::OutputDir> open_output_dir(PartialWriter& p) {
   std::string dir_path = window_output_dir();
   if (dir_path.empty()) dir_path = p.config->output_dir;
   std::string error;
   std::unique_ptr<exporters::OutputDir> dir = exporters::OutputDir::create(dir_path, &error);
-  if (!dir) {
-    if (!p.failure_said) log(LogLevel::Warn, "partial trace: " + error + "; no partial trace is kept");
-    p.failure_said = true;
-    return nullptr;
-  }
+  if (!dir && !p.failure_said) log(LogLevel::Warn, "partial trace: " + error + "; no partial trace is kept");
+  if (!dir) p.failure_said = true;
+  return dir;
+}
+
+exporters::PartialTrace* partial_for(PartialWriter& p, const Trace& interval, uint64_t head_room = 0) {
+  auto found = p.partials.find(interval.window);
+  if (found != p.partials.end()) return found->second.get();
+  std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p);
+  if (!dir) return nullptr;
   auto partial = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(interval), head_room);
   return p.partials.emplace(interval.window, std::move(partial)).first->second.get();
 }
@@ -98,9 +111,12 @@ void append_interval(PartialWriter& p) {
   }
 }
 
-// The window's streamed trace: a fresh partial trace at its first segment (intervals peeked
-// before hold events the segments take again).
+// The window's streamed traces, opened at its first segment: the JSON one (when asked for) a
+// fresh partial trace (intervals peeked before hold events the segments take again), json.gz
+// and Perfetto ones when asked for. The JSON one, or nullptr when it is not asked for or
+// cannot be opened (said once).
 exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment) {
+  const exporters::TraceFormats& formats = p.config->trace_formats;
   if (p.streaming != segment.window) {
     auto found = p.partials.find(segment.window);
     if (found != p.partials.end()) {
@@ -108,10 +124,59 @@ exporters::PartialTrace* streamed_partial(PartialWriter& p, const Trace& segment
       p.partials.erase(found);
     }
     p.streaming = segment.window;
+    p.gzip.reset();
+    p.perfetto.reset();
+    if (formats.has(exporters::TraceFormat::JsonGz)) {
+      if (std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p)) {
+        p.gzip = std::make_unique<exporters::PartialTrace>(std::move(dir), exporters::file_stem(segment), 0, true);
+      }
+    }
+    if (formats.has(exporters::TraceFormat::Perfetto)) {
+      if (std::unique_ptr<exporters::OutputDir> dir = open_output_dir(p)) {
+        p.perfetto = std::make_unique<exporters::PerfettoPartial>(std::move(dir), exporters::file_stem(segment));
+      }
+    }
   }
+  if (!formats.has(exporters::TraceFormat::Json)) return nullptr;
   // Room for the final head (its drops, span, memory and cost are known at the window's end).
   constexpr uint64_t kHeadRoom = 64 << 10;
   return partial_for(p, segment, kHeadRoom);
+}
+
+// The segment in the window's other formats' traces too (after the JSON one: the same unix offset).
+template <typename Partial>
+void append_to(Partial* partial, Trace& segment, bool& failure_said, const char* what) {
+  if (partial == nullptr) return;
+  const std::string error = partial->append(segment);
+  if (!error.empty() && !failure_said) {
+    failure_said = true;
+    log(LogLevel::Warn, std::string("streamed ") + what + " trace: " + error + "; it will lack the window's later events");
+  }
+}
+
+// A streamed window's trace in another format finished as the JSON one; its path added to `paths`.
+template <typename Partial>
+void finish_other(std::unique_ptr<Partial> partial, Trace& tail, exporters::TraceFormat format, const std::string& keys,
+                  std::vector<std::string>& paths) {
+  if (!partial) return;
+  const std::string error = partial->finish(tail, exporters::file_stem(tail) + std::string(exporters::trace_format_suffix(format)), keys);
+  if (error.empty()) paths.push_back(partial->location());
+  else log(LogLevel::Error, "streamed " + std::string(exporters::trace_format_name(format)) + " trace: " + error);
+}
+
+void append_json(PartialWriter& p, exporters::PartialTrace& partial, Trace& events, uint64_t held_events) {
+  const uint64_t start_ms = monotonic_ms();
+  const std::string error = partial.append(events);
+  if (error.empty()) {
+    log(LogLevel::Debug, "streamed trace: segment " + std::to_string(partial.intervals()) + ", " +
+                             std::to_string(events.host.size()) + " host events and " +
+                             std::to_string(events.device.size()) + " device records appended in " +
+                             std::to_string(monotonic_ms() - start_ms) + " ms (" + std::to_string(held_events) +
+                             " held) to " + partial.location());
+  } else if (!p.failure_said) {
+    p.failure_said = true;
+    log(LogLevel::Warn, "streamed trace: " + error + "; the window's trace will lack its events");
+  }
 }
 
 // Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
@@ -124,20 +189,11 @@ void stream_segments(PartialWriter& p, uint64_t max_segments) {
     Trace& events = segment.trace;
     if (events.window <= p.finished_through) return;
     exporters::PartialTrace* partial = streamed_partial(p, events);
-    if (partial == nullptr) return;
+    if (partial == nullptr && !p.gzip && !p.perfetto) return;
     if (!events.host.empty() || !events.device.empty()) {
-      const uint64_t start_ms = monotonic_ms();
-      const std::string error = partial->append(events);
-      if (error.empty()) {
-        log(LogLevel::Debug, "streamed trace: segment " + std::to_string(partial->intervals()) + ", " +
-                                 std::to_string(events.host.size()) + " host events and " +
-                                 std::to_string(events.device.size()) + " device records appended in " +
-                                 std::to_string(monotonic_ms() - start_ms) + " ms (" +
-                                 std::to_string(segment.held_events) + " held) to " + partial->location());
-      } else if (!p.failure_said) {
-        p.failure_said = true;
-        log(LogLevel::Warn, "streamed trace: " + error + "; the window's trace will lack its events");
-      }
+      if (partial != nullptr) append_json(p, *partial, events, segment.held_events);
+      append_to(p.gzip.get(), events, p.gzip_failure_said, "json.gz");
+      append_to(p.perfetto.get(), events, p.perfetto_failure_said, "Perfetto");
     }
     if (segment.chunks == 0) return;
   }
@@ -209,7 +265,7 @@ void drain_streamed_window() noexcept {
   }
 }
 
-std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept {
+std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) noexcept {
   PartialWriter* p = g_writer;
   if (p == nullptr) return "its segments' trace is missing";
   try {
@@ -217,14 +273,31 @@ std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept {
     std::unique_lock lock(p->mutex, std::defer_lock);
     if (!lock.try_lock_for(std::chrono::seconds(60))) return "its segments' trace was busy for a minute";
     if (tail.window > p->finished_through) p->finished_through = tail.window;
+    if (p->streaming != tail.window) return "its segments' trace is missing";
     auto found = p->partials.find(tail.window);
-    if (found == p->partials.end() || p->streaming != tail.window) return "its segments' trace is missing";
-    exporters::PartialTrace& partial = *found->second;
-    tail.streamed.host_events = partial.host_events();  // what the file holds before the tail
-    tail.streamed.device_records = partial.device_records();
-    std::string error = partial.finish(tail, exporters::file_stem(tail) + ".trace.json", exporters::streamed_trace_keys(tail));
-    if (error.empty()) path = partial.location();
-    p->partials.erase(p->partials.begin(), std::next(found));
+    exporters::PartialTrace* json = found != p->partials.end() ? found->second.get() : nullptr;
+    // What the files hold before the tail (the segments', unless an append failed).
+    if (json) {
+      tail.streamed.host_events = json->host_events();
+      tail.streamed.device_records = json->device_records();
+    } else if (p->gzip) {
+      tail.streamed.host_events = p->gzip->host_events();
+      tail.streamed.device_records = p->gzip->device_records();
+    } else if (p->perfetto) {
+      tail.streamed.host_events = p->perfetto->host_events();
+      tail.streamed.device_records = p->perfetto->device_records();
+    }
+    const std::string stem = exporters::file_stem(tail);
+    const std::string keys = exporters::streamed_trace_keys(tail);
+    std::string error;
+    if (json) {
+      error = json->finish(tail, stem + std::string(exporters::trace_format_suffix(exporters::TraceFormat::Json)), keys);
+      if (error.empty()) paths.push_back(json->location());
+    }
+    p->partials.erase(p->partials.begin(), p->partials.upper_bound(tail.window));
+    finish_other(std::move(p->gzip), tail, exporters::TraceFormat::JsonGz, keys, paths);
+    finish_other(std::move(p->perfetto), tail, exporters::TraceFormat::Perfetto, keys, paths);
+    if (!json && paths.empty()) return "none of its streamed traces could be finished";
     return error;
   } catch (...) {
     return "out of memory while finishing its streamed trace";

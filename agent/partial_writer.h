@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include <string>
+#include <vector>
 
 #include "agent/config.h"
 #include "collector/trace.h"
@@ -37,9 +38,10 @@ void partial_writer_tick() noexcept;
 void drain_streamed_window() noexcept;
 
 // A streamed window's end: appends `tail` (the window's Trace, which holds its last events) to
-// the window's streamed trace and gives it its final name. "" and `path` set on success, else
-// one line saying why.
-std::string finish_streamed_trace(Trace& tail, std::string& path) noexcept;
+// the window's streamed traces (JSON, and Perfetto when that format is asked for) and gives
+// them their final names. "" on success of the JSON trace, else one line saying why; `paths`
+// gets each trace finished (a Perfetto trace that could not be is said on stderr).
+std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) noexcept;
 
 // After window `window`'s files were written: its partial trace is removed when `trace_written`
 // (the final trace is there), else closed and left on disk (it is then all that is left).

@@ -1,6 +1,8 @@
 #include "agent/window_export.h"
 
 #include <atomic>
+#include <string>
+#include <vector>
 
 #include "agent/drop_report.h"
 #include "agent/lifecycle.h"
@@ -33,27 +35,26 @@ bool trace_written(const Trace& trace, const exporters::ExportResult& result) {
   return false;
 }
 
-// A streamed window (agent/partial_writer.h): its segments are in its trace already; the tail
-// finishes it. The tables and summaries would be the tail's only, so none is written: they say
-// so in their place, and other trace formats are not written (said in the same line).
-void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
-  std::string path;
-  const std::string error = finish_streamed_trace(trace, path);
+// A streamed window (agent/partial_writer.h): its segments are in its traces already (JSON,
+// and json.gz and Perfetto when asked for); the tail finishes them. The tables and summaries
+// would be the tail's only, so none is written: they say so in their place.
+void export_streamed(Trace& trace, const WindowVoice& voice) {
+  std::vector<std::string> paths;
+  const std::string error = finish_streamed_trace(trace, paths);
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +
                      std::to_string(trace.streamed.segments) + " segments, " +
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
                      " host events): its tables and summaries are not computed for a streamed window";
-  if (config.trace_formats.has(exporters::TraceFormat::JsonGz) || config.trace_formats.has(exporters::TraceFormat::Perfetto)) {
-    note += ", and its trace is written as JSON only";
-  }
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
   // The trace holds every event: `profagent report` computes the tables from it.
   if (voice.table) {
     print_line("table: not computed for a streamed window" +
-               (error.empty() ? "; `profagent report " + path + "` prints it from the trace" : std::string()));
+               (error.empty() ? "; `profagent report " + paths.front() + "` prints it from the trace" : std::string()));
   }
-  print_line(voice.closing_prefix + (error.empty() ? "wrote " + path : "wrote nothing: the streamed trace: " + error));
+  std::string written;
+  for (const std::string& path : paths) written += (written.empty() ? "" : ", ") + path;
+  print_line(voice.closing_prefix + (error.empty() ? "wrote " + written : "wrote nothing: the streamed trace: " + error));
 }
 
 }  // namespace
@@ -65,7 +66,7 @@ void export_and_report(Trace& trace, const Config& config, const WindowVoice& vo
     say_held_warnings();  // before anything else this process prints
     note_agent_drops(trace.drops);
     report_drops(trace, voice.drops_prefix);
-    if (trace.streamed.segments > 0) return export_streamed(trace, config, voice);
+    if (trace.streamed.segments > 0) return export_streamed(trace, voice);
     exporters::ExportOptions options = export_options(config);
     if (!voice.output_dir.empty()) options.output_dir = voice.output_dir;
     const exporters::ExportResult result = exporters::export_window(trace, options);

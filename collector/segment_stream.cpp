@@ -9,6 +9,7 @@
 #include "collector/clock.h"
 #include "collector/device_pool.h"
 #include "collector/join.h"
+#include "collector/window_limits.h"
 #include "collector/log.h"
 #include "collector/names.h"
 #include "collector/segment_split.h"
@@ -160,6 +161,10 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
   out.held_events = count_events(held);
   s.stream.held = std::move(held);
   in.device = claim_device(s.pool, in.threads, given_up, s.cuts);
+  // PROFAGENT_MIN_DURATION_US and PROFAGENT_MAX_EVENTS as for a whole window, the events
+  // kept by earlier segments counted: under the lock, as the counts below (a cut may come).
+  apply_window_limits(s.options.limits, in.threads, in.device.records, in.converter, s.stream.limited,
+                      s.stream.written.host_events);
   ++s.stream.written.segments;
   // Counted here: the window may be cut while this segment is joined and written.
   for (const ThreadEvents& t : in.threads) {

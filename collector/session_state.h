@@ -22,6 +22,7 @@ struct StreamState {
   std::vector<ThreadEvents> held;       // taken, not final yet: joined by a later segment or the cut
   std::unordered_map<uint64_t, uint32_t> waiting_device;  // host id -> segments it waited for its record
   StreamedWindow written;               // what its segments wrote
+  DropCounters limited;                 // what the size limits left out of its segments (window_limits.h)
 };
 
 struct Session {

@@ -172,10 +172,12 @@ CutWindow* cut_part(Session& s, bool keep) {
   s.carried.clear();
   // A streamed window: what its segments held back is joined with its tail.
   StreamedWindow streamed;
+  DropCounters limited;
   if (s.stream.cuts == s.cuts) {
     threads.insert(threads.end(), std::make_move_iterator(s.stream.held.begin()),
                    std::make_move_iterator(s.stream.held.end()));
     streamed = s.stream.written;
+    limited = s.stream.limited;
   }
   s.stream = StreamState{};
   threads.insert(threads.end(), std::make_move_iterator(host.threads.begin()),
@@ -193,6 +195,10 @@ CutWindow* cut_part(Session& s, bool keep) {
   set_cpu_times(s, cpu_at_cut, trace);
   trace.drops.host_events = host.dropped;
   trace.streamed = streamed;
+  // What the size limits left out of its segments; the tail's join adds its own.
+  trace.drops.shorter_than_min_duration = limited.shorter_than_min_duration;
+  trace.drops.over_max_events = limited.over_max_events;
+  trace.drops.over_max_events_device_records = limited.over_max_events_device_records;
   const BufferReservation reservation = buffer_reservation();
   trace.drops.host_buffer_requested_bytes = reservation.requested;
   trace.drops.host_buffer_reserved_bytes = reservation.reserved;
@@ -328,7 +334,8 @@ Trace join_part(Session& s, CutWindow& window) {
   const uint64_t late = claim_device_records(s, claim);
   trace.join_wait_ns = elapsed_since(wait_start);
   std::vector<ExternalLink> links = call_links(s);  // before old links are forgotten
-  apply_window_limits(s.options.limits, window.threads, claim.records, window.converter, trace.drops);
+  apply_window_limits(s.options.limits, window.threads, claim.records, window.converter, trace.drops,
+                      trace.streamed.host_events);
   // Under a memory limit, only what the join and the writers can hold is joined.
   fit_window_in_memory(window.threads, claim.records, window.converter, memory_room(), trace.drops);
   uint64_t forgotten = 0;

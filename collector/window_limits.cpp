@@ -71,9 +71,12 @@ void keep_earliest_events(uint64_t max_events, std::vector<ThreadEvents>& thread
 
 void apply_window_limits(const WindowLimits& limits, std::vector<ThreadEvents>& threads,
                          std::vector<DeviceRecord>& device, const clock::TickConverter& converter,
-                         DropCounters& drops) {
+                         DropCounters& drops, uint64_t kept_before) {
   if (limits.min_duration_ns != 0) leave_out_short_events(limits.min_duration_ns, threads, device, converter, drops);
-  if (limits.max_events != 0) keep_earliest_events(limits.max_events, threads, device, converter, drops);
+  if (limits.max_events != 0) {
+    const uint64_t room = limits.max_events > kept_before ? limits.max_events - kept_before : 0;
+    keep_earliest_events(room, threads, device, converter, drops);
+  }
 }
 
 }  // namespace profagent::collector

@@ -25,8 +25,11 @@ struct WindowLimits {
   uint64_t min_duration_ns = 0;  // 0: no limit
 };
 
+// `kept_before`: host events of the same window already kept (a streamed window's earlier
+// segments, collector/segment_stream.h): max events counts them, so a window streamed in
+// segments keeps as many as it would whole (none more once they reach it).
 void apply_window_limits(const WindowLimits& limits, std::vector<ThreadEvents>& threads,
                          std::vector<DeviceRecord>& device, const clock::TickConverter& converter,
-                         DropCounters& drops);
+                         DropCounters& drops, uint64_t kept_before = 0);
 
 }  // namespace profagent::collector

@@ -22,8 +22,8 @@ void ChromeTraceWriter::write(std::string_view trace_name) {
   write_tail(trace_name);
 }
 
-void ChromeTraceWriter::write_head() {
-  header();
+void ChromeTraceWriter::write_head(bool with_window_keys) {
+  header(with_window_keys);
   w_.raw("  \""), w_.raw(schema::kTraceEvents), w_.raw("\": [\n");
 }
 
@@ -45,10 +45,10 @@ void ChromeTraceWriter::write_tail(std::string_view trace_name, std::string_view
   top_level_end(trace_name, extra_keys);
 }
 
-void ChromeTraceWriter::write_metadata_only(std::string_view trace_name) {
+void ChromeTraceWriter::write_metadata_only(std::string_view trace_name, std::string_view extra_keys) {
   header();
   w_.raw("  \""), w_.raw(schema::kTraceEvents), w_.raw("\": [],\n");
-  top_level_end(trace_name);
+  top_level_end(trace_name, extra_keys);
 }
 
 void ChromeTraceWriter::top_level_end(std::string_view trace_name, std::string_view extra_keys) {
@@ -64,12 +64,12 @@ void ChromeTraceWriter::top_level_end(std::string_view trace_name, std::string_v
 
 // Kineto's keys in Kineto's order, profagent's between; `"rank": R` with the space HTA's regex
 // needs, and nothing before it that the regex would match.
-void ChromeTraceWriter::header() {
+void ChromeTraceWriter::header(bool with_window_keys) {
   w_.raw("{\n  \""), w_.raw(schema::kSchemaVersion), w_.raw("\": 1,\n  \"");
   w_.raw(schema::kDeviceProperties), w_.raw("\": [");
   device_properties();
   w_.raw("],\n");
-  metadata_keys();
+  metadata_keys(with_window_keys);
   w_.raw("  \""), w_.raw(schema::kDistributedInfo), w_.raw("\": {\""), w_.raw(schema::kBackend), w_.raw("\": ");
   w_.string(t_.process.backend.empty() ? "unknown" : t_.process.backend);
   w_.raw(", \""), w_.raw(schema::kRank), w_.raw("\": "), w_.i64(t_.process.rank);

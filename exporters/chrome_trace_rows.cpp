@@ -34,7 +34,7 @@ void ChromeTraceWriter::device_property(const DeviceInfo& d) {
   w_.raw("}");
 }
 
-void ChromeTraceWriter::metadata_keys() {
+void ChromeTraceWriter::metadata_keys(bool with_window_keys) {
   top_key(w_, schema::kConfig), w_.raw("{");
   for (std::size_t i = 0; i < t_.config.size(); ++i) {
     if (i) w_.raw(",");
@@ -47,7 +47,12 @@ void ChromeTraceWriter::metadata_keys() {
   w_.raw(",\n"), top_key(w_, schema::kCudaDriverVersion), w_.i64(t_.cuda_driver_version);
   w_.raw(",\n"), top_key(w_, schema::kHostName), w_.string(t_.process.host_name);
   w_.raw(",\n"), top_key(w_, schema::kDeviceBackend), w_.string(t_.device_backend);
-  w_.raw(",\n"), top_key(w_, schema::kDrops), write_drop_counters(t_, w_);
+  w_.raw(",\n");
+  if (with_window_keys) write_window_keys();
+}
+
+void ChromeTraceWriter::write_window_keys() {
+  top_key(w_, schema::kDrops), write_drop_counters(t_, w_);
   w_.raw(",\n");
   write_memory_metadata(t_, w_);
   window_key();

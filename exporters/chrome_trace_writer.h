@@ -187,14 +187,18 @@ class ChromeTraceWriter {
         fwdbwd_(link_forward_backward(t)) {}
   void write(std::string_view trace_name);
   // Only the top-level object around the events (`"traceEvents": []`): what a Perfetto trace
-  // keeps as its metadata (perfetto_schema.h).
-  void write_metadata_only(std::string_view trace_name);
+  // keeps as its metadata (perfetto_schema.h), with `extra_keys` as write_tail's.
+  void write_metadata_only(std::string_view trace_name, std::string_view extra_keys = {});
   uint64_t events() const { return events_; }
 
   // write() in its three parts, for a trace written an interval at a time (partial_trace.h):
   // the head once, then each interval's events by a writer of that interval's Trace, and a
   // tail (row names, the closing instant, `extra_keys` as raw `"key": value,\n` text) after.
-  void write_head();
+  // `with_window_keys` false: without the keys only known at the window's end (drops, memory,
+  // the window's bounds, CPU times, the agent's cost): a trace that cannot be written over
+  // (a streamed json.gz) has them in its closing part, by write_window_keys().
+  void write_head(bool with_window_keys = true);
+  void write_window_keys();  // each key as `  "key": value,\n`
   void write_events();
   void write_tail(std::string_view trace_name, std::string_view extra_keys = {});
   void set_base(uint64_t base) { base_ = base; }  // ts relative to the trace being continued
@@ -210,7 +214,7 @@ class ChromeTraceWriter {
   uint64_t unix_ns(uint64_t ns) const;  // agent clock -> Unix ns, 0 before the epoch
   uint64_t host_pid(uint32_t pid) const { return pid ? pid : t_.process.pid; }
   uint64_t host_tid(uint32_t tid) const { return tid ? tid : t_.process.pid; }
-  void header();
+  void header(bool with_window_keys = true);
   void begin_x(std::string_view cat, std::string_view name, uint64_t pid, uint64_t tid, uint64_t start,
                uint64_t end);
   // The same for a record's interned name, escaped once per distinct name (JsonNames).
@@ -234,7 +238,7 @@ class ChromeTraceWriter {
   // chrome_trace_rows.cpp
   void device_properties();
   void device_property(const DeviceInfo& d);
-  void metadata_keys();
+  void metadata_keys(bool with_window_keys);
   void window_key();
   void cpu_times();
   void cpu_times_object(const CpuTimes& c);

@@ -12,6 +12,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "exporters/output_stream.h"
 
@@ -23,5 +24,27 @@ inline constexpr int kTraceGzipLevel = 1;
 // libz.so.1 cannot be loaded) or of `inner` is sticky and reported by commit(), as for any stream:
 // the file is then not published, and the window's other files are still written.
 std::unique_ptr<OutputStream> gzip_stream(std::unique_ptr<OutputStream> inner, int level = kTraceGzipLevel);
+
+// One gzip member written in parts to a file that must be a whole gzip file after each part (a
+// streamed window's json.gz: partial_trace.h). What is written goes, compressed, to the stream
+// to() names; sync() pushes it all out up to a byte boundary (Z_SYNC_FLUSH), so the next part
+// goes on from there; end_copy() compresses a closing text and ends the member (its CRC and
+// length) on a copy of the stream (deflateCopy), leaving the stream itself open for more parts.
+// So "every part so far + that ending" is one complete member, and the next part's bytes are
+// written over the ending. commit(): zlib's first error, "" if none.
+class GzipParts final : public OutputStream {
+ public:
+  explicit GzipParts(int level = kTraceGzipLevel);
+  ~GzipParts() override;
+  void to(OutputStream* sink);
+  bool write(const char* data, std::size_t size) override;
+  bool sync();
+  bool end_copy(std::string_view text, OutputStream& out);
+  std::string commit() override;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace profagent::exporters

@@ -5,17 +5,9 @@
 // `<stem>.trace.json.partial` is at every moment a complete trace.json (Kineto's head, the
 // events of the intervals appended so far, then a tail: row names, the closing instant and
 // `profagent_partial` {intervals, host_events, through_ns}). A reader never sees a half-written
-// file, because an append never writes the file that has that name:
-//   - a second file, `.<stem>.trace.json.partial.swap`, holds the trace one append behind;
-//   - an append copies into it the interval it lacks (from the published file, by offset),
-//     writes the new interval's events over its old tail, then a new tail, and truncates it;
-//   - fsync of that file, then the two names are exchanged in one atomic step
-//     (renameat2 RENAME_EXCHANGE; where the file system lacks it: link, rename, rename, each
-//     step leaving a complete file under the published name), then fsync of the directory.
-// So after a crash, or after power loss once the directory's fsync returned, the published name
-// holds the trace as of an append. Every event is written twice (once per file); memory holds
-// the writers' buffers only. The window's final trace is written as any other; then remove()
-// deletes both files.
+// file: the file and a swap file take turns (swap_files.h says how). Memory holds the writers'
+// buffers only. The window's final trace is written as any other; then remove() deletes both
+// files.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +17,9 @@
 #include <vector>
 
 #include "collector/trace.h"
+#include "exporters/gzip_stream.h"
 #include "exporters/output_file.h"
+#include "exporters/swap_files.h"
 
 namespace profagent::exporters {
 
@@ -33,7 +27,13 @@ class PartialTrace {
  public:
   // Writes nothing until the first append. `stem` as file_names.h makes it. `head_room`: bytes
   // kept after the head for finish() to write the final one (0: none, finish() fails).
-  PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room = 0);
+  // `gzip`: `<stem>.trace.json.gz.partial`, one gzip member that is whole after every append
+  // (GzipParts: each append's events end at a sync point, its tail ends a copy of the stream,
+  // and the next append writes over that tail). Nothing in it can be written over, so its head
+  // lacks the keys known at the window's end (ChromeTraceWriter::write_head): its tail has
+  // them — the last interval's, and the whole window's after finish(). JSON readers do not
+  // depend on the order of top-level keys.
+  PartialTrace(std::unique_ptr<OutputDir> dir, const std::string& stem, uint64_t head_room = 0, bool gzip = false);
   ~PartialTrace();  // closes both files and leaves them on disk
   PartialTrace(const PartialTrace&) = delete;
   PartialTrace& operator=(const PartialTrace&) = delete;
@@ -55,28 +55,21 @@ class PartialTrace {
   // Deletes both files (the window's final trace was written).
   void remove() noexcept;
 
-  std::string location() const { return dir_->location(name_); }
+  std::string location() const { return files_.location(); }
   uint64_t intervals() const { return intervals_; }
   uint64_t host_events() const { return host_events_; }
   uint64_t device_records() const { return device_records_; }
 
  private:
-  struct File {
-    int fd = -1;
-    uint64_t end = 0;  // where its events end and its tail starts
-  };
   struct Rows;  // what the tail names: rows, thread and stream names of every interval
-  std::string write_swap(const Trace& interval, uint64_t& events_end);
   bool write_events(const Trace& interval, OutputStream& out);
   bool write_tail(const Trace& interval, OutputStream& out);
-  std::string publish();
   std::string write_final_head(const Trace& tail);
+  std::string window_keys(const Trace& t) const;
 
   std::unique_ptr<OutputDir> dir_;
-  std::string name_;       // <stem>.trace.json.partial
-  std::string swap_name_;  // .<name_>.swap
-  File published_;
-  File swap_;
+  std::string name_;  // <stem>.trace.json.partial
+  SwapFiles files_;
   std::string error_;      // set by the first failure
   uint64_t base_ = 0;      // baseTimeNanoseconds of the first interval
   int64_t unix_offset_ns_ = 0;  // the first interval's
@@ -88,12 +81,17 @@ class PartialTrace {
   uint64_t host_events_ = 0;
   uint64_t device_records_ = 0;
   std::unique_ptr<Rows> rows_;
+  std::unique_ptr<GzipParts> gzip_;  // compressed (json.gz), else null
   std::string final_name_;  // finish(): the closing part is the final trace's
   std::string final_keys_;
   bool finished_ = false;
   uint64_t head_room_ = 0;
   uint64_t head_end_ = 0;  // where the first head and its room end
 };
+
+// The top-level key a partial trace's tail holds while its window is recorded: `profagent_partial`
+// {intervals, host_events, through_ns (Unix ns of `last`'s end)}.
+std::string partial_trace_keys(const Trace& last, uint64_t intervals, uint64_t host_events);
 
 // The top-level key a streamed window's trace closes with (PartialTrace::finish): what its
 // segments and its tail wrote.

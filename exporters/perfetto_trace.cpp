@@ -25,25 +25,47 @@ namespace arg = schema::arg;
 // hands every event to the PacketWriter.
 class TraceWalker {
  public:
-  TraceWalker(const Trace& t, OutputStream& out)
-      : t_(t), metadata_stream_(metadata_), metadata_writer_(metadata_stream_, 1 << 16), plan_(t, metadata_writer_),
-        packets_(out) {}
+  // `fresh_ids_from` as ChromeTraceWriter's (a streamed window's segments continue each other's).
+  TraceWalker(const Trace& t, PacketWriter& packets, uint32_t fresh_ids_from = 0)
+      : t_(t), metadata_stream_(metadata_), metadata_writer_(metadata_stream_, 1 << 16),
+        plan_(t, metadata_writer_, fresh_ids_from), packets_(packets) {}
 
   bool write(std::string_view trace_name, PerfettoFigures* figures) {
-    plan_.write_metadata_only(trace_name);  // also what plan_flows() needs: nothing else is written
+    plan(trace_name, {}, nullptr);
+    packets_.metadata(kMetadataName, metadata_);
+    events();
+    window_end(std::max(t_.end_ns, last_ns_));
+    const bool ok = packets_.finish();
+    if (figures) figures->events = events_, figures->bytes = packets_.bytes_written();
+    return ok;
+  }
+
+  // The top-level metadata (what plan_flows() needs too: nothing else is written), then the
+  // flows. `base`: the Unix ns times are relative to (a streamed window's first segment's).
+  void plan(std::string_view trace_name, std::string_view extra_keys, const uint64_t* base) {
+    if (base) plan_.set_base(*base);
+    plan_.write_metadata_only(trace_name, extra_keys);
     metadata_writer_.flush();
     plan_.plan_flows();
-    packets_.metadata(kMetadataName, metadata_);
+  }
+  const std::string& metadata() const { return metadata_; }
+  uint64_t base() const { return plan_.base_; }
+  uint64_t next_fresh_id() const { return plan_.next_fresh_id(); }
+
+  void events() {
     host_events();
     step_events();
     device_events();
     gpu_annotations();
     memory_events();
     agent_events();
-    window_end();
-    const bool ok = packets_.finish();
-    if (figures) figures->events = events_, figures->bytes = packets_.bytes_written();
-    return ok;
+  }
+
+  // The closing instant, on the process's main row, where the JSON trace has it.
+  void window_end(uint64_t end) {
+    const uint64_t pid = t_.process.pid;
+    packets_.instant(host_row(pid, pid), kNoCategory, schema::name::kWindowEnd, unix_ts(end), EventArgs{});
+    ++events_;
   }
 
  private:
@@ -359,20 +381,12 @@ class TraceWalker {
     ++events_;
   }
 
-  // The closing instant, on the process's main row, where the JSON trace has it.
-  void window_end() {
-    const uint64_t pid = t_.process.pid;
-    const uint64_t end = std::max(t_.end_ns, last_ns_);
-    packets_.instant(host_row(pid, pid), kNoCategory, schema::name::kWindowEnd, unix_ts(end), EventArgs{});
-    ++events_;
-  }
-
   const Trace& t_;
   std::string metadata_;
   StringStream metadata_stream_;
   JsonWriter metadata_writer_;
   chrome::ChromeTraceWriter plan_;
-  PacketWriter packets_;
+  PacketWriter& packets_;
   uint64_t events_ = 0;
   uint64_t last_ns_ = 0;  // the latest slice end, as the JSON writer keeps it for the closing instant
   TripleText grid_text_, block_text_;
@@ -386,8 +400,80 @@ class TraceWalker {
 namespace profagent::exporters {
 
 bool write_perfetto_trace(const Trace& trace, std::string_view trace_name, OutputStream& out, PerfettoFigures* figures) {
-  perfetto::TraceWalker walker(trace, out);
+  perfetto::PacketWriter packets(out);
+  perfetto::TraceWalker walker(trace, packets);
   return walker.write(trace_name, figures);
+}
+
+namespace {
+
+// The packet writer's stream: each segment's packets go where that segment is written.
+class Redirect final : public OutputStream {
+ public:
+  bool write(const char* data, std::size_t size) override { return target_ != nullptr && target_->write(data, size); }
+  std::string commit() override { return {}; }
+  void to(OutputStream* target) { target_ = target; }
+
+ private:
+  OutputStream* target_ = nullptr;
+};
+
+}  // namespace
+
+struct PerfettoSegments::State {
+  Redirect out;
+  perfetto::PacketWriter packets{out};
+  uint64_t base = 0;
+  bool started = false;
+  bool ok = true;
+
+  // What the packet writer writes goes to `to` (it writes whenever its buffer fills) ...
+  void to(OutputStream& to) { out.to(&to); }
+  // ... and everything it holds at the part's end; then it waits for the next part.
+  bool flush() {
+    ok = packets.finish() && ok;
+    out.to(nullptr);
+    return ok;
+  }
+};
+
+PerfettoSegments::PerfettoSegments() : state_(std::make_unique<State>()) {}
+PerfettoSegments::~PerfettoSegments() = default;
+
+bool PerfettoSegments::write_segment(const Trace& segment, uint32_t fresh_ids_from, OutputStream& out,
+                                     uint64_t* next_fresh_id) {
+  State& s = *state_;
+  s.to(out);
+  perfetto::TraceWalker walker(segment, s.packets, fresh_ids_from);
+  walker.plan({}, {}, s.started ? &s.base : nullptr);
+  if (!s.started) {
+    // A reader needs the metadata (baseTimeNanoseconds) first; the closing one replaces it.
+    s.base = walker.base();
+    s.started = true;
+    s.packets.metadata(perfetto::kMetadataName, walker.metadata());
+  }
+  walker.events();
+  if (next_fresh_id) *next_fresh_id = walker.next_fresh_id();
+  return s.flush();  // every slice ended: the segment is whole on its own
+}
+
+bool PerfettoSegments::write_metadata(const Trace& t, std::string_view trace_name, std::string_view extra_keys,
+                                      OutputStream& out) {
+  State& s = *state_;
+  s.to(out);
+  perfetto::TraceWalker walker(t, s.packets);
+  walker.plan(trace_name, extra_keys, s.started ? &s.base : nullptr);
+  s.packets.metadata(perfetto::kMetadataName, walker.metadata());
+  return s.flush();
+}
+
+bool PerfettoSegments::write_window_end(const Trace& t, OutputStream& out) {
+  State& s = *state_;
+  s.to(out);
+  perfetto::TraceWalker walker(t, s.packets);
+  if (s.started) walker.plan({}, {}, &s.base);
+  walker.window_end(t.end_ns);
+  return s.flush();
 }
 
 }  // namespace profagent::exporters

@@ -13,7 +13,8 @@ LD_PRELOAD=libprofagent.so, for each PROFAGENT_BUFFER_MB given and with the part
   - partial appends (debug lines): how many, the events appended, the total and longest append;
   - a streamed window: its segments, the host events they wrote and the tail (the trace's
     profagent_streamed key), and the rate the agent's thread streamed at (segment events over
-    the time from the first segment's line to the last's).
+    the time from the first segment's line to the last's: every format asked for by --formats,
+    PROFAGENT_TRACE_FORMAT, is appended in that time), and each trace file's bytes per event.
 Figures only, never pass/fail on a figure; exits non-zero only when a run fails.
 """
 import argparse
@@ -58,6 +59,8 @@ def one_run(args, buffer_mb, interval_ms):
                 "PROFAGENT_SUMMARIES": "off"})
     if args.stream_after_mb:
         env["PROFAGENT_STREAM_AFTER_MB"] = str(args.stream_after_mb)
+    if args.formats:
+        env["PROFAGENT_TRACE_FORMAT"] = args.formats
     # ru_maxrss of the child alone: measured by a fresh interpreter that runs only it.
     code = ("import resource,subprocess,sys,time\n"
             "p=subprocess.Popen(sys.argv[1:],stderr=subprocess.PIPE,stdout=subprocess.DEVNULL,text=True)\n"
@@ -96,13 +99,17 @@ def one_run(args, buffer_mb, interval_ms):
     span = segments[-1][0] - segments[0][0] if len(segments) > 1 else 0
     rate = sum(n for _, n in segments[1:]) / span if span > 0 else 0
     leftovers = [n for n in os.listdir(out) if n.endswith(".partial") or n.startswith(".")]
+    sizes = {suffix: sum(os.path.getsize(p) for p in glob.glob(os.path.join(out, "*" + suffix)))
+             for suffix in (".trace.json", ".trace.json.gz", ".pftrace")}
+    bytes_per_event = " ".join(f"{suffix[1:]} {size / max(recorded, 1):.0f}" for suffix, size in sizes.items() if size)
     shutil.rmtree(out, ignore_errors=True)
     return {"buffer_mb": buffer_mb, "interval_ms": interval_ms, "recorded": recorded,
             "peak_mib": peak_kib / 1024, "flush_s": (flush_end - flush_start) if flush_start and flush_end else -1,
             "wall_s": wall, "appends": len(appends), "appended": sum(a[0] for a in appends),
             "append_ms": sum(a[1] for a in appends), "longest_append_ms": max((a[1] for a in appends), default=0),
             "leftovers": leftovers, "segments": streamed["segments"] if streamed else 0, "dropped": dropped,
-            "tail": streamed["tail_host_events"] if streamed else recorded, "stream_rate": rate}
+            "tail": streamed["tail_host_events"] if streamed else recorded, "stream_rate": rate,
+            "bytes_per_event": bytes_per_event}
 
 
 def main():
@@ -114,6 +121,7 @@ def main():
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--buffers", default="64,256")
     parser.add_argument("--interval-ms", type=int, default=100)
+    parser.add_argument("--formats", default="", help="PROFAGENT_TRACE_FORMAT (default: the agent's, json)")
     parser.add_argument("--stream-after-mb", type=int, default=0, help="PROFAGENT_STREAM_AFTER_MB (default: the agent's)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
@@ -127,7 +135,8 @@ def main():
             print(f"{r['buffer_mb']:>10}  {r['interval_ms']:>10}  {r['recorded']:>9}  {r['dropped']:>9}  {r['peak_mib']:>12.0f}  "
                   f"{r['peak_mib'] - buffer_mb:>15.0f}  {r['flush_s']:>12.2f}  {r['tail']:>11}  {r['segments']:>8}  "
                   f"{r['stream_rate'] / 1e6:>13.2f}  {r['wall_s']:>6.1f}  {r['appends']:>7}  "
-                  f"{r['appended']:>8}  {r['append_ms']:>6} ({r['longest_append_ms']})", flush=True)
+                  f"{r['appended']:>8}  {r['append_ms']:>6} ({r['longest_append_ms']})  B/host event: {r['bytes_per_event']}",
+                  flush=True)
             if r["leftovers"]:
                 sys.exit(f"partial files left behind: {r['leftovers']}")
     return 0

@@ -96,3 +96,39 @@ def check_streamed_run(context):
              "no line says the tables were not computed")
     context.summary = (f"{streamed['segments']} segments, {len(trace.device)} device records, "
                        f"{len(trace.runtime)} runtime calls, {len(starts)} flows")
+
+
+HOST_CATEGORIES = ("cuda_runtime", "cuda_driver", "user_annotation", "cpu_op")
+
+
+def check_streamed_limits_run(context):
+    """PROFAGENT_MAX_EVENTS=20000 and PROFAGENT_MIN_DURATION_US=2 on a window streamed in segments:
+    the limits apply to the whole window as when it is joined whole — at most 20,000 host events
+    in the trace (its segments' and its tail's together), the earliest ones, what was left out
+    counted in profagent_drops (over_max_events, shorter_than_min_duration) and said on stderr,
+    every kept device record still linked to its call."""
+    run = context.run
+    C.expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    C.check_last_line(context)
+    trace = C.Trace(C.only_file(context.out_dir, "*.trace.json"))
+    streamed = trace.document.get("profagent_streamed")
+    C.expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
+    host = [e for e in trace.complete if e.get("cat") in HOST_CATEGORIES]
+    drops = trace.document["profagent_drops"]
+    C.expect(len(host) <= 20000, f"{len(host)} host events kept over PROFAGENT_MAX_EVENTS=20000 "
+                                 f"({streamed['host_events']} by the segments, {streamed['tail_host_events']} by the tail)")
+    C.expect(len(host) >= 19000, f"only {len(host)} host events kept of 20000 allowed")
+    C.expect(drops["over_max_events"] > 0 and drops["shorter_than_min_duration"] > 0, f"limits not counted: {drops}")
+    # The earliest are kept: the last kept call ends before the window's end by far.
+    last_end = max(e["end_ns"] for e in host)
+    window_end = trace.document["profagent_window"]["end_ns"] - trace.document["baseTimeNanoseconds"]
+    C.expect(last_end < window_end, "a host event kept at the window's end")
+    lines = C.profagent_lines(run.stderr)
+    for needle in ("PROFAGENT_MAX_EVENTS", "PROFAGENT_MIN_DURATION_US"):
+        C.expect(any(needle in line for line in lines), f"no stderr line names {needle}")
+    C.check_links(trace)
+    leftovers = [n for n in os.listdir(context.out_dir) if n.endswith((".partial", ".swap"))]
+    C.expect(not leftovers, f"partial files left: {leftovers}")
+    context.summary = (f"{len(host)} host events kept in {streamed['segments']} segments and the tail; "
+                       f"{drops['over_max_events']} over PROFAGENT_MAX_EVENTS, {drops['shorter_than_min_duration']} "
+                       f"shorter than PROFAGENT_MIN_DURATION_US")

@@ -9,13 +9,23 @@ launches `tick` with grid k+1 inside a user range and prints when it started and
   and none that began after it; what it lacks is the last interval only.
 - partial_step_windows: windows of 400 steps (a step per iteration): each window being recorded
   has its own partial trace (.w1, then .w2), each removed once its window's files are written.
+- partial_sigkill_streamed: a window streamed in segments (PROFAGENT_STREAM_AFTER_MB=1) in the
+  three formats (json, json.gz, perfetto), killed by SIGKILL. Every version of each
+  `.partial` read while it ran is whole: the JSON parses, the json.gz is exactly one gzip
+  member that Python's gzip reads to its end (no EOFError), the Perfetto trace ends on a packet
+  boundary and the tests' decoder reads it; the ones left behind hold their segments (the
+  host events `profagent_partial` counts, every kernel linked to its launch) and
+  `profagent report` reads each.
 - partial_matches_final: the job ends normally. A copy of the partial taken while it ran holds
   exactly the events the final trace holds for those intervals (same calls, kernels, times and
   flows; a call's External id aside where its range ended in a later interval), and at exit
   the final trace replaced it: no `.partial` or swap file is left.
 """
+import gzip
 import json
 import os
+import sys
+import zlib
 import re
 import shutil
 import signal
@@ -24,6 +34,9 @@ import threading
 import time
 
 import reliability as R
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
+from perfetto_reader import read_perfetto  # noqa: E402
 
 INTERVAL_MS = 300
 
@@ -205,7 +218,89 @@ def case_partial_step_windows(env):
     return f"partial traces {seen}, then {finals}"
 
 
+STREAMED_SUFFIXES = (".trace.json.partial", ".trace.json.gz.partial", ".pftrace.partial")
+
+
+def read_streamed_partial(path, copy):
+    """A copy of one streamed partial trace, read as its consumers read its format: the JSON
+    document (Perfetto: its events as the JSON trace's, its last metadata's top-level keys)."""
+    shutil.copyfile(path, copy)
+    data = open(copy, "rb").read()
+    if path.endswith(".pftrace.partial"):
+        try:
+            document = read_perfetto(copy)
+        except Exception as error:  # the decoder's errors: a cut packet, a damaged field
+            raise R.Failed(f"{path}: {error}") from error
+        return dict(document["metadata"], traceEvents=document["traceEvents"])
+    if path.endswith(".gz.partial"):
+        d = zlib.decompressobj(31)
+        plain = d.decompress(data)
+        R.expect(d.eof and not d.unused_data, f"{path} is not exactly one whole gzip member")
+        with gzip.open(copy, "rt") as f:  # Python's gzip: EOFError on a member without its end
+            return json.load(f)
+    return R.load(copy)
+
+
+def host_events(document, pid):
+    return len([e for e in R.events(document) if e.get("pid") == pid])
+
+
+def case_partial_sigkill_streamed(env):
+    out = env.out("partial_sigkill_streamed")
+    run_env = R.clean_environment()
+    run_env.update({"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_STREAM_AFTER_MB": "1",
+                    "PROFAGENT_TRACE_FORMAT": "json,json.gz,perfetto", "LD_LIBRARY_PATH": env.devsim,
+                    "LD_PRELOAD": env.agent})
+    threads_app = os.path.join(os.path.dirname(env.app), "preload_threads")
+    process = subprocess.Popen([threads_app, "2", "10000000", "outer"], env=run_env, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE)
+    reads = 0
+    segments = {}
+    try:
+        deadline = time.time() + 120
+        # Each format read until it holds 2 segments (a read of a large JSON takes seconds).
+        while min(segments.get(s, 0) for s in STREAMED_SUFFIXES) < 2:
+            R.expect(time.time() < deadline, f"no streamed partial of each format with 2 segments in 120 s: {segments}")
+            R.expect(process.poll() is None, f"the program ended early (status {process.returncode})")
+            for name in os.listdir(out) if os.path.isdir(out) else []:
+                suffix = next((s for s in STREAMED_SUFFIXES if name.endswith(s) and not name.startswith(".")), None)
+                if suffix and segments.get(suffix, 0) < 2:
+                    document = read_streamed_partial(os.path.join(out, name), os.path.join(env.work, "streamed.copy"))
+                    segments[suffix] = document["profagent_partial"]["intervals"]
+                    reads += 1
+            time.sleep(0.05)
+    finally:
+        process.send_signal(signal.SIGKILL)
+        process.wait(timeout=30)
+    R.expect(process.returncode == -signal.SIGKILL, f"status {process.returncode}")
+    R.expect(not R.traces(out), f"a final trace after SIGKILL: {os.listdir(out)}")
+    left = {}
+    for suffix in STREAMED_SUFFIXES:
+        found = [n for n in os.listdir(out) if n.endswith(suffix) and not n.startswith(".")]
+        R.expect(len(found) == 1, f"{suffix}: {found} left after SIGKILL ({os.listdir(out)})")
+        path = os.path.join(out, found[0])
+        document = read_streamed_partial(path, os.path.join(env.work, "streamed.copy"))
+        partial = document["profagent_partial"]
+        R.expect(partial["host_events"] == host_events(document, process.pid),
+                 f"{found[0]}: profagent_partial.host_events {partial['host_events']}, "
+                 f"{host_events(document, process.pid)} in the file")
+        kernels = [e for e in document["traceEvents"] if e.get("cat") == "kernel"]
+        R.expect(kernels, f"{found[0]} holds no kernel")
+        starts = {e["id"] for e in document["traceEvents"] if e.get("ph") == "s" and e.get("cat") == "ac2g"}
+        ends = {e["id"] for e in document["traceEvents"] if e.get("ph") == "f" and e.get("cat") == "ac2g"}
+        R.expect(starts == ends and len(ends) >= len(kernels), f"{found[0]}: {len(starts)} flow starts, "
+                 f"{len(ends)} ends for {len(kernels)} kernels")
+        report = subprocess.run([os.path.join(os.path.dirname(env.app), "profagent"), "report", path],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        R.expect(report.returncode == 0 and "Device Summary" in report.stdout,
+                 f"profagent report {found[0]}: status {report.returncode}, {report.stderr[-300:]}")
+        left[suffix] = (partial["intervals"], partial["host_events"], len(kernels))
+    return (f"{reads} reads of the three partials while it ran, all whole; left after SIGKILL "
+            + ", ".join(f"{s}: {n} segments, {h} host events, {k} kernels" for s, (n, h, k) in left.items()))
+
+
 CASES = {
+    "partial_sigkill_streamed": case_partial_sigkill_streamed,
     "partial_step_windows": case_partial_step_windows,
     "partial_sigkill": case_partial_sigkill,
     "partial_matches_final": case_partial_matches_final,

@@ -13,8 +13,12 @@ prints the same report.
   counters; the tracks carry the JSON's row names; a cut file is refused in one line.
 - report: the output of `profagent report --summary all` is the same for the three files.
 
-    trace_formats.py CASE --profagent BIN --lib DIR --devsim DIR --work DIR [--nvtx-app BIN]
-Cases: diopi (the DIOPI demo: memory, stacks, shapes), nvtx (marks, start/end ranges, named rows).
+    trace_formats.py CASE --profagent BIN --lib DIR --devsim DIR --work DIR [--nvtx-app BIN] [--threads-app BIN]
+Cases: diopi (the DIOPI demo: memory, stacks, shapes), nvtx (marks, start/end ranges, named rows),
+streamed (four threads' calls, ranges and kernels under PROFAGENT_STREAM_AFTER_MB=1: the window is
+written in segments while it is recorded, in each format; the JSON says how many, and no partial or
+swap file is left; run again with json.gz,perfetto only: those two are written, no JSON, and each
+holds as many host events as its profagent_streamed says).
 """
 import argparse
 import collections
@@ -36,7 +40,7 @@ import checkers  # noqa: E402
 import kineto_checks  # noqa: E402
 
 PY = "/usr/bin/python3"
-CASES = ("diopi", "nvtx")
+CASES = ("diopi", "nvtx", "streamed")
 FORMATS = "json,json.gz,perfetto"
 # Args the Perfetto trace keeps (the rest the JSON writer derives: cbid, occupancy, bandwidth, ...).
 KEPT = {"External id", "correlation", "entry point", "cuda_error", "captured", "bytes", "kernel", "step",
@@ -70,6 +74,9 @@ def run_workload(a):
         env.update(PROFAGENT_PROFILE_MEMORY="1", PROFAGENT_WITH_STACK="1", PROFAGENT_RECORD_SHAPES="1")
         sh([PY, os.path.join(ROOT, "tests", "vendorsim", "train.py"), "--framework",
             os.path.join(a.lib, "libframeworksim.so"), "--steps", "4"], env=env)
+    elif a.case == "streamed":
+        env.update(PROFAGENT_STREAM_AFTER_MB="1")
+        sh([a.threads_app, "4", "3000", "outer"], env=env)
     else:
         sh([a.nvtx_app, "3"], env=env)
     traces = glob.glob(os.path.join(out, "*.trace.json"))
@@ -79,11 +86,48 @@ def run_workload(a):
     for suffix in (".trace.json.gz", ".pftrace"):
         if not os.path.isfile(stem + suffix):
             fail("no %s beside %s: %s" % (suffix, traces[0], sorted(os.listdir(out))))
+    if a.case == "streamed":
+        check_streamed(out, traces[0])
     return stem
+
+
+def check_streamed(out, trace):
+    with open(trace) as f:
+        streamed = json.load(f).get("profagent_streamed")
+    if not streamed or streamed["segments"] < 2:
+        fail("the window was not streamed in segments: profagent_streamed %r" % (streamed,))
+    left = [n for n in os.listdir(out) if n.endswith((".partial", ".swap"))]
+    if left:
+        fail("partial files left: %s" % left)
+    print("streamed: %d segments, %d host events before the tail" % (streamed["segments"], streamed["host_events"]))
 
 
 def ns(us):
     return checkers.ns(us)
+
+
+def check_streamed_without_json(a):
+    out = os.path.join(a.work, "out_without_json")
+    env = dict(os.environ, LD_LIBRARY_PATH=a.devsim, LD_PRELOAD=os.path.join(a.lib, "libprofagent.so"),
+               PROFAGENT_OUTPUT_DIR=out, PROFAGENT_TRACE_FORMAT="json.gz,perfetto", PROFAGENT_STREAM_AFTER_MB="1")
+    sh([a.threads_app, "4", "3000", "outer"], env=env)
+    names = sorted(os.listdir(out))
+    if len(names) != 2 or not names[0].endswith(".pftrace") or not names[1].endswith(".trace.json.gz"):
+        fail("json.gz,perfetto streamed: %s written" % names)
+    gz = json.load(gzip.open(os.path.join(out, names[1]), "rt"))
+    pf = read_perfetto(os.path.join(out, names[0]))
+    counts = []
+    for doc, events in ((gz, gz["traceEvents"]), (pf["metadata"], pf["traceEvents"])):
+        streamed = doc["profagent_streamed"]
+        host = sum(1 for e in events if e.get("ph") == "X" and e.get("cat") in ("cuda_runtime", "cuda_driver", "user_annotation"))
+        if streamed["segments"] < 2 or host != streamed["host_events"] + streamed["tail_host_events"]:
+            fail("json.gz,perfetto streamed: %d host events, profagent_streamed %r" % (host, streamed))
+        counts.append(host)
+    if counts[0] != counts[1]:
+        fail("json.gz,perfetto streamed: %d host events in the json.gz, %d in the Perfetto trace" % tuple(counts))
+    for name in names:
+        sh([a.profagent, "report", os.path.join(out, name)])
+    print("streamed without json: %s, %d host events each, both reported" % (", ".join(names), counts[0]))
 
 
 # ---- json.gz --------------------------------------------------------------------------------------
@@ -355,7 +399,7 @@ def check_reports(a, stem):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("case", choices=CASES)
-    for opt in ("--profagent", "--lib", "--devsim", "--work", "--nvtx-app"):
+    for opt in ("--profagent", "--lib", "--devsim", "--work", "--nvtx-app", "--threads-app"):
         ap.add_argument(opt)
     a = ap.parse_args()
     if os.path.isdir(a.work):
@@ -367,6 +411,8 @@ def main():
     check_gzip(a, stem, json.loads(json.dumps(doc)))
     check_perfetto(a, stem, doc)
     check_reports(a, stem)
+    if a.case == "streamed":
+        check_streamed_without_json(a)
     print("trace_formats %s: ok" % a.case)
     return 0
 

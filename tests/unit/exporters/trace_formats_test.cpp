@@ -132,6 +132,35 @@ TEST_CASE("the gzip stream writes one member that inflates to exactly what went 
   CHECK(file.size() * 10 < text.size());
 }
 
+// A streamed window's json.gz (partial_trace.h): after each part, "the parts so far + an ending
+// made on a copy of the stream" is one whole member holding exactly the parts' text and that
+// ending; the next part is written over the ending and the stream goes on.
+TEST_CASE("gzip parts: every part's ending makes one whole member; the next part writes over it", "[exporters][formats]") {
+  GzipParts gz;
+  std::string file;      // what is published: the parts, then the last ending
+  std::size_t body = 0;  // where the parts end
+  std::string text;
+  for (int part = 0; part < 5; ++part) {
+    std::string piece;
+    for (int i = 0; i < 30000 * (part + 1); ++i) piece += "{\"ts\":" + std::to_string(part * 1000000 + i) + "},\n";
+    file.resize(body);
+    StringStream out(file);
+    gz.to(&out);
+    REQUIRE(gz.write(piece.data(), piece.size()));
+    REQUIRE(gz.sync());
+    gz.to(nullptr);
+    body = file.size();
+    text += piece;
+    const std::string ending = "\"end\": " + std::to_string(part) + "}\n";
+    REQUIRE(gz.end_copy(ending, out));
+    int members = 0;
+    CHECK(gunzip(file, &members) == text + ending);
+    CHECK(members == 1);
+  }
+  CHECK(gz.commit().empty());
+  CHECK(file.size() * 8 < text.size());
+}
+
 TEST_CASE("a write failure under the gzip stream is its commit's error", "[exporters][formats]") {
   auto gz = gzip_stream(std::make_unique<FailingStream>());
   std::string text(1 << 20, 'a');
