@@ -70,7 +70,7 @@ uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_a
   return forgotten;
 }
 
-WindowClaim::WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
+WindowClaim::WindowClaim(HostIdMap<EventKind> kinds, HostIdSet expected,
                          FlatSet<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns, uint32_t cut)
     : kinds_(std::move(kinds)),
       start_ns_(start_ns),
@@ -98,8 +98,8 @@ void WindowClaim::take(DeviceRecord&& record) {
   if (record.kind == DeviceKind::DriverApi) {
     driver_calls_.insert(record.correlation);
     auto link = links.find(record.correlation);
-    auto kind = link == links.end() ? kinds_.end() : kinds_.find(link->second);
-    const bool in_scope = kind != kinds_.end() && is_scope(kind->second);
+    const EventKind* kind = link == links.end() ? nullptr : kinds_.find(link->second);
+    const bool in_scope = kind != nullptr && is_scope(*kind);
     if (in_scope && queues_work(record) && !work_seen_.count(record.correlation)) {
       waiting_driver_calls_.insert(record.correlation);
     }

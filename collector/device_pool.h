@@ -30,6 +30,7 @@
 #include "collector/device_backend.h"
 #include "collector/event.h"
 #include "collector/flat_map.h"
+#include "collector/host_id_map.h"
 
 namespace profagent::collector {
 
@@ -61,7 +62,7 @@ class WindowClaim {
   // those of them that queued device work (expects_device_work); `expected_callback_calls`: the
   // CUPTI correlations of callback-recorded calls that queued device work; [start_ns, end_ns]:
   // the window on the agent clock; `cut`: the number of the cut that ended it.
-  WindowClaim(std::unordered_map<uint64_t, EventKind> kinds, std::unordered_set<uint64_t> expected,
+  WindowClaim(HostIdMap<EventKind> kinds, HostIdSet expected,
               FlatSet<uint32_t> expected_callback_calls, uint64_t start_ns, uint64_t end_ns, uint32_t cut);
 
   // Moves the window's records out of `pool` (called under the session mutex).
@@ -84,11 +85,11 @@ class WindowClaim {
   Owner owner_of(const DevicePool::Pooled& pooled, const DevicePool& pool);
   void take(DeviceRecord&& record);
 
-  std::unordered_map<uint64_t, EventKind> kinds_;  // host event ids: std::hash keeps their order
+  HostIdMap<EventKind> kinds_;
   uint64_t start_ns_;
   uint64_t end_ns_;
   uint32_t cut_;
-  std::unordered_set<uint64_t> waiting_hosts_;  // host ids expecting device work
+  HostIdSet waiting_hosts_;  // host ids expecting device work
   FlatSet<uint32_t> waiting_callback_calls_;  // CUPTI correlations still without work
   FlatSet<uint32_t> waiting_driver_calls_;   // correlations of driver launches
   FlatSet<uint32_t> driver_calls_;           // claimed driver calls (by correlation)

@@ -9,6 +9,7 @@
 #include "collector/collectives.h"
 #include "collector/flat_map.h"
 #include "collector/graph_captures.h"
+#include "collector/host_id_map.h"
 #include "collector/huge_pages.h"
 #include "collector/join_names.h"
 #include "collector/shapes.h"
@@ -132,8 +133,8 @@ class Joiner {
   bool inside_recorded_runtime_call(const DeviceRecord& call) const {
     auto link = links().find(call.correlation);
     if (link != links().end()) {
-      auto kind = kind_by_id_.find(link->second);
-      if (kind != kind_by_id_.end() && !is_scope(kind->second)) return true;
+      const EventKind* kind = kind_by_id_.find(link->second);
+      if (kind != nullptr && !is_scope(*kind)) return true;
     }
     // No link: time containment. Recorded runtime calls on one thread never overlap (only
     // the outermost is recorded), so the candidate is the last one starting before the call.
@@ -152,8 +153,7 @@ class Joiner {
   }
 
   void index_kinds() {
-    kind_by_id_.reserve(trace_.host.size());
-    for (const HostRecord& r : trace_.host) kind_by_id_.emplace(r.id, r.kind);
+    for (const HostRecord& r : trace_.host) kind_by_id_.try_emplace(r.id, r.kind);
   }
 
   // DRIVER records of launch/copy/set calls that enqueued work no hooked call explains.
@@ -169,9 +169,9 @@ class Joiner {
       }
     }
     index_runtime_calls();
-    std::unordered_map<uint64_t, size_t> scope_by_id;
+    HostIdMap<size_t> scope_by_id;
     for (size_t i = 0; i < trace_.host.size(); ++i) {
-      if (is_scope(trace_.host[i].kind)) scope_by_id.emplace(trace_.host[i].id, i);
+      if (is_scope(trace_.host[i].kind)) scope_by_id.try_emplace(trace_.host[i].id, i);
     }
     FlatSet<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
     for (const HostRecord& r : trace_.host) {
@@ -199,12 +199,12 @@ class Joiner {
   // made inside an operator may seem to end a little after it. The pushed external id says
   // which scope (on the same thread) issued it: the call is clamped into that scope, so it
   // nests there and the scope's CUDA time includes its work.
-  void clamp_into_scope(HostRecord& r, const std::unordered_map<uint64_t, size_t>& scope_by_id) const {
+  void clamp_into_scope(HostRecord& r, const HostIdMap<size_t>& scope_by_id) const {
     auto link = links().find(r.correlation);
     if (link == links().end()) return;
-    auto scope = scope_by_id.find(link->second);
-    if (scope == scope_by_id.end()) return;
-    const HostRecord& s = trace_.host[scope->second];
+    const size_t* scope = scope_by_id.find(link->second);
+    if (scope == nullptr) return;
+    const HostRecord& s = trace_.host[*scope];
     if (s.tid != r.tid || s.pid != r.pid) return;
     r.start_ns = std::clamp(r.start_ns, s.start_ns, s.end_ns);
     r.end_ns = std::clamp(r.end_ns, r.start_ns, s.end_ns);
@@ -304,8 +304,7 @@ class Joiner {
       if (r.flags & (kFlagDriverApi | kFlagCallback)) {  // known by their own correlation id
         driver_by_correlation_[r.correlation] = int64_t(i);
       } else if (r.id != 0) {
-        auto wanted = index_by_id_.find(r.id);
-        if (wanted != index_by_id_.end()) wanted->second = int64_t(i);
+        if (int64_t* wanted = index_by_id_.find(r.id)) *wanted = int64_t(i);
       }
     }
   }
@@ -316,8 +315,8 @@ class Joiner {
     if (driver != driver_by_correlation_.end()) return driver->second;
     auto link = links().find(d.correlation);
     if (link == links().end()) return kNoIndex;
-    auto host = index_by_id_.find(link->second);
-    return host == index_by_id_.end() || host->second == kNoIndex ? -2 : host->second;
+    const int64_t* host = index_by_id_.find(link->second);
+    return host == nullptr || *host == kNoIndex ? -2 : *host;
   }
 
   void name_record(DeviceRecord& d) {
@@ -375,20 +374,18 @@ class Joiner {
 
   // Calls without device work learn their correlation from the links of the window: the
   // smallest one linked to their id. With CUPTI on every recorded call has a link (in no
-  // particular order), hence a flat table rather than a hash node per link.
+  // particular order), hence a table by host id rather than a hash node per link.
   void assign_call_correlations() {
     if (in_.call_links.empty()) return;
-    std::unordered_map<uint64_t, uint32_t> first_by_id;
-    first_by_id.reserve(in_.call_links.size());
+    HostIdMap<uint32_t> first_by_id;
     for (const ExternalLink& link : in_.call_links) {
-      auto [it, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
-      if (!inserted) it->second = std::min(it->second, link.correlation);
+      auto [first, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
+      if (!inserted) *first = std::min(*first, link.correlation);
     }
     in_.call_links = {};
     for (HostRecord& r : trace_.host) {
       if (r.correlation != 0 || is_scope(r.kind) || r.id == 0) continue;
-      auto found = first_by_id.find(r.id);
-      if (found != first_by_id.end()) r.correlation = found->second;
+      if (const uint32_t* first = first_by_id.find(r.id)) r.correlation = *first;
     }
   }
 
@@ -402,10 +399,8 @@ class Joiner {
   JoinCounts counts_;
   Labels labels_ = labels_snapshot();  // NVTX category names
   JoinNames names_{in_.names, in_.kernel_names};  // after in_, whose snapshots it reads
-  // Keyed by host event ids (their thread in the high half): std::hash keeps each thread's ids
-  // in order, where FlatMap would have to scatter them (flat_map.h).
-  std::unordered_map<uint64_t, EventKind> kind_by_id_;
-  std::unordered_map<uint64_t, int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
+  HostIdMap<EventKind> kind_by_id_;
+  HostIdMap<int64_t> index_by_id_;  // linked id -> host index (or kNoIndex)
   FlatMap<uint32_t, int64_t> driver_by_correlation_;
   FlatMap<uint32_t, uint32_t> device_by_context_;
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;

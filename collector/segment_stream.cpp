@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "collector/api.h"
 #include "collector/clock.h"
@@ -19,8 +18,8 @@ namespace profagent::collector {
 namespace {
 
 // Host ids whose device work is in the pool (under the session mutex).
-std::unordered_set<uint64_t> served_ids(const DevicePool& pool) {
-  std::unordered_set<uint64_t> served;
+HostIdSet served_ids(const DevicePool& pool) {
+  HostIdSet served;
   for (const DevicePool::Pooled& pooled : pool.records) {
     if (!about(pooled.record.kind).work) continue;
     auto link = pool.links.find(pooled.record.correlation);
@@ -40,8 +39,8 @@ uint64_t work_link(const HostEvent& e, const DevicePool& pool) {
 // A final call whose device record has not come holds its thread from its start, for a few
 // segments; then it goes without (counted).
 void wait_for_device_work(Candidates& c, StreamState& stream, const DevicePool& pool,
-                          const std::unordered_set<uint64_t>& served, const StreamLimits& limits,
-                          std::unordered_set<uint64_t>& given_up) {
+                          const HostIdSet& served, const StreamLimits& limits,
+                          HostIdSet& given_up) {
   for (const HostEvent& e : c.thread.events) {
     if (e.start >= c.bound) continue;
     if (!expects_device_work(e)) continue;
@@ -76,8 +75,8 @@ struct SegmentDevice {
 };
 
 SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& final_threads,
-                           const std::unordered_set<uint64_t>& given_up, uint32_t cuts) {
-  std::unordered_set<uint64_t> ids;
+                           const HostIdSet& given_up, uint32_t cuts) {
+  HostIdSet ids;
   for (const ThreadEvents& t : final_threads) {
     for (const HostEvent& e : t.events) {
       if (EventKind(e.kind) == EventKind::StackTag) continue;
@@ -139,9 +138,9 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
   in.start_ticks = s.window_start_ticks;
   std::vector<Candidates> all = gather_candidates(std::move(s.stream.held), std::move(taken));
   s.stream.held.clear();
-  const std::unordered_set<uint64_t> served = served_ids(s.pool);
+  const HostIdSet served = served_ids(s.pool);
   const bool device_delivers = g_device_tracing.load() && g_active_device_backend.load() != nullptr;
-  std::unordered_set<uint64_t> given_up;
+  HostIdSet given_up;
   for (Candidates& c : all) {
     if (stacks_on() && !c.thread.events.empty() && EventKind(c.thread.events.back().kind) != EventKind::StackTag) {
       c.bound = std::min(c.bound, c.thread.events.back().start);  // its stack tag may come next

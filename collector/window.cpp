@@ -211,8 +211,8 @@ CutWindow* cut_part(Session& s, bool keep) {
 
 // The window's host events that device records may link to, and those that expect one.
 struct WindowIds {
-  std::unordered_map<uint64_t, EventKind> kinds;
-  std::unordered_set<uint64_t> expected;
+  HostIdMap<EventKind> kinds;
+  HostIdSet expected;
   FlatSet<uint32_t> expected_callback_calls;  // by CUPTI correlation (event.h)
 };
 
@@ -225,7 +225,7 @@ WindowIds window_ids(const std::vector<ThreadEvents>& threads) {
           kind == EventKind::StackTag) {
         continue;
       }
-      ids.kinds.emplace(event.id, kind);
+      ids.kinds.try_emplace(event.id, kind);
       if (!expects_device_work(event)) continue;
       // A call the CUPTI callback recorded is known by its own correlation id, which its work
       // carries whatever external id CUPTI links it to (the range around it, usually).
