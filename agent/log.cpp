@@ -9,6 +9,7 @@
 #include <spdlog/logger.h>
 #include <spdlog/sinks/base_sink.h>
 
+#include "agent/lifecycle.h"
 #include "agent/stderr_writer.h"
 
 namespace profagent::agent {
@@ -32,13 +33,22 @@ spdlog::level::level_enum to_spdlog(LogLevel level) {
   return static_cast<spdlog::level::level_enum>(level);  // same order by construction
 }
 
+// Once the process's last window was written, its closing line ends what the agent says:
+// the agent's threads may still log details (the device poller's CUPTI probe, for one) while
+// the process goes down, and a debug or info line after the closing one would stand where
+// users and tools look for the closing line. Warnings and errors still come.
+bool after_closing_line(LogLevel level) noexcept { return level <= LogLevel::Info && flush_finished(); }
+
 // Without spdlog (no memory for its logger): the same lines, written directly.
-void direct_sink(LogLevel, std::string_view message) noexcept { write_agent_line(message); }
+void direct_sink(LogLevel level, std::string_view message) noexcept {
+  if (!after_closing_line(level)) write_agent_line(message);
+}
 
 // The one logger's sink once the agent runs. The logger's own failures cannot be logged: the
 // line is counted as dropped instead (the trace's profagent_drops.log_lines, said once at the
 // end by note_agent_drops).
 void spdlog_sink(LogLevel level, std::string_view message) noexcept {
+  if (after_closing_line(level)) return;
   try {
     g_logger.load(std::memory_order_acquire)->log(to_spdlog(level), "{}", message);
   } catch (...) {
