@@ -12,6 +12,7 @@
 #include <string>
 
 #include "agent/log.h"
+#include "agent/streamed_table.h"
 #include "agent/threads.h"
 #include "agent/windows.h"
 #include "collector/interval_peek.h"
@@ -126,6 +127,7 @@ void stream_segments(PartialWriter& p, uint64_t max_segments) {
     exporters::PartialTrace* partial = streamed_partial(p, events);
     if (partial == nullptr) return;
     if (!events.host.empty() || !events.device.empty()) {
+      fold_streamed_segment(events, *p.config);  // the window's table, folded as it streams
       const uint64_t start_ms = monotonic_ms();
       const std::string error = partial->append(events);
       if (error.empty()) {

@@ -6,8 +6,10 @@
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/partial_writer.h"
+#include "agent/streamed_table.h"
 #include "exporters/file_names.h"
 #include "exporters/exporter.h"
+#include "exporters/output_file.h"
 
 namespace profagent::agent {
 namespace {
@@ -33,27 +35,51 @@ bool trace_written(const Trace& trace, const exporters::ExportResult& result) {
   return false;
 }
 
+// <stem>.table.txt of a streamed window, next to its trace. The error, or "".
+std::string write_table_file(const std::string& trace_path, const Trace& trace, const std::string& text,
+                             std::string& table_path) {
+  std::string error;
+  std::unique_ptr<exporters::OutputDir> dir =
+      exporters::OutputDir::create(trace_path.substr(0, trace_path.rfind('/')), &error);
+  if (!dir) return error;
+  const std::string name = exporters::file_stem(trace) + ".table.txt";
+  std::unique_ptr<exporters::OutputStream> stream = dir->open(name, &error);
+  if (!stream) return error;
+  if (!stream->write(text.data(), text.size())) return stream->commit();
+  error = stream->commit();
+  if (error.empty()) table_path = dir->location(name);
+  return error;
+}
+
 // A streamed window (agent/partial_writer.h): its segments are in its trace already; the tail
-// finishes it. The tables and summaries would be the tail's only, so none is written: they say
-// so in their place, and other trace formats are not written (said in the same line).
+// finishes it. Its key_averages table was folded segment by segment (agent/streamed_table.h)
+// and is printed and written as a whole window's; the summaries, which need the whole window's
+// records, are not computed (said once), and other trace formats are not written.
 void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
   std::string path;
   const std::string error = finish_streamed_trace(trace, path);
+  std::string table_error;
+  const std::string table = finish_streamed_table(trace, config, table_error);
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +
                      std::to_string(trace.streamed.segments) + " segments, " +
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
-                     " host events): its tables and summaries are not computed for a streamed window";
+                     " host events): its key_averages table was folded as it streamed; its summaries are not "
+                     "computed for a streamed window (`profagent report` computes them from the trace)";
   if (config.trace_formats.has(exporters::TraceFormat::JsonGz) || config.trace_formats.has(exporters::TraceFormat::Perfetto)) {
     note += ", and its trace is written as JSON only";
   }
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
-  // The trace holds every event: `profagent report` computes the tables from it.
+  std::string table_path;
+  std::string file_error = table.empty() || error.empty() ? std::string() : "its trace was not written";
+  if (!table.empty() && error.empty()) file_error = write_table_file(path, trace, table, table_path);
+  if (!file_error.empty()) log(LogLevel::Error, "table file: " + file_error);
   if (voice.table) {
-    print_line("table: not computed for a streamed window" +
-               (error.empty() ? "; `profagent report " + path + "` prints it from the trace" : std::string()));
+    if (table.empty()) print_line("table: not made for this streamed window: " + table_error);
+    else print_table(table);
   }
-  print_line(voice.closing_prefix + (error.empty() ? "wrote " + path : "wrote nothing: the streamed trace: " + error));
+  std::string written = "wrote " + path + (table_path.empty() ? "" : ", " + table_path);
+  print_line(voice.closing_prefix + (error.empty() ? written : "wrote nothing: the streamed trace: " + error));
 }
 
 }  // namespace
