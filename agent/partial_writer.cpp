@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "agent/log.h"
+#include "agent/streamed_table.h"
 #include "agent/threads.h"
 #include "agent/windows.h"
 #include "collector/interval_peek.h"
@@ -191,6 +192,7 @@ void stream_segments(PartialWriter& p, uint64_t max_segments) {
     exporters::PartialTrace* partial = streamed_partial(p, events);
     if (partial == nullptr && !p.gzip && !p.perfetto) return;
     if (!events.host.empty() || !events.device.empty()) {
+      fold_streamed_segment(events, *p.config);  // the window's table, folded as it streams
       if (partial != nullptr) append_json(p, *partial, events, segment.held_events);
       append_to(p.gzip.get(), events, p.gzip_failure_said, "json.gz");
       append_to(p.perfetto.get(), events, p.perfetto_failure_said, "Perfetto");

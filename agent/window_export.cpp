@@ -8,8 +8,10 @@
 #include "agent/lifecycle.h"
 #include "agent/log.h"
 #include "agent/partial_writer.h"
+#include "agent/streamed_table.h"
 #include "exporters/file_names.h"
 #include "exporters/exporter.h"
+#include "exporters/output_file.h"
 
 namespace profagent::agent {
 namespace {
@@ -35,26 +37,51 @@ bool trace_written(const Trace& trace, const exporters::ExportResult& result) {
   return false;
 }
 
+// <stem>.table.txt of a streamed window, next to its trace. The error, or "".
+std::string write_table_file(const std::string& trace_path, const Trace& trace, const std::string& text,
+                             std::string& table_path) {
+  std::string error;
+  std::unique_ptr<exporters::OutputDir> dir =
+      exporters::OutputDir::create(trace_path.substr(0, trace_path.rfind('/')), &error);
+  if (!dir) return error;
+  const std::string name = exporters::file_stem(trace) + ".table.txt";
+  std::unique_ptr<exporters::OutputStream> stream = dir->open(name, &error);
+  if (!stream) return error;
+  if (!stream->write(text.data(), text.size())) return stream->commit();
+  error = stream->commit();
+  if (error.empty()) table_path = dir->location(name);
+  return error;
+}
+
 // A streamed window (agent/partial_writer.h): its segments are in its traces already (JSON,
-// and json.gz and Perfetto when asked for); the tail finishes them. The tables and summaries
-// would be the tail's only, so none is written: they say so in their place.
-void export_streamed(Trace& trace, const WindowVoice& voice) {
+// and json.gz and Perfetto when asked for); the tail finishes them. Its key_averages table was
+// folded segment by segment (agent/streamed_table.h) and is printed and written as a whole
+// window's; the summaries, which need the whole window's records, are not computed (said once).
+void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
   std::vector<std::string> paths;
   const std::string error = finish_streamed_trace(trace, paths);
+  const std::string path = paths.empty() ? std::string() : paths.front();
+  std::string table_error;
+  const std::string table = finish_streamed_table(trace, config, table_error);
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +
                      std::to_string(trace.streamed.segments) + " segments, " +
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
-                     " host events): its tables and summaries are not computed for a streamed window";
+                     " host events): its key_averages table was folded as it streamed; its summaries are not "
+                     "computed for a streamed window (`profagent report` computes them from the trace)";
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
-  // The trace holds every event: `profagent report` computes the tables from it.
+  std::string table_path;
+  std::string file_error = table.empty() || error.empty() ? std::string() : "its trace was not written";
+  if (!table.empty() && error.empty()) file_error = write_table_file(path, trace, table, table_path);
+  if (!file_error.empty()) log(LogLevel::Error, "table file: " + file_error);
   if (voice.table) {
-    print_line("table: not computed for a streamed window" +
-               (error.empty() ? "; `profagent report " + paths.front() + "` prints it from the trace" : std::string()));
+    if (table.empty()) print_line("table: not made for this streamed window: " + table_error);
+    else print_table(table);
   }
   std::string written;
-  for (const std::string& path : paths) written += (written.empty() ? "" : ", ") + path;
-  print_line(voice.closing_prefix + (error.empty() ? "wrote " + written : "wrote nothing: the streamed trace: " + error));
+  for (const std::string& trace_path : paths) written += (written.empty() ? "wrote " : ", ") + trace_path;
+  if (!table_path.empty()) written += ", " + table_path;
+  print_line(voice.closing_prefix + (error.empty() ? written : "wrote nothing: the streamed trace: " + error));
 }
 
 }  // namespace
@@ -66,7 +93,7 @@ void export_and_report(Trace& trace, const Config& config, const WindowVoice& vo
     say_held_warnings();  // before anything else this process prints
     note_agent_drops(trace.drops);
     report_drops(trace, voice.drops_prefix);
-    if (trace.streamed.segments > 0) return export_streamed(trace, voice);
+    if (trace.streamed.segments > 0) return export_streamed(trace, config, voice);
     exporters::ExportOptions options = export_options(config);
     if (!voice.output_dir.empty()) options.output_dir = voice.output_dir;
     const exporters::ExportResult result = exporters::export_window(trace, options);

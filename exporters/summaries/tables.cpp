@@ -195,6 +195,7 @@ void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, Sou
     const std::string shapes = rows.by_shape() ? shapes_text(input_dims(t, h))
                                : rows.by_stack() ? locations.of(h) : std::string();
     TableRow& r = rows.row(name, shapes, kind);
+    if (r.count == 0) r.first_tid = h.tid, r.first_start_ns = h.start_ns, r.first_end_ns = h.end_ns, r.first_seen_on_host = true;
     r.count += 1;
     r.cpu_total_ns += span_ns(h.start_ns, h.end_ns);
     r.self_cpu_ns += costs.self_cpu_ns[i];
@@ -220,6 +221,7 @@ void add_device_rows(const Trace& t, RowBuilder& rows, SourceLocations& location
     const uint64_t dur = span_ns(d.start_ns, d.end_ns);
     if (d.kind == DeviceKind::DriverApi) {
       TableRow& r = rows.row(calls.of(d.name).api, no_shapes, RowKind::Driver);
+      if (r.count == 0) r.first_start_ns = d.start_ns, r.first_end_ns = d.end_ns;
       r.count += 1;
       r.cpu_total_ns += dur;
       r.self_cpu_ns += dur;
@@ -228,6 +230,7 @@ void add_device_rows(const Trace& t, RowBuilder& rows, SourceLocations& location
     } else if (is_device_work(d.kind)) {
       const bool launched = rows.by_stack() && valid_index(d.host, t.host.size());
       TableRow& r = rows.row(d.name, launched ? locations.of(t.host[d.host]) : no_shapes, device_row_kind(d.kind));
+      if (r.count == 0) r.first_start_ns = d.start_ns, r.first_end_ns = d.end_ns;
       r.count += 1;
       r.self_cuda_ns += dur;
       r.cuda_total_ns += dur;
@@ -491,9 +494,13 @@ Table build_table(const Trace& trace, const HostCosts& costs, const TableOptions
   SourceLocations locations(trace, by_stack ? options.group_by_stack_n : 0);
   add_host_rows(trace, costs, rows, locations);
   add_device_rows(trace, rows, locations);
+  return finish_table(rows.take(), trace.memory.enabled, options);
+}
+
+Table finish_table(std::vector<TableRow> rows, bool memory, const TableOptions& options) {
   Table table;
-  table.rows = rows.take();
-  table.memory = trace.memory.enabled;
+  table.rows = std::move(rows);
+  table.memory = memory;
   for (const TableRow& r : table.rows) {
     table.self_cpu_total_ns += r.self_cpu_ns;
     if (r.kind == RowKind::Kernel || r.kind == RowKind::Memcpy || r.kind == RowKind::Memset) {

@@ -62,6 +62,15 @@ struct TableRow {
   int64_t self_cpu_memory = 0;
   int64_t cuda_memory = 0;
   int64_t self_cuda_memory = 0;
+  // Where the row first appears in the trace: its first record's thread (host records), start
+  // and end — the join orders host records by (thread, start, longest first), device records
+  // by start, and rows of host records come before rows first seen on a device record. The
+  // order of rows whose sort keys are equal, and what lets a table folded from parts of a
+  // trace (streamed_table.h) order them as the whole trace does.
+  uint32_t first_tid = 0;
+  uint64_t first_start_ns = 0;
+  uint64_t first_end_ns = 0;
+  bool first_seen_on_host = false;
 };
 
 struct TableOptions {
@@ -97,6 +106,9 @@ std::string group_by_text(const TableOptions& options);
 Table build_table(const Trace& trace, const TableOptions& options);
 // The same from the trace's costs computed once (compute_summaries).
 Table build_table(const Trace& trace, const HostCosts& costs, const TableOptions& options);
+// The table of rows in the order they first appear: its totals, sorted by the sort key
+// (descending, stable). build_table's last step, also that of a folded table.
+Table finish_table(std::vector<TableRow> rows, bool memory, const TableOptions& options);
 
 // The text table as torch prints it: dashed separators, right-aligned columns two spaces
 // apart, names truncated with "..." to the name column, the closing total lines. CUDA

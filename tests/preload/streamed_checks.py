@@ -4,11 +4,15 @@ block with a call of its own) run under PROFAGENT_STREAM_AFTER_MB=1, which strea
 is recorded. Its one trace must hold every call, copy, set and kernel, each device record
 linked to its call by exactly one ac2g flow and equal correlations, kernels with their
 iteration range's External id, every call inside a block range; the trace says how many
-segments wrote it; no partial or swap file is left; the tables say they were not computed.
+segments wrote it; no partial or swap file is left. Its key_averages table, folded segment by
+segment while it streamed, is printed and written to <stem>.table.txt, and equals, row by row
+and in the same order, the table `profagent report` computes from the whole trace joined at once.
 """
 import bisect
 import collections
+import glob
 import os
+import subprocess
 
 import checkers as C
 
@@ -45,6 +49,37 @@ def check_external_ids(trace, wanted):
     for name, count in wanted["ranges"].items():
         found = sum(1 for r in trace.ranges if r["name"] == name)
         C.expect(found == count, f"{count} {name} ranges opened, {found} in the trace")
+
+
+def table_block(lines):
+    """The table's lines, from its first dashed line to its totals and the overhead line."""
+    start = next((i for i, line in enumerate(lines) if line.startswith("-----")), None)
+    C.expect(start is not None, f"no table in {lines[:5]}")
+    block = [line.rstrip() for line in lines[start or 0:] if line.strip()]
+    end = next((i for i, line in enumerate(block) if line.startswith("profagent overhead:")), len(block) - 1)
+    return block[:end + 1]
+
+
+def check_folded_table(context):
+    tables = glob.glob(os.path.join(context.out_dir, "*.table.txt"))
+    C.expect(len(tables) == 1, f"a streamed window wrote {len(tables)} table files")
+    with open(tables[0], encoding="utf-8") as f:
+        written = table_block(f.read().splitlines())
+    printed = table_block([line[len("[profagent] "):] for line in C.profagent_lines(context.run.stderr)])
+    C.expect(printed == written, "the table printed on stderr differs from <stem>.table.txt")
+    trace_path = glob.glob(os.path.join(context.out_dir, "*.trace.json"))[0]
+    preload = next(a for a in context.run.command if a.startswith("LD_PRELOAD=")).split("=", 1)[1]
+    cli = os.path.join(os.path.dirname(os.path.dirname(preload)), "bin", "profagent")
+    report = subprocess.run([cli, "report", "--summary", "key_averages", trace_path],
+                            capture_output=True, text=True, check=False, timeout=120)
+    C.expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
+    reported = table_block(report.stdout.splitlines()[2:])  # after the trace's and the block's titles
+    C.expect(len(written) > 8 and any(line.lstrip().startswith("iteration ") for line in written),
+             f"the table has no iteration row: {written[:6]}")
+    differing = [(a, b) for a, b in zip(written, reported) if a != b]
+    C.expect(len(written) == len(reported) and not differing,
+             f"the folded table differs from `profagent report`'s ({len(written)} and {len(reported)} lines): "
+             f"{differing[:3] or (written, reported)}")
 
 
 def check_streamed_run(context):
@@ -92,8 +127,7 @@ def check_streamed_run(context):
              f"profagent_window ends before the last event: {window}")
     leftovers = [n for n in os.listdir(context.out_dir) if n.endswith((".partial", ".swap"))]
     C.expect(not leftovers, f"partial files left: {leftovers}")
-    C.expect(any("not computed for a streamed window" in line for line in C.profagent_lines(context.run.stderr)),
-             "no line says the tables were not computed")
+    check_folded_table(context)
     context.summary = (f"{streamed['segments']} segments, {len(trace.device)} device records, "
                        f"{len(trace.runtime)} runtime calls, {len(starts)} flows")
 
