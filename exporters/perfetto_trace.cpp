@@ -154,12 +154,12 @@ class TraceWalker {
     if (runtime) {
       const uint64_t correlation = plan_.links_.call_correlation(index);
       if (flows.start_count == 0 || flows.starts[0] != correlation) a.u(arg::kCorrelation, correlation);
-      if (plan_.call_names_.of(h.name).entry_point) a.interned(arg::kEntryPoint, h.name);
+      if (plan_.call_names_.of(h.name).entry_point) a.interned_name(arg::kEntryPoint, h.name);
     }
     if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.i(arg::kCudaError, h.result);
     if (runtime && (h.flags & kFlagCaptured)) a.i(arg::kCaptured, 1);
     if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) a.u(arg::kBytes, h.arg0);
-    if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.interned(arg::kKernel, h.kernel_name);
+    if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.interned_name(arg::kKernel, h.kernel_name);
     if (h.kind == EventKind::Step) a.u(arg::kStep, h.arg0);
     if (const std::vector<uint32_t>* stack = stack_of(t_, h)) {
       call_site_ = call_site(t_, *stack);
@@ -248,7 +248,7 @@ class TraceWalker {
         if (d.external_id != 0) args.u(arg::kExternalId, d.external_id);
         if (flows.start_count == 0 || flows.starts[0] != d.correlation) args.u(arg::kCorrelation, d.correlation);
         const CallName& call = plan_.call_names_.of(d.name);
-        if (call.entry_point) args.interned(arg::kEntryPoint, d.name);
+        if (call.entry_point) args.interned_name(arg::kEntryPoint, d.name);
         slice(host_row(plan_.host_pid(d.pid), plan_.host_tid(d.tid)), schema::cat::kCudaDriver,
               packets_.name_id(call.api), d.start_ns, d.end_ns, args, flows);
         continue;
