@@ -294,23 +294,6 @@ class TraceWalker {
     if (d.graph_node_id != 0) a.u(arg::kGraphNodeId, d.graph_node_id);
   }
 
-  // "[x,y,z]" as the JSON trace writes it (one interned string per shape), made again only
-  // when the shape differs from the last one: kernels mostly repeat their launch shape.
-  class TripleText {
-   public:
-    std::string_view of(const int32_t (&v)[3]) {
-      if (text_.empty() || !std::equal(v, v + 3, last_)) {
-        std::copy(v, v + 3, last_);
-        text_ = "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-      }
-      return text_;
-    }
-
-   private:
-    int32_t last_[3] = {};
-    std::string text_;
-  };
-
   // Kineto's gpu_user_annotation spans of each scope on each stream it used.
   void gpu_annotations() {
     std::string unnamed_step;
@@ -375,7 +358,7 @@ class TraceWalker {
   PacketWriter packets_;
   uint64_t events_ = 0;
   uint64_t last_ns_ = 0;  // the latest slice end, as the JSON writer keeps it for the closing instant
-  TripleText grid_text_, block_text_;
+  chrome::TripleText grid_text_, block_text_;  // one interned string per shape
   std::string call_site_, dims_text_, types_text_;  // texts an EventArgs points to
   std::string annotation_text_;
   std::vector<std::pair<std::string_view, uint64_t>> annotation_keys_;  // key, where its value starts
