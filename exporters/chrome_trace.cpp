@@ -90,12 +90,16 @@ void ChromeTraceWriter::begin_x(std::string_view cat, std::string_view name, uin
 void ChromeTraceWriter::begin_x(std::string_view cat, InternedName name, uint64_t pid, uint64_t tid,
                                 uint64_t start, uint64_t end) {
   open_x(cat);
+  name_string(name);
+  x_times(pid, tid, start, end);
+}
+
+void ChromeTraceWriter::name_string(InternedName name) {
   if (const std::string* text = json_names_.of(name)) {
     w_.raw(*text);
   } else {
     w_.string(name);
   }
-  x_times(pid, tid, start, end);
 }
 
 void ChromeTraceWriter::open_x(std::string_view cat) {

@@ -79,7 +79,7 @@ void ChromeTraceWriter::driver_event(const DeviceRecord& d) {
   if (d.external_id != 0) a.key(arg::kExternalId).u64(d.external_id);
   if (d.cbid != 0) a.key(arg::kCbid).u64(d.cbid);
   a.key(arg::kCorrelation).u64(d.correlation);
-  if (call.entry_point) a.key(arg::kEntryPoint).string(d.name);
+  if (call.entry_point) a.key(arg::kEntryPoint), name_string(d.name);
   a.close();
   end_event();
 }
@@ -153,10 +153,8 @@ void ChromeTraceWriter::kernel_args(const DeviceRecord& d, Args& a) {
     a.key(arg::kBlocksPerSm).raw(std::string_view(text->blocks_per_sm, text->blocks_per_sm_size));
     a.key(arg::kWarpsPerSm).raw(std::string_view(text->warps_per_sm, text->warps_per_sm_size));
   }
-  a.key(arg::kGrid).raw("["), w_.i64(d.grid[0]), w_.raw(","), w_.i64(d.grid[1]), w_.raw(",");
-  w_.i64(d.grid[2]), w_.raw("]");
-  a.key(arg::kBlock).raw("["), w_.i64(d.block[0]), w_.raw(","), w_.i64(d.block[1]), w_.raw(",");
-  w_.i64(d.block[2]), w_.raw("]");
+  a.key(arg::kGrid).raw(grid_text_.of(d.grid));
+  a.key(arg::kBlock).raw(block_text_.of(d.block));
   if (info) a.key(arg::kOccupancy).i64(occupancy.achieved_percent());
   graph_args(d, a);
 }

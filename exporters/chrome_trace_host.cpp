@@ -79,7 +79,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h, const CallName& call) {
   if (runtime) {
     a.key(arg::kCbid).u64(cbid_of(h, call));
     a.key(arg::kCorrelation).u64(links_.call_correlation(current_host_));
-    if (call.entry_point) a.key(arg::kEntryPoint).string(h.name);
+    if (call.entry_point) a.key(arg::kEntryPoint), name_string(h.name);
   }
   if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.key(arg::kCudaError).i64(h.result);
   // Work issued to a stream being captured into a graph runs only when the graph is launched:
@@ -88,7 +88,7 @@ void ChromeTraceWriter::host_args(const HostRecord& h, const CallName& call) {
   if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) {
     a.key(arg::kBytes).u64(h.arg0);
   }
-  if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key(arg::kKernel).string(h.kernel_name);
+  if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.key(arg::kKernel), name_string(h.kernel_name);
   if (h.kind == EventKind::Step) a.key(arg::kStep).u64(h.arg0);
   if (h.collective >= 0) {
     write_collective_args(t_.collectives[size_t(h.collective)], [&a](std::string_view k) -> JsonWriter& { return a.key(k); });

@@ -155,6 +155,33 @@ class JsonNames {
   std::vector<bool> known_;
 };
 
+// "[x,y,z]" of a grid or block shape (as the JSON trace writes it), made again only when the shape
+// differs from the last one: kernels mostly repeat their launch shape, and formatting six numbers
+// per kernel was a tenth of a kernel's writing.
+class TripleText {
+ public:
+  std::string_view of(const int32_t (&v)[3]) {
+    if (size_ == 0 || !std::equal(v, v + 3, last_)) {
+      std::copy(v, v + 3, last_);
+      char* p = text_;
+      *p++ = '[';
+      for (int i = 0; i < 3; ++i) {
+        if (i) *p++ = ',';
+        if (v[i] < 0) *p++ = '-';
+        p = write_u64(p, v[i] < 0 ? uint64_t(-int64_t(v[i])) : uint64_t(v[i]));
+      }
+      *p++ = ']';
+      size_ = std::size_t(p - text_);
+    }
+    return {text_, size_};
+  }
+
+ private:
+  int32_t last_[3] = {};
+  char text_[3 * 12 + 4];
+  std::size_t size_ = 0;
+};
+
 // Writes `"args":{...}` lazily: nothing at all when no key is added (Kineto omits empty args).
 class Args {
  public:
@@ -221,6 +248,8 @@ class ChromeTraceWriter {
   void begin_x(std::string_view cat, InternedName name, uint64_t pid, uint64_t tid, uint64_t start,
                uint64_t end);
   void open_x(std::string_view cat);
+  // A record's interned name as a JSON string, escaped once per distinct name (JsonNames).
+  void name_string(InternedName name);
   void x_times(uint64_t pid, uint64_t tid, uint64_t start, uint64_t end);
   void stack_frame_id(uint64_t sf) {
     if (sf == 0) return;
@@ -308,6 +337,7 @@ class ChromeTraceWriter {
   RowText row_text_;
   JsonNames json_names_;
   OccupancyText occupancy_text_;
+  TripleText grid_text_, block_text_;
   uint64_t last_ns_ = 0;
   std::size_t current_host_ = 0;  // the host record host_args() writes
 };

@@ -10,6 +10,13 @@ namespace profagent::exporters::perfetto {
 namespace {
 
 constexpr std::size_t kFlushBytes = 1u << 20;
+constexpr std::size_t kBufferBytes = kFlushBytes + (64u << 10);
+
+// A bound of the bytes an event packet can take besides its strings: the packet's head,
+// timestamp and sequence, the InternedData and TrackEvent heads, type, category and name with
+// their interned entries, and the flows (ProtoCursor writes without checks: this must hold).
+constexpr std::size_t kEventBound = 128 + 2 * 24 + 2 * EventFlows::kMax * 10;
+constexpr std::size_t kArgBound = 64;  // an annotation and its interned entries, besides strings
 
 }  // namespace
 
@@ -39,9 +46,8 @@ struct PacketWriter::Row {
   uint64_t reserved_uuid = 0;
 };
 
-PacketWriter::PacketWriter(OutputStream& out) : out_(out) {
-  out_buf_.reserve(kFlushBytes + (64u << 10));
-}
+PacketWriter::PacketWriter(OutputStream& out)
+    : out_(out), buf_(new char[kBufferBytes]), capacity_(kBufferBytes) {}
 
 PacketWriter::~PacketWriter() = default;
 
@@ -70,24 +76,39 @@ uint32_t PacketWriter::static_id(std::string_view s) {
   return id;
 }
 
-uint32_t PacketWriter::name_id(InternedName name) {
-  const uint32_t key = name.id();
+uint32_t PacketWriter::name_id(uint32_t key, std::string_view text) {
   if (key >= name_ids_.size()) name_ids_.resize(std::max<std::size_t>(key + 1, name_ids_.size() * 2), 0);
-  if (name_ids_[key] == 0) name_ids_[key] = string_id(name) + 1;
+  if (name_ids_[key] == 0) name_ids_[key] = string_id(text) + 1;
   return name_ids_[key] - 1;
 }
 
-void PacketWriter::emit(const std::string& packet) {
-  char head[11];
-  char* p = put_varint(head, uint64_t(kTracePacket) << 3 | uint64_t(WireType::Bytes));
-  p = put_varint(p, packet.size());
-  out_buf_.append(head, std::size_t(p - head));
-  out_buf_.append(packet);
-  if (out_buf_.size() >= kFlushBytes) {
-    ok_ = out_.write(out_buf_.data(), out_buf_.size()) && ok_;
-    written_ += out_buf_.size();
-    out_buf_.clear();
+void PacketWriter::push_buffer() {
+  if (used_ == 0) return;
+  ok_ = out_.write(buf_.get(), used_) && ok_;
+  written_ += used_;
+  used_ = 0;
+}
+
+char* PacketWriter::room(std::size_t bound) {
+  if (used_ + bound > capacity_) {
+    push_buffer();
+    if (bound > capacity_) {  // one packet larger than the buffer (a huge argument): grow
+      buf_.reset(new char[bound]);
+      capacity_ = bound;
+    }
   }
+  return buf_.get() + used_;
+}
+
+void PacketWriter::commit(char* end) {
+  used_ = std::size_t(end - buf_.get());
+  if (used_ >= kFlushBytes) push_buffer();
+}
+
+void PacketWriter::emit(const std::string& packet) {
+  ProtoCursor c(room(packet.size() + 16));
+  c.bytes_field(kTracePacket, packet);
+  commit(c.pos());
 }
 
 void PacketWriter::track_descriptor(uint64_t uuid, uint64_t parent, std::string_view name, const RowNames* names,
@@ -190,7 +211,7 @@ void PacketWriter::close_until(Lane& lane, uint64_t ts) {
   while (!lane.open_ends.empty() && lane.open_ends.back() <= ts) {
     const uint64_t end = lane.open_ends.back();
     lane.open_ends.pop_back();
-    event_packet(lane, end, event::kTypeSliceEnd, 0, 0, nullptr, nullptr);
+    slice_end(lane, end);
   }
 }
 
@@ -205,45 +226,54 @@ PacketWriter::Lane& PacketWriter::lane_for(Row& row, uint64_t start, uint64_t en
   return new_lane(row);
 }
 
-// The packet's timestamp and sequence; a sequence's first packet also clears its incremental
-// state and sets its clock and default track.
-void PacketWriter::begin_packet(Lane& lane, uint64_t ts) {
-  packet_.clear();
-  interned_.clear();
-  ProtoEncoder e(packet_);
-  if (!lane.started) {
-    lane.started = true;
-    lane.last_ts = ts;
-    e.uint_field(packet::kTimestamp, ts);
-    e.uint_field(packet::kTimestampClockId, clock::kBoottime);
-    e.uint_field(packet::kTrustedPacketSequenceId, lane.sequence);
-    e.uint_field(packet::kSequenceFlags, packet::kSeqIncrementalStateCleared);
-    const std::size_t snapshot = e.begin_nested(packet::kClockSnapshot);
-    for (uint32_t id : {clock::kBoottime, clock::kRealtime, clock::kIncrementalNs}) {
-      const std::size_t c = e.begin_nested(clock::kClocks);
-      e.uint_field(clock::kClockId, id);
-      e.uint_field(clock::kTimestamp, ts);
-      if (id == clock::kIncrementalNs) e.bool_field(clock::kIsIncremental, true);
-      e.end_nested(c);
-    }
-    e.end_nested(snapshot);
-    const std::size_t defaults = e.begin_nested(packet::kTracePacketDefaults);
-    e.uint_field(defaults::kTimestampClockId, clock::kIncrementalNs);
-    const std::size_t track = e.begin_nested(defaults::kTrackEventDefaults);
-    e.uint_field(defaults::kTrackUuid, lane.uuid);
-    if (lane.extra_counter_uuid) e.uint_field(event::kExtraCounterTrackUuids, lane.extra_counter_uuid);
-    e.end_nested(track);
-    e.end_nested(defaults);
-    emit(packet_);
-    packet_.clear();
-  }
-  e.uint_field(packet::kTimestamp, ts - lane.last_ts);
-  e.uint_field(packet::kTrustedPacketSequenceId, lane.sequence);
+// A sequence's first packet: clears its incremental state, sets its clock and default track.
+void PacketWriter::start_sequence(Lane& lane, uint64_t ts) {
+  lane.started = true;
   lane.last_ts = ts;
+  packet_.clear();
+  ProtoEncoder e(packet_);
+  e.uint_field(packet::kTimestamp, ts);
+  e.uint_field(packet::kTimestampClockId, clock::kBoottime);
+  e.uint_field(packet::kTrustedPacketSequenceId, lane.sequence);
+  e.uint_field(packet::kSequenceFlags, packet::kSeqIncrementalStateCleared);
+  const std::size_t snapshot = e.begin_nested(packet::kClockSnapshot);
+  for (uint32_t id : {clock::kBoottime, clock::kRealtime, clock::kIncrementalNs}) {
+    const std::size_t c = e.begin_nested(clock::kClocks);
+    e.uint_field(clock::kClockId, id);
+    e.uint_field(clock::kTimestamp, ts);
+    if (id == clock::kIncrementalNs) e.bool_field(clock::kIsIncremental, true);
+    e.end_nested(c);
+  }
+  e.end_nested(snapshot);
+  const std::size_t defaults = e.begin_nested(packet::kTracePacketDefaults);
+  e.uint_field(defaults::kTimestampClockId, clock::kIncrementalNs);
+  const std::size_t track = e.begin_nested(defaults::kTrackEventDefaults);
+  e.uint_field(defaults::kTrackUuid, lane.uuid);
+  if (lane.extra_counter_uuid) e.uint_field(event::kExtraCounterTrackUuids, lane.extra_counter_uuid);
+  e.end_nested(track);
+  e.end_nested(defaults);
+  emit(packet_);
 }
 
-// The sequence's iid of string `id` as `kind`; a new one goes into this packet's InternedData.
-uint64_t PacketWriter::iid(Lane& lane, InternKind kind, uint32_t id) {
+// Room for a packet of at most `bound` bytes on the lane's sequence (started first if need be).
+ProtoCursor PacketWriter::packet_room(Lane& lane, uint64_t ts, std::size_t bound) {
+  if (!lane.started) start_sequence(lane, ts);
+  return ProtoCursor(room(bound));
+}
+
+// Opens a TracePacket at `c` with its timestamp (a delta on the sequence's clock) and sequence;
+// returns the mark that end_nested() closes it with.
+char* PacketWriter::packet_head(ProtoCursor& c, Lane& lane, uint64_t ts) {
+  char* packet = c.begin_nested(kTracePacket);
+  c.uint_field(packet::kTimestamp, ts - lane.last_ts);
+  c.uint_field(packet::kTrustedPacketSequenceId, lane.sequence);
+  lane.last_ts = ts;
+  return packet;
+}
+
+// The sequence's iid of string `id` as `kind`; a new one is written at `interned` (the packet's
+// InternedData).
+uint64_t PacketWriter::iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned) {
   std::vector<uint32_t>& iids = lane.iids[kind];
   if (id < iids.size() && iids[id] != 0) return iids[id];
   if (id >= iids.size()) iids.resize(std::max<std::size_t>(id + 1, iids.size() * 2), 0);
@@ -252,47 +282,75 @@ uint64_t PacketWriter::iid(Lane& lane, InternKind kind, uint32_t id) {
   static constexpr uint32_t kField[kInternKinds] = {interned::kEventCategories, interned::kEventNames,
                                                     interned::kDebugAnnotationNames,
                                                     interned::kDebugAnnotationStringValues};
-  ProtoEncoder e(interned_);
-  const std::size_t entry = e.begin_nested(kField[kind]);
-  e.uint_field(interned::kIid, value);
-  e.bytes_field(kind == kArgString ? interned::kString : interned::kName, strings_[id]);
-  e.end_nested(entry);
+  char* entry = interned.begin_nested(kField[kind]);
+  interned.uint_field(interned::kIid, value);
+  interned.bytes_field(kind == kArgString ? interned::kString : interned::kName, strings_[id]);
+  interned.end_nested(entry);
   return value;
 }
 
+// A slice's end: the smallest packet, written without the general path's lookups.
+void PacketWriter::slice_end(Lane& lane, uint64_t ts) {
+  ProtoCursor c = packet_room(lane, ts, kEventBound);
+  char* packet = packet_head(c, lane, ts);
+  char* track_event = c.begin_nested(packet::kTrackEvent);
+  c.uint_field(event::kType, event::kTypeSliceEnd);
+  c.end_nested(track_event);
+  c.end_nested(packet);
+  commit(c.pos());
+}
+
+// One TrackEvent packet, written in place: the iids come first, as they decide the packet's
+// InternedData (which precedes the TrackEvent); an InternedData left empty is taken back.
 void PacketWriter::event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t category, uint32_t name,
                                 const EventArgs* args, const EventFlows* flows) {
-  begin_packet(lane, ts);
-  body_.clear();  // the TrackEvent, made first: it decides what is interned
-  ProtoEncoder e(body_);
-  e.uint_field(event::kType, type);
-  if (type != event::kTypeSliceEnd) {
-    e.uint_field(event::kCategoryIids, iid(lane, kCategory, category));
-    e.uint_field(event::kNameIid, iid(lane, kName, name));
-  }
-  if (flows) {
-    for (std::size_t i = 0; i < flows->start_count; ++i) e.fixed64_field(event::kFlowIds, flows->starts[i]);
-    for (std::size_t i = 0; i < flows->end_count; ++i) e.fixed64_field(event::kTerminatingFlowIds, flows->ends[i]);
-  }
-  for (std::size_t i = 0; args && i < args->size(); ++i) {
+  const std::size_t arg_count = args ? args->size() : 0;
+  std::size_t bound = kEventBound + strings_[category].size() + strings_[name].size();
+  for (std::size_t i = 0; i < arg_count; ++i) bound += kArgBound + (*args)[i].name.size() + (*args)[i].text.size();
+  ProtoCursor c = packet_room(lane, ts, bound);
+  char* packet = packet_head(c, lane, ts);
+
+  char* interned = c.begin_nested(packet::kInternedData);
+  const uint64_t category_iid = iid(lane, kCategory, category, c);
+  const uint64_t name_iid = iid(lane, kName, name, c);
+  uint64_t arg_name_iids[EventArgs::kMax], arg_text_iids[EventArgs::kMax];
+  for (std::size_t i = 0; i < arg_count; ++i) {
     const EventArgs::Arg& a = (*args)[i];
-    const std::size_t m = e.begin_nested(event::kDebugAnnotations);
-    e.uint_field(annotation::kNameIid, iid(lane, kArgName, static_id(a.name)));
-    switch (a.type) {
-      case EventArgs::Type::Uint: e.uint_field(annotation::kUintValue, a.bits); break;
-      case EventArgs::Type::Int: e.uint_field(annotation::kIntValue, a.bits); break;
-      case EventArgs::Type::Double: e.fixed64_field(annotation::kDoubleValue, a.bits); break;
-      case EventArgs::Type::Text: e.bytes_field(annotation::kStringValue, a.text); break;
-      case EventArgs::Type::InternedText:
-        e.uint_field(annotation::kStringValueIid, iid(lane, kArgString, string_id(a.text)));
-        break;
-    }
-    e.end_nested(m);
+    arg_name_iids[i] = iid(lane, kArgName, static_id(a.name), c);
+    if (a.type == EventArgs::Type::InternedText) arg_text_iids[i] = iid(lane, kArgString, string_id(a.text), c);
+    if (a.type == EventArgs::Type::Name) arg_text_iids[i] = iid(lane, kArgString, name_id(uint32_t(a.bits), a.text), c);
   }
-  ProtoEncoder p(packet_);
-  if (!interned_.empty()) p.bytes_field(packet::kInternedData, interned_);
-  p.bytes_field(packet::kTrackEvent, body_);
-  emit(packet_);
+  if (c.pos() == interned) {
+    c = ProtoCursor(interned - 2);  // nothing new: drop the InternedData's tag and length
+  } else {
+    c.end_nested(interned);
+  }
+
+  char* track_event = c.begin_nested(packet::kTrackEvent);
+  c.uint_field(event::kType, type);
+  c.uint_field(event::kCategoryIids, category_iid);
+  c.uint_field(event::kNameIid, name_iid);
+  if (flows) {
+    for (std::size_t i = 0; i < flows->start_count; ++i) c.fixed64_field(event::kFlowIds, flows->starts[i]);
+    for (std::size_t i = 0; i < flows->end_count; ++i) c.fixed64_field(event::kTerminatingFlowIds, flows->ends[i]);
+  }
+  for (std::size_t i = 0; i < arg_count; ++i) {
+    const EventArgs::Arg& a = (*args)[i];
+    char* m = c.begin_nested(event::kDebugAnnotations);
+    c.uint_field(annotation::kNameIid, arg_name_iids[i]);
+    switch (a.type) {
+      case EventArgs::Type::Uint: c.uint_field(annotation::kUintValue, a.bits); break;
+      case EventArgs::Type::Int: c.uint_field(annotation::kIntValue, a.bits); break;
+      case EventArgs::Type::Double: c.fixed64_field(annotation::kDoubleValue, a.bits); break;
+      case EventArgs::Type::Text: c.bytes_field(annotation::kStringValue, a.text); break;
+      case EventArgs::Type::InternedText:
+      case EventArgs::Type::Name: c.uint_field(annotation::kStringValueIid, arg_text_iids[i]); break;
+    }
+    c.end_nested(m);
+  }
+  c.end_nested(track_event);
+  c.end_nested(packet);
+  commit(c.pos());
 }
 
 void PacketWriter::slice(uint32_t row, std::string_view category, std::string_view name, uint64_t start,
@@ -316,14 +374,15 @@ void PacketWriter::instant(uint32_t row, std::string_view category, std::string_
 
 void PacketWriter::counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved) {
   Lane& lane = lane_for(*rows_[row], ts, ts);
-  begin_packet(lane, ts);
-  body_.clear();
-  ProtoEncoder e(body_);
-  e.uint_field(event::kType, event::kTypeCounter);
-  e.int_field(event::kCounterValue, allocated);
-  e.int_field(event::kExtraCounterValues, reserved);
-  ProtoEncoder(packet_).bytes_field(packet::kTrackEvent, body_);
-  emit(packet_);
+  ProtoCursor c = packet_room(lane, ts, kEventBound);
+  char* packet = packet_head(c, lane, ts);
+  char* track_event = c.begin_nested(packet::kTrackEvent);
+  c.uint_field(event::kType, event::kTypeCounter);
+  c.uint_field(event::kCounterValue, uint64_t(allocated));  // int64: two's complement, as protobuf writes it
+  c.uint_field(event::kExtraCounterValues, uint64_t(reserved));
+  c.end_nested(track_event);
+  c.end_nested(packet);
+  commit(c.pos());
 }
 
 void PacketWriter::metadata(std::string_view name, std::string_view json) {
@@ -340,11 +399,7 @@ void PacketWriter::metadata(std::string_view name, std::string_view json) {
 
 bool PacketWriter::finish() {
   for (auto& lane : lanes_) close_until(*lane, UINT64_MAX);
-  if (!out_buf_.empty()) {
-    ok_ = out_.write(out_buf_.data(), out_buf_.size()) && ok_;
-    written_ += out_buf_.size();
-    out_buf_.clear();
-  }
+  push_buffer();
   return ok_;
 }
 

@@ -23,6 +23,7 @@
 
 #include "collector/interned_name.h"
 #include "exporters/output_stream.h"
+#include "exporters/proto_encoder.h"
 
 namespace profagent::exporters::perfetto {
 
@@ -30,11 +31,12 @@ namespace profagent::exporters::perfetto {
 // recognised by address.
 class EventArgs {
  public:
-  enum class Type : uint8_t { Uint, Int, Double, Text, InternedText };
+  static constexpr std::size_t kMax = 32;
+  enum class Type : uint8_t { Uint, Int, Double, Text, InternedText, Name };
   struct Arg {
     std::string_view name;
     Type type;
-    uint64_t bits;  // the value for Uint/Int (two's complement)/Double (IEEE bits)
+    uint64_t bits;  // the value for Uint/Int (two's complement)/Double (IEEE bits); Name: its id
     std::string_view text;
   };
   EventArgs& u(std::string_view name, uint64_t v) { return add({name, Type::Uint, v, {}}); }
@@ -43,16 +45,23 @@ class EventArgs {
   EventArgs& text(std::string_view name, std::string_view v) { return add({name, Type::Text, 0, v}); }
   // A value many events share (grid shapes, sync kinds, memory kinds): interned per sequence.
   EventArgs& interned(std::string_view name, std::string_view v) { return add({name, Type::InternedText, 0, v}); }
+  // The same for a record's name (entry points, kernels): its string id is found by the name's
+  // dense id (PacketWriter::name_id), not by hashing its text on every event.
+  EventArgs& interned_name(std::string_view name, InternedName v) { return add({name, Type::Name, v.id(), v}); }
   std::size_t size() const { return size_; }
-  const Arg& operator[](std::size_t i) const { return args_[i]; }
+  const Arg& operator[](std::size_t i) const { return slots_.args[i]; }
 
  private:
-  static constexpr std::size_t kMax = 32;
   EventArgs& add(const Arg& a) {
-    if (size_ < kMax) args_[size_++] = a;
+    if (size_ < kMax) slots_.args[size_++] = a;
     return *this;
   }
-  Arg args_[kMax];
+  // Left uninitialised until add() fills a slot: every event makes an EventArgs, and
+  // constructing 32 empty string_view pairs each time was a measurable part of the writer.
+  union Slots {
+    Slots() {}
+    Arg args[kMax];
+  } slots_;
   std::size_t size_ = 0;
 };
 
@@ -98,7 +107,7 @@ class PacketWriter {
   // A record's name as the writer's string id, looked up once per distinct name (by its dense
   // InternedName::id): a window has millions of records but few names, and hashing each
   // record's name was a tenth of the writer's work.
-  uint32_t name_id(InternedName name);
+  uint32_t name_id(InternedName name) { return name_id(name.id(), name); }
   uint32_t string_id(std::string_view s);  // any string: hashed
   void instant(uint32_t row, std::string_view category, std::string_view name, uint64_t ts, const EventArgs& args);
   void counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved);
@@ -107,7 +116,7 @@ class PacketWriter {
 
   // Ends every open slice and pushes the rest to the stream; false once any write failed.
   bool finish();
-  uint64_t bytes_written() const { return written_ + out_buf_.size(); }
+  uint64_t bytes_written() const { return written_ + used_; }
 
  private:
   struct Lane;
@@ -115,28 +124,35 @@ class PacketWriter {
   enum InternKind : uint8_t { kCategory, kName, kArgName, kArgString, kInternKinds };
 
   uint32_t static_id(std::string_view s);         // a schema constant: by address
+  uint32_t name_id(uint32_t key, std::string_view text);  // key: InternedName::id() of text
   uint64_t track_uuid() { return next_uuid_++; }
   Lane& lane_for(Row& row, uint64_t start, uint64_t end);
   Lane& new_lane(Row& row);
   void close_until(Lane& lane, uint64_t ts);
-  void begin_packet(Lane& lane, uint64_t ts);
-  uint64_t iid(Lane& lane, InternKind kind, uint32_t id);
+  void start_sequence(Lane& lane, uint64_t ts);
+  ProtoCursor packet_room(Lane& lane, uint64_t ts, std::size_t bound);
+  char* packet_head(ProtoCursor& c, Lane& lane, uint64_t ts);
+  uint64_t iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned);
   void event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t category, uint32_t name, const EventArgs* args,
                     const EventFlows* flows);
-  void end_packet();
+  void slice_end(Lane& lane, uint64_t ts);
   void track_descriptor(uint64_t uuid, uint64_t parent, std::string_view name, const RowNames* names, uint64_t pid,
                         uint64_t tid, bool thread, bool counter);
   void emit(const std::string& packet);
+  // Output memory: room(bound) makes `bound` bytes writable at the end of what is buffered
+  // (pushing the buffer to the stream first when it is full); commit(end) keeps what was written.
+  char* room(std::size_t bound);
+  void commit(char* end);
+  void push_buffer();
 
   OutputStream& out_;
   bool ok_ = true;
   uint64_t written_ = 0;
   uint64_t next_uuid_ = 1;
   uint32_t next_sequence_ = 1;
-  std::string out_buf_;
-  std::string packet_;
-  std::string body_;      // the current packet's TrackEvent
-  std::string interned_;  // the current packet's new interned entries
+  std::unique_ptr<char[]> buf_;  // the packets not yet pushed to the stream
+  std::size_t used_ = 0, capacity_ = 0;
+  std::string packet_;  // a rare packet (descriptors, metadata, a sequence's start) before emit()
   std::deque<std::string> pool_;
   std::unordered_map<std::string_view, uint32_t> ids_;
   std::unordered_map<const char*, uint32_t> static_ids_;

@@ -176,12 +176,12 @@ class TraceWalker {
     if (runtime) {
       const uint64_t correlation = plan_.links_.call_correlation(index);
       if (flows.start_count == 0 || flows.starts[0] != correlation) a.u(arg::kCorrelation, correlation);
-      if (plan_.call_names_.of(h.name).entry_point) a.interned(arg::kEntryPoint, h.name);
+      if (plan_.call_names_.of(h.name).entry_point) a.interned_name(arg::kEntryPoint, h.name);
     }
     if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.i(arg::kCudaError, h.result);
     if (runtime && (h.flags & kFlagCaptured)) a.i(arg::kCaptured, 1);
     if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) a.u(arg::kBytes, h.arg0);
-    if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.interned(arg::kKernel, h.kernel_name);
+    if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.interned_name(arg::kKernel, h.kernel_name);
     if (h.kind == EventKind::Step) a.u(arg::kStep, h.arg0);
     if (const std::vector<uint32_t>* stack = stack_of(t_, h)) {
       call_site_ = call_site(t_, *stack);
@@ -270,7 +270,7 @@ class TraceWalker {
         if (d.external_id != 0) args.u(arg::kExternalId, d.external_id);
         if (flows.start_count == 0 || flows.starts[0] != d.correlation) args.u(arg::kCorrelation, d.correlation);
         const CallName& call = plan_.call_names_.of(d.name);
-        if (call.entry_point) args.interned(arg::kEntryPoint, d.name);
+        if (call.entry_point) args.interned_name(arg::kEntryPoint, d.name);
         slice(host_row(plan_.host_pid(d.pid), plan_.host_tid(d.tid)), schema::cat::kCudaDriver,
               packets_.name_id(call.api), d.start_ns, d.end_ns, args, flows);
         continue;
@@ -315,23 +315,6 @@ class TraceWalker {
     if (d.graph_id != 0) a.u(arg::kGraphId, d.graph_id);
     if (d.graph_node_id != 0) a.u(arg::kGraphNodeId, d.graph_node_id);
   }
-
-  // "[x,y,z]" as the JSON trace writes it (one interned string per shape), made again only
-  // when the shape differs from the last one: kernels mostly repeat their launch shape.
-  class TripleText {
-   public:
-    std::string_view of(const int32_t (&v)[3]) {
-      if (text_.empty() || !std::equal(v, v + 3, last_)) {
-        std::copy(v, v + 3, last_);
-        text_ = "[" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," + std::to_string(v[2]) + "]";
-      }
-      return text_;
-    }
-
-   private:
-    int32_t last_[3] = {};
-    std::string text_;
-  };
 
   // Kineto's gpu_user_annotation spans of each scope on each stream it used.
   void gpu_annotations() {
@@ -389,7 +372,7 @@ class TraceWalker {
   PacketWriter& packets_;
   uint64_t events_ = 0;
   uint64_t last_ns_ = 0;  // the latest slice end, as the JSON writer keeps it for the closing instant
-  TripleText grid_text_, block_text_;
+  chrome::TripleText grid_text_, block_text_;  // one interned string per shape
   std::string call_site_, dims_text_, types_text_;  // texts an EventArgs points to
   std::string annotation_text_;
   std::vector<std::pair<std::string_view, uint64_t>> annotation_keys_;  // key, where its value starts

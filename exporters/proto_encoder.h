@@ -84,4 +84,50 @@ class ProtoEncoder {
   std::string& out_;
 };
 
+// The same wire format written through a pointer into memory the caller has already made room
+// for (a bound of the message's size): no capacity check, no intermediate string per field or
+// per message. Nested lengths are patched in place as in ProtoEncoder (one byte reserved, the
+// body moved on in the rare message over 127 bytes), so both write the same bytes.
+class ProtoCursor {
+ public:
+  explicit ProtoCursor(char* at) : p_(at) {}
+  char* pos() const { return p_; }
+
+  void varint(uint64_t v) { p_ = put_varint(p_, v); }
+  void tag(uint32_t field, WireType type) { varint(uint64_t(field) << 3 | uint64_t(type)); }
+  void uint_field(uint32_t field, uint64_t v) {
+    tag(field, WireType::Varint);
+    varint(v);
+  }
+  void fixed64_field(uint32_t field, uint64_t v) {
+    tag(field, WireType::Fixed64);
+    for (int i = 0; i < 8; ++i) *p_++ = char(uint8_t(v >> (8 * i)));
+  }
+  void bytes_field(uint32_t field, std::string_view bytes) {
+    tag(field, WireType::Bytes);
+    varint(bytes.size());
+    std::memcpy(p_, bytes.data(), bytes.size());
+    p_ += bytes.size();
+  }
+  char* begin_nested(uint32_t field) {
+    tag(field, WireType::Bytes);
+    *p_++ = '\0';
+    return p_;
+  }
+  void end_nested(char* mark) {
+    const std::size_t size = std::size_t(p_ - mark);
+    if (size < 0x80) {
+      mark[-1] = char(size);
+      return;
+    }
+    const std::size_t extra = varint_size(size) - 1;
+    std::memmove(mark + extra, mark, size);
+    p_ += extra;
+    put_varint(mark - 1, size);
+  }
+
+ private:
+  char* p_;
+};
+
 }  // namespace profagent::exporters

@@ -1,6 +1,7 @@
 // The trace formats' pieces: the format names (trace_format.h), the protobuf encoder
 // (proto_encoder.h), the gzip stream (gzip_stream.h) and the registry writing each asked format
 // from one window. The formats end to end, on real runs: tests/report/trace_formats.py.
+#include <vector>
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
@@ -114,6 +115,36 @@ TEST_CASE("the protobuf encoder writes varints, fixed64 and nested lengths in th
   CHECK(out.size() == 3 + 206);
   CHECK(out.substr(0, 6) == std::string("\x5a\xce\x01\x22\xcb\x01", 6));
   CHECK(out.substr(6, 3) == std::string("\x12\xc8\x01", 3));
+}
+
+// The Perfetto writer writes its packets through ProtoCursor: the same fields must give the same
+// bytes as ProtoEncoder, nested lengths over 127 bytes (the body moved on) included.
+TEST_CASE("the in-place protobuf cursor writes exactly what the encoder writes", "[exporters][formats]") {
+  std::string expected;
+  ProtoEncoder e(expected);
+  std::vector<char> buffer(4096);
+  ProtoCursor c(buffer.data());
+  for (int size : {0, 5, 120, 127, 128, 200, 2000}) {
+    const std::string text(std::size_t(size), 'x');
+    const std::size_t outer = e.begin_nested(11);
+    char* outer_at = c.begin_nested(11);
+    e.uint_field(8, uint64_t(size) * 977);
+    c.uint_field(8, uint64_t(size) * 977);
+    e.fixed64_field(47, 0x0102030405060708ull + uint64_t(size));
+    c.fixed64_field(47, 0x0102030405060708ull + uint64_t(size));
+    const std::size_t inner = e.begin_nested(4);
+    char* inner_at = c.begin_nested(4);
+    e.bytes_field(2, text);
+    c.bytes_field(2, text);
+    e.end_nested(inner);
+    c.end_nested(inner_at);
+    e.uint_field(9, UINT64_MAX);
+    c.uint_field(9, UINT64_MAX);
+    e.end_nested(outer);
+    c.end_nested(outer_at);
+    REQUIRE(std::size_t(c.pos() - buffer.data()) == expected.size());
+    CHECK(std::string(buffer.data(), expected.size()) == expected);
+  }
 }
 
 TEST_CASE("the gzip stream writes one member that inflates to exactly what went in", "[exporters][formats]") {
