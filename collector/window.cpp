@@ -148,6 +148,10 @@ namespace {
 // at once may take the freeze lock in the other order than they read the times; then this
 // window's end is older than its start and is not given (the Device Summary says n/a).
 void set_cpu_times(Session& s, const CpuTimes& at_cut, Trace& trace) {
+  if (s.window_start_deferred) {
+    s.window_start_cpu = complete_deferred_start(s.window_start_cpu);
+    s.window_start_deferred = false;
+  }
   trace.cpu_start = s.window_start_cpu;
   trace.cpu_end = at_cut;
   if (at_cut.ns < s.window_start_cpu.ns) trace.cpu_end.valid = false;
