@@ -103,7 +103,7 @@ void fill_metadata(const Session& s, const PlatformInfo& platform, Trace& trace)
   trace.devices = platform.devices;
   trace.cuda_runtime_version = platform.cuda_runtime_version;
   trace.cuda_driver_version = platform.cuda_driver_version;
-  trace.config = s.options.config;
+  if (s.options.config_pairs) trace.config = s.options.config_pairs();
   if (!s.options.activity_cuda) {
     trace.device_backend = "none (PROFAGENT_ACTIVITIES excludes cuda)";
   } else if (s.backend) {
