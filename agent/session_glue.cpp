@@ -146,7 +146,7 @@ void start_memory_bookkeeping(size_t buffer_bytes) {
 const Config* g_recorded_config = nullptr;
 const std::string* g_nvtx_injection_state = nullptr;  // leaked
 
-// Built for each window, not at start-up: ~24 k instructions that a process that records
+// Built for each window, not at start-up: ~38 k instructions that a process that records
 // nothing (a shell, a launcher) would pay for nothing.
 collector::ConfigPairs recorded_config() {
   collector::ConfigPairs pairs = g_recorded_config->to_pairs();
