@@ -140,6 +140,20 @@ void start_memory_bookkeeping(size_t buffer_bytes) {
   collector::g_memory_tracking.store(true);
 }
 
+// What Trace::config records: the configuration (the agent's, leaked: it lives as long as the
+// process) and whom NVTX_INJECTION64_PATH named as the process started, before the agent named
+// itself there. Set once, by start_collector.
+const Config* g_recorded_config = nullptr;
+const std::string* g_nvtx_injection_state = nullptr;  // leaked
+
+// Built for each window, not at start-up: ~38 k instructions that a process that records
+// nothing (a shell, a launcher) would pay for nothing.
+collector::ConfigPairs recorded_config() {
+  collector::ConfigPairs pairs = g_recorded_config->to_pairs();
+  pairs.emplace_back(kNvtxInjectionVariable, *g_nvtx_injection_state);
+  return pairs;
+}
+
 collector::SessionOptions session_options(const Config& config) {
   collector::SessionOptions options;
   options.activity_cpu = config.activity_cpu;
@@ -147,8 +161,9 @@ collector::SessionOptions session_options(const Config& config) {
   options.cupti.mode = cupti_mode(config.cupti);
   options.cupti.library_path = config.cupti_lib;
   options.buffer_bytes = size_t(config.buffer_mb) << 20;
-  options.config = config.to_pairs();
-  options.config.emplace_back(kNvtxInjectionVariable, nvtx_injection_state());
+  g_recorded_config = &config;
+  g_nvtx_injection_state = new std::string(nvtx_injection_state());
+  options.config_pairs = recorded_config;
   options.platform_info = platform_info;
   options.window_wait_ms = config.window_wait_ms;
   options.limits = {.max_events = config.max_events, .min_duration_ns = config.min_duration_us * 1000};

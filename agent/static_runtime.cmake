@@ -34,5 +34,32 @@ function(profagent_link_static_cxx_runtime target)
     -static-libstdc++
     -Wl,--exclude-libs,libstdc++.a:libsupc++.a:libgcc.a
     -Wl,--gc-sections  # the parts of the archives nothing calls (and their relocations) left out
-    -Wl,--as-needed)  # no library nothing calls into (libm stays: libstdc++'s to_chars needs fesetround)
+    -Wl,--as-needed)  # no library nothing calls into
+  profagent_link_static_libm(${target})
+endfunction()
+
+# libm.so.6 is one more library for the loader to map, version-check and relocate in every
+# process (~0.05 ms of CPU for /bin/true, docs/startup.md), for the very few functions the
+# agent calls: fegetround/fesetround (libstdc++'s floating-point to_chars) and lround/llround.
+# They come from glibc's static libm.a instead, local like the C++ runtime: code on the FPU's
+# own registers and errno, with no state of libm's to share. CMake places the archive ahead of
+# some of the agent's own archives and of libstdc++.a, so -u names what is taken from it; a
+# libm function used anywhere else brings libm.so.6 back, which preload.exported_symbols fails
+# on (add it here). Without a libm.a (a toolchain without glibc's static archives), libm stays
+# shared.
+function(profagent_link_static_libm target)
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libm.a
+                  OUTPUT_VARIABLE archive OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(NOT IS_ABSOLUTE "${archive}" OR NOT EXISTS "${archive}")
+    message(STATUS "profagent: no libm.a for ${CMAKE_CXX_COMPILER}: libprofagent.so needs libm.so.6")
+    return()
+  endif()
+  # glibc's libm.a can be a linker script naming the real archive (libm-2.36.a): local either way.
+  get_filename_component(directory "${archive}" DIRECTORY)
+  file(GLOB versioned RELATIVE "${directory}" "${directory}/libm-*.a")
+  string(JOIN ":" archives libm.a ${versioned})
+  target_link_options(${target} PRIVATE -Wl,--exclude-libs,${archives})
+  # -lm inside -Wl: g++ moves a plain -lm of ours to its own, shared, -lm at the end.
+  target_link_libraries(${target} PRIVATE
+    "-Wl,-u,fegetround,-u,fesetround,-u,lround,-u,llround,--push-state,-Bstatic,-lm,--pop-state")
 endfunction()

@@ -4,6 +4,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 
@@ -48,6 +49,12 @@ uint64_t ticks_to_ns(uint64_t ticks, long ticks_per_second) noexcept {
   return ticks / hz * 1'000'000'000 + ticks % hz * 1'000'000'000 / hz;
 }
 
+// The deferred start's system half: wanted from begin_deferred_start() until one thread takes
+// the read (or the start is completed); published by `g_system_read`.
+std::atomic<bool> g_system_wanted{false};
+std::atomic<bool> g_system_read{false};
+CpuTimes g_system;  // written once by the thread that took the read, before g_system_read
+
 }  // namespace
 
 bool parse_proc_stat_cpu_line(std::string_view text, SystemTicks& ticks) noexcept {
@@ -87,6 +94,33 @@ CpuTimes read_cpu_times() noexcept {
   const long online = sysconf(_SC_NPROCESSORS_ONLN);
   return cpu_times_from(proc_stat, process_ns, clock::monotonic_ns(), sysconf(_SC_CLK_TCK),
                         online > 0 ? uint32_t(online) : 0);
+}
+
+CpuTimes begin_deferred_start() noexcept {
+  CpuTimes start;
+  start.ns = clock::monotonic_ns();
+  if (!process_cpu_ns(start.process_ns)) start.ns = 0;  // completed as not valid
+  g_system_read.store(false, std::memory_order_relaxed);
+  g_system_wanted.store(true, std::memory_order_release);
+  return start;
+}
+
+void read_deferred_system_times() noexcept {
+  if (__builtin_expect(!g_system_wanted.load(std::memory_order_relaxed), 1)) return;
+  if (!g_system_wanted.exchange(false, std::memory_order_acq_rel)) return;  // another thread reads it
+  g_system = read_cpu_times();
+  g_system_read.store(true, std::memory_order_release);
+}
+
+CpuTimes complete_deferred_start(const CpuTimes& start) noexcept {
+  g_system_wanted.store(false, std::memory_order_relaxed);  // read later, it would be no window's start
+  CpuTimes completed = start;
+  if (!g_system_read.load(std::memory_order_acquire) || start.ns == 0) return completed;
+  completed.valid = g_system.valid;
+  completed.system_busy_ns = g_system.system_busy_ns;
+  completed.system_idle_ns = g_system.system_idle_ns;
+  completed.cpus = g_system.cpus;
+  return completed;
 }
 
 }  // namespace profagent::collector

@@ -62,8 +62,10 @@ void session_fork_child() noexcept {
   s.device_applying.store(false);
   s.device_applied.store(s.device_requests.load());
   s.forked_child.store(true);
-  // The child's process CPU clock starts from zero: its first window starts here.
-  s.window_start_cpu = read_cpu_times();
+  // The child's process CPU clock starts from zero: its first window starts here. Its system
+  // times wait for its first event: a child that execs at once reads no /proc/stat.
+  s.window_start_cpu = begin_deferred_start();
+  s.window_start_deferred = true;
   g_device_tracing.store(false);
   if (DeviceBackend* backend = g_active_device_backend.load()) backend->disable_in_child();
   forget_memory_in_child();
@@ -139,6 +141,7 @@ void start_backend(Session& s) noexcept {
 void first_cuda_use() noexcept {
   uint8_t expected = kCudaUnused;
   if (g_cuda_state.compare_exchange_strong(expected, kCudaStarting)) {
+    read_deferred_system_times();  // device records may come before any host event
     Session& s = session();
     if (s.started.load()) start_backend(s);
     g_cuda_state.store(kCudaReady, std::memory_order_release);
@@ -183,7 +186,8 @@ void cuda_runtime_tearing_down() noexcept {
 
 bool start(const SessionOptions& options) noexcept {
   Session& s = session();
-  const CpuTimes cpu = read_cpu_times();  // the first window's start; read before the lock
+  // The first window's start; its system half waits for the first event (collector/cpu_times.h).
+  const CpuTimes cpu = begin_deferred_start();
   {
     std::lock_guard lock(s.mutex);
     if (s.started.load()) return false;
@@ -196,9 +200,13 @@ bool start(const SessionOptions& options) noexcept {
     configure_buffers(options.buffer_bytes);
     s.window_start_ticks = now();
     s.window_start_cpu = cpu;
+    s.window_start_deferred = true;
     pthread_atfork(nullptr, nullptr, &session_fork_child);
   }
   s.started.store(true);
+  // Something may already be recorded, or CUDA in use (a hook ran before the agent finished
+  // init): the system times are read now, not at a first event that has passed.
+  if (g_cuda_state.load() != kCudaUnused || any_buffer_taken()) read_deferred_system_times();
   // CUDA may already be in use (a hook ran before the agent finished init).
   if (g_cuda_state.load() != kCudaUnused) start_backend(s);
   return true;

@@ -50,13 +50,17 @@ struct PlatformInfo {
   int cuda_driver_version = 0;
 };
 using PlatformInfoFn = PlatformInfo (*)();
+// The configuration as Trace::config records it, asked at each window's description: built
+// only for a window (a process that records nothing never builds it).
+using ConfigPairs = std::vector<std::pair<std::string, std::string>>;
+using ConfigPairsFn = ConfigPairs (*)();
 
 struct SessionOptions {
   bool activity_cpu = true;     // host records in the Trace (PROFAGENT_ACTIVITIES has cpu)
   bool activity_cuda = true;    // a device backend (PROFAGENT_ACTIVITIES has cuda)
   CuptiOptions cupti;           // PROFAGENT_CUPTI, PROFAGENT_CUPTI_LIB
   size_t buffer_bytes = kDefaultBufferBytes;  // host event arena (PROFAGENT_BUFFER_MB)
-  std::vector<std::pair<std::string, std::string>> config;  // copied into Trace::config
+  ConfigPairsFn config_pairs = nullptr;  // Trace::config
   PlatformInfoFn platform_info = nullptr;
   // How long a window's join may wait for the device work its window issued
   // (PROFAGENT_WINDOW_WAIT_MS); 0: take what has arrived, wait for nothing.

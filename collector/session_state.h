@@ -42,6 +42,7 @@ struct Session {
   StreamState stream;
   uint64_t window_start_ticks = 0;
   CpuTimes window_start_cpu;  // CPU times read at the last cut (or the start): the next window's start
+  bool window_start_deferred = false;  // window_start_cpu is a deferred start (collector/cpu_times.h)
   uint32_t window = 0;
   PlatformInfo platform;              // asked once, at the first join that needs it
   bool platform_known = false;

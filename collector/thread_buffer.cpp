@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "collector/api.h"
+#include "collector/cpu_times.h"
 #include "collector/huge_pages.h"
 #include "collector/log.h"
 #include "collector/memory_room.h"
@@ -150,6 +151,7 @@ ThreadBuffer* register_thread() noexcept {
     return nullptr;
   }
   if (!buffer) return nullptr;
+  read_deferred_system_times();  // the process's first event may be this one (collector/cpu_times.h)
   capture_identity(buffer);
   pthread_setspecific(r->exit_key, buffer);
   tls_cursor = buffer;

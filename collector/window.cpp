@@ -103,7 +103,7 @@ void fill_metadata(const Session& s, const PlatformInfo& platform, Trace& trace)
   trace.devices = platform.devices;
   trace.cuda_runtime_version = platform.cuda_runtime_version;
   trace.cuda_driver_version = platform.cuda_driver_version;
-  trace.config = s.options.config;
+  if (s.options.config_pairs) trace.config = s.options.config_pairs();
   if (!s.options.activity_cuda) {
     trace.device_backend = "none (PROFAGENT_ACTIVITIES excludes cuda)";
   } else if (s.backend) {
@@ -148,6 +148,10 @@ namespace {
 // at once may take the freeze lock in the other order than they read the times; then this
 // window's end is older than its start and is not given (the Device Summary says n/a).
 void set_cpu_times(Session& s, const CpuTimes& at_cut, Trace& trace) {
+  if (s.window_start_deferred) {
+    s.window_start_cpu = complete_deferred_start(s.window_start_cpu);
+    s.window_start_deferred = false;
+  }
   trace.cpu_start = s.window_start_cpu;
   trace.cpu_end = at_cut;
   if (at_cut.ns < s.window_start_cpu.ns) trace.cpu_end.valid = false;

@@ -31,6 +31,7 @@ test_packages=(
   python3-distributed              # report --dask test: a real local scheduler and two workers
   protobuf-compiler                # trace format tests: protoc --decode_raw reads the Perfetto trace
   libdeflate-dev libzstd-dev       # the trace format bench: compressors measured beside zlib
+  strace                           # preload.startup_reads: the files a process opens at start-up
 )
 case "$set_name" in
   build) packages=("${build_packages[@]}") ;;

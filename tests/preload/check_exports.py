@@ -2,7 +2,8 @@
 """libprofagent.so must export its interposed CUDA symbols and its C API, and nothing else
 (no C++ symbols, no diopi*, nothing of spdlog/fmt/libstdc++), and its static TLS block must
 stay under 64 bytes, plus the C++ runtime's 32 when it is linked in (initial-exec TLS words only: a library
-dlopen'ed after start-up with a large static TLS block can fail to load).
+dlopen'ed after start-up with a large static TLS block can fail to load), and with the runtime linked in it
+needs no libm.so.6.
 
 Versions: every CUDA symbol exactly twice, as the hidden versions `name@libcudart.so.12` and
 `name@libcudart.so.13` (never unversioned, never a default `@@` version, which an unversioned
@@ -91,12 +92,26 @@ def tls_limit(library):
     return OWN_TLS_LIMIT + (0 if "[libstdc++.so" in dynamic else CXX_RUNTIME_TLS)
 
 
+# Libraries every process the agent is preloaded into must map: with the C++ runtime linked in
+# (agent/static_runtime.cmake) the agent calls nothing of libm (collector/rounding.h), and
+# mapping libm.so.6 cost each process that never uses CUDA ~0.05 ms (docs/startup.md).
+NOT_NEEDED_WITH_STATIC_RUNTIME = ("libm.so.6",)
+
+
+def needed_failures(library):
+    dynamic = subprocess.run(["readelf", "-dW", library], capture_output=True, text=True, check=True).stdout
+    needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", dynamic)
+    if any(n.startswith("libstdc++.so") for n in needed):
+        return []  # the shared C++ runtime needs libm itself
+    return [f"needs {n}" for n in needed if n in NOT_NEEDED_WITH_STATIC_RUNTIME]
+
+
 def main(library):
     found = exported_symbols(library)
     exported = [name for name, _, _ in found]
     stray = [s for s in exported if not re.match(r"^(cuda|__cuda|profagent_)", s) and s not in UNVERSIONED | NCCL]
     missing = [s for s in REQUIRED if s not in exported]
-    failures = version_failures(found)
+    failures = version_failures(found) + needed_failures(library)
     if stray:
         failures.append(f"unexpected exports: {stray[:20]}")
     if missing:

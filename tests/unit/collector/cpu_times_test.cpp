@@ -100,3 +100,36 @@ TEST_CASE("cpu times: a window gets plausible times at its start and end", "[cpu
   CHECK(per_cpu > 0.7 * double(b.ns - a.ns) - 20e6);
   CHECK(per_cpu < 1.3 * double(b.ns - a.ns) + 20e6);
 }
+
+// The first window's start (collector/cpu_times.h): the clock and the process's CPU time at once,
+// the system's times only when something is recorded, read once.
+TEST_CASE("cpu times: a deferred start reads the system's times later, once", "[cpu_times]") {
+  const uint64_t before = clock::monotonic_ns();
+  const CpuTimes unrecorded = begin_deferred_start();
+  CHECK_FALSE(unrecorded.valid);
+  CHECK(unrecorded.ns >= before);
+  // Nothing recorded: no system times, and no valid start.
+  CHECK_FALSE(complete_deferred_start(unrecorded).valid);
+  read_deferred_system_times();  // completed: nothing waits for it any more
+  CHECK_FALSE(complete_deferred_start(unrecorded).valid);
+
+  const CpuTimes start = begin_deferred_start();
+  const CpuTimes at_begin = read_cpu_times();
+  const uint64_t spun = spin_for_cpu(100'000'000);
+  read_deferred_system_times();  // the first event, after the spin
+  const CpuTimes after_first_read = read_cpu_times();
+  spin_for_cpu(100'000'000);
+  read_deferred_system_times();  // a later thread's first event: not read again
+  const CpuTimes done = complete_deferred_start(start);
+
+  REQUIRE(at_begin.valid);
+  REQUIRE(done.valid);
+  CHECK(done.ns == start.ns);  // the window's start and process time are the start's
+  CHECK(done.process_ns == start.process_ns);
+  CHECK(done.cpus == at_begin.cpus);
+  // Read after the first spin (which kept a CPU busy; two 10 ms ticks of rounding), not
+  // after the second.
+  CHECK(done.system_busy_ns + 20'000'000 >= at_begin.system_busy_ns + spun);
+  CHECK(done.system_busy_ns <= after_first_read.system_busy_ns);
+  CHECK(done.system_idle_ns <= after_first_read.system_idle_ns);
+}

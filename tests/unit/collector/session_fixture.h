@@ -68,7 +68,7 @@ inline void start_session_once() {
     SessionOptions options;
     options.device_backend = &fake();
     options.platform_info = &fake_platform;
-    options.config = {{"PROFAGENT_CUPTI", "auto"}};
+    options.config_pairs = [] { return ConfigPairs{{"PROFAGENT_CUPTI", "auto"}}; };
     options.window_wait_ms = unit_wait_ms();
     if (!start(options)) return false;
     // As after the program's first CUDA call: the device backend runs from here on, whichever
