@@ -237,6 +237,48 @@ class Joiner {
     return {r.tid, r.start_ns, UINT64_MAX - r.end_ns, nesting_rank(r.kind), r.id};
   }
 
+  using SortKey = std::pair<HostKey, uint32_t>;
+
+  // Sorts [begin, end) by insertion, moving at most `budget` keys (less what it moved): false
+  // when that was not enough (the range is then partly sorted).
+  static bool insertion_sort(SortKey* begin, SortKey* end, size_t& budget) {
+    for (SortKey* at = begin + (begin != end); at < end; ++at) {
+      if (!(*at < at[-1])) continue;
+      SortKey held = *at;
+      SortKey* to = at;
+      for (; to != begin && held < to[-1]; --to) {
+        if (budget-- == 0) return *to = held, false;
+        *to = to[-1];
+      }
+      *to = held;
+    }
+    return true;
+  }
+
+  // The records come thread by thread, each in commit order: a scope right after what it
+  // encloses, so it only moves back past its own children. Each thread's run is sorted by
+  // insertion (moves bounded: a few per record), then the runs are put in thread order. False
+  // when that did not sort them (moves over the bound, a thread in two runs): std::sort then.
+  static bool sort_thread_runs(std::vector<SortKey>& keys) {
+    size_t budget = 8 * keys.size() + 1024;
+    std::vector<std::pair<size_t, size_t>> runs;  // [begin, end) of one thread's keys
+    for (size_t begin = 0, end = 0; begin < keys.size(); begin = end) {
+      const uint32_t tid = std::get<0>(keys[begin].first);
+      for (end = begin + 1; end < keys.size() && std::get<0>(keys[end].first) == tid; ++end) {}
+      if (!insertion_sort(keys.data() + begin, keys.data() + end, budget)) return false;
+      runs.emplace_back(begin, end);
+    }
+    auto by_first_key = [&](const auto& a, const auto& b) { return keys[a.first] < keys[b.first]; };
+    if (!std::is_sorted(runs.begin(), runs.end(), by_first_key)) {
+      std::sort(runs.begin(), runs.end(), by_first_key);
+      std::vector<SortKey> ordered;
+      ordered.reserve(keys.size());
+      for (const auto& [begin, end] : runs) ordered.insert(ordered.end(), keys.begin() + ptrdiff_t(begin), keys.begin() + ptrdiff_t(end));
+      keys.swap(ordered);
+    }
+    return std::is_sorted(keys.begin(), keys.end());
+  }
+
   // Sorts (tid, start, longest first, widest scope first) through a permutation: records are
   // large, keys are small.
   void sort_host_records() {
@@ -246,10 +288,10 @@ class Joiner {
                        [](const HostRecord& a, const HostRecord& b) { return host_key(a) < host_key(b); })) {
       return;
     }
-    std::vector<std::pair<HostKey, uint32_t>> keys;  // the record's index breaks ties
+    std::vector<SortKey> keys;  // the record's index breaks ties
     keys.reserve(trace_.host.size());
     for (size_t i = 0; i < trace_.host.size(); ++i) keys.emplace_back(host_key(trace_.host[i]), uint32_t(i));
-    std::sort(keys.begin(), keys.end());
+    if (!sort_thread_runs(keys)) std::sort(keys.begin(), keys.end());
     std::vector<uint32_t> source(keys.size());  // sorted position -> current position
     for (size_t i = 0; i < keys.size(); ++i) source[i] = keys[i].second;
     keys = {};

@@ -30,7 +30,11 @@ std::vector<Candidates> gather_candidates(std::vector<ThreadEvents>&& held, Take
   held.clear();
   for (TakenThread& t : taken.threads) {
     Candidates& c = slot(t.events);
-    c.thread.events.insert(c.thread.events.end(), t.events.events.begin(), t.events.events.end());
+    if (c.thread.events.empty()) {  // nothing held: the take's events as they are, not a copy
+      c.thread.events = std::move(t.events.events);
+    } else {
+      c.thread.events.insert(c.thread.events.end(), t.events.events.begin(), t.events.events.end());
+    }
     t.events.events = {};
     c.thread.name = t.events.name;
     c.bound = std::min(t.outermost_scope_start, t.scope_after_take);
@@ -48,20 +52,29 @@ void hold_enclosing_scopes(Candidates& c) {
   }
 }
 
+// The final events stay where they are (compacted in place, no copy of the usual case where
+// nearly all are final); the held ones are copied out.
 void split_candidates(std::vector<Candidates>& all, std::vector<ThreadEvents>& final_threads,
                       std::vector<ThreadEvents>& held) {
   for (Candidates& c : all) {
-    ThreadEvents done, later;
-    done.pid = later.pid = c.thread.pid, done.tid = later.tid = c.thread.tid;
-    done.name = later.name = c.thread.name;
+    ThreadEvents later;
+    later.pid = c.thread.pid, later.tid = c.thread.tid, later.name = c.thread.name;
+    std::vector<HostEvent>& events = c.thread.events;
+    size_t kept = 0;
     bool previous_final = true;
-    for (const HostEvent& e : c.thread.events) {
+    for (size_t i = 0; i < events.size(); ++i) {
+      const HostEvent e = events[i];
       const bool is_final = EventKind(e.kind) == EventKind::StackTag ? previous_final : e.start < c.bound;
-      (is_final ? done : later).events.push_back(e);
+      if (is_final) {
+        events[kept++] = e;
+      } else {
+        later.events.push_back(e);
+      }
       previous_final = is_final;
     }
+    events.resize(kept);
+    if (!events.empty()) final_threads.push_back(std::move(c.thread));
     c.thread.events = {};
-    if (!done.events.empty()) final_threads.push_back(std::move(done));
     if (!later.events.empty()) held.push_back(std::move(later));
   }
 }

@@ -7,6 +7,7 @@
 #include "collector/api.h"
 #include "collector/clock.h"
 #include "collector/device_pool.h"
+#include "collector/flat_map.h"
 #include "collector/join.h"
 #include "collector/window_limits.h"
 #include "collector/log.h"
@@ -74,17 +75,36 @@ struct SegmentDevice {
   std::vector<ExternalLink> call_links;
 };
 
-SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& final_threads,
-                           const HostIdSet& given_up, uint32_t cuts) {
-  HostIdSet ids;
+// The ids of final events that some link in the pool names. The links are looked up by event
+// rather than the events hashed for the links: a host-only window has few links and many events.
+FlatSet<uint64_t> linked_final_ids(DevicePool& pool, const std::vector<ThreadEvents>& final_threads, uint32_t cuts) {
+  bool callbacks = false;
+  const uint64_t now_ns = clock::monotonic_ns();
   for (const ThreadEvents& t : final_threads) {
     for (const HostEvent& e : t.events) {
-      if (EventKind(e.kind) == EventKind::StackTag) continue;
-      ids.insert(e.id);
       // A callback-recorded call is known by its own correlation (as window.cpp links it).
-      if (e.flags & kFlagCallback) pool.links.try_emplace(uint32_t(e.arg0), DevicePool::Link{e.id, cuts, clock::monotonic_ns()});
+      if (!(e.flags & kFlagCallback) || EventKind(e.kind) == EventKind::StackTag) continue;
+      pool.links.try_emplace(uint32_t(e.arg0), DevicePool::Link{e.id, cuts, now_ns});
+      callbacks = true;
     }
   }
+  FlatSet<uint64_t> linked;
+  if (pool.links.empty()) return linked;
+  FlatSet<uint64_t> named;  // every external id the links name
+  named.reserve(pool.links.size());
+  for (const auto& link : pool.links) named.insert(link.second.external_id);
+  if (callbacks) linked.reserve(named.size());
+  for (const ThreadEvents& t : final_threads) {
+    for (const HostEvent& e : t.events) {
+      if (EventKind(e.kind) != EventKind::StackTag && named.count(e.id)) linked.insert(e.id);
+    }
+  }
+  return linked;
+}
+
+SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& final_threads,
+                           const HostIdSet& given_up, uint32_t cuts) {
+  const FlatSet<uint64_t> ids = linked_final_ids(pool, final_threads, cuts);
   SegmentDevice device;
   for (auto link = pool.links.begin(); link != pool.links.end();) {
     if (!ids.count(link->second.external_id)) {

@@ -269,3 +269,44 @@ TEST_CASE("join: an NCCL operator gets its communication arguments, once", "[joi
     }
   }
 }
+
+TEST_CASE("join: records in commit order, threads out of order, are sorted as a full sort would", "[join]") {
+  JoinInput input;
+  input.names = {"", "call", "op", "range"};
+  // Each thread commits a scope after what it encloses; the threads come in no tid order.
+  for (uint32_t tid : {30u, 10u, 20u}) {
+    const uint64_t id = 1000 * tid;
+    input.threads.push_back(thread(tid, {
+        event(id + 1, EventKind::Runtime, 10, 15, 1),
+        event(id + 2, EventKind::Runtime, 20, 25, 1),
+        event(id + 3, EventKind::Operator, 5, 30, 2),
+        event(id + 4, EventKind::Runtime, 40, 45, 1),
+        event(id + 5, EventKind::Range, 0, 50, 3),
+    }));
+  }
+  // A thread whose records come backwards: more moves than an insertion sort is allowed.
+  std::vector<HostEvent> backwards;
+  for (uint64_t i = 0; i < 2000; ++i) backwards.push_back(event(500000 + i, EventKind::Runtime, 10 * (2000 - i), 10 * (2000 - i) + 5, 1));
+  input.threads.push_back(thread(5, backwards));
+
+  Trace trace;
+  join(std::move(input), trace);
+
+  REQUIRE(trace.host.size() == 2015);
+  for (size_t i = 0; i < 2000; ++i) CHECK(trace.host[i].start_ns == 10 * (i + 1));
+  for (uint32_t k = 0; k < 3; ++k) {
+    const uint32_t tid = 10 * (k + 1);
+    const size_t at = 2000 + 5 * k;
+    std::vector<uint64_t> starts;
+    for (size_t i = at; i < at + 5; ++i) {
+      CHECK(trace.host[i].tid == tid);
+      starts.push_back(trace.host[i].start_ns);
+    }
+    CHECK(starts == std::vector<uint64_t>{0, 5, 10, 20, 40});
+    const uint64_t id = 1000 * tid;
+    CHECK(by_id(trace, id + 1).parent == index_of(trace, id + 3));
+    CHECK(by_id(trace, id + 3).parent == index_of(trace, id + 5));
+    CHECK(by_id(trace, id + 4).parent == index_of(trace, id + 5));
+    CHECK(by_id(trace, id + 4).external_id == id + 5);
+  }
+}
