@@ -10,7 +10,7 @@ namespace profagent::exporters {
 PerfettoPartial::PerfettoPartial(std::unique_ptr<OutputDir> dir, const std::string& stem)
     : dir_(std::move(dir)), files_(*dir_, stem + ".pftrace.partial"), trace_name_(stem + ".pftrace") {}
 
-std::string PerfettoPartial::append(Trace& segment) {
+std::string PerfettoPartial::append(Trace& segment, bool publish) {
   if (!error_.empty()) return error_;
   if (intervals_ == 0) unix_offset_ns_ = segment.unix_offset_ns;
   segment.unix_offset_ns = unix_offset_ns_;
@@ -24,7 +24,8 @@ std::string PerfettoPartial::append(Trace& segment) {
         },
         [&](OutputStream& out) {
           return segments_.write_metadata(segment, trace_name_, keys, out);
-        });
+        },
+        publish);
     if (!error_.empty()) return error_;
     ++intervals_;
     host_events_ += segment.host.size();

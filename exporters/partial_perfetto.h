@@ -27,7 +27,7 @@ class PerfettoPartial {
   PerfettoPartial& operator=(const PerfettoPartial&) = delete;
 
   // As PartialTrace::append (its unix_offset_ns set to the first segment's).
-  std::string append(Trace& segment);
+  std::string append(Trace& segment, bool publish = true);
   // As PartialTrace::finish: `tail`'s events and the closing instant, then the metadata of the
   // whole window (`tail`'s top-level keys, `final_keys`); the file is renamed `final_name`.
   std::string finish(Trace& tail, const std::string& final_name, const std::string& final_keys);

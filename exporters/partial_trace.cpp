@@ -95,13 +95,13 @@ std::string PartialTrace::window_keys(const Trace& t) const {
   return text;
 }
 
-std::string PartialTrace::append(Trace& interval) {
+std::string PartialTrace::append(Trace& interval, bool publish) {
   if (!error_.empty()) return error_;
   if (intervals_ == 0) unix_offset_ns_ = interval.unix_offset_ns;
   interval.unix_offset_ns = unix_offset_ns_;
   try {
     error_ = files_.append([&](OutputStream& out) { return write_events(interval, out); },
-                           [&](OutputStream& out) { return write_tail(interval, out); });
+                           [&](OutputStream& out) { return write_tail(interval, out); }, publish);
     if (!error_.empty()) return error_;
     ++intervals_;
     host_events_ += interval.host.size();

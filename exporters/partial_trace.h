@@ -42,7 +42,9 @@ class PartialTrace {
   // the published file holds it; else one line saying why, and the published file is left as
   // it was (later appends fail the same way). The interval's unix_offset_ns is set to the
   // first interval's: one offset for the whole file, so intervals never shift against each other.
-  std::string append(Trace& interval);
+  // Without `publish`, the events go to the swap file only (swap_files.h): "" then means they
+  // are written, and the next publishing append (or finish()) puts them under the name.
+  std::string append(Trace& interval, bool publish = true);
 
   // A streamed window's end: appends `tail` (the window's last events, its final counters) with
   // a closing part that names the trace `final_name` and holds `final_keys` (top-level keys,

@@ -81,27 +81,30 @@ void SwapFiles::close_both() noexcept {
   }
 }
 
-std::string SwapFiles::append(const Part& body, const Part& tail) {
+std::string SwapFiles::append(const Part& body, const Part& tail, bool publish_now) {
   const std::string swap_path = dir_.location(swap_name_);
   if (swap_.fd < 0) {
     swap_.fd = openat(dir_.fd(), swap_name_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (swap_.fd < 0) return system_error("cannot create", swap_path);
     swap_.end = 0;
   }
-  // The swap file brought to the published one's body, then the new part and a tail.
-  if (published_.fd >= 0 && !copy_range(published_.fd, swap_.fd, swap_.end, published_.end)) {
-    return system_error("cannot write", swap_path);
+  // The swap file brought to the published one's body (once after each publish: unpublished
+  // parts go on from where the swap file's body ends), then the new part.
+  if (published_.fd >= 0 && swap_.end < published_.end) {
+    if (!copy_range(published_.fd, swap_.fd, swap_.end, published_.end)) return system_error("cannot write", swap_path);
+    swap_.end = published_.end;
   }
-  FileAt out(swap_.fd, published_.fd >= 0 ? published_.end : 0);
+  // A failed write leaves the published file as it was; its owner appends no more after one.
+  FileAt out(swap_.fd, swap_.end);
   if (!body(out)) return system_error("cannot write", swap_path);
-  const uint64_t body_end = out.offset();
+  swap_.end = out.offset();
+  if (!publish_now) return {};
   if (!tail(out) || ftruncate(swap_.fd, off_t(out.offset())) != 0 || fsync(swap_.fd) != 0) {
     return system_error("cannot write", swap_path);
   }
-  if (std::string error = publish(); !error.empty()) return error;
-  // The file now published holds everything; the other one lacks this part.
-  published_.end = body_end;
-  return {};
+  // The file now published holds everything (its end: the body's); the other one lacks the
+  // parts since its own last publish.
+  return publish();
 }
 
 std::string SwapFiles::publish() {

@@ -8,7 +8,11 @@
 //     (renameat2 RENAME_EXCHANGE; where the file system lacks it: link, rename, rename, each
 //     step leaving a complete file under the published name), then fsync of the directory.
 // So after a crash, or after power loss once the directory's fsync returned, the published name
-// holds the file as of an append. Every byte is written twice (once per file).
+// holds the file as of an append that published. An append may also leave its part in the swap
+// file only, unpublished (a streamed window's segments between partial intervals: no tail, no
+// fsync, no exchange); the next publishing append carries it under the name. Every byte is
+// written twice (once per file: the swap file catches up once per publish), unless nothing is
+// published before the last append.
 #pragma once
 
 #include <cstdint>
@@ -31,9 +35,10 @@ class SwapFiles {
 
   // What an append writes: false when a write failed.
   using Part = std::function<bool(OutputStream&)>;
-  // `body` after the published file's body, then `tail`; the new file is published. "" on
-  // success, else one line saying why (the published file is then as it was).
-  std::string append(const Part& body, const Part& tail);
+  // `body` after the bodies appended so far, then `tail`; the new file is published. "" on
+  // success, else one line saying why (the published file is then as it was). Without
+  // `publish`, only `body` is written, to the swap file: a later append publishes it.
+  std::string append(const Part& body, const Part& tail, bool publish = true);
   // `bytes` over the published file at `offset` (within its body), made durable.
   std::string write_at(uint64_t offset, std::string_view bytes);
   // The published file takes the name `final_name`; both files are closed, the swap deleted.
@@ -47,7 +52,7 @@ class SwapFiles {
  private:
   struct File {
     int fd = -1;
-    uint64_t end = 0;  // where its body ends and its tail starts
+    uint64_t end = 0;  // where its body ends (and its tail starts, once published)
   };
   std::string publish();
   void close_both() noexcept;

@@ -211,3 +211,44 @@ TEST_CASE("finish: a streamed window's segments and tail become its trace, with 
   partial.remove();  // the finished trace stays
   CHECK(names_in(dir.path()) == std::vector<std::string>{"node7.4242.w1.trace.json"});
 }
+
+TEST_CASE("appends not published reach the published trace with the next publish or the finish", "[exporters][partial]") {
+  TempDir dir;
+  std::string error;
+  PartialTrace partial(OutputDir::create(dir.path(), &error), "node7.4242.w2", 64 << 10);
+  const std::string published = dir.path() + "/node7.4242.w2.trace.json.partial";
+  auto expected_events = [](int intervals) {
+    std::string text;
+    StringStream stream(text);
+    JsonWriter w(stream);
+    REQUIRE(write_chrome_trace(whole(intervals), "node7.4242.w2.trace.json", w));
+    return trace_events(json::parse(text));
+  };
+  Trace first = interval(0);
+  REQUIRE(partial.append(first) == "");
+  for (int k = 1; k < 3; ++k) {  // written to the swap file only: the published trace stays as it was
+    Trace segment = interval(k);
+    REQUIRE(partial.append(segment, false) == "");
+    const json doc = parse_file(published);
+    CHECK(doc["profagent_partial"]["intervals"] == 1);
+    CHECK(trace_events(doc) == expected_events(1));
+  }
+  Trace fourth = interval(3);
+  REQUIRE(partial.append(fourth) == "");
+  json doc = parse_file(published);
+  CHECK(doc["profagent_partial"]["intervals"] == 4);
+  CHECK(doc["profagent_partial"]["host_events"] == 32);
+  CHECK(trace_events(doc) == expected_events(4));
+  CHECK(correlations_unique(doc));
+  Trace fifth = interval(4);
+  REQUIRE(partial.append(fifth, false) == "");
+  Trace tail = interval(5);
+  tail.streamed.segments = 5;
+  tail.streamed.host_events = partial.host_events();
+  CHECK(partial.host_events() == 40);
+  REQUIRE(partial.finish(tail, "node7.4242.w2.trace.json", streamed_trace_keys(tail)) == "");
+  doc = parse_file(dir.path() + "/node7.4242.w2.trace.json");
+  CHECK(doc["profagent_streamed"]["host_events"] == 40);
+  CHECK(trace_events(doc) == expected_events(6));  // every event once, the unpublished fifth too
+  CHECK(correlations_unique(doc));
+}
