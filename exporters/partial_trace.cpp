@@ -83,16 +83,22 @@ bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
   return !gzip_ || gzip_->end_copy(text, out);
 }
 
-// The keys only known at the window's end (ChromeTraceWriter::write_window_keys) as `t` has them.
-std::string PartialTrace::window_keys(const Trace& t) const {
+// What `write` makes a trace writer of `t` (with the file's base time) write, as text.
+template <typename Write>
+std::string PartialTrace::text_of(const Trace& t, Write write) const {
   std::string text;
   StringStream out(text);
   JsonWriter w(out, 1 << 14);
   chrome::ChromeTraceWriter writer(t, w);
   writer.set_base(base_);
-  writer.write_window_keys();
+  write(writer);
   w.flush();
   return text;
+}
+
+// The keys only known at the window's end (ChromeTraceWriter::write_window_keys) as `t` has them.
+std::string PartialTrace::window_keys(const Trace& t) const {
+  return text_of(t, [](chrome::ChromeTraceWriter& writer) { writer.write_window_keys(); });
 }
 
 std::string PartialTrace::append(Trace& interval, bool publish) {
@@ -116,13 +122,7 @@ std::string PartialTrace::append(Trace& interval, bool publish) {
 // The final head (the window's drops, span, CPU times, memory and cost, known at its end) over
 // the first interval's, in the room kept after it: the same base time, padded with spaces.
 std::string PartialTrace::write_final_head(const Trace& tail) {
-  std::string head;
-  StringStream text(head);
-  JsonWriter w(text, 1 << 14);
-  chrome::ChromeTraceWriter writer(tail, w);
-  writer.set_base(base_);
-  writer.write_head();
-  w.flush();
+  std::string head = text_of(tail, [](chrome::ChromeTraceWriter& writer) { writer.write_head(); });
   if (head_room_ == 0 || head.size() + 1 > head_end_) return "its head did not fit the room kept for it";
   head.append(head_end_ - head.size() - 1, ' ');
   head += '\n';

@@ -68,6 +68,8 @@ class PartialTrace {
   bool write_tail(const Trace& interval, OutputStream& out);
   std::string write_final_head(const Trace& tail);
   std::string window_keys(const Trace& t) const;
+  template <typename Write>
+  std::string text_of(const Trace& t, Write write) const;
 
   std::unique_ptr<OutputDir> dir_;
   std::string name_;  // <stem>.trace.json.partial
