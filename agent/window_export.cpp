@@ -10,6 +10,7 @@
 #include "agent/partial_writer.h"
 #include "agent/streamed_table.h"
 #include "exporters/file_names.h"
+#include "exporters/export_entries.h"
 #include "exporters/exporter.h"
 #include "exporters/output_file.h"
 
@@ -37,20 +38,16 @@ bool trace_written(const Trace& trace, const exporters::ExportResult& result) {
   return false;
 }
 
-// <stem>.table.txt of a streamed window, next to its trace. The error, or "".
-std::string write_table_file(const std::string& trace_path, const Trace& trace, const std::string& text,
-                             std::string& table_path) {
+// <stem>.table.txt of a streamed window, next to its trace (the first in `result.paths`):
+// its path, or its error, added to `result`.
+void write_table_file(const Trace& trace, const std::string& text, exporters::ExportResult& result) {
+  const std::string& trace_path = result.paths.front();
   std::string error;
   std::unique_ptr<exporters::OutputDir> dir =
       exporters::OutputDir::create(trace_path.substr(0, trace_path.rfind('/')), &error);
-  if (!dir) return error;
-  const std::string name = exporters::file_stem(trace) + ".table.txt";
-  std::unique_ptr<exporters::OutputStream> stream = dir->open(name, &error);
-  if (!stream) return error;
-  if (!stream->write(text.data(), text.size())) return stream->commit();
-  error = stream->commit();
-  if (error.empty()) table_path = dir->location(name);
-  return error;
+  if (!dir) return result.errors.push_back(error);
+  exporters::write_file(*dir, exporters::table_file_name(trace), result,
+                        [&](exporters::OutputStream& s) { return s.write(text.data(), text.size()); });
 }
 
 // A streamed window (agent/partial_writer.h): its segments are in its traces already (JSON,
@@ -58,9 +55,8 @@ std::string write_table_file(const std::string& trace_path, const Trace& trace, 
 // folded segment by segment (agent/streamed_table.h) and is printed and written as a whole
 // window's; the summaries, which need the whole window's records, are not computed (said once).
 void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
-  std::vector<std::string> paths;
-  const std::string error = finish_streamed_trace(trace, paths);
-  const std::string path = paths.empty() ? std::string() : paths.front();
+  exporters::ExportResult result;
+  const std::string error = finish_streamed_trace(trace, result.paths);
   std::string table_error;
   const std::string table = finish_streamed_table(trace, config, table_error);
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +
@@ -70,18 +66,13 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
                      "computed for a streamed window (`profagent report` computes them from the trace)";
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
-  std::string table_path;
-  std::string file_error = table.empty() || error.empty() ? std::string() : "its trace was not written";
-  if (!table.empty() && error.empty()) file_error = write_table_file(path, trace, table, table_path);
-  if (!file_error.empty()) log(LogLevel::Error, "table file: " + file_error);
+  if (!table.empty() && error.empty() && export_options(config).write_table) write_table_file(trace, table, result);
+  for (const std::string& file_error : result.errors) log(LogLevel::Error, "table file: " + file_error);
   if (voice.table) {
     if (table.empty()) print_line("table: not made for this streamed window: " + table_error);
     else print_table(table);
   }
-  std::string written;
-  for (const std::string& trace_path : paths) written += (written.empty() ? "wrote " : ", ") + trace_path;
-  if (!table_path.empty()) written += ", " + table_path;
-  print_line(voice.closing_prefix + (error.empty() ? written : "wrote nothing: the streamed trace: " + error));
+  print_line(voice.closing_prefix + (error.empty() ? result.written_line() : "wrote nothing: the streamed trace: " + error));
 }
 
 }  // namespace

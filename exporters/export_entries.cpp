@@ -20,7 +20,6 @@ std::string out_of_memory_line(const std::string& name) { return "out of memory 
 
 bool write_text(OutputStream& s, const std::string& text) { return s.write(text.data(), text.size()); }
 
-std::string table_name(const WindowOutputs& o) { return o.stem() + ".table.txt"; }
 
 // The table with the memory summary: what the table file and stderr both start with, exactly
 // the report's key_averages and memory blocks.
@@ -58,7 +57,7 @@ void write_stderr_table_entry(WindowOutputs& o, OutputSink&, ExportResult& resul
 // The file has every step; stderr (above) a summary of at most ~20 step lines.
 bool table_wanted(const WindowOutputs& o) { return o.options().write_table; }
 void write_table(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
-  write_file(sink, table_name(o), result,
+  write_file(sink, table_file_name(o.trace()), result,
              [&](OutputStream& s) {
                return write_text(s, table_rows(o) + render_step_summary(o.trace()) + overhead_line(o.trace()));
              });
@@ -148,7 +147,7 @@ void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
 
 void write_stderr_table(WindowOutputs& o, ExportResult& result) {
   try {
-    result.table = table_rows(o) + render_step_summary_brief(o.trace(), table_name(o)) + overhead_line(o.trace());
+    result.table = table_rows(o) + render_step_summary_brief(o.trace(), table_file_name(o.trace())) + overhead_line(o.trace());
   } catch (const std::bad_alloc&) {
     result.errors.push_back("out of memory while making the table: not printed");
   }

@@ -30,4 +30,6 @@ std::string file_stem(const Trace& t) {
   return stem;
 }
 
+std::string table_file_name(const Trace& trace) { return file_stem(trace) + ".table.txt"; }
+
 }  // namespace profagent::exporters
