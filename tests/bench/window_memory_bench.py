@@ -46,7 +46,9 @@ def peak_kib(args, events, hold_mb=0, limit=None, agent=True):
     code = ("import resource,subprocess,sys;subprocess.run(sys.argv[1:],check=True,stdout=subprocess.DEVNULL,"
             "stderr=subprocess.DEVNULL);print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROFAGENT_", "DEVSIM_", "LD_PRELOAD"))}
-    env.update({"LD_LIBRARY_PATH": args.devsim, "PROFAGENT_OUTPUT_DIR": os.path.join(args.work, "peak")})
+    peak = os.path.join(args.work, "peak")
+    shutil.rmtree(peak, ignore_errors=True)  # only the run's peak counts, not its files
+    env.update({"LD_LIBRARY_PATH": args.devsim, "PROFAGENT_OUTPUT_DIR": peak})
     if not limit:
         env["PROFAGENT_BUFFER_MB"] = "1024"  # every event recorded (a limit sizes the buffer itself)
     if agent:

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tarfile
+import shutil
 import tempfile
 import unittest
 
@@ -68,6 +69,10 @@ class OfflineTest(unittest.TestCase):
         cls.root = tempfile.mkdtemp(prefix="gpu_check_offline_")
         cls.good, cls.good_out = run_gpu_check(cls.root)
         cls.bad, cls.bad_out = run_gpu_check(cls.root, {"FAKE_GPU_BREAK": "train_loop.py"})
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.root, ignore_errors=True)
 
     def test_every_torch_check_passes_or_says_why_it_skips(self):
         found = verdicts(self.good.stdout)

@@ -3,6 +3,7 @@
 started and stopped by process id."""
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -55,3 +56,4 @@ class LocalCluster:
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)

@@ -248,7 +248,10 @@ def host_events(document, pid):
 def case_partial_sigkill_streamed(env):
     out = env.out("partial_sigkill_streamed")
     run_env = R.clean_environment()
+    # Published every 100 ms (the shortest interval allowed): the default 10 s lets the
+    # program write hundreds of MB before a second segment is published.
     run_env.update({"PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_STREAM_AFTER_MB": "1",
+                    "PROFAGENT_PARTIAL_INTERVAL_MS": "100",
                     "PROFAGENT_TRACE_FORMAT": "json,json.gz,perfetto", "LD_LIBRARY_PATH": env.devsim,
                     "LD_PRELOAD": env.agent})
     threads_app = os.path.join(os.path.dirname(env.app), "preload_threads")

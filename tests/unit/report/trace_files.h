@@ -6,18 +6,29 @@
 #include <zlib.h>
 
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
 namespace profagent::report::test {
 
-inline std::string temp_dir() {
-  static std::string dir = [] {
+// One directory per test process, removed with everything in it when the process exits.
+struct TempDir {
+  std::string path;
+  TempDir() {
     char pattern[] = "/tmp/profagent_loader_XXXXXX";
     REQUIRE(mkdtemp(pattern) != nullptr);
-    return std::string(pattern);
-  }();
-  return dir;
+    path = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+};
+
+inline std::string temp_dir() {
+  static TempDir dir;
+  return dir.path;
 }
 
 inline std::string write_file(const std::string& name, const std::string& bytes) {
