@@ -24,6 +24,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lib"))
 import agent_run  # noqa: E402
 import trace_reader  # noqa: E402
+from test_output import remove_output_of_passed_case  # noqa: E402
 from agent_run import clean_environment  # noqa: E402,F401 (the cases use R.clean_environment)
 
 Run = agent_run.Run.of  # the Run of a finished process: R.Run(completed) in the cases
@@ -861,12 +862,6 @@ def main():
     remove_output_of_passed_case(options.work)
     return 0
 
-
-def remove_output_of_passed_case(work):
-    """A passed case's files go (the suite's cases wrote 3.6 GB that a CI disk had no room
-    for); a failed case's stay to be read. PROFAGENT_TEST_KEEP_OUTPUT=1 keeps them all."""
-    if os.environ.get("PROFAGENT_TEST_KEEP_OUTPUT") != "1":
-        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "lib"))
+from test_output import remove_output_of_passed_case  # noqa: E402
 
 PID = 4242
 
@@ -469,6 +471,7 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     try:
         print("%s: ok: %s" % (a.case, CASES[a.case](a)))
+        remove_output_of_passed_case(a.work)
         return 0
     except Failed as e:
         print("%s: FAILED: %s" % (a.case, e))
