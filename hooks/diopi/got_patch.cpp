@@ -241,67 +241,57 @@ uintptr_t identity(const LoadedObject& object) noexcept {
   return uintptr_t(object.base) ^ (uintptr_t(object.phdr) << 1);
 }
 
-// A slot still bound lazily (to its own object's PLT stub, or to the object's own
-// definition): its real target is found by name after the loader's lock is released.
-struct LazySlot {
-  std::string object_name;
-  ElfW(Addr) base;
-  std::string symbol;
+// A DIOPI slot of one listed object, patched once the listing is over. dl_iterate_phdr lists
+// an object as soon as the loader has mapped it, BEFORE it is relocated: a scan running while
+// another thread's dlopen is between the two would read link-time values (a PLT offset, or 0).
+// Taking such a value for the real target, and storing a wrapper there, is what the relocation
+// then breaks: a lazy slot is relocated as `*slot += load address`, which turns our wrapper's
+// address into a wild pointer the program jumps through. So slots are read and written only
+// under a reference to their object (dlopen RTLD_NOLOAD), which waits until a load in progress
+// on another thread has ended (the loader holds its lock from mapping to the end of dlopen).
+struct DiopiSlot {
   void** slot;
-  ElfW(Addr) relro_begin;
-  ElfW(Addr) relro_end;
+  const char* symbol;  // in the object's .dynstr, mapped while the object is
   PatchTarget target;
 };
 
-// One scan: what the dl_iterate_phdr callback found and did.
+// A listed object with DIOPI slots, not scanned before.
+struct PendingObject {
+  LoadedObject object;
+  DynamicView view;
+  std::vector<DiopiSlot> slots;
+};
+
+// One scan: what the dl_iterate_phdr callback found.
 struct ScanPass {
   TargetLookup lookup;
   const OwnRanges* own;
   PatchStats stats;
-  std::vector<LazySlot> lazy;
+  std::vector<PendingObject> pending;
   std::vector<Scanned> scanned;
 };
 
-void store_wrapper(void** slot, ElfW(Addr) relro_begin, ElfW(Addr) relro_end, const PatchTarget& target,
-                   void* real, PatchStats& stats) noexcept {
+void store_wrapper(void** slot, const DynamicView& view, const PatchTarget& target, void* real,
+                   PatchStats& stats) noexcept {
   void* wrapper = copy_for(target, real);
   if (wrapper == nullptr) {
     ++stats.slots_conflict;  // more distinct definitions than copies: leave it unwrapped
     return;
   }
-  DynamicView relro;
-  relro.relro_begin = relro_begin;
-  relro.relro_end = relro_end;
-  if (store_slot(relro, slot, wrapper)) {
+  if (store_slot(view, slot, wrapper)) {
     ++stats.slots_patched;
   } else {
     ++stats.slots_failed;
   }
 }
 
-// Runs inside the dl_iterate_phdr callback: asks the loader nothing.
-void patch_slot(const LoadedObject& object, const DynamicView& view, const ElfW(Rela)& rela,
-                const char* symbol, const PatchTarget& target, ScanPass& pass) {
-  auto** slot = reinterpret_cast<void**>(object.base + rela.r_offset);
-  void* value = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-  for (size_t i = 0; i < target.copies; ++i) {
-    if (value == target.wrappers[i]) return;  // patched before (JUMP_SLOT and GLOB_DAT share names)
-  }
-  if (value == nullptr || in_own_ranges(*pass.own, value)) {
-    ++pass.stats.slots_null;
-    return;
-  }
-  if (inside(object, value)) {
-    pass.lazy.push_back({object.name, object.base, symbol, slot, view.relro_begin, view.relro_end, target});
-    return;
-  }
-  store_wrapper(slot, view.relro_begin, view.relro_end, target, value, pass.stats);
-}
-
-void patch_object(const LoadedObject& object, ScanPass& pass) {
-  DynamicView view;
-  if (!read_dynamic(object, view)) return;
+// Runs inside the dl_iterate_phdr callback: reads the object's relocation tables (file data,
+// the same before relocation) and asks the loader nothing.
+void list_diopi_slots(const LoadedObject& object, ScanPass& pass) {
+  PendingObject pending{object, {}, {}};
+  if (!read_dynamic(object, pending.view)) return;
   ++pass.stats.objects_scanned;
+  const DynamicView& view = pending.view;
   for (int t = 0; t < 2; ++t) {
     const size_t count = view.tables[t] == nullptr ? 0 : view.sizes[t] / sizeof(ElfW(Rela));
     for (size_t i = 0; i < count; ++i) {
@@ -311,9 +301,52 @@ void patch_object(const LoadedObject& object, ScanPass& pass) {
       const char* symbol = view.strtab + view.symtab[ELF64_R_SYM(rela.r_info)].st_name;
       if (std::strncmp(symbol, "diopi", 5) != 0) continue;
       const PatchTarget target = pass.lookup(symbol);
-      if (target.wrappers != nullptr) patch_slot(object, view, rela, symbol, target, pass);
+      if (target.wrappers == nullptr) continue;
+      pending.slots.push_back({reinterpret_cast<void**>(object.base + rela.r_offset), symbol, target});
     }
   }
+  if (pending.slots.empty()) {
+    pass.scanned.push_back({identity(object), object.unloads});  // nothing to patch
+  } else {
+    pass.pending.push_back(std::move(pending));
+  }
+}
+
+// One slot of a relocated object that a reference keeps loaded. Its value is the real target,
+// unless the slot is still bound lazily (it points into its own object's PLT stub): then the
+// definition is looked up by name in the object's own scope, which finds it even when
+// everything was loaded RTLD_LOCAL. A null slot is a weak reference nothing defines: left null.
+void patch_slot(void* handle, const PendingObject& pending, const DiopiSlot& diopi, const OwnRanges& own,
+                PatchStats& stats) noexcept {
+  void* value = __atomic_load_n(diopi.slot, __ATOMIC_ACQUIRE);
+  for (size_t i = 0; i < diopi.target.copies; ++i) {
+    if (value == diopi.target.wrappers[i]) return;  // patched before (JUMP_SLOT and GLOB_DAT share names)
+  }
+  if (value != nullptr && inside(pending.object, value)) value = dlsym(handle, diopi.symbol);
+  if (value == nullptr || in_own_ranges(own, value)) {
+    ++stats.slots_null;
+    return;
+  }
+  store_wrapper(diopi.slot, pending.view, diopi.target, value, stats);
+}
+
+// Skipped, and not recorded as scanned, when the object's name now denotes no object or one
+// at another address (the listed one was unloaded, or its load failed; a thread that loads it
+// again scans it then).
+void patch_pending_object(const PendingObject& pending, const OwnRanges& own, ScanPass& pass) noexcept {
+  const std::string& name = pending.object.name;
+  void* handle = dlopen(name.empty() ? nullptr : name.c_str(), RTLD_NOLOAD | RTLD_LAZY);
+  if (handle == nullptr) return;
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_addr == pending.object.base) {
+    for (const DiopiSlot& diopi : pending.slots) patch_slot(handle, pending, diopi, own, pass.stats);
+    try {
+      pass.scanned.push_back({identity(pending.object), pending.object.unloads});
+    } catch (const std::bad_alloc&) {
+      // not recorded: scanned again at the next load, which finds its slots patched
+    }
+  }
+  dlclose(handle);  // drops only the reference RTLD_NOLOAD took
 }
 
 bool scanned_before(const LoadedObject& object) noexcept {
@@ -337,38 +370,19 @@ void remember_scanned(const Scanned& scanned) noexcept {
 
 
 // The loader keeps every object it lists here mapped until the callback returns (an unload
-// takes the same lock before unmapping), so objects are read and their bound slots patched
-// right here; another thread's dlclose cannot pull an object away mid-scan.
+// takes the same lock before unmapping), so relocation tables are read right here; the slots
+// are patched after the listing (patch_pending_object).
 int scan_object(dl_phdr_info* info, size_t, void* data) noexcept {
   auto& pass = *static_cast<ScanPass*>(data);
   if (info->dlpi_addr == pass.own->base) return 0;  // never patch libprofagent itself
   try {
     const LoadedObject object{info->dlpi_addr, info->dlpi_name, info->dlpi_phdr, info->dlpi_phnum, info->dlpi_subs};
     if (scanned_before(object)) return 0;
-    patch_object(object, pass);
-    pass.scanned.push_back({identity(object), object.unloads});
+    list_diopi_slots(object, pass);
   } catch (const std::bad_alloc&) {
     return 1;  // out of memory: what is not recorded as scanned is scanned at the next load
   }
   return 0;
-}
-
-// A lazily bound slot: its object is kept loaded by the RTLD_NOLOAD reference while the
-// definition is looked up in its scope and the slot written; skipped if the name now denotes
-// another object (the one listed was unloaded: the thread that loads the new one scans it).
-void patch_lazy_slot(const LazySlot& lazy, const OwnRanges& own, PatchStats& stats) noexcept {
-  void* handle = dlopen(lazy.object_name.empty() ? nullptr : lazy.object_name.c_str(), RTLD_NOLOAD | RTLD_LAZY);
-  if (handle == nullptr) return;
-  link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_addr == lazy.base) {
-    void* real = dlsym(handle, lazy.symbol.c_str());
-    if (real == nullptr || in_own_ranges(own, real)) {
-      ++stats.slots_null;  // a weak reference nothing defines
-    } else {
-      store_wrapper(lazy.slot, lazy.relro_begin, lazy.relro_end, lazy.target, real, stats);
-    }
-  }
-  dlclose(handle);  // drops only the reference RTLD_NOLOAD took
 }
 
 }  // namespace
@@ -381,7 +395,7 @@ PatchStats patch_new_objects(TargetLookup lookup) noexcept {
   if (own == nullptr) return {};
   ScanPass pass{lookup, own, {}, {}, {}};
   dl_iterate_phdr(scan_object, &pass);
-  for (const LazySlot& lazy : pass.lazy) patch_lazy_slot(lazy, *own, pass.stats);
+  for (const PendingObject& pending : pass.pending) patch_pending_object(pending, *own, pass);
   for (const Scanned& scanned : pass.scanned) remember_scanned(scanned);
   return pass.stats;
 }

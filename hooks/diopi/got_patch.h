@@ -37,11 +37,13 @@ struct PatchStats {
   uint32_t slots_failed = 0;      // mprotect refused
 };
 
-// Scans the objects not scanned before (never from a hot path). Objects are read and their
-// bound slots patched inside dl_iterate_phdr, where the loader keeps them mapped; slots still
-// bound lazily are resolved by name after it returns, because dlopen(RTLD_NOLOAD) inside
-// dl_iterate_phdr could deadlock against a concurrent dlopen. No lock of the agent is held
-// across any loader call (got_patch.cpp gives the lock order), so concurrent scans may overlap.
+// Scans the objects not scanned before (never from a hot path). Their relocation tables are
+// read inside dl_iterate_phdr, where the loader keeps them mapped; their slots are read and
+// patched after it returns, each object held by dlopen(RTLD_NOLOAD) — which waits for a load
+// still in progress on another thread, whose slots are not relocated yet — because that
+// dlopen inside dl_iterate_phdr could deadlock against a concurrent dlopen. No lock of the
+// agent is held across any loader call (got_patch.cpp gives the lock order), so concurrent
+// scans may overlap.
 PatchStats patch_new_objects(TargetLookup lookup) noexcept;
 
 // Forgets the scanned objects that are no longer loaded (after an unload).

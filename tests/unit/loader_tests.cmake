@@ -45,6 +45,19 @@ if(TARGET profagent_collector)
   target_include_directories(got_patch_test PRIVATE ${PROJECT_SOURCE_DIR})
   target_compile_definitions(got_patch_test PRIVATE GOT_FIXTURE_DIR="${got_fixture}")
   target_link_libraries(got_patch_test PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
-  add_dependencies(got_patch_test got_importer_lazy got_importer_now)
-  profagent_catch_tests(got_patch_test PREFIX got_patch. LABELS unit)
+  add_dependencies(got_patch_test got_importer_lazy got_importer_now got_load_pause_audit)
+  profagent_catch_tests(got_patch_test PREFIX got_patch. LABELS unit SPEC "~[load_race]")
+  # The load race case runs with an LD_AUDIT module that holds a load between "listed" and
+  # "relocated". Under qemu-user the variable must reach the emulated program only, not the
+  # host's qemu: QEMU_SET_ENV passes it to the guest.
+  add_library(got_load_pause_audit SHARED ${loader_test_dir}/got_load_pause_audit.cpp)
+  set_target_properties(got_load_pause_audit PROPERTIES LIBRARY_OUTPUT_DIRECTORY ${got_fixture})
+  set(audit_module ${got_fixture}/libgot_load_pause_audit.so)
+  if(CMAKE_CROSSCOMPILING)
+    set(audit_environment "QEMU_SET_ENV=LD_AUDIT=${audit_module}")
+  else()
+    set(audit_environment "LD_AUDIT=${audit_module}")
+  endif()
+  profagent_catch_tests(got_patch_test PREFIX got_patch. LABELS unit SPEC "[load_race]"
+                        ENVIRONMENT ${audit_environment})
 endif()
