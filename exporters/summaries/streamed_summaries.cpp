@@ -32,11 +32,19 @@ void OpenUnion::add(std::vector<Interval>& part) {
     i.start = std::min(i.end, closed_end_);
   }
   std::erase_if(part, [](const Interval& i) { return i.end <= i.start; });
-  const std::size_t middle = open_.size();
-  open_.insert(open_.end(), part.begin(), part.end());
-  std::inplace_merge(open_.begin(), open_.begin() + std::ptrdiff_t(middle), open_.end(),
+  if (part.empty()) return;
+  // Only the open intervals that end at or after the part's first start can merge with it
+  // (open_ is disjoint and sorted, so its ends are sorted too): a part mostly lies after them all.
+  const auto from = std::lower_bound(open_.begin(), open_.end(), part.front().start,
+                                     [](const Interval& i, uint64_t start) { return i.end < start; });
+  std::vector<Interval> tail(from, open_.end());
+  open_.erase(from, open_.end());
+  const std::size_t middle = tail.size();
+  tail.insert(tail.end(), part.begin(), part.end());
+  std::inplace_merge(tail.begin(), tail.begin() + std::ptrdiff_t(middle), tail.end(),
                      [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  merge_intervals(open_);  // sorted already: one pass
+  merge_intervals(tail);  // sorted already: one pass
+  open_.insert(open_.end(), tail.begin(), tail.end());
   if (open_.size() <= kMaxOpen) return;
   const std::size_t closing = open_.size() / 2;
   for (std::size_t i = 0; i < closing; ++i) closed_length_ += open_[i].end - open_[i].start;
@@ -50,28 +58,40 @@ uint64_t OpenUnion::length() const {
   return total;
 }
 
+const std::string& row_text(const SummaryRow& r) { return r.name; }
+const std::string& row_text(const OpTypeRow& r) { return r.type; }
+
 template <typename Row>
-Row& SummaryFold::Rows<Row>::of(InternedName name, std::string_view text, const Position& at, const Row& fresh) {
-  const uint32_t id = name.id();
-  if (id >= by_name_id.size()) by_name_id.resize(id + 1, kNoRow);
-  uint32_t& index = by_name_id[id];
-  if (index == kNoRow) {
-    auto [it, inserted] = by_text.try_emplace(std::string(text), rows.size());
-    if (inserted) rows.push_back({fresh, at});
-    index = uint32_t(it->second);
-  }
+template <typename Make>
+std::size_t SummaryFold::Rows<Row>::insert(Make make, const Position& at) {
+  Row fresh = make();
+  auto [it, inserted] = by_text.try_emplace(row_text(fresh), rows.size());
+  if (inserted) rows.push_back({std::move(fresh), at});
+  return it->second;
+}
+
+template <typename Row>
+Row& SummaryFold::Rows<Row>::at_index(std::size_t index, const Position& at) {
   Folded<Row>& f = rows[index];
   f.first = std::min(f.first, at);
   return f.row;
 }
 
 template <typename Row>
-Row& SummaryFold::Rows<Row>::of_text(std::string_view text, const Position& at, const Row& fresh) {
-  auto [it, inserted] = by_text.try_emplace(std::string(text), rows.size());
-  if (inserted) rows.push_back({fresh, at});
-  Folded<Row>& f = rows[it->second];
-  f.first = std::min(f.first, at);
-  return f.row;
+template <typename Make>
+Row& SummaryFold::Rows<Row>::of(InternedName name, const Position& at, Make make) {
+  const uint32_t id = name.id();
+  if (id >= by_name_id.size()) by_name_id.resize(id + 1, kNoRow);
+  if (by_name_id[id] == kNoRow) by_name_id[id] = uint32_t(insert(make, at));
+  return at_index(by_name_id[id], at);
+}
+
+template <typename Row>
+template <typename Make>
+Row& SummaryFold::Rows<Row>::of_key(uint64_t key, const Position& at, Make make) {
+  auto found = by_key.find(key);
+  if (found == by_key.end()) found = by_key.emplace(key, insert(make, at)).first;
+  return at_index(found->second, at);
 }
 
 template <typename Row>
@@ -111,21 +131,24 @@ void SummaryFold::add_spans(const Trace& t, const TraceScope&) {
   device_busy_.add(busy);
 }
 
+// A copy call's row is "<call> (<direction>)" when one of its copy records names a direction
+// (row_summaries.cpp compute_memory_manipulation): keyed by the ids of the call's name and of
+// the direction, each direction found once per copy record name.
 void SummaryFold::add_memory_manipulation(const Trace& t, const TraceScope& s) {
-  std::unordered_map<std::size_t, std::string> direction;  // only calls with a copy record
+  std::vector<uint32_t> direction(t.host.size(), 0);  // per call: its direction's name id, 0: none
   for (const DeviceRecord& d : t.device) {
-    if (d.kind == DeviceKind::Memcpy && valid_index(d.host, t.host.size())) {
-      std::string& text = direction[std::size_t(d.host)];
-      if (text.empty()) text = copy_direction(d.name);
-    }
+    if (d.kind != DeviceKind::Memcpy || !valid_index(d.host, t.host.size())) continue;
+    uint32_t& call = direction[std::size_t(d.host)];
+    if (call == 0) call = direction_of(d.name);
   }
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (!s.host_in(i) || (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset)) continue;
-    const auto found = direction.find(i);
-    const bool has_direction = found != direction.end() && !found->second.empty();
-    const std::string name = has_direction ? h.name + " (" + found->second + ")" : h.name.str();
-    SummaryRow& row = copy_calls_.of_text(name, host_position(h), {name, SummaryRowKind::Call, 0, 0, Stat{}, Stat{}});
+    const uint64_t key = uint64_t(h.name.id()) << 32 | direction[i];
+    SummaryRow& row = copy_calls_.of_key(key, host_position(h), [&] {
+      const std::string dir = direction[i] < direction_names_.size() ? direction_names_[direction[i]] : "";
+      return SummaryRow{dir.empty() ? h.name.str() : h.name + " (" + dir + ")", SummaryRowKind::Call, 0, 0, Stat{}, Stat{}};
+    });
     ++row.calls;
     row.cpu->add(span_ns(h.start_ns, h.end_ns));
     row.gpu->add(s.costs.device(i));
@@ -134,19 +157,34 @@ void SummaryFold::add_memory_manipulation(const Trace& t, const TraceScope& s) {
     const DeviceRecord& d = t.device[i];
     const bool copy_or_set = d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset;
     if (!s.device_in(i) || !copy_or_set || valid_index(d.host, t.host.size())) continue;
-    const SummaryRowKind kind = d.kind == DeviceKind::Memcpy ? SummaryRowKind::Memcpy : SummaryRowKind::Memset;
-    SummaryRow& row = copy_orphans_.of(d.name, d.name, {0, d.start_ns, 0}, {d.name, kind, 0, 0, std::nullopt, Stat{}});
+    SummaryRow& row = copy_orphans_.of(d.name, {0, d.start_ns, 0}, [&] {
+      const SummaryRowKind kind = d.kind == DeviceKind::Memcpy ? SummaryRowKind::Memcpy : SummaryRowKind::Memset;
+      return SummaryRow{d.name, kind, 0, 0, std::nullopt, Stat{}};
+    });
     ++row.calls;
     row.gpu->add(span_ns(d.start_ns, d.end_ns));
   }
+}
+
+uint32_t SummaryFold::direction_of(InternedName copy_record) {
+  const uint32_t id = copy_record.id();
+  if (id >= direction_by_record_.size()) direction_by_record_.resize(id + 1, kNoRow);
+  if (direction_by_record_[id] == kNoRow) {
+    const InternedName direction(copy_direction(copy_record));
+    direction_by_record_[id] = direction.id();
+    if (direction.id() >= direction_names_.size()) direction_names_.resize(direction.id() + 1);
+    direction_names_[direction.id()] = direction.str();
+  }
+  return direction_by_record_[id];
 }
 
 void SummaryFold::add_user_defined(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (!s.host_in(i) || h.kind != EventKind::Range || is_phase_range(h.name)) continue;
-    const SummaryRow fresh{h.name, SummaryRowKind::Range, 0, 0, Stat{}, Stat{}};
-    SummaryRow& row = ranges_[options_.thread_sep ? h.tid : 0].of(h.name, h.name, host_position(h), fresh);
+    SummaryRow& row = ranges_[options_.thread_sep ? h.tid : 0].of(h.name, host_position(h), [&] {
+      return SummaryRow{h.name, SummaryRowKind::Range, 0, 0, Stat{}, Stat{}};
+    });
     ++row.calls;
     row.cpu->add(span_ns(h.start_ns, h.end_ns));
     row.gpu->add(s.costs.device(i));
@@ -157,8 +195,9 @@ void SummaryFold::add_kernels(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     if (!s.device_in(i) || d.kind != DeviceKind::Kernel) continue;
-    const SummaryRow fresh{d.name, SummaryRowKind::Kernel, 0, 0, std::nullopt, Stat{}};
-    SummaryRow& row = kernels_.of(d.name, d.name, {0, d.start_ns, 0}, fresh);
+    SummaryRow& row = kernels_.of(d.name, {0, d.start_ns, 0}, [&] {
+      return SummaryRow{d.name, SummaryRowKind::Kernel, 0, 0, std::nullopt, Stat{}};
+    });
     ++row.calls;
     row.gpu->add(span_ns(d.start_ns, d.end_ns));
   }
@@ -168,8 +207,9 @@ void SummaryFold::add_operators(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (!s.host_in(i) || h.kind != EventKind::Operator || s.outer_operator[i] >= 0) continue;
-    const SummaryRow fresh{h.name, SummaryRowKind::Operator, 0, 0, Stat{}, Stat{}};
-    SummaryRow& row = operators_[options_.thread_sep ? h.tid : 0].of(h.name, h.name, host_position(h), fresh);
+    SummaryRow& row = operators_[options_.thread_sep ? h.tid : 0].of(h.name, host_position(h), [&] {
+      return SummaryRow{h.name, SummaryRowKind::Operator, 0, 0, Stat{}, Stat{}};
+    });
     ++row.calls;
     row.cpu->add(span_ns(h.start_ns, h.end_ns));
     row.gpu->add(s.costs.device(i));
@@ -188,8 +228,9 @@ void SummaryFold::add_op_types(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (!s.host_in(i) || h.kind != EventKind::Operator) continue;
-    const std::string_view type = operator_family(h.name);
-    OpTypeRow& row = op_types_.of(h.name, type, host_position(h), OpTypeRow{std::string(type), 0, 0, 0, 0});
+    OpTypeRow& row = op_types_.of(h.name, host_position(h), [&] {
+      return OpTypeRow{std::string(operator_family(h.name)), 0, 0, 0, 0};
+    });
     ++row.calls;
     row.device_ns += self_device[i];
     row.cpu_ns += s.costs.self_cpu_ns[i];

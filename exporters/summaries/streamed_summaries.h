@@ -80,12 +80,23 @@ class SummaryFold {
   template <typename Row>
   struct Rows {
     std::vector<Folded<Row>> rows;
-    std::unordered_map<std::string, std::size_t> by_text;  // the row's name
-    std::vector<uint32_t> by_name_id;  // by a record's interned name id (interned_name.h): no hashing per record
-    // The row named `text` of a record named `name` (`fresh` if new); its first position updated.
-    Row& of(InternedName name, std::string_view text, const Position& at, const Row& fresh);
-    Row& of_text(std::string_view text, const Position& at, const Row& fresh);  // a name made per record
+    std::unordered_map<std::string, std::size_t> by_text;  // by the row's name: one row per name
+    // A record's row by its interned name's id (interned_name.h), or by a key made of ids:
+    // found without hashing or making a name per record.
+    std::vector<uint32_t> by_name_id;
+    std::unordered_map<uint64_t, std::size_t> by_key;
+    // The row of a record named `name` (made by `make()` the first time); its first position
+    // updated with the record's.
+    template <typename Make>
+    Row& of(InternedName name, const Position& at, Make make);
+    template <typename Make>
+    Row& of_key(uint64_t key, const Position& at, Make make);
     std::vector<Row> in_first_order() const;
+
+   private:
+    template <typename Make>
+    std::size_t insert(Make make, const Position& at);
+    Row& at_index(std::size_t index, const Position& at);
   };
   void add_kernels(const Trace& part, const TraceScope& scope);
   void add_operators(const Trace& part, const TraceScope& scope);
@@ -94,6 +105,8 @@ class SummaryFold {
   void add_memory_manipulation(const Trace& part, const TraceScope& scope);
   void add_user_defined(const Trace& part, const TraceScope& scope);
   bool wants_spans() const;
+  // The id of the interned direction ("HtoD", "" for none) of a copy record's name, found once per name.
+  uint32_t direction_of(InternedName copy_record);
 
   SummaryOptions options_;
   bool saw_steps_ = false;
@@ -103,6 +116,8 @@ class SummaryFold {
   Rows<OpTypeRow> op_types_;
   Rows<SummaryRow> copy_calls_;    // Memory Manipulation: calls, then device records of no call
   Rows<SummaryRow> copy_orphans_;
+  std::vector<uint32_t> direction_by_record_;  // copy record name id -> direction name id
+  std::vector<std::string> direction_names_;   // direction name id -> its text
   std::map<uint64_t, Rows<SummaryRow>> ranges_;  // UserDefined, by thread (0: all merged)
   uint64_t window_start_ = UINT64_MAX, window_end_ = 0;  // the window's span
   OpenUnion device_busy_;  // its device work

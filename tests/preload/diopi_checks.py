@@ -9,6 +9,9 @@ run_preload.py, with checkers of its own:
                      operator carries that (innermost) operator's External id; diopiMm nests
                      inside the operators that call it; shapes are right; every operator row
                      of the table equals the sums recomputed from the trace.
+  diopi_train_streamed        train.py streamed in segments: same output; the summaries
+                     folded while it streamed equal `profagent report`'s of its trace.
+  diopi_train_streamed_steps  the same with steps: no summary folded, each named as not computed.
   diopi_unchanged    no crash and the same program output as without the agent (framework
                      without DIOPI runtime functions, late dlopen, lazy binding); optional
                      --expect-log REGEX that one [profagent] line must match.
