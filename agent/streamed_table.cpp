@@ -41,7 +41,7 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
 // One part into both folds: the part is scoped once (its costs are the table's too).
 void fold_part(StreamedFolds& s, const Trace& part) {
   if (!s.summaries) return s.table->add(part);
-  const exporters::TraceScope scope = exporters::scope_trace(part);
+  const exporters::TraceScope scope = exporters::scope_trace(part, /*phases=*/false);
   s.table->add(part, scope.costs);
   s.summaries->add(part, scope);
 }
