@@ -13,6 +13,9 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out);
 void compute_model(const Trace& t, const TraceScope& s, Summaries& out);
 void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out);
 void compute_perf(const TraceScope& s, Summaries& out);
+// The Device Summary's CPU rows and elapsed time (of the trace's /proc CPU times, else of
+// out.span_cpu_ns): the first part of compute_device, also a streamed window's.
+void device_cpu_figures(const Trace& t, Summaries& out);
 void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out);
 
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out);

@@ -19,7 +19,7 @@ std::tuple<uint32_t, uint64_t, uint64_t> host_position(const HostRecord& h) {
 }  // namespace
 
 bool folds_streamed(std::string_view name, const SummaryOptions& o) {
-  return name == "kernel" || name == "op_type" || name == "key_averages" || name == "memory_manipulation" ||
+  return name == "device" || name == "kernel" || name == "op_type" || name == "key_averages" || name == "memory_manipulation" ||
          name == "user_defined" || (name == "operator" && !o.op_detail);
 }
 
@@ -116,19 +116,30 @@ void SummaryFold::add(const Trace& part, const TraceScope& scope) {
   if (wants(options_, "user_defined")) add_user_defined(part, scope);
 }
 
-bool SummaryFold::wants_spans() const { return wants(options_, "memory_manipulation") || wants(options_, "user_defined"); }
+bool SummaryFold::wants_spans() const {
+  return wants(options_, "device") || wants(options_, "memory_manipulation") || wants(options_, "user_defined");
+}
+
+uint64_t SummaryFold::late_device_intervals() const {
+  uint64_t late = device_busy_.late();
+  for (const auto& [device, busy] : kernels_busy_) late += busy.late();
+  return late;
+}
 
 // A window without steps is one span (trace_scope.h window_of): from its first host record or
 // device work to its last; its device time is the union of its device work.
 void SummaryFold::add_spans(const Trace& t, const TraceScope&) {
   std::vector<Interval> busy;
+  std::map<uint32_t, std::vector<Interval>> kernels;
   for (const HostRecord& h : t.host) window_start_ = std::min(window_start_, h.start_ns), window_end_ = std::max(window_end_, h.end_ns);
   for (const DeviceRecord& d : t.device) {
     if (!is_device_work(d.kind)) continue;
     window_start_ = std::min(window_start_, d.start_ns), window_end_ = std::max(window_end_, d.end_ns);
     busy.push_back({d.start_ns, d.end_ns});
+    if (d.kind == DeviceKind::Kernel && wants(options_, "device")) kernels[d.device].push_back({d.start_ns, d.end_ns});
   }
   device_busy_.add(busy);
+  for (auto& [device, intervals] : kernels) kernels_busy_[device].add(intervals);
 }
 
 // A copy call's row is "<call> (<direction>)" when one of its copy records names a direction
@@ -237,8 +248,16 @@ void SummaryFold::add_op_types(const Trace& t, const TraceScope& s) {
   }
 }
 
-Summaries SummaryFold::summaries() const {
+Summaries SummaryFold::summaries(const Trace& tail) const {
   Summaries out;
+  out.span_cpu_ns = window_start_ < window_end_ ? window_end_ - window_start_ : 0;
+  out.span_gpu_ns = device_busy_.length();
+  if (wants(options_, "device")) {
+    device_cpu_figures(tail, out);
+    for (const auto& [device, busy] : kernels_busy_) {
+      out.devices.push_back({"GPU" + std::to_string(device), percent(busy.length(), out.span_cpu_ns)});
+    }
+  }
   if (wants(options_, "kernel")) finish_kernels(kernels_.in_first_order(), options_, out);
   if (wants(options_, "operator") && !options_.op_detail) {
     for (const auto& [tid, rows] : operators_) {
@@ -250,8 +269,6 @@ Summaries SummaryFold::summaries() const {
     if (operators_.empty() && !options_.thread_sep) out.operators.push_back({"All threads merged", {}, 0});
   }
   if (wants(options_, "op_type")) finish_op_types(op_types_.in_first_order(), device_work_, options_, out);
-  out.span_cpu_ns = window_start_ < window_end_ ? window_end_ - window_start_ : 0;
-  out.span_gpu_ns = device_busy_.length();
   if (wants(options_, "memory_manipulation")) {
     out.memory_manipulation = copy_calls_.in_first_order();
     for (SummaryRow& row : copy_orphans_.in_first_order()) out.memory_manipulation.push_back(std::move(row));
@@ -278,7 +295,7 @@ std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold
     if (folds_streamed(name, options) && !fold.saw_steps()) shown.names.push_back(name);
     else missing += (missing.empty() ? "" : ", ") + name;
   }
-  Summaries s = fold.summaries();
+  Summaries s = fold.summaries(tail);
   s.key_averages = table;
   const std::string overhead = overhead_line(tail);
   std::string text = render_summaries_text(tail, s, shown);
@@ -290,8 +307,8 @@ std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold
     text += "Not computed for a streamed window: " + missing + " (" + why +
             "; `profagent report` computes them from the trace).\n";
   }
-  if (fold.late_device_intervals() > 0 && (wants(shown, "memory_manipulation") || wants(shown, "user_defined"))) {
-    text += "Not exact: the GPU Ratio(%) of Memory Manipulation and UserDefined: " +
+  if (fold.late_device_intervals() > 0 && !shown.names.empty()) {
+    text += "Not exact: the Device Summary's GPU rows and the GPU Ratio(%) of Memory Manipulation and UserDefined: " +
             std::to_string(fold.late_device_intervals()) +
             " device intervals came after the union of the device time before them was closed "
             "(their overlap with it is not known; counted as if none).\n";

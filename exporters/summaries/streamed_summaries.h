@@ -1,6 +1,6 @@
 // The Paddle and MindInsight summaries of a streamed window that fold part by part
-// (collector/segment_stream.h): Operator, Kernel, Memory Manipulation, UserDefined and the
-// operator types. Each part (a segment, then the tail) is scoped as any trace is
+// (collector/segment_stream.h): Device, Operator, Kernel, Memory Manipulation, UserDefined and
+// the operator types. Each part (a segment, then the tail) is scoped as any trace is
 // (trace_scope.h) and its records are added to rows kept by name (per thread with
 // thread_sep), each with where its first record comes in the whole trace; the rows are
 // finished (ratios, sort, row limit) as compute_summaries finishes them (step_summaries.h).
@@ -13,7 +13,9 @@
 // call's direction, from its own device records), and a segment holds each scope with
 // everything it encloses and each call with its device records. The ratios' bases: the window's
 // span (its first start to its last end: a minimum and a maximum) and the union of its device
-// work, kept as merged intervals (OpenUnion below).
+// work, kept as merged intervals (OpenUnion below); the Device Summary's GPU rows are the union
+// of each device's kernels over that span (a window without steps is one step), its CPU rows
+// the window's /proc CPU times, which come with the tail.
 // Not folded: a window with steps (records outside every step are left out of the summaries,
 // and a segment is cut before the steps around its records are known); the Operator Summary
 // with op_detail (its nested rows group the records under each row); the summaries made of
@@ -65,8 +67,9 @@ class SummaryFold {
   void add(const Trace& part, const TraceScope& scope);
   // Whether a part had steps: the folded rows are then not the window's (see above).
   bool saw_steps() const { return saw_steps_; }
-  // The folded summaries (the others are left empty).
-  Summaries summaries() const;
+  // The folded summaries (the others are left empty); `tail`: the window's last part, whose
+  // /proc CPU times are the window's.
+  Summaries summaries(const Trace& tail) const;
 
  private:
   // Where a row's first record comes in the joined trace: host records by (thread, start,
@@ -121,10 +124,11 @@ class SummaryFold {
   std::map<uint64_t, Rows<SummaryRow>> ranges_;  // UserDefined, by thread (0: all merged)
   uint64_t window_start_ = UINT64_MAX, window_end_ = 0;  // the window's span
   OpenUnion device_busy_;  // its device work
+  std::map<uint32_t, OpenUnion> kernels_busy_;  // its kernels, by device (the Device Summary)
 
  public:
   // Device intervals that came after the union before them was closed (OpenUnion).
-  uint64_t late_device_intervals() const { return device_busy_.late(); }
+  uint64_t late_device_intervals() const;
 };
 
 // The text of <stem>.summary.txt for a streamed window: the folded summaries' blocks, exactly
