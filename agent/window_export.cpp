@@ -62,10 +62,12 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +
                      std::to_string(trace.streamed.segments) + " segments, " +
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
-                     " host events): its table and the summaries that add up part by part were folded as it "
-                     "streamed; the others are not computed for a streamed window (" +
-                     exporters::summary_file_name(trace) + " names them; `profagent report` computes them "
-                     "from the trace)";
+                     " host events): its key_averages table was folded as it streamed";
+  if (!outputs.summaries.empty()) {
+    note += ", and its summaries that add up part by part (in a window without steps); the others are not "
+            "computed for a streamed window (" + exporters::summary_file_name(trace) +
+            " names them; `profagent report` computes them from the trace)";
+  }
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
   const exporters::ExportOptions options = export_options(config);
