@@ -19,8 +19,8 @@ std::tuple<uint32_t, uint64_t, uint64_t> host_position(const HostRecord& h) {
 }  // namespace
 
 bool folds_streamed(std::string_view name, const SummaryOptions& o) {
-  return name == "device" || name == "kernel" || name == "op_type" || name == "key_averages" || name == "memory_manipulation" ||
-         name == "user_defined" || (name == "operator" && !o.op_detail);
+  return name == "device" || name == "kernel" || name == "op_type" || name == "key_averages" ||
+         name == "memory_manipulation" || name == "user_defined" || (name == "operator" && !o.op_detail);
 }
 
 void OpenUnion::add(std::vector<Interval>& part) {
@@ -28,7 +28,7 @@ void OpenUnion::add(std::vector<Interval>& part) {
   if (part.empty()) return;
   for (Interval& i : part) {
     if (i.start >= closed_end_) continue;
-    ++late_;  // reaches into what was closed: counted as if disjoint from it
+    ++late_;  // reaches into what was closed: its part before that end is left out
     i.start = std::min(i.end, closed_end_);
   }
   std::erase_if(part, [](const Interval& i) { return i.end <= i.start; });
@@ -311,7 +311,7 @@ std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold
     text += "Not exact: the Device Summary's GPU rows and the GPU Ratio(%) of Memory Manipulation and UserDefined: " +
             std::to_string(fold.late_device_intervals()) +
             " device intervals came after the union of the device time before them was closed "
-            "(their overlap with it is not known; counted as if none).\n";
+            "(their part before it was left out, as if covered already: the figures may be short by that much).\n";
   }
   return text + overhead;
 }

@@ -42,8 +42,9 @@ bool folds_streamed(std::string_view name, const SummaryOptions& options);
 // The length of the union of intervals added part by part, in bounded memory: held as merged
 // intervals, of which at most kMaxOpen are kept open; beyond that the earliest half is closed
 // (its length kept, its intervals forgotten). An interval that starts before the end of what
-// was closed would need the forgotten intervals: its part before that end is counted as if
-// disjoint, and it is counted in late() (the figure is then not exact, and says so). Parts come
+// was closed would need the forgotten intervals: its part before that end is left out (as if
+// covered already), so the length may fall short by at most that part, and it is counted in
+// late() (the figure is then not exact, and says so). Parts come
 // in time order but for calls held a few segments, so this needs a part to reach back over
 // 32,768 device idle gaps.
 class OpenUnion {
