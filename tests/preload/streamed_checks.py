@@ -142,6 +142,15 @@ def check_unfolded_summaries(context):
              f"a summary printed for a streamed window with steps: {written[:3]}")
 
 
+def remove_trace_of_passed_check(context):
+    """A streamed window's trace is tens of MB: once every check on it passed it goes (the small
+    table and summary files stay); a failed check's stays to be read. PROFAGENT_TEST_KEEP_OUTPUT=1
+    keeps it."""
+    if os.environ.get("PROFAGENT_TEST_KEEP_OUTPUT") != "1":
+        for path in glob.glob(os.path.join(context.out_dir, "*.trace.json")):
+            os.remove(path)
+
+
 def check_streamed_run(context):
     wanted, trace = C.clean_devsim_run(context)
     streamed = trace.document.get("profagent_streamed")
@@ -190,6 +199,7 @@ def check_streamed_run(context):
     check_folded_table(context)
     check_folded_summaries(context, rows_in=("Device Summary", "Kernel Summary", "Memory Manipulation Summary",
                                              "UserDefined Summary"))
+    remove_trace_of_passed_check(context)
     context.summary = (f"{streamed['segments']} segments, {len(trace.device)} device records, "
                        f"{len(trace.runtime)} runtime calls, {len(starts)} flows")
 
