@@ -3,68 +3,90 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 
 #include "agent/lifecycle.h"
 #include "exporters/summaries/overhead_line.h"
+#include "exporters/summaries/streamed_summaries.h"
 #include "exporters/summaries/streamed_table.h"
+#include "exporters/summaries/trace_scope.h"
 
 namespace profagent::agent {
 namespace {
 
 // One window is streamed at a time; the partial writer's thread folds, the exporting thread
 // finishes (after the last segment was appended, under the partial writer's lock).
-struct StreamedTable {
+struct StreamedFolds {
   std::mutex mutex;
   uint32_t window = 0;
   bool failed = false;  // out of memory during the fold: the table is not made
-  std::unique_ptr<exporters::TableFold> fold;
+  std::unique_ptr<exporters::TableFold> table;
+  std::unique_ptr<exporters::SummaryFold> summaries;  // null when no summary is asked for
 };
 
-StreamedTable& table_state() {
-  static StreamedTable* s = new StreamedTable;  // leaked: the exit flush may run late
+StreamedFolds& fold_state() {
+  static StreamedFolds* s = new StreamedFolds;  // leaked: the exit flush may run late
   return *s;
 }
 
-void start_fold(StreamedTable& s, uint32_t window, const Config& config) {
+void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
+  const exporters::ExportOptions options = export_options(config);
   s.window = window;
   s.failed = false;
-  s.fold = std::make_unique<exporters::TableFold>(export_options(config).table);
+  s.table = std::make_unique<exporters::TableFold>(options.table);
+  s.summaries.reset();
+  if (!options.summaries.names.empty()) s.summaries = std::make_unique<exporters::SummaryFold>(options.summaries);
+}
+
+// One part into both folds: the part is scoped once (its costs are the table's too).
+void fold_part(StreamedFolds& s, const Trace& part) {
+  if (!s.summaries) return s.table->add(part);
+  const exporters::TraceScope scope = exporters::scope_trace(part, /*phases=*/false);
+  s.table->add(part, scope.costs);
+  s.summaries->add(part, scope);
+}
+
+void drop_folds(StreamedFolds& s) {
+  s.table.reset();
+  s.summaries.reset();
 }
 
 }  // namespace
 
 void fold_streamed_segment(const Trace& segment, const Config& config) noexcept {
-  StreamedTable& s = table_state();
+  StreamedFolds& s = fold_state();
   std::lock_guard lock(s.mutex);
   try {
     if (s.window != segment.window) start_fold(s, segment.window, config);
-    if (s.fold) s.fold->add(segment);
+    if (s.table) fold_part(s, segment);
   } catch (const std::bad_alloc&) {
     s.failed = true;
-    s.fold.reset();
+    drop_folds(s);
   }
 }
 
-std::string finish_streamed_table(const Trace& tail, const Config& config, std::string& error) noexcept {
-  StreamedTable& s = table_state();
+StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config) noexcept {
+  StreamedFolds& s = fold_state();
   std::lock_guard lock(s.mutex);
+  StreamedOutputs out;
   try {
-    if (s.window != tail.window || !s.fold) {
-      error = s.failed ? "out of memory while folding its segments" : "its segments were not folded";
-      s.fold.reset();
-      return {};
+    if (s.window != tail.window || !s.table) {
+      out.error = s.failed ? "out of memory while folding its segments" : "its segments were not folded";
+      drop_folds(s);
+      return out;
     }
-    s.fold->add(tail);
-    const exporters::TableOptions options = export_options(config).table;
-    const exporters::Table table = s.fold->table(tail.memory.enabled);
-    s.fold.reset();
-    return exporters::render_key_averages(table, options) + exporters::folded_memory_note(table.memory) +
-           exporters::overhead_line(tail);
+    fold_part(s, tail);
+    const exporters::ExportOptions options = export_options(config);
+    const exporters::Table table = s.table->table(tail.memory.enabled);
+    out.table = exporters::render_key_averages(table, options.table) + exporters::folded_memory_note(table.memory) +
+                exporters::overhead_line(tail);
+    if (s.summaries) out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
   } catch (const std::bad_alloc&) {
-    s.fold.reset();
-    error = "out of memory while making it";
-    return {};
+    out.table.clear(), out.summaries.clear();
+    out.error = "out of memory while making it";
   }
+  drop_folds(s);
+  return out;
 }
 
 }  // namespace profagent::agent

@@ -1,6 +1,7 @@
-// The key_averages table of a streamed window (docs/streamed_windows.md), folded on the
-// partial writer's thread as each segment is appended (exporters/summaries/streamed_table.h),
-// and finished with the window's tail.
+// The key_averages table and the summaries of a streamed window (docs/streamed_windows.md),
+// folded on the partial writer's thread as each segment is appended
+// (exporters/summaries/streamed_table.h, exporters/summaries/streamed_summaries.h), and
+// finished with the window's tail.
 #pragma once
 
 #include <string>
@@ -14,9 +15,17 @@ namespace profagent::agent {
 // Never throws: out of memory, the window's table is not made (said in its place).
 void fold_streamed_segment(const Trace& segment, const Config& config) noexcept;
 
-// The window's table from its segments and its tail: the text printed on stderr and written to
-// <stem>.table.txt (the key_averages table, its row limit note, the memory note, the overhead
-// line). "" with `error` set when it could not be made.
-std::string finish_streamed_table(const Trace& tail, const Config& config, std::string& error) noexcept;
+struct StreamedOutputs {
+  // What is printed on stderr and written to <stem>.table.txt (the key_averages table, its row
+  // limit note, the memory note, the overhead line); "" with `error` set when not made.
+  std::string table;
+  std::string error;
+  // <stem>.summary.txt (streamed_summaries.h render_streamed_summaries); "" when no summary
+  // is asked for (PROFAGENT_SUMMARIES=off) or the table was not made.
+  std::string summaries;
+};
+
+// The window's table and summaries from its segments and its tail.
+StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config) noexcept;
 
 }  // namespace profagent::agent

@@ -38,39 +38,49 @@ bool trace_written(const Trace& trace, const exporters::ExportResult& result) {
   return false;
 }
 
-// <stem>.table.txt of a streamed window, next to its trace (the first in `result.paths`):
-// its path, or its error, added to `result`.
-void write_table_file(const Trace& trace, const std::string& text, exporters::ExportResult& result) {
+// A file of a streamed window next to its trace (the first in `result.paths`): its path, or
+// its error, added to `result`.
+void write_beside_trace(const std::string& name, const std::string& text, exporters::ExportResult& result) {
   const std::string& trace_path = result.paths.front();
   std::string error;
   std::unique_ptr<exporters::OutputDir> dir =
       exporters::OutputDir::create(trace_path.substr(0, trace_path.rfind('/')), &error);
   if (!dir) return result.errors.push_back(error);
-  exporters::write_file(*dir, exporters::table_file_name(trace), result,
+  exporters::write_file(*dir, name, result,
                         [&](exporters::OutputStream& s) { return s.write(text.data(), text.size()); });
 }
 
 // A streamed window (agent/partial_writer.h): its segments are in its traces already (JSON,
-// and json.gz and Perfetto when asked for); the tail finishes them. Its key_averages table was
-// folded segment by segment (agent/streamed_table.h) and is printed and written as a whole
-// window's; the summaries, which need the whole window's records, are not computed (said once).
+// and json.gz and Perfetto when asked for); the tail finishes them. Its key_averages table and
+// the summaries that fold exactly were folded segment by segment (agent/streamed_table.h) and
+// are printed and written as a whole window's; the summaries that need the whole window's
+// records at once are not computed (named in <stem>.summary.txt and said once).
 void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
   exporters::ExportResult result;
   const std::string error = finish_streamed_trace(trace, result.paths);
-  std::string table_error;
-  const std::string table = finish_streamed_table(trace, config, table_error);
+  const StreamedOutputs outputs = finish_streamed_outputs(trace, config);
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +
                      std::to_string(trace.streamed.segments) + " segments, " +
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
-                     " host events): its key_averages table was folded as it streamed; its summaries are not "
-                     "computed for a streamed window (`profagent report` computes them from the trace)";
+                     " host events): its key_averages table was folded as it streamed";
+  if (!outputs.summaries.empty()) {
+    note += ", and its summaries that add up part by part (in a window without steps); the others are not "
+            "computed for a streamed window (" + exporters::summary_file_name(trace) +
+            " names them; `profagent report` computes them from the trace)";
+  }
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
-  if (!table.empty() && error.empty() && export_options(config).write_table) write_table_file(trace, table, result);
+  const exporters::ExportOptions options = export_options(config);
+  if (error.empty() && !outputs.table.empty() && options.write_table) {
+    write_beside_trace(exporters::table_file_name(trace), outputs.table, result);
+  }
+  if (error.empty() && !outputs.summaries.empty()) {
+    write_beside_trace(exporters::summary_file_name(trace), outputs.summaries, result);
+  }
   for (const std::string& file_error : result.errors) log(LogLevel::Error, "table file: " + file_error);
   if (voice.table) {
-    if (table.empty()) print_line("table: not made for this streamed window: " + table_error);
-    else print_table(table);
+    if (outputs.table.empty()) print_line("table: not made for this streamed window: " + outputs.error);
+    else print_table(outputs.table);
   }
   print_line(voice.closing_prefix + (error.empty() ? result.written_line() : "wrote nothing: the streamed trace: " + error));
 }

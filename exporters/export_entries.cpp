@@ -83,7 +83,7 @@ void write_rank_table_file(WindowOutputs& o, OutputSink& sink, ExportResult& res
 // The summaries `profagent report` prints for this trace, by the same code.
 bool summaries_wanted(const WindowOutputs& o) { return !o.options().summaries.names.empty(); }
 void write_summaries(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
-  write_file(sink, o.stem() + ".summary.txt", result, [&](OutputStream& s) {
+  write_file(sink, summary_file_name(o.trace()), result, [&](OutputStream& s) {
     return write_text(s, render_summaries_text(o.trace(), o.summaries(), o.summary_options()));
   });
 }

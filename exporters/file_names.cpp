@@ -31,5 +31,6 @@ std::string file_stem(const Trace& t) {
 }
 
 std::string table_file_name(const Trace& trace) { return file_stem(trace) + ".table.txt"; }
+std::string summary_file_name(const Trace& trace) { return file_stem(trace) + ".summary.txt"; }
 
 }  // namespace profagent::exporters

@@ -19,5 +19,7 @@ namespace profagent::exporters {
 std::string file_stem(const Trace& trace);
 // "<stem>.table.txt": the key_averages table of a window (a streamed one's too).
 std::string table_file_name(const Trace& trace);
+// "<stem>.summary.txt": the summaries of a window (a streamed one's: those folded).
+std::string summary_file_name(const Trace& trace);
 
 }  // namespace profagent::exporters

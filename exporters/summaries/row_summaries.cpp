@@ -33,6 +33,22 @@ void sort_rows(std::vector<SummaryRow>& rows, std::string_view key) {
   });
 }
 
+// The top level of the Operator Summary: ratios of the rows' own sums, sorted (stable: ties
+// keep the order the rows were first seen in), `total` the rows before `limit` (<= 0: all).
+template <typename T, typename RowOf>
+void rank_top_level(std::vector<T>& items, RowOf row_of, std::string_view key, int limit, std::size_t* total) {
+  uint64_t cpu_sum = 0, gpu_sum = 0;
+  for (const T& item : items) cpu_sum += row_of(item).cpu->total_ns, gpu_sum += row_of(item).gpu->total_ns;
+  for (T& item : items) {
+    row_of(item).cpu->ratio = percent(row_of(item).cpu->total_ns, cpu_sum);
+    row_of(item).gpu->ratio = percent(row_of(item).gpu->total_ns, gpu_sum);
+  }
+  std::stable_sort(items.begin(), items.end(),
+                   [&](const T& a, const T& b) { return sort_value(row_of(a), key) > sort_value(row_of(b), key); });
+  if (total) *total = items.size();
+  if (limit > 0 && items.size() > static_cast<std::size_t>(limit)) items.resize(static_cast<std::size_t>(limit));
+}
+
 // Groups of one name in first-seen order. Each name is held once (a trace's names may be
 // hundreds of MB): the index looks it up through views of the groups' own copies.
 template <typename T>
@@ -120,17 +136,18 @@ class OperatorTree {
     Groups<std::size_t> groups;
     for (std::size_t i : calls) groups.of(t_.host[i].name).push_back(i);
     std::vector<Pending> made;
-    uint64_t cpu_sum = 0, gpu_sum = 0;
     for (auto& [name, members] : groups.take()) {
       SummaryRow row{std::move(name), SummaryRowKind::Operator, depth, members.size(), Stat{}, Stat{}};
       for (std::size_t i : members) {
         row.cpu->add(span_ns(t_.host[i].start_ns, t_.host[i].end_ns));
         row.gpu->add(s_.costs.device(i));
       }
-      cpu_sum += row.cpu->total_ns, gpu_sum += row.gpu->total_ns;
       made.push_back({std::move(row), std::move(members)});
     }
-    if (depth == 0) cpu_base = cpu_sum, gpu_base = gpu_sum;
+    if (depth == 0) {
+      rank_top_level(made, [](auto& p) -> auto& { return p.row; }, o_.sort_by, limit, total);
+      return made;
+    }
     for (Pending& p : made) {
       p.row.cpu->ratio = percent(p.row.cpu->total_ns, cpu_base);
       p.row.gpu->ratio = percent(p.row.gpu->total_ns, gpu_base);
@@ -187,28 +204,26 @@ std::vector<std::pair<std::string, std::vector<std::size_t>>> by_thread(const Tr
   return out;
 }
 
+// A row of host records: CPU = their durations, GPU = the device time each issued (Memory
+// Manipulation, UserDefined; finish_span_rows gives the ratios).
+SummaryRow host_row(const Trace& t, const TraceScope& s, std::string name, SummaryRowKind kind,
+                    const std::vector<std::size_t>& members) {
+  SummaryRow row{std::move(name), kind, 0, members.size(), Stat{}, Stat{}};
+  for (std::size_t i : members) {
+    row.cpu->add(span_ns(t.host[i].start_ns, t.host[i].end_ns));
+    row.gpu->add(s.costs.device(i));
+  }
+  return row;
+}
+
+}  // namespace
+
 // "HtoD" from "Memcpy HtoD (Pageable -> Device)".
 std::string copy_direction(std::string_view device_name) {
   if (!device_name.starts_with("Memcpy ")) return "";
   device_name.remove_prefix(7);
   return std::string(device_name.substr(0, device_name.find(' ')));
 }
-
-// A row of host records: CPU = their durations, GPU = the device time each issued; ratios of
-// the step totals (Memory Manipulation, UserDefined).
-SummaryRow host_row(const Trace& t, const TraceScope& s, const Summaries& out, std::string name,
-                    SummaryRowKind kind, const std::vector<std::size_t>& members) {
-  SummaryRow row{std::move(name), kind, 0, members.size(), Stat{}, Stat{}};
-  for (std::size_t i : members) {
-    row.cpu->add(span_ns(t.host[i].start_ns, t.host[i].end_ns));
-    row.gpu->add(s.costs.device(i));
-  }
-  row.cpu->ratio = percent(row.cpu->total_ns, out.span_cpu_ns);
-  row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
-  return row;
-}
-
-}  // namespace
 
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
   const OperatorTree tree(t, s, o);
@@ -221,20 +236,30 @@ void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions
   }
 }
 
+void finish_operator_rows(std::vector<SummaryRow>& rows, const SummaryOptions& o, std::size_t& total) {
+  rank_top_level(rows, [](auto& r) -> auto& { return r; }, o.sort_by, o.row_limit, &total);
+}
+
 void compute_kernels(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
   Groups<std::size_t> groups;
-  uint64_t total = 0;
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i) || t.device[i].kind != DeviceKind::Kernel) continue;
     groups.of(t.device[i].name).push_back(i);
-    total += span_ns(t.device[i].start_ns, t.device[i].end_ns);
   }
+  std::vector<SummaryRow> rows;
   for (auto& [name, records] : groups.take()) {
     SummaryRow row{std::move(name), SummaryRowKind::Kernel, 0, records.size(), std::nullopt, Stat{}};
     for (std::size_t i : records) row.gpu->add(span_ns(t.device[i].start_ns, t.device[i].end_ns));
-    row.gpu->ratio = percent(row.gpu->total_ns, total);
-    out.kernels.push_back(std::move(row));
+    rows.push_back(std::move(row));
   }
+  finish_kernels(std::move(rows), o, out);
+}
+
+void finish_kernels(std::vector<SummaryRow> rows, const SummaryOptions& o, Summaries& out) {
+  uint64_t total = 0;
+  for (const SummaryRow& row : rows) total += row.gpu->total_ns;
+  for (SummaryRow& row : rows) row.gpu->ratio = percent(row.gpu->total_ns, total);
+  out.kernels = std::move(rows);
   sort_rows(out.kernels, o.sort_by.starts_with("GPU") ? o.sort_by : "GPUTotal");
   out.kernels_total = out.kernels.size();
   if (o.row_limit > 0 && out.kernels.size() > static_cast<std::size_t>(o.row_limit)) out.kernels.resize(o.row_limit);
@@ -263,19 +288,24 @@ void compute_memory_manipulation(const Trace& t, const TraceScope& s, const Summ
     if (s.device_in(i) && copy_or_set && !valid_index(d.host, t.host.size())) orphans.of(d.name).push_back(i);
   }
   for (auto& [name, members] : calls.take()) {
-    out.memory_manipulation.push_back(host_row(t, s, out, std::move(name), SummaryRowKind::Call, members));
+    out.memory_manipulation.push_back(host_row(t, s, std::move(name), SummaryRowKind::Call, members));
   }
   for (auto& [name, records] : orphans.take()) {
     SummaryRow row{std::move(name), device_row_kind(t.device[records.front()].kind), 0, records.size(), std::nullopt, Stat{}};
     for (std::size_t i : records) row.gpu->add(span_ns(t.device[i].start_ns, t.device[i].end_ns));
-    row.gpu->ratio = percent(row.gpu->total_ns, out.span_gpu_ns);
     out.memory_manipulation.push_back(std::move(row));
   }
-  sort_rows(out.memory_manipulation, o.sort_by);
-  out.memory_manipulation_total = out.memory_manipulation.size();
-  if (o.row_limit > 0 && out.memory_manipulation.size() > static_cast<std::size_t>(o.row_limit)) {
-    out.memory_manipulation.resize(o.row_limit);
+  finish_span_rows(out.memory_manipulation, out, o, out.memory_manipulation_total);
+}
+
+void finish_span_rows(std::vector<SummaryRow>& rows, const Summaries& spans, const SummaryOptions& o, std::size_t& total) {
+  for (SummaryRow& row : rows) {
+    if (row.cpu) row.cpu->ratio = percent(row.cpu->total_ns, spans.span_cpu_ns);
+    if (row.gpu) row.gpu->ratio = percent(row.gpu->total_ns, spans.span_gpu_ns);
   }
+  sort_rows(rows, o.sort_by);
+  total = rows.size();
+  if (o.row_limit > 0 && rows.size() > static_cast<std::size_t>(o.row_limit)) rows.resize(o.row_limit);
 }
 
 void compute_user_defined(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
@@ -286,11 +316,9 @@ void compute_user_defined(const Trace& t, const TraceScope& s, const SummaryOpti
     for (std::size_t i : calls) groups.of(t.host[i].name).push_back(i);
     ThreadRows section{thread, {}};
     for (auto& [name, members] : groups.take()) {
-      section.rows.push_back(host_row(t, s, out, std::move(name), SummaryRowKind::Range, members));
+      section.rows.push_back(host_row(t, s, std::move(name), SummaryRowKind::Range, members));
     }
-    sort_rows(section.rows, o.sort_by);
-    section.rows_total = section.rows.size();
-    if (o.row_limit > 0 && section.rows.size() > static_cast<std::size_t>(o.row_limit)) section.rows.resize(o.row_limit);
+    finish_span_rows(section.rows, out, o, section.rows_total);
     out.user_defined.push_back(std::move(section));
   }
 }
@@ -305,7 +333,6 @@ void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions&
       self_device[s.device_operator[i]] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
     }
   }
-  out.op_type_by_device = device_in_scope;
   std::vector<OpTypeRow> rows;
   std::unordered_map<std::string_view, std::size_t> index;  // views into the trace's names
   for (std::size_t i = 0; i < t.host.size(); ++i) {
@@ -318,6 +345,11 @@ void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions&
     row.device_ns += self_device[i];
     row.cpu_ns += s.costs.self_cpu_ns[i];
   }
+  finish_op_types(std::move(rows), device_in_scope, o, out);
+}
+
+void finish_op_types(std::vector<OpTypeRow> rows, bool device_in_scope, const SummaryOptions& o, Summaries& out) {
+  out.op_type_by_device = device_in_scope;
   auto metric = [&](const OpTypeRow& r) { return device_in_scope ? r.device_ns : r.cpu_ns; };
   uint64_t total = 0;
   for (const OpTypeRow& r : rows) total += metric(r);

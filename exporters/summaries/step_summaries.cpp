@@ -72,7 +72,7 @@ void compute_span(const Trace& t, const TraceScope& s, Summaries& out) {
   }
 }
 
-void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
+void device_cpu_figures(const Trace& t, Summaries& out) {
   const bool cpu = t.cpu_start.valid && t.cpu_end.valid && t.cpu_end.ns > t.cpu_start.ns;
   out.elapsed_ns = cpu ? t.cpu_end.ns - t.cpu_start.ns : out.span_cpu_ns;
   DeviceUtilization process{"CPU(Process)", std::nullopt}, system{"CPU(System)", std::nullopt};
@@ -84,6 +84,10 @@ void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
     system.percent = percent(busy, busy + idle);
   }
   out.devices = {process, system};
+}
+
+void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
+  device_cpu_figures(t, out);
   std::map<uint32_t, GpuTime> gpus;
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];

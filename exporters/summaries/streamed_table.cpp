@@ -32,9 +32,14 @@ std::tuple<uint32_t, uint64_t, uint64_t> host_position(const TableRow& r) {
 }  // namespace
 
 void TableFold::add(const Trace& part) {
+  if (part.host.empty() && part.device.empty()) return void(++parts_);
+  add(part, host_costs(part));
+}
+
+void TableFold::add(const Trace& part, const HostCosts& costs) {
   ++parts_;
   if (part.host.empty() && part.device.empty()) return;
-  const Table table = build_table(part, options_);
+  const Table table = build_table(part, costs, options_);
   for (const TableRow& r : table.rows) {
     auto [it, inserted] = rows_.try_emplace(row_key(r));
     Folded& f = it->second;

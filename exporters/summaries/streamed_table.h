@@ -29,8 +29,9 @@ namespace profagent::exporters {
 class TableFold {
  public:
   explicit TableFold(TableOptions options) : options_(std::move(options)) {}
-  // Adds one part of the window (a segment or the tail).
+  // Adds one part of the window (a segment or the tail); `costs`: host_costs(part), when made already.
   void add(const Trace& part);
+  void add(const Trace& part, const HostCosts& costs);
   // The table of every part added, as build_table makes it; `memory`: the window profiled memory.
   Table table(bool memory) const;
   std::size_t rows() const { return rows_.size(); }

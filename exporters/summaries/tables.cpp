@@ -84,10 +84,22 @@ class RowBuilder {
     index_.emplace(RowKey(r.name, by_stack_ ? r.source_location : r.input_shapes), &r);
     return *(last_ = &r);
   }
+  // Most records name their row by an interned name and are not split by shapes or stacks: the
+  // row is found by the name's dense id (interned_name.h), without hashing its text per record.
+  TableRow& row(InternedName name, std::string_view shapes, RowKind kind) {
+    if (!shapes.empty()) return row(std::string_view(name), shapes, kind);
+    const uint32_t id = name.id();
+    if (id < by_id_.size() && by_id_[id]) return *(last_ = by_id_[id]);
+    TableRow& r = row(std::string_view(name), shapes, kind);
+    if (id >= by_id_.size()) by_id_.resize(id + 1, nullptr);
+    by_id_[id] = &r;
+    return r;
+  }
   bool by_shape() const { return by_shape_; }
   bool by_stack() const { return by_stack_; }
   std::vector<TableRow> take() {
     index_.clear();
+    by_id_.clear();
     last_ = nullptr;
     return {std::make_move_iterator(rows_.begin()), std::make_move_iterator(rows_.end())};
   }
@@ -97,6 +109,7 @@ class RowBuilder {
   bool by_stack_;
   std::deque<TableRow> rows_;
   std::unordered_map<RowKey, TableRow*, RowKeyHash> index_;  // views into rows_
+  std::vector<TableRow*> by_id_;  // rows without shapes by their name's id; null: not looked up yet
   TableRow* last_ = nullptr;  // the row the previous call returned
 };
 
@@ -188,13 +201,12 @@ void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, Sou
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
     const RowKind kind = host_row_kind(h);
-    const std::string_view api = calls.of(h.name).api;
-    const std::string_view name = kind == RowKind::Step           ? std::string_view("ProfilerStep*")
-                                  : h.kind == EventKind::GraphLaunch ? graphs.of(i, api)
-                                                                     : api;
+    const InternedName api = calls.of(h.name).api;
     const std::string shapes = rows.by_shape() ? shapes_text(input_dims(t, h))
                                : rows.by_stack() ? locations.of(h) : std::string();
-    TableRow& r = rows.row(name, shapes, kind);
+    TableRow& r = kind == RowKind::Step                ? rows.row(std::string_view("ProfilerStep*"), shapes, kind)
+                  : h.kind == EventKind::GraphLaunch ? rows.row(graphs.of(i, api), shapes, kind)
+                                                     : rows.row(api, shapes, kind);
     if (r.count == 0) r.first_tid = h.tid, r.first_start_ns = h.start_ns, r.first_end_ns = h.end_ns, r.first_seen_on_host = true;
     r.count += 1;
     r.cpu_total_ns += span_ns(h.start_ns, h.end_ns);

@@ -281,7 +281,7 @@ void find_communication(const Trace& trace, TraceScope& s) {
 
 }  // namespace
 
-TraceScope scope_trace(const Trace& trace) {
+TraceScope scope_trace(const Trace& trace, bool phases) {
   TraceScope s;
   s.steps = steps_of(trace);
   s.has_steps = !s.steps.empty();
@@ -290,6 +290,7 @@ TraceScope scope_trace(const Trace& trace) {
   s.costs = host_costs(trace);
   s.any_device_work = s.costs.any_device_work;
   link_operators(trace, s);
+  if (!phases) return s;
   find_phases(trace, s);
   assign_device_phases(trace, s);
   find_communication(trace, s);

@@ -59,6 +59,10 @@ struct TraceScope {
   bool communication(std::size_t i) const { return device_communication[i]; }
 };
 
-TraceScope scope_trace(const Trace& trace);
+// `phases` false: without the phases of the steps, the device records' phases and the
+// communication kernels (device_phase and device_communication are left empty): what the
+// summaries made of rows by name need (a streamed window's fold, streamed_summaries.h),
+// without their per-record name matching.
+TraceScope scope_trace(const Trace& trace, bool phases = true);
 
 }  // namespace profagent::exporters

@@ -9,6 +9,9 @@ run_preload.py, with checkers of its own:
                      operator carries that (innermost) operator's External id; diopiMm nests
                      inside the operators that call it; shapes are right; every operator row
                      of the table equals the sums recomputed from the trace.
+  diopi_train_streamed        train.py streamed in segments: same output; the summaries
+                     folded while it streamed equal `profagent report`'s of its trace.
+  diopi_train_streamed_steps  the same with steps: no summary folded, each named as not computed.
   diopi_unchanged    no crash and the same program output as without the agent (framework
                      without DIOPI runtime functions, late dlopen, lazy binding); optional
                      --expect-log REGEX that one [profagent] line must match.
@@ -24,6 +27,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import checkers  # noqa: E402
 import run_preload  # noqa: E402
+import streamed_checks  # noqa: E402
 from checkers import expect  # noqa: E402
 
 # train.py's model: conv input (16, 3, 32, 32), 16 filters of 3x3, padding 1.
@@ -168,6 +172,32 @@ def check_diopi_group_by_shape(context):
     expect("Input Shapes" in table and shapes_text(CONV_DIMS)[:40] in table,
            "the table has no Input Shapes column with the convolution's shapes")
     context.summary = f"{rows} operator rows per (name, shapes) recomputed"
+
+
+def check_diopi_train_streamed(context):
+    """train.py streamed in segments (PROFAGENT_STREAM_AFTER_MB=1): same output as without the
+    agent; the summaries folded while it streamed equal `profagent report`'s of its trace."""
+    check_same_output(context)
+    trace = checkers.Trace(checkers.only_file(context.out_dir, "*.trace.json"))
+    streamed = trace.document.get("profagent_streamed")
+    expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
+    lines = streamed_checks.check_folded_summaries(
+        context, rows_in=("Operator Summary", "Kernel Summary", "Memory Manipulation Summary", "Operator Type"))
+    streamed_checks.remove_trace_of_passed_check(context)
+    context.summary = f"{streamed['segments']} segments; {lines} summary lines equal to the report's"
+
+
+def check_diopi_train_streamed_steps(context):
+    """The same with steps (PROFAGENT_STEP_ON): the summaries are not folded, and said so."""
+    check_same_output(context)
+    trace = checkers.Trace(checkers.only_file(context.out_dir, "*.trace.json"))
+    streamed = trace.document.get("profagent_streamed")
+    expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
+    window = trace.document["profagent_window"]
+    expect(window["last_step"] > window["first_step"], f"the window has no steps: {window}")
+    streamed_checks.check_unfolded_summaries(context)
+    streamed_checks.remove_trace_of_passed_check(context)
+    context.summary = f"{streamed['segments']} segments; every summary named as not computed"
 
 
 def check_diopi_unchanged(context):

@@ -7,6 +7,9 @@ iteration range's External id, every call inside a block range; the trace says h
 segments wrote it; no partial or swap file is left. Its key_averages table, folded segment by
 segment while it streamed, is printed and written to <stem>.table.txt, and equals, row by row
 and in the same order, the table `profagent report` computes from the whole trace joined at once.
+So do the summaries folded while it streamed (<stem>.summary.txt: Device, Operator, Kernel,
+Memory Manipulation, UserDefined, operator types), line by line against `profagent report --summary`;
+the summaries that are not folded are named on one line of that file, never printed differently.
 """
 import bisect
 import collections
@@ -68,9 +71,7 @@ def check_folded_table(context):
     printed = table_block([line[len("[profagent] "):] for line in C.profagent_lines(context.run.stderr)])
     C.expect(printed == written, "the table printed on stderr differs from <stem>.table.txt")
     trace_path = glob.glob(os.path.join(context.out_dir, "*.trace.json"))[0]
-    preload = next(a for a in context.run.command if a.startswith("LD_PRELOAD=")).split("=", 1)[1]
-    cli = os.path.join(os.path.dirname(os.path.dirname(preload)), "bin", "profagent")
-    report = subprocess.run([cli, "report", "--summary", "key_averages", trace_path],
+    report = subprocess.run([profagent_cli(context), "report", "--summary", "key_averages", trace_path],
                             capture_output=True, text=True, check=False, timeout=120)
     C.expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
     reported = table_block(report.stdout.splitlines()[2:])  # after the trace's and the block's titles
@@ -80,6 +81,74 @@ def check_folded_table(context):
     C.expect(len(written) == len(reported) and not differing,
              f"the folded table differs from `profagent report`'s ({len(written)} and {len(reported)} lines): "
              f"{differing[:3] or (written, reported)}")
+
+
+# The summaries a streamed window folds (exporters/summaries/streamed_summaries.h), and those it
+# leaves to `profagent report`, in the order the summaries are printed.
+FOLDED_SUMMARIES = ("device", "operator", "kernel", "memory_manipulation", "user_defined", "op_type")
+UNFOLDED_SUMMARIES = ("overview", "model", "distributed", "perf", "step_trace", "memory")
+NOT_COMPUTED = "Not computed for a streamed window: "
+
+
+def profagent_cli(context):
+    preload = next(a for a in context.run.command if a.startswith("LD_PRELOAD=")).split("=", 1)[1]
+    return os.path.join(os.path.dirname(os.path.dirname(preload)), "bin", "profagent")
+
+
+def streamed_summary_file(context):
+    """<stem>.summary.txt of the one streamed window: its lines, and the summaries its
+    "Not computed" line names."""
+    files = glob.glob(os.path.join(context.out_dir, "*.summary.txt"))
+    C.expect(len(files) == 1, f"a streamed window wrote {len(files)} summary files")
+    with open(files[0], encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    named = [line for line in lines if line.startswith(NOT_COMPUTED)]
+    C.expect(len(named) == 1, f"{len(named)} lines name the summaries not computed: {lines[-3:]}")
+    missing = named[0][len(NOT_COMPUTED):].split(" (", 1)[0].split(", ")
+    C.expect(not any(line.startswith("Not exact") for line in lines), f"a folded figure is not exact: {lines[-3:]}")
+    return [line for line in lines if not line.startswith(NOT_COMPUTED)], missing
+
+
+def check_folded_summaries(context, rows_in=("Kernel Summary",)):
+    """The folded summaries equal, line by line and in order, what `profagent report` computes
+    from the streamed trace joined whole; `rows_in`: blocks that must have rows."""
+    written, missing = streamed_summary_file(context)
+    C.expect(tuple(missing) == UNFOLDED_SUMMARIES, f"not computed: {missing}, expected {UNFOLDED_SUMMARIES}")
+    trace_path = glob.glob(os.path.join(context.out_dir, "*.trace.json"))[0]
+    report = subprocess.run([profagent_cli(context), "report", "--summary", ",".join(FOLDED_SUMMARIES), trace_path],
+                            capture_output=True, text=True, check=False, timeout=120)
+    C.expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
+    reported = report.stdout.splitlines()[1:]  # after the trace's title
+    differing = [(a, b) for a, b in zip(written, reported) if a != b]
+    C.expect(len(written) == len(reported) and not differing,
+             f"the folded summaries differ from `profagent report`'s ({len(written)} and {len(reported)} lines): "
+             f"{differing[:3] or (written[-5:], reported[-5:])}")
+    for title in rows_in:
+        start = next((i for i, line in enumerate(written) if title in line), None)
+        C.expect(start is not None, f"no {title} block in the summary file")
+        end = next((i for i in range(start, len(written)) if not written[i].strip()), len(written))
+        rules = [i for i in range(start + 1, end) if written[i].startswith("-----")]
+        rows = [line for line in written[rules[1] + 1:rules[-1]] if not line.startswith("-")] if len(rules) >= 3 else []
+        C.expect(rows, f"the {title} block has no rows: {written[start:end]}")
+    return len(written)
+
+
+def check_unfolded_summaries(context):
+    """A streamed window with steps: no summary is folded (a segment is cut before the steps
+    around its records are known); its summary file names every one, and prints none."""
+    written, missing = streamed_summary_file(context)
+    C.expect(sorted(missing) == sorted(FOLDED_SUMMARIES + UNFOLDED_SUMMARIES), f"not computed: {missing}")
+    C.expect(not any("Summary" in line or "Statistics" in line for line in written),
+             f"a summary printed for a streamed window with steps: {written[:3]}")
+
+
+def remove_trace_of_passed_check(context):
+    """A streamed window's trace is tens of MB: once every check on it passed it goes (the small
+    table and summary files stay); a failed check's stays to be read. PROFAGENT_TEST_KEEP_OUTPUT=1
+    keeps it."""
+    if os.environ.get("PROFAGENT_TEST_KEEP_OUTPUT") != "1":
+        for path in glob.glob(os.path.join(context.out_dir, "*.trace.json")):
+            os.remove(path)
 
 
 def check_streamed_run(context):
@@ -128,6 +197,9 @@ def check_streamed_run(context):
     leftovers = [n for n in os.listdir(context.out_dir) if n.endswith((".partial", ".swap"))]
     C.expect(not leftovers, f"partial files left: {leftovers}")
     check_folded_table(context)
+    check_folded_summaries(context, rows_in=("Device Summary", "Kernel Summary", "Memory Manipulation Summary",
+                                             "UserDefined Summary"))
+    remove_trace_of_passed_check(context)
     context.summary = (f"{streamed['segments']} segments, {len(trace.device)} device records, "
                        f"{len(trace.runtime)} runtime calls, {len(starts)} flows")
 
