@@ -5,6 +5,10 @@ import os
 import shutil
 
 
+def keep_output():
+    return os.environ.get("PROFAGENT_TEST_KEEP_OUTPUT") == "1"
+
+
 def remove_output_of_passed_case(folder):
-    if os.environ.get("PROFAGENT_TEST_KEEP_OUTPUT") != "1":
+    if not keep_output():
         shutil.rmtree(folder, ignore_errors=True)

@@ -18,6 +18,7 @@ import os
 import subprocess
 
 import checkers as C
+import test_output
 
 
 class Spans:
@@ -146,7 +147,7 @@ def remove_trace_of_passed_check(context):
     """A streamed window's trace is tens of MB: once every check on it passed it goes (the small
     table and summary files stay); a failed check's stays to be read. PROFAGENT_TEST_KEEP_OUTPUT=1
     keeps it."""
-    if os.environ.get("PROFAGENT_TEST_KEEP_OUTPUT") != "1":
+    if not test_output.keep_output():
         for path in glob.glob(os.path.join(context.out_dir, "*.trace.json")):
             os.remove(path)
 
