@@ -137,13 +137,23 @@ bool take_interval(Session& s, IntervalCursor& cursor, PeekedInterval& out, std:
   return true;
 }
 
+// The last tick whose time in ns is before `ticks`' (a counter's tick is shorter than a ns:
+// the interval's end, in ns, must be before the held call's end, not equal to it).
+uint64_t last_tick_before(const clock::TickConverter& converter, uint64_t ticks) {
+  const uint64_t ns = converter.to_ns(ticks);
+  uint64_t before = ticks == 0 ? 0 : ticks - 1;
+  for (int step = 0; step < 64 && before > 0 && converter.to_ns(before) >= ns; ++step) --before;
+  return before;
+}
+
 // The interval's calls with their device records: the calls held at the last peek first,
 // neither held nor carried again (a kernel that never ends cannot stall the partial trace);
 // then the events carried from it (they ended after its end) and the fresh ones, less those
 // held now (their record has not come) and those that ended after the interval's end, which
 // moves back to just before the earliest call held now ended.
 std::vector<ThreadEvents> settle_interval(Session& s, IntervalCursor& cursor, std::vector<ThreadEvents> fresh,
-                                          uint64_t& through_ticks, IntervalDevice& device) {
+                                          const clock::TickConverter& converter, uint64_t& through_ticks,
+                                          IntervalDevice& device) {
   std::vector<ThreadEvents> threads = std::move(cursor.held);
   cursor.held.clear();
   const size_t first_fresh = threads.size();
@@ -154,7 +164,9 @@ std::vector<ThreadEvents> settle_interval(Session& s, IntervalCursor& cursor, st
   device = copy_device_records(s, interval_ids(threads));
   if (device_can_deliver(s)) {
     const uint64_t earliest_held_end = hold_calls_without_work(threads, first_fresh, device, cursor.held);
-    if (earliest_held_end != 0) through_ticks = std::min(through_ticks, earliest_held_end - 1);
+    if (earliest_held_end != ~uint64_t{0}) {
+      through_ticks = std::min(through_ticks, last_tick_before(converter, earliest_held_end));
+    }
   }
   std::vector<ThreadEvents> later(std::make_move_iterator(threads.begin() + ptrdiff_t(first_fresh)),
                                   std::make_move_iterator(threads.end()));
@@ -180,7 +192,7 @@ void peek(IntervalCursor& cursor, PeekedInterval& out) {
   collect_device_records(s, true);
   wait_for_drains_in_flight(s, clock::monotonic_ns() + kDrainInFlightWaitNs);
   IntervalDevice device;
-  std::vector<ThreadEvents> threads = settle_interval(s, cursor, std::move(fresh), through_ticks, device);
+  std::vector<ThreadEvents> threads = settle_interval(s, cursor, std::move(fresh), converter, through_ticks, device);
   Trace& trace = out.trace;
   trace.start_ns = converter.to_ns(start_ticks);
   trace.end_ns = converter.to_ns(through_ticks);
