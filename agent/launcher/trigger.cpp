@@ -301,17 +301,19 @@ int run(const TriggerOptions& options) {
   }
   if (targets.empty()) return 1;
   // All ranks of a job start at the same step: one past the furthest step in progress, ahead
-  // by twice the steps a process makes while all are asked once (0 unless its steps are
-  // shorter than that): the ones asked first must not begin it before the last is asked, nor
-  // before they are taken back if that one had begun it anyway. Then the round is asked again,
-  // ahead by twice the steps made during the late one.
+  // by kLeadRounds times the steps a process makes while all are asked once (0 unless its
+  // steps are shorter than that): the ones asked first must not begin it before the last is
+  // asked, nor before they are taken back if that one had begun it anyway (two rounds), with
+  // room for a loaded host's slower rounds. Then all are asked again, ahead by as many times
+  // the steps made during the late round.
   uint64_t progress = 0;
   if (options.duration_ms == 0 && targets.size() > 1 && !steps_during_round(targets, progress)) {
     say("nothing was triggered (all or none): wait until the window being recorded is written");
     return 1;
   }
   constexpr int kRounds = 8;
-  uint64_t lead = 2 * progress;
+  constexpr uint64_t kLeadRounds = 4;
+  uint64_t lead = kLeadRounds * progress;
   ArmRound round;
   for (int attempt = 1; !targets.empty(); ++attempt) {
     const uint64_t furthest = furthest_step(targets);
@@ -325,7 +327,7 @@ int run(const TriggerOptions& options) {
       return 1;
     }
     const uint64_t now = furthest_step(targets);
-    lead = std::max<uint64_t>(lead + 1, 2 * (now > furthest ? now - furthest : 0));
+    lead = std::max<uint64_t>(lead + 1, kLeadRounds * (now > furthest ? now - furthest : 0));
     say("step " + std::to_string(first) + " had begun in a process when it was asked: tried again further ahead");
   }
   for (const std::string& why : round.refusals) say(why);
