@@ -24,7 +24,7 @@ namespace {
 // The variables the agent may set for itself (each to its own library path).
 constexpr const char* kOwnVariables[] = {kCudaInjectionVariable, kNvtxInjectionVariable};
 
-char g_own_value[PATH_MAX];     // this library's real path; "" if unknown
+char g_own_value[PATH_MAX];     // what the agent writes into its own variables; "" if unknown
 char g_preload_entry[PATH_MAX]; // the LD_PRELOAD entry that loaded it; "" if not preloaded
 
 bool is_separator(char c) noexcept { return c == ' ' || c == ':'; }  // as ld.so splits it
@@ -42,8 +42,8 @@ bool lists_entry(const char* list, const char* entry) noexcept {
   return false;
 }
 
-// The entry of this process's LD_PRELOAD that names this library (by real path, or by its file
-// name when the entry is a bare name the loader searched for).
+// The entry of this process's LD_PRELOAD that names this library (as `own`, as the loader opened
+// it, by real path, or by its file name when the entry is a bare name the loader searched for).
 std::string find_preload_entry(const std::string& own) {
   const char* list = std::getenv("LD_PRELOAD");
   if (list == nullptr || own.empty()) return {};
@@ -54,12 +54,10 @@ std::string find_preload_entry(const std::string& own) {
   while (begin < text.size()) {
     const size_t end = text.find_first_of(" :", begin);
     const std::string entry = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-    // An entry that is the real path already, or the very name the loader opened this library
-    // under (the launcher's `<prefix>/bin/../lib/...`), is matched as it is: realpath costs one
-    // readlink per component of the path, at every process's start-up.
-    char real[PATH_MAX];
-    if (!entry.empty() && (entry == own || entry == loaded_as ||
-                           (realpath(entry.c_str(), real) != nullptr && own == real) ||
+    // An entry that is `own` already, or the very name the loader opened this library under,
+    // is matched as it is: realpath costs one readlink per component of the path, at every
+    // process's start-up.
+    if (!entry.empty() && (entry == own || entry == loaded_as || collector::names_own_library(entry.c_str()) ||
                            (entry.find('/') == std::string::npos && entry == file))) {
       return entry;
     }
@@ -98,7 +96,7 @@ bool keeps_agent(char* const* envp) noexcept {
 
 void remember_own_variables() noexcept {
   try {
-    const std::string own = collector::own_library_path();
+    const std::string own = collector::own_library_absolute_path();  // what the agent writes
     const std::string entry = find_preload_entry(own);
     if (own.size() >= sizeof g_own_value || entry.size() >= sizeof g_preload_entry) return;
     std::memcpy(g_preload_entry, entry.c_str(), entry.size() + 1);

@@ -27,7 +27,7 @@ bool device_tracing_wanted(const Config& config) noexcept {
 void claim_cuda_injection() noexcept {
   if (state() != AgentState::Ready || !device_tracing_wanted(config())) return;
   if (const char* set = std::getenv(kCudaInjectionVariable); set != nullptr && *set != '\0') return;
-  const std::string path = collector::own_library_path();
+  const std::string path = collector::own_library_absolute_path();
   if (path.empty()) {
     log(LogLevel::Info, "cannot name this library in CUDA_INJECTION64_PATH: only interposed calls are recorded");
     return;

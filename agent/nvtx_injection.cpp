@@ -21,12 +21,11 @@ namespace profagent::agent {
 namespace {
 
 // The variable's value when it names something else than this library; nullptr when it is
-// unset, empty or ours (the launcher writes the same real path).
+// unset, empty or ours (the value this library or the launcher writes, or the same real path).
 const char* other_tool() noexcept {
   const char* set = std::getenv(kNvtxInjectionVariable);
   if (set == nullptr || *set == '\0') return nullptr;
-  const std::string own = collector::own_library_path();
-  return own == set ? nullptr : set;
+  return collector::names_own_library(set) ? nullptr : set;
 }
 
 }  // namespace
@@ -39,7 +38,7 @@ void claim_nvtx_injection() noexcept {
     return;
   }
   if (const char* set = std::getenv(kNvtxInjectionVariable); set != nullptr && *set != '\0') return;  // ours
-  const std::string path = collector::own_library_path();
+  const std::string path = collector::own_library_absolute_path();
   if (path.empty()) {
     log(LogLevel::Info, "cannot name this library in NVTX_INJECTION64_PATH: NVTX ranges are not recorded");
     return;

@@ -34,6 +34,7 @@ std::string_view without_newline(const std::string& line) {
 
 std::string format(const Request& request) {
   if (request.status) return "status\n";
+  if (request.cancel) return "cancel first=" + std::to_string(request.first) + "\n";
   if (request.duration_ms > 0) return "record ms=" + std::to_string(request.duration_ms) + " dir=" + request.output_dir + "\n";
   return "record first=" + std::to_string(request.first) + " steps=" + std::to_string(request.steps) +
          " dir=" + request.output_dir + "\n";
@@ -44,6 +45,12 @@ std::optional<Request> parse_request(const std::string& text) {
   if (line.find('\n') != std::string_view::npos) return std::nullopt;
   Request request;
   if (line == "status") return request.status = true, request;
+  if (line.starts_with("cancel ")) {
+    const auto first = number_after(line, "first");
+    if (!first || *first == 0) return std::nullopt;
+    request.cancel = true, request.first = *first;
+    return request;
+  }
   if (!line.starts_with("record ")) return std::nullopt;
   const std::string_view head = line.substr(0, line.find(" dir="));
   if (const auto ms = number_after(head, "ms")) {

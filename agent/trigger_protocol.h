@@ -7,6 +7,9 @@
 //                                          (first=0: the step after the one in progress;
 //                                          dir= empty: the agent's PROFAGENT_OUTPUT_DIR)
 //   record ms=<T> dir=<D>               -> ok ms=<T> dir=<where files go>  (from now, T ms)
+//   cancel first=<S>                    -> ok step=<in progress> busy=0  (the steps armed from S
+//                                          taken back before S began: `--all` found another
+//                                          process past S, and asks again further ahead)
 //   anything refused                    -> error <one line>
 // The socket is <user runtime dir>/<pid>.sock (agent/user_runtime_dir.h), one per process.
 #pragma once
@@ -21,7 +24,8 @@ inline constexpr const char* kSocketSuffix = ".sock";
 inline constexpr size_t kMaxLine = 4096;  // a request or answer longer than this is refused
 
 struct Request {
-  bool status = false;     // "status"; else "record"
+  bool status = false;     // "status"; else "record" (or "cancel")
+  bool cancel = false;     // "cancel": the trigger armed from `first` is taken back
   uint64_t first = 0;      // record: the first step (0: the next one)
   uint64_t steps = 0;      // record: how many
   uint64_t duration_ms = 0;  // record: T ms from now instead of steps (when > 0)

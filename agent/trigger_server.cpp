@@ -113,10 +113,22 @@ trigger::Answer record(const trigger::Request& request) {
   return answer;
 }
 
+trigger::Answer cancel(const trigger::Request& request) {
+  trigger::Answer answer;
+  DemandState after;
+  answer.ok = cancel_trigger(request.first, after, answer.error);
+  if (!answer.ok) return answer;
+  answer.step = after.step;
+  print_line("trigger from step " + std::to_string(request.first) +
+             " taken back: another process of the job was past it when asked (the trigger asks again)");
+  return answer;
+}
+
 trigger::Answer answer_to(const std::string& line) {
   const std::optional<trigger::Request> request = trigger::parse_request(line);
   trigger::Answer answer;
   if (!request) return answer.error = "not a trigger request", answer;
+  if (request->cancel) return cancel(*request);
   if (!request->status) return record(*request);
   const DemandState state = demand_state();
   answer.ok = true, answer.step = state.step, answer.busy = state.busy, answer.timed = state.timed;

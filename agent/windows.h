@@ -63,6 +63,12 @@ DemandState demand_state() noexcept;
 bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, DemandState& armed,
                  std::string& why) noexcept;
 
+// On demand: takes back the trigger armed from step `first` while that step has not begun
+// (`profagent trigger --all` arms every process, then finds one already past `first`: all or
+// none). False with `why` when no trigger from `first` is armed or its first step has begun.
+// `after`: the state left (not busy).
+bool cancel_trigger(uint64_t first, DemandState& after, std::string& why) noexcept;
+
 // On demand: records from now until close_timed_trigger() (the trigger's --duration-ms), into
 // one window whose steps are those that ended in it and the one in progress at its end, each
 // cut to the window. Refused as arm_trigger is.

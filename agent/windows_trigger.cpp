@@ -76,6 +76,32 @@ bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, 
   }
 }
 
+bool cancel_trigger(uint64_t first, DemandState& after, std::string& why) noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr) return why = "no step windows", false;
+  collector::AgentBusy busy;
+  try {
+    BoundaryEffects effects;
+    {
+      std::lock_guard lock(w->mutex);
+      if (!w->trigger_armed || w->timed_open || w->schedule.skip_first != first) {
+        return why = "no trigger from step " + std::to_string(first) + " is armed", false;
+      }
+      if (w->step >= first) {
+        return why = "step " + std::to_string(first) + " has already begun: its window is being recorded", false;
+      }
+      w->trigger_armed = false;  // back to idle: no step of the schedule is recorded
+      set_device_ahead(*w, w->step, effects);
+      after = demand_state_of(*w);
+    }
+    apply(effects);
+    return true;
+  } catch (...) {
+    why = "out of memory";
+    return false;
+  }
+}
+
 bool arm_timed_trigger(const std::string& output_dir, std::string& why) noexcept {
   Windows* w = g_windows;
   if (w == nullptr) return why = "no step windows", false;

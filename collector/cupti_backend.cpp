@@ -60,11 +60,7 @@ constexpr CUpti_ActivityKind kOptionalKinds[] = {CUPTI_ACTIVITY_KIND_RUNTIME,
 // CUDA_INJECTION64_PATH names this library: the agent set it for its own process (so that
 // calls no hook sees reach it through CUPTI's callbacks), or the agent is the injected tool.
 // Anything else is another tool, which owns CUPTI.
-bool injection_is_ours(const char* injection) noexcept {
-  const std::string ours = own_library_path();
-  char theirs[PATH_MAX];
-  return !ours.empty() && realpath(injection, theirs) != nullptr && ours == theirs;
-}
+bool injection_is_ours(const char* injection) noexcept { return names_own_library(injection); }
 
 }  // namespace
 

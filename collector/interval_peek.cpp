@@ -72,9 +72,11 @@ bool device_can_deliver(const Session& s) {
 }
 
 // Moves the calls of threads[first..] that queued device work without a record yet into
-// `held` (a launch is written with its kernel, an interval later).
-void hold_calls_without_work(std::vector<ThreadEvents>& threads, size_t first, const IntervalDevice& device,
-                             std::vector<ThreadEvents>& held) {
+// `held` (a launch is written with its kernel, an interval later). Returns the earliest end
+// of a call held (~0: none).
+uint64_t hold_calls_without_work(std::vector<ThreadEvents>& threads, size_t first, const IntervalDevice& device,
+                                 std::vector<ThreadEvents>& held) {
+  uint64_t earliest_end = ~uint64_t{0};
   for (size_t i = first; i < threads.size(); ++i) {
     ThreadEvents& thread = threads[i];
     auto served = [&](const HostEvent& e) {
@@ -89,7 +91,18 @@ void hold_calls_without_work(std::vector<ThreadEvents>& threads, size_t first, c
     later.tid = thread.tid, later.pid = thread.pid, later.name = thread.name;
     later.events.assign(waiting, thread.events.end());
     thread.events.erase(waiting, thread.events.end());
+    for (const HostEvent& e : later.events) earliest_end = std::min(earliest_end, e.end);
   }
+  return earliest_end;
+}
+
+// Keeps the device records and links of the calls still in `threads`: those of a call held or
+// carried come with it, later (a record without its call would be written twice).
+void keep_device_of(const std::vector<ThreadEvents>& threads, IntervalDevice& device) {
+  const IntervalIds kept = interval_ids(threads);
+  std::erase_if(device.links, [&](const auto& link) { return !kept.hosts.count(link.second); });
+  std::erase_if(device.call_links, [&](const ExternalLink& link) { return !kept.hosts.count(link.external_id); });
+  std::erase_if(device.records, [&](const DeviceRecord& record) { return !device.links.count(record.correlation); });
 }
 
 // The host events committed since the last peek, under the freeze lock (no cut meanwhile).
@@ -101,8 +114,11 @@ bool take_interval(Session& s, IntervalCursor& cursor, PeekedInterval& out, std:
   // Bounded like a streamed window's segment: the memory of an interval's join stays a constant,
   // and a partial trace that lags catches up over the next intervals.
   const size_t budget = StreamLimits{}.segment_events;
+  // Before the peek: a call that returned by this instant was committed before the buffers are
+  // read. (Read after them, a whole call could begin and end between the read and the instant,
+  // missing from an interval that claims it: reliability.partial_sigkill saw one under load.)
+  through_ticks = now();
   DrainResult host = peek_all(budget);
-  through_ticks = now();  // after the peek: every event in it had ended by then
   for (const ThreadEvents& thread : host.threads) {  // a thread cut short: its events up to here
     if (thread.events.size() >= budget) through_ticks = std::min(through_ticks, thread.events.back().end);
   }
@@ -112,12 +128,53 @@ bool take_interval(Session& s, IntervalCursor& cursor, PeekedInterval& out, std:
   if (s.cuts != cursor.cuts) {  // a window was cut since: what was held is in its own trace
     cursor.cuts = s.cuts;
     cursor.held.clear();
+    cursor.carried.clear();
     out.new_window = true;
   }
   out.trace.window = s.window + 1;
   start_ticks = s.window_start_ticks;
   fresh = std::move(host.threads);
   return true;
+}
+
+// The last tick whose time in ns is before `ticks`' (a counter's tick is shorter than a ns:
+// the interval's end, in ns, must be before the held call's end, not equal to it).
+uint64_t last_tick_before(const clock::TickConverter& converter, uint64_t ticks) {
+  const uint64_t ns = converter.to_ns(ticks);
+  uint64_t before = ticks == 0 ? 0 : ticks - 1;
+  for (int step = 0; step < 64 && before > 0 && converter.to_ns(before) >= ns; ++step) --before;
+  return before;
+}
+
+// The interval's calls with their device records: the calls held at the last peek first,
+// neither held nor carried again (a kernel that never ends cannot stall the partial trace);
+// then the events carried from it (they ended after its end) and the fresh ones, less those
+// held now (their record has not come) and those that ended after the interval's end, which
+// moves back to just before the earliest call held now ended.
+std::vector<ThreadEvents> settle_interval(Session& s, IntervalCursor& cursor, std::vector<ThreadEvents> fresh,
+                                          const clock::TickConverter& converter, uint64_t& through_ticks,
+                                          IntervalDevice& device) {
+  std::vector<ThreadEvents> threads = std::move(cursor.held);
+  cursor.held.clear();
+  const size_t first_fresh = threads.size();
+  threads.insert(threads.end(), std::make_move_iterator(cursor.carried.begin()),
+                 std::make_move_iterator(cursor.carried.end()));
+  cursor.carried.clear();
+  threads.insert(threads.end(), std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
+  device = copy_device_records(s, interval_ids(threads));
+  if (device_can_deliver(s)) {
+    const uint64_t earliest_held_end = hold_calls_without_work(threads, first_fresh, device, cursor.held);
+    if (earliest_held_end != ~uint64_t{0}) {
+      through_ticks = std::min(through_ticks, last_tick_before(converter, earliest_held_end));
+    }
+  }
+  std::vector<ThreadEvents> later(std::make_move_iterator(threads.begin() + ptrdiff_t(first_fresh)),
+                                  std::make_move_iterator(threads.end()));
+  threads.resize(first_fresh);
+  split_at_cut(later, through_ticks, cursor.carried);
+  threads.insert(threads.end(), std::make_move_iterator(later.begin()), std::make_move_iterator(later.end()));
+  if (!cursor.held.empty() || !cursor.carried.empty()) keep_device_of(threads, device);
+  return threads;
 }
 
 void peek(IntervalCursor& cursor, PeekedInterval& out) {
@@ -130,17 +187,12 @@ void peek(IntervalCursor& cursor, PeekedInterval& out) {
   if (!take_interval(s, cursor, out, fresh, start_ticks, through_ticks, converter)) return;
   out.recording = true;
   // After the peek: the records of every call in it that completed are in the flush (no lock
-  // held: the flush is a CUPTI call).
+  // held: the flush is a CUPTI call) or in a drain the periodic poll took just before it,
+  // waited for (else its launches would be held, and the interval end before them).
   collect_device_records(s, true);
-  // Calls held at the last peek come first and are not held again.
-  std::vector<ThreadEvents> threads = std::move(cursor.held);
-  cursor.held.clear();
-  const size_t first_fresh = threads.size();
-  threads.insert(threads.end(), std::make_move_iterator(fresh.begin()), std::make_move_iterator(fresh.end()));
-  const IntervalIds ids = interval_ids(threads);
-  IntervalDevice device = copy_device_records(s, ids);
-  if (device_can_deliver(s)) hold_calls_without_work(threads, first_fresh, device, cursor.held);
-
+  wait_for_drains_in_flight(s, clock::monotonic_ns() + kDrainInFlightWaitNs);
+  IntervalDevice device;
+  std::vector<ThreadEvents> threads = settle_interval(s, cursor, std::move(fresh), converter, through_ticks, device);
   Trace& trace = out.trace;
   trace.start_ns = converter.to_ns(start_ticks);
   trace.end_ns = converter.to_ns(through_ticks);

@@ -9,6 +9,13 @@
 // work whose record has not come yet is held for the next call, once, so that a launch and its
 // kernel are written together; after that it is given without its record.
 //
+// An interval ends at one instant (its end_ns, the partial trace's through_ns), and that
+// instant is a promise both ways: every host event in it had ended by then, and every call
+// that had returned to the program by then is in it or in an earlier interval. So the instant
+// is read before the buffers are (a call committed after the read but returned before a later
+// instant would be missed), and it is moved back to just before the earliest held call ended;
+// the events that ended after it are carried to the next call, as a window's cut carries them.
+//
 // What an interval's join cannot know, because it sees only that interval: an operator or
 // range still open at the interval's end does not enclose the calls of that interval (their
 // External id is their own), and device work without a link (a library's driver launch) is
@@ -26,7 +33,8 @@ namespace profagent::collector {
 // The caller's place, from one call to the next (one per caller; not thread-safe).
 struct IntervalCursor {
   uint32_t cuts = ~0u;               // the session's cuts at the last peek: a cut since starts a new window
-  std::vector<ThreadEvents> held;    // device-work calls whose record had not come
+  std::vector<ThreadEvents> held;    // device-work calls whose record had not come (given once)
+  std::vector<ThreadEvents> carried; // events that ended after the last interval's end (given next)
 };
 
 struct PeekedInterval {
@@ -34,7 +42,8 @@ struct PeekedInterval {
   bool new_window = false;  // the first interval of its window (or the first since a cut)
   uint64_t events = 0;      // host events in `trace` (device records: trace.device.size())
   // The interval joined: trace.window is the window being recorded, start_ns its start,
-  // end_ns the instant every host event in it had ended by; metadata as a window's.
+  // end_ns its end (above: the instant every event in it had ended by, and every call
+  // returned by is in it or before it); metadata as a window's.
   Trace trace;
 };
 

@@ -2,7 +2,7 @@
 
 #include "collector/collectives.h"
 
-#include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -89,42 +89,85 @@ ProcessInfo read_process_info() {
 
 namespace {
 
-struct OwnLibrary {
-  std::string name;  // as the loader opened it
-  std::string path;  // its real path; "" when it cannot be resolved
+// The loaded object whose segments hold `found->address`: its name, as the loader opened it.
+struct ObjectAt {
+  uintptr_t address = 0;
+  const char* name = nullptr;
 };
 
-OwnLibrary resolve_own_library() {
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&own_library_path), &info) == 0 || info.dli_fname == nullptr) return {};
-  OwnLibrary own{info.dli_fname, {}};
-  char path[PATH_MAX];
-  if (realpath(info.dli_fname, path) != nullptr) own.path = path;
-  return own;
+int find_object_at(dl_phdr_info* info, size_t, void* data) noexcept {
+  auto* found = static_cast<ObjectAt*>(data);
+  for (ElfW(Half) i = 0; i < info->dlpi_phnum; ++i) {
+    const ElfW(Phdr)& segment = info->dlpi_phdr[i];
+    const uintptr_t begin = info->dlpi_addr + segment.p_vaddr;
+    if (segment.p_type == PT_LOAD && found->address - begin < segment.p_memsz) {
+      found->name = info->dlpi_name;
+      return 1;
+    }
+  }
+  return 0;
 }
 
-// Resolved once: the library does not move while it is loaded, and start-up asks for it several
-// times (each realpath is one readlink per component of the path: a cost every process pays).
-const OwnLibrary& own_library() {
-  static const OwnLibrary* const own = new OwnLibrary(resolve_own_library());  // leaked
-  return *own;
+// The name the loader opened this library under, resolved once (it does not change while the
+// library is loaded), from the loader's list of objects without file access. (dladdr also
+// looks for the nearest symbol, a walk over the agent's whole symbol table: ~10 k
+// instructions at every process's start-up.)
+const std::string& own_library_loaded_name() {
+  static const std::string* const name = [] {
+    ObjectAt own{reinterpret_cast<uintptr_t>(&own_library_path), nullptr};
+    dl_iterate_phdr(find_object_at, &own);
+    return new std::string(own.name != nullptr ? own.name : "");  // leaked
+  }();
+  return *name;
+}
+
+// Its real path, resolved once, when first asked for: realpath costs one readlink per component
+// of the path, which a process that only starts and exits need not pay.
+const std::string& own_library_real_path() {
+  static const std::string* const path = [] {
+    const std::string& name = own_library_loaded_name();
+    char real[PATH_MAX];
+    return new std::string(!name.empty() && realpath(name.c_str(), real) != nullptr ? real : "");  // leaked
+  }();
+  return *path;
 }
 
 }  // namespace
 
 std::string own_library_path() noexcept {
   try {
-    return own_library().path;
+    return own_library_real_path();
   } catch (...) {
     return {};  // out of memory: as if the path were unknown (callers then do without it)
   }
 }
 
-std::string own_library_name() noexcept {
+std::string own_library_absolute_path() noexcept {
   try {
-    return own_library().name;
+    const std::string& name = own_library_loaded_name();
+    return !name.empty() && name.front() == '/' ? name : own_library_real_path();
   } catch (...) {
     return {};
+  }
+}
+
+std::string own_library_name() noexcept {
+  try {
+    return own_library_loaded_name();
+  } catch (...) {
+    return {};
+  }
+}
+
+bool names_own_library(const char* path) noexcept {
+  if (path == nullptr || *path == '\0') return false;
+  try {
+    if (own_library_absolute_path() == path) return true;
+    const std::string& real = own_library_real_path();
+    char theirs[PATH_MAX];
+    return !real.empty() && realpath(path, theirs) != nullptr && real == theirs;
+  } catch (...) {
+    return false;
   }
 }
 

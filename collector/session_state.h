@@ -65,6 +65,18 @@ Session& session();  // leaked singleton
 // lock, into the pool (collector/window.cpp).
 void collect_device_records(Session& s, bool flush);
 
+// A drain another thread took (the periodic poll) may hold records not yet in the pool: waits
+// (yielding) until none is in flight or CLOCK_MONOTONIC reaches `deadline_ns`. A drain takes
+// microseconds; the bound is for a thread preempted in the middle of one.
+inline constexpr uint64_t kDrainInFlightWaitNs = 100'000'000;
+void wait_for_drains_in_flight(Session& s, uint64_t deadline_ns);
+
+// Moves the events of `threads` that ended after `cut` (ticks) into `carried`, each thread's in
+// its order: they belong to what comes after the cut. Events are committed when they end, so
+// only a concurrent thread can show one that ended after a cut taken before its buffers were
+// read (a window's cut, an interval's through instant).
+void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut, std::vector<ThreadEvents>& carried);
+
 // The names of the threads that recorded `threads` (a name the program gave wins).
 std::vector<std::pair<uint32_t, std::string>> window_thread_names(const std::vector<ThreadEvents>& threads);
 

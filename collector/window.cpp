@@ -44,25 +44,11 @@ void collect_device_records(Session& s, bool flush) {
   s.drains_in_flight.fetch_sub(1);
 }
 
-namespace {
-
-// Events that ended by the cut belong to this window; those still running at the cut (they
-// are committed when they end, so only a concurrent thread can show one) wait for the next.
-void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
-                  std::vector<ThreadEvents>& carried) {
-  auto in_window = [cut](const HostEvent& e) { return e.end <= cut; };
-  for (ThreadEvents& thread : threads) {
-    // Usually every event is in: find that out without stable_partition's buffer (a copy of
-    // the whole thread's events).
-    auto first_later = std::find_if_not(thread.events.begin(), thread.events.end(), in_window);
-    if (first_later == thread.events.end()) continue;
-    auto later = std::stable_partition(first_later, thread.events.end(), in_window);
-    ThreadEvents& next = carried.emplace_back();
-    next.tid = thread.tid, next.pid = thread.pid, next.name = thread.name;
-    next.events.assign(later, thread.events.end());
-    thread.events.erase(later, thread.events.end());
-  }
+void wait_for_drains_in_flight(Session& s, uint64_t deadline_ns) {
+  while (s.drains_in_flight.load() != 0 && clock::monotonic_ns() < deadline_ns) sched_yield();
 }
+
+namespace {
 
 // Asked once (devices do not change) and outside every lock: these are CUDA calls.
 const PlatformInfo& platform(Session& s) {
@@ -122,6 +108,22 @@ void drop_host_side(Trace& trace) {  // PROFAGENT_ACTIVITIES without cpu
 }
 
 }  // namespace
+
+void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
+                  std::vector<ThreadEvents>& carried) {
+  auto in_window = [cut](const HostEvent& e) { return e.end <= cut; };
+  for (ThreadEvents& thread : threads) {
+    // Usually every event is in: find that out without stable_partition's buffer (a copy of
+    // the whole thread's events).
+    auto first_later = std::find_if_not(thread.events.begin(), thread.events.end(), in_window);
+    if (first_later == thread.events.end()) continue;
+    auto later = std::stable_partition(first_later, thread.events.end(), in_window);
+    ThreadEvents& next = carried.emplace_back();
+    next.tid = thread.tid, next.pid = thread.pid, next.name = thread.name;
+    next.events.assign(later, thread.events.end());
+    thread.events.erase(later, thread.events.end());
+  }
+}
 
 std::vector<std::pair<uint32_t, std::string>> window_thread_names(const std::vector<ThreadEvents>& threads) {
   return thread_names(threads);
@@ -307,9 +309,7 @@ uint64_t claim_device_records(Session& s, WindowClaim& claim) {
     if (missing == 0 || !can_wait || clock::monotonic_ns() >= deadline_ns) break;
     back_off(pause_ns, deadline_ns);
   }
-  // A drain another thread took (the periodic poll) may still hold records of this window.
-  const uint64_t drains_deadline_ns = deadline_ns + 100'000'000;
-  while (s.drains_in_flight.load() != 0 && clock::monotonic_ns() < drains_deadline_ns) sched_yield();
+  wait_for_drains_in_flight(s, deadline_ns + kDrainInFlightWaitNs);
   std::lock_guard lock(s.mutex);
   claim.claim(s.pool);
   return device_can_deliver(s) ? unexplained_missing(s, claim) : 0;

@@ -45,7 +45,12 @@ std::string find_agent(const std::string& bin) {
 // False (with one line said) when the agent cannot be named in LD_PRELOAD.
 bool set_environment(const Options& options, const std::string& agent) {
   std::string why;
-  const std::string preload = profagent::launcher::unsplit_path(agent, why);
+  // The real path, in LD_PRELOAD as in the injection variables: the agent of each process then
+  // knows their value as its own as it is, without resolving its path (one readlink per
+  // component of it, in every process of the command).
+  char real[PATH_MAX];
+  const bool resolved = realpath(agent.c_str(), real) != nullptr;
+  const std::string preload = profagent::launcher::unsplit_path(resolved ? std::string(real) : agent, why);
   if (preload.empty()) {
     say("cannot name the agent in LD_PRELOAD: " + why);
     return false;
@@ -54,12 +59,11 @@ bool set_environment(const Options& options, const std::string& agent) {
   setenv("LD_PRELOAD", profagent::launcher::prepend_path(preload, std::getenv("LD_PRELOAD")).c_str(), 1);
   // CUDA's tool injection: the driver loads the agent at cuInit even where the preload does not
   // reach, and hands it the calls no hook sees (agent/injection.h). Another tool's value stays.
-  char injection[PATH_MAX];
   // NVTX's injection likewise: every NVTX copy in the program hands the agent its ranges
   // (agent/nvtx_injection.h).
-  if (realpath(agent.c_str(), injection) != nullptr) {
-    setenv("CUDA_INJECTION64_PATH", injection, 0);
-    setenv("NVTX_INJECTION64_PATH", injection, 0);
+  if (resolved) {
+    setenv("CUDA_INJECTION64_PATH", real, 0);
+    setenv("NVTX_INJECTION64_PATH", real, 0);
   }
   // The Python hook: the agent itself arranges it in each Python process it is loaded in
   // (agent/python_startup.h); --no-python-hook set PROFAGENT_PYTHON_HOOK=off above.

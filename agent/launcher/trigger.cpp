@@ -197,6 +197,95 @@ bool take_status(std::vector<Target>& targets) {
   return !busy;
 }
 
+void print_armed(long pid, const trigger::Answer& answer) {
+  if (answer.duration_ms > 0) {
+    std::printf("process %ld: recording %llu ms; files in %s (names with .%ld.)\n", pid,
+                (unsigned long long)answer.duration_ms, answer.output_dir.c_str(), pid);
+    return;
+  }
+  std::printf("process %ld: recording steps %llu-%llu; files in %s (names with .%ld. and .steps%llu-%llu.)\n", pid,
+              (unsigned long long)answer.first, (unsigned long long)answer.last, answer.output_dir.c_str(), pid,
+              (unsigned long long)answer.first, (unsigned long long)answer.last);
+}
+
+// The answer of each target asked to record.
+struct ArmRound {
+  std::vector<std::pair<long, trigger::Answer>> armed;
+  std::vector<std::string> refusals;  // said once the round is settled
+  bool late = false;  // one had begun `first` when asked; the others were taken back
+  bool stuck = false;  // one could not be taken back (its window began): said
+};
+
+// Whether the target that refused has begun step `first` (it was asked too late).
+bool begun(const Target& target, uint64_t first) {
+  std::string why;
+  trigger::Request status;
+  status.status = true;
+  const auto answer = ask(target.path, target.pid, status, why);
+  return answer && answer->step >= first;
+}
+
+// Takes back the triggers of `round` (all or none); false when one could not be.
+bool take_back(ArmRound& round, uint64_t first, const std::vector<Target>& targets) {
+  bool all = true;
+  for (const auto& [pid, answer] : round.armed) {
+    const auto target = std::find_if(targets.begin(), targets.end(), [&](const Target& t) { return t.pid == pid; });
+    std::string why;
+    trigger::Request cancel;
+    cancel.cancel = true, cancel.first = first;
+    if (!ask(target->path, pid, cancel, why)) {
+      say(why + " (it records steps " + std::to_string(answer.first) + "-" + std::to_string(answer.last) + " alone)");
+      all = false;
+    }
+  }
+  return all;
+}
+
+// Asks every target to record from `first` (or for the duration). A target that had begun
+// `first` when asked makes the round late: those armed are taken back, as if none had been.
+ArmRound arm_round(const std::vector<Target>& targets, const TriggerOptions& options, uint64_t first) {
+  ArmRound round;
+  for (const Target& target : targets) {
+    std::string why;
+    trigger::Request request;
+    request.first = first, request.steps = options.steps, request.duration_ms = options.duration_ms;
+    request.output_dir = options.output_dir;
+    if (const auto answer = ask(target.path, target.pid, request, why)) {
+      round.armed.emplace_back(target.pid, *answer);
+    } else if (options.duration_ms == 0 && targets.size() > 1 && begun(target, first)) {
+      round.late = true;
+      break;
+    } else {
+      round.refusals.push_back(why);
+    }
+  }
+  if (round.late) round.stuck = !take_back(round, first, targets);
+  return round;
+}
+
+// The furthest step in progress among the targets.
+uint64_t furthest_step(const std::vector<Target>& targets) {
+  uint64_t furthest = 0;
+  for (const Target& target : targets) furthest = std::max(furthest, target.status.step);
+  return furthest;
+}
+
+// Asks the targets where they are again; the most steps one of them made since `before` (0 for
+// a job whose steps are longer than a round of questions). False as take_status.
+bool steps_during_round(std::vector<Target>& targets, uint64_t& most) {
+  const std::vector<Target> before = targets;
+  if (!take_status(targets)) return false;
+  most = 0;
+  for (const Target& target : targets) {
+    for (const Target& earlier : before) {
+      if (earlier.pid == target.pid && target.status.step > earlier.status.step) {
+        most = std::max(most, target.status.step - earlier.status.step);
+      }
+    }
+  }
+  return true;
+}
+
 int run(const TriggerOptions& options) {
   const std::string dir = agent::user_runtime_dir_path();
   std::vector<Target> targets =
@@ -211,30 +300,39 @@ int run(const TriggerOptions& options) {
     return 1;
   }
   if (targets.empty()) return 1;
-  // All ranks of a job start at the same step: one past the furthest step in progress.
-  uint64_t first = 0;
-  for (const Target& target : targets) first = std::max(first, target.status.step + 1);
-  int failures = int(asked - targets.size());
-  for (const Target& target : targets) {
-    std::string why;
-    trigger::Request request;
-    request.first = first, request.steps = options.steps, request.duration_ms = options.duration_ms;
-    request.output_dir = options.output_dir;
-    const auto answer = ask(target.path, target.pid, request, why);
-    if (!answer) {
-      say(why), ++failures;
-      continue;
-    }
-    if (answer->duration_ms > 0) {
-      std::printf("process %ld: recording %llu ms; files in %s (names with .%ld.)\n", target.pid,
-                  (unsigned long long)answer->duration_ms, answer->output_dir.c_str(), target.pid);
-      continue;
-    }
-    std::printf("process %ld: recording steps %llu-%llu; files in %s (names with .%ld. and .steps%llu-%llu.)\n",
-                target.pid, (unsigned long long)answer->first, (unsigned long long)answer->last,
-                answer->output_dir.c_str(), target.pid, (unsigned long long)answer->first,
-                (unsigned long long)answer->last);
+  // All ranks of a job start at the same step: one past the furthest step in progress, ahead
+  // by kLeadRounds times the steps a process makes while all are asked once (0 unless its
+  // steps are shorter than that): the ones asked first must not begin it before the last is
+  // asked, nor before they are taken back if that one had begun it anyway (two rounds), with
+  // room for a loaded host's slower rounds. Then all are asked again, ahead by as many times
+  // the steps made during the late round.
+  uint64_t progress = 0;
+  if (options.duration_ms == 0 && targets.size() > 1 && !steps_during_round(targets, progress)) {
+    say("nothing was triggered (all or none): wait until the window being recorded is written");
+    return 1;
   }
+  constexpr int kRounds = 8;
+  constexpr uint64_t kLeadRounds = 4;
+  uint64_t lead = kLeadRounds * progress;
+  ArmRound round;
+  for (int attempt = 1; !targets.empty(); ++attempt) {
+    const uint64_t furthest = furthest_step(targets);
+    const uint64_t first = furthest + 1 + lead;
+    round = arm_round(targets, options, first);
+    if (!round.late) break;
+    if (round.stuck) return 1;
+    if (attempt == kRounds || !take_status(targets) || targets.empty()) {
+      say("nothing was triggered (all or none): the processes step faster than they can be asked (" +
+          std::to_string(kRounds) + " tries, the last from step " + std::to_string(first) + ")");
+      return 1;
+    }
+    const uint64_t now = furthest_step(targets);
+    lead = std::max<uint64_t>(lead + 1, kLeadRounds * (now > furthest ? now - furthest : 0));
+    say("step " + std::to_string(first) + " had begun in a process when it was asked: tried again further ahead");
+  }
+  for (const std::string& why : round.refusals) say(why);
+  for (const auto& [pid, answer] : round.armed) print_armed(pid, answer);
+  const int failures = int(asked - targets.size() + round.refusals.size());
   return failures == 0 ? 0 : 1;
 }
 
@@ -259,7 +357,8 @@ into one window; prints where the files will go. The process records nothing unt
 steps are marked as for any window (PROFAGENT_STEP_ON or profagent_step()).
   PID              the process to trigger
   --all            every process of this user on this host running the agent on demand;
-                   all start at the same step (one past the furthest step in progress)
+                   all start at the same step (one past the furthest step in progress,
+                   further ahead for steps shorter than the time to ask them all)
   --steps N        how many steps to record (N >= 1)
   --duration-ms T  record from now for T ms instead (also without step markers); the
                    window's steps are those that ended in it and the one in progress

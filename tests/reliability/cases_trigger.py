@@ -51,12 +51,12 @@ def trigger(env, runtime, args, user=None):
     return completed.returncode, completed.stdout.splitlines(), completed.stderr.splitlines()
 
 
-def start_job(env, runtime, out, stop_file, count):
+def start_job(env, runtime, out, stop_file, count, period_ms=50):
     environment = R.clean_environment()
     environment.update({"LD_PRELOAD": env.agent, "LD_LIBRARY_PATH": env.devsim, "XDG_RUNTIME_DIR": runtime,
                         "PROFAGENT_ON_DEMAND": "1", "PROFAGENT_OUTPUT_DIR": out})
     app = os.path.join(os.path.dirname(env.app), "trigger_app")
-    return [subprocess.Popen([app, "50", stop_file], env=environment, stdout=subprocess.PIPE,
+    return [subprocess.Popen([app, str(period_ms), stop_file], env=environment, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True) for _ in range(count)]
 
 
@@ -125,6 +125,87 @@ def case_trigger_all(env):
     R.expect(not R.traces(out), f"written outside the trigger's window: {os.listdir(out)}")
     R.expect(not left, f"sockets left after the exit: {left}")
     return f"4 processes at different steps, each wrote steps {first}-{first + STEPS - 1}; second trigger refused; sockets removed"
+
+
+FAST_PROCESSES = 8
+
+
+def case_trigger_all_fast_steps(env):
+    """Eight processes stepping every millisecond, triggered with --all --steps 3: asking them one
+    after the other takes longer than a step, so some have begun the step first chosen by the
+    time they are asked. The trigger takes back what it armed and tries again further ahead:
+    each process still writes exactly steps S..S+2, the same S everywhere, and none is left armed
+    for other steps."""
+    runtime = private_runtime(env, "trigger_fast_runtime")
+    out, triggered = env.out("trigger_fast_default"), env.out("trigger_fast_triggered")
+    stop_file = os.path.join(env.out("trigger_fast_stop"), "stop")
+    processes = start_job(env, runtime, out, stop_file, FAST_PROCESSES, period_ms=1)
+    try:
+        wait_for(lambda: len(sockets(runtime)) == FAST_PROCESSES, "the sockets")
+        status, stdout, stderr = trigger(env, runtime, ["--all", "--steps", str(STEPS), "--output-dir", triggered])
+        R.expect(status == 0 and len(stdout) == FAST_PROCESSES, f"trigger: status {status}, {stdout}, {stderr}")
+        firsts = {int(re.search(r"recording steps (\d+)-", line).group(1)) for line in stdout}
+        R.expect(len(firsts) == 1, f"the processes start at different steps: {stdout}")
+        wait_for(lambda: len(R.traces(triggered)) == FAST_PROCESSES, "the triggered windows")
+    finally:
+        results = finish_job(processes, stop_file)
+        shutil.rmtree(runtime, ignore_errors=True)
+    first = firsts.pop()
+    check_windows(results, triggered, first)
+    R.expect(not R.traces(out), f"written outside the trigger's window: {os.listdir(out)}")
+    retried = [l for l in stderr if "tried again" in l]
+    return f"{FAST_PROCESSES} processes stepping every ms each wrote steps {first}-{first + STEPS - 1}; {len(retried)} retries said"
+
+
+def exchange(runtime, pid, line):
+    """One request line to the agent of `pid` over its socket, as `profagent trigger` sends it;
+    the answer line."""
+    with socket.socket(socket.AF_UNIX) as connection:
+        connection.settimeout(10)
+        connection.connect(os.path.join(runtime, "profagent", f"{pid}.sock"))
+        connection.sendall(line.encode() + b"\n")
+        return connection.makefile().readline().strip()
+
+
+def case_trigger_cancel(env):
+    """What `--all` sends when one process had begun the chosen step: `cancel first=S` takes back
+    a trigger armed from S while S has not begun (the process is idle again, says so once, and
+    records nothing); a cancel of what is not armed, or of a trigger whose first step began,
+    is refused and changes nothing."""
+    runtime = private_runtime(env, "trigger_cancel_runtime")
+    out = env.out("trigger_cancel_out")
+    stop_file = os.path.join(env.out("trigger_cancel_stop"), "stop")
+    processes = start_job(env, runtime, out, stop_file, 1)
+    pid = processes[0].pid
+    try:
+        wait_for(lambda: len(sockets(runtime)) == 1, "the socket")
+        step = int(re.search(r"step=(\d+)", exchange(runtime, pid, "status")).group(1))
+        far = step + 40  # 2 s ahead at a step per 50 ms
+        armed = exchange(runtime, pid, f"record first={far} steps=2 dir={out}")
+        R.expect(armed.startswith(f"ok first={far} last={far + 1}"), f"record: {armed!r}")
+        R.expect("busy=1" in exchange(runtime, pid, "status"), "not busy once armed")
+        taken_back = exchange(runtime, pid, f"cancel first={far}")
+        R.expect(taken_back.startswith("ok step=") and "busy=0" in taken_back, f"cancel: {taken_back!r}")
+        again = exchange(runtime, pid, f"cancel first={far}")
+        R.expect(again.startswith("error no trigger from step"), f"second cancel: {again!r}")
+        # Armed from the next step, which begins at once: too late to take back.
+        soon = exchange(runtime, pid, "record first=0 steps=1 dir=" + out)
+        first = int(re.search(r"first=(\d+)", soon).group(1))
+        wait_for(lambda: int(re.search(r"step=(\d+)", exchange(runtime, pid, "status")).group(1)) >= first,
+                 "the triggered step")
+        late = exchange(runtime, pid, f"cancel first={first}")
+        wait_for(lambda: len(R.traces(out)) == 1, "the window of the trigger not taken back")
+    finally:
+        results = finish_job(processes, stop_file)
+        shutil.rmtree(runtime, ignore_errors=True)
+    R.expect(late.startswith(f"error step {first} has already begun"), f"late cancel: {late!r}")
+    _, status, _, stderr = results[0]
+    R.expect(status == 0, f"status {status}: {stderr[-600:]!r}")
+    said = [l for l in stderr.splitlines() if "taken back" in l]
+    R.expect(len(said) == 1 and f"from step {far}" in said[0], f"lines about the cancel: {said}")
+    windows = [os.path.basename(p) for p in R.traces(out)]
+    R.expect(len(windows) == 1 and f".steps{first}-{first}." in windows[0], f"windows written: {windows}")
+    return f"armed from {far}, taken back (said once), nothing recorded for it; a cancel at step {first} refused"
 
 
 def case_trigger_bad_targets(env):
@@ -201,5 +282,7 @@ def case_trigger_duration(env):
 CASES = {
     "trigger_duration": case_trigger_duration,
     "trigger_all_steps": case_trigger_all,
+    "trigger_all_fast_steps": case_trigger_all_fast_steps,
+    "trigger_cancel": case_trigger_cancel,
     "trigger_bad_targets": case_trigger_bad_targets,
 }

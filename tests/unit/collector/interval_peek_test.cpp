@@ -119,13 +119,50 @@ TEST_CASE("peek_interval: a launch whose kernel has not come is held for the nex
     launch.end = now();
     record(launch);
   }
+  const uint64_t after = hooked_launch("_Z4reluv");  // ended after the held call, its kernel came
+  REQUIRE(after != 0);
   REQUIRE(peek_interval(cursor, peeked));
   CHECK_FALSE(has_host(peeked.trace, launch.id));  // held: its kernel has not come
+  // The interval ends before the held call ended, so what ended after it waits too: its end
+  // stays a promise that every call returned by then is in the partial trace.
+  CHECK(peeked.trace.end_ns < clock::converter().to_ns(launch.end));
+  CHECK_FALSE(has_host(peeked.trace, after));
+  CHECK(peeked.trace.device.empty());  // nor is the later call's kernel written without its call
   fake().complete_kernel_at_flush(correlation, clock::monotonic_ns(), 1);
   REQUIRE(peek_interval(cursor, peeked));
   REQUIRE(has_host(peeked.trace, launch.id));  // now with its kernel
-  REQUIRE(peeked.trace.device.size() == 1);
-  CHECK(peeked.trace.device[0].correlation == correlation);
+  REQUIRE(has_host(peeked.trace, after));
+  REQUIRE(peeked.trace.device.size() == 2);
+  CHECK(std::count_if(peeked.trace.device.begin(), peeked.trace.device.end(),
+                      [&](const DeviceRecord& d) { return d.correlation == correlation; }) == 1);
+  set_state(RecordState::Off);
+  freeze_window();
+}
+
+TEST_CASE("peek_interval: an interval ends at one instant, and what ended after it comes next", "[session]") {
+  start_session_once();
+  freeze_window();
+  set_state(RecordState::Record);
+  IntervalCursor cursor;
+  PeekedInterval peeked;
+  REQUIRE(peek_interval(cursor, peeked));  // a fresh cursor for this window
+  constexpr uint64_t kMarker = 0x1A7E;
+  // Committed before the peek but ending after the instant the peek is taken at, as a call of
+  // another thread committed while the buffers are read: its interval is the next one.
+  const uint64_t late_end = now() + 2'000'000;
+  HostEvent late = make_event(EventKind::Runtime, now(), late_end, kMarker, intern("cudaMemcpy"));
+  record(late);
+  const uint64_t early = hooked_launch("_Z4gemmv");
+  REQUIRE(peek_interval(cursor, peeked));
+  CHECK(has_host(peeked.trace, early));
+  CHECK_FALSE(has_host(peeked.trace, late.id));
+  for (const HostRecord& h : peeked.trace.host) CHECK(h.end_ns <= peeked.trace.end_ns);
+  while (now() <= late_end) {
+  }  // the clock passes the event's end (at most 2 ms)
+  REQUIRE(peek_interval(cursor, peeked));
+  CHECK(has_host(peeked.trace, late.id));
+  CHECK_FALSE(has_host(peeked.trace, early));
+  for (const HostRecord& h : peeked.trace.host) CHECK(h.end_ns <= peeked.trace.end_ns);
   set_state(RecordState::Off);
   freeze_window();
 }

@@ -23,6 +23,14 @@ TEST_CASE("trigger: requests read back as written, a directory may hold spaces")
   CHECK(read->duration_ms == 0);
   CHECK(read->output_dir == "/tmp/my prof dir=x");
 
+  Request cancel;
+  cancel.cancel = true, cancel.first = 40;
+  const auto read_cancel = parse_request(format(cancel));
+  REQUIRE(read_cancel);
+  CHECK(read_cancel->cancel);
+  CHECK_FALSE(read_cancel->status);
+  CHECK(read_cancel->first == 40);
+
   Request timed;
   timed.duration_ms = 500;
   const auto read_timed = parse_request(format(timed));
@@ -33,7 +41,8 @@ TEST_CASE("trigger: requests read back as written, a directory may hold spaces")
 
 TEST_CASE("trigger: bad requests are refused") {
   for (const char* bad : {"", "\n", "record\n", "record first=1 steps=0 dir=/x\n", "record first=x steps=1 dir=/x\n",
-                          "record first=1 steps=2\n", "record ms=0 dir=/x\n", "status\nstatus\n", "stop\n"}) {
+                          "record first=1 steps=2\n", "record ms=0 dir=/x\n", "status\nstatus\n", "stop\n", "cancel\n", "cancel first=0\n",
+                          "cancel first=x\n"}) {
     INFO(bad);
     CHECK_FALSE(parse_request(bad));
   }
