@@ -262,7 +262,7 @@ void freeze_and_export(const char* reason) noexcept {
       return;
     }
     const std::string name = trace->whole_run ? "" : "window " + std::to_string(trace->window) + ": ";
-    export_and_report(*trace, *g_config, {.drops_prefix = name, .closing_prefix = "", .table = true});
+    export_and_report(*trace, *g_config, {.drops_prefix = name, .closing_prefix = "", .table = true, .output_dir = ""});
   } catch (...) {
     print_line("wrote nothing: the exporter failed");
   }
