@@ -17,21 +17,6 @@
 namespace profagent::collector {
 namespace {
 
-bool is_scope(EventKind kind) {
-  return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
-}
-
-// On equal times the wider scope is the parent: a step encloses a range encloses an operator
-// encloses a runtime call.
-int nesting_rank(EventKind kind) {
-  switch (kind) {
-    case EventKind::Step: return 0;
-    case EventKind::Range: return 1;
-    case EventKind::Operator: return 2;
-    default: return 3;
-  }
-}
-
 bool encloses(const HostRecord& outer, const HostRecord& inner) {
   return outer.start_ns <= inner.start_ns && inner.end_ns <= outer.end_ns;
 }

@@ -48,8 +48,7 @@ void TraceLinks::assign_call_correlations() {
 // Ids above the largest one in use first; past 2^32 - 1 (a process that made billions of
 // calls) the gaps below it, so an id never leaves 32 bits and never repeats one in use. The
 // sorted list of ids in use is only built for that rare case.
-uint32_t TraceLinks::next_free() {
-  if (!wrapped_ && next_ <= UINT32_MAX) return uint32_t(next_++);
+uint32_t TraceLinks::next_free_wrapped() {
   if (!wrapped_) wrapped_ = true, index_used_ids();
   for (uint64_t tries = 0; tries <= UINT32_MAX; ++tries) {
     if (next_ > UINT32_MAX) next_ = 1;
