@@ -137,7 +137,10 @@ class Joiner {
     for (const HostRecord& r : trace_.host) {
       if (!is_scope(r.kind)) runtime_calls_by_tid_[r.tid].emplace_back(r.start_ns, r.end_ns);
     }
-    for (auto& [tid, calls] : runtime_calls_by_tid_) std::sort(calls.begin(), calls.end());
+    // Each thread's calls come in commit order, sorted already but for scopes and stragglers.
+    for (auto& [tid, calls] : runtime_calls_by_tid_) {
+      if (!std::is_sorted(calls.begin(), calls.end())) std::sort(calls.begin(), calls.end());
+    }
   }
 
   void index_kinds() {

@@ -87,7 +87,10 @@ void TraceLinks::index_stream_ids() {
   for (const DeviceRecord& d : t_.device) {
     if (!about(d.kind).work || d.host < 0) continue;
     const HostRecord& h = t_.host[std::size_t(d.host)];
-    if (issues_work(h.kind) && !(h.flags & kFlagDriverApi)) streams_.push_back({stream_key(h.arg1, h.tid), d.stream});
+    if (!issues_work(h.kind) || (h.flags & kFlagDriverApi)) continue;
+    // Work on one stream comes in runs: a repeat of the entry before adds nothing to the sort.
+    const std::pair<std::pair<uint64_t, uint32_t>, uint32_t> entry{stream_key(h.arg1, h.tid), d.stream};
+    if (streams_.empty() || streams_.back() != entry) streams_.push_back(entry);
   }
   std::sort(streams_.begin(), streams_.end());
   streams_.erase(std::unique(streams_.begin(), streams_.end(),
