@@ -87,31 +87,15 @@ Source source() noexcept {
   return current == Source::Unknown ? detect() : current;
 }
 
-TickConverter::TickConverter(std::vector<Anchor> anchors) : anchors_(std::move(anchors)) {}
-
-namespace {
-
-// floor(a * b / d) for a quotient that fits in 64 bits: on x86-64 one hardware divide instead
-// of libgcc's generic 128-bit division (aarch64 has no 128/64 divide: libgcc's it is).
-// Returns false when the quotient would not fit.
-bool multiply_divide(uint64_t a, uint64_t b, uint64_t d, uint64_t* quotient) noexcept {
-  const unsigned __int128 product = static_cast<unsigned __int128>(a) * b;
-  const uint64_t high = uint64_t(product >> 64);
-  if (d == 0 || high >= d) return false;
-#if defined(__x86_64__)
-  uint64_t remainder;
-  asm("divq %4" : "=a"(*quotient), "=d"(remainder) : "a"(uint64_t(product)), "d"(high), "rm"(d));
-#else
-  *quotient = uint64_t(product / d);
-#endif
-  return true;
+TickConverter::TickConverter(std::vector<Anchor> anchors) : anchors_(std::move(anchors)) {
+  if (identity()) return;
+  const Anchor& a = anchors_[anchors_.size() - 2];
+  const Anchor& b = anchors_.back();
+  if (b.ticks > a.ticks && b.ns >= a.ns) last_ = {true, a.ticks, a.ns, b.ticks - a.ticks, b.ns - a.ns};
 }
 
-}  // namespace
-
 // The segment whose start is the last anchor at or before `ticks` (clamped to the first and
-// last segments, which extrapolate). Events of the latest window lie in the last segment:
-// checked first, without a search.
+// last segments, which extrapolate).
 size_t TickConverter::segment_of(uint64_t ticks) const noexcept {
   const size_t last = anchors_.size() - 2;
   if (ticks >= anchors_[last].ticks) return last;
@@ -121,7 +105,7 @@ size_t TickConverter::segment_of(uint64_t ticks) const noexcept {
   return std::min(index, last);
 }
 
-uint64_t TickConverter::to_ns(uint64_t ticks) const noexcept {
+uint64_t TickConverter::to_ns_general(uint64_t ticks) const noexcept {
   if (identity()) return ticks;
   const size_t index = segment_of(ticks);
   const Anchor& a = anchors_[index];

@@ -15,10 +15,6 @@ void grow(std::vector<T>& v, std::size_t needed) {
   if (v.capacity() < needed) v.reserve(std::max(needed, 2 * v.capacity()));
 }
 
-bool is_scope(EventKind kind) {
-  return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
-}
-
 // A driver call that queues device work (its record carries the call's own correlation id).
 bool queues_work(const DeviceRecord& call) {
   const std::string_view name = call.name;

@@ -33,6 +33,24 @@ enum class EventKind : uint8_t {
   StackTag,
 };
 
+// Operators, user ranges and steps: the host records that enclose others (and that device work
+// is attributed to as self time, torch's way).
+constexpr bool is_scope(EventKind kind) {
+  return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
+}
+
+// On equal times the wider scope is the parent: a step encloses a range encloses an operator
+// encloses a call. The join nests records by it, and the report rebuilds that nesting from a
+// trace file by the same rule.
+constexpr int nesting_rank(EventKind kind) {
+  switch (kind) {
+    case EventKind::Step: return 0;
+    case EventKind::Range: return 1;
+    case EventKind::Operator: return 2;
+    default: return 3;
+  }
+}
+
 enum EventFlags : uint8_t {
   kMemcpyKindMask = 0x07,  // cudaMemcpyKind for Memcpy events
   // GraphLaunch events (these bits mean the copy kind of Memcpy events only): the graph has

@@ -17,21 +17,6 @@
 namespace profagent::collector {
 namespace {
 
-bool is_scope(EventKind kind) {
-  return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
-}
-
-// On equal times the wider scope is the parent: a step encloses a range encloses an operator
-// encloses a runtime call.
-int nesting_rank(EventKind kind) {
-  switch (kind) {
-    case EventKind::Step: return 0;
-    case EventKind::Range: return 1;
-    case EventKind::Operator: return 2;
-    default: return 3;
-  }
-}
-
 bool encloses(const HostRecord& outer, const HostRecord& inner) {
   return outer.start_ns <= inner.start_ns && inner.end_ns <= outer.end_ns;
 }
@@ -80,12 +65,15 @@ class Joiner {
       read_shapes(event.arg0, in_.names, shapes.dims, shapes.types);
       if (!shapes.dims.empty() || !shapes.types.empty()) set_shapes(trace_, r, std::move(shapes));
     }
-    CollectiveArgs args;
-    if (r.kind == EventKind::Operator && (event.flags & kFlagCollective) && take_collective(event.arg1, &args)) {
-      r.collective = int32_t(trace_.collectives.size());
-      trace_.collectives.push_back(args);
+    if (r.kind == EventKind::Operator && (event.flags & kFlagCollective)) {
+      CollectiveArgs args;
+      if (take_collective(event.arg1, &args)) {
+        r.collective = int32_t(trace_.collectives.size());
+        trace_.collectives.push_back(args);
+      }
     }
-    r.annotation = add_annotation(trace_, event, in_.names, labels_);
+    // Most records have none: the call is skipped for them (the record's 0 is "none").
+    if (event.flags & kFlagAnnotated) r.annotation = add_annotation(trace_, event, in_.names, labels_);
   }
 
   // A stack tag follows its event on the same thread (event.h): it names the last record's
@@ -149,7 +137,10 @@ class Joiner {
     for (const HostRecord& r : trace_.host) {
       if (!is_scope(r.kind)) runtime_calls_by_tid_[r.tid].emplace_back(r.start_ns, r.end_ns);
     }
-    for (auto& [tid, calls] : runtime_calls_by_tid_) std::sort(calls.begin(), calls.end());
+    // Each thread's calls come in commit order, sorted already but for scopes and stragglers.
+    for (auto& [tid, calls] : runtime_calls_by_tid_) {
+      if (!std::is_sorted(calls.begin(), calls.end())) std::sort(calls.begin(), calls.end());
+    }
   }
 
   void index_kinds() {
@@ -237,6 +228,17 @@ class Joiner {
     return {r.tid, r.start_ns, UINT64_MAX - r.end_ns, nesting_rank(r.kind), r.id};
   }
 
+  // host_key(a) < host_key(b), deciding on the first field that differs (mostly tid or start)
+  // without computing the others.
+  static bool host_before(const HostRecord& a, const HostRecord& b) {
+    if (a.tid != b.tid) return a.tid < b.tid;
+    if (a.start_ns != b.start_ns) return a.start_ns < b.start_ns;
+    if (a.end_ns != b.end_ns) return a.end_ns > b.end_ns;  // longest first
+    const int rank_a = nesting_rank(a.kind), rank_b = nesting_rank(b.kind);
+    if (rank_a != rank_b) return rank_a < rank_b;
+    return a.id < b.id;
+  }
+
   using SortKey = std::pair<HostKey, uint32_t>;
 
   // Sorts [begin, end) by insertion, moving at most `budget` keys (less what it moved): false
@@ -284,8 +286,7 @@ class Joiner {
   void sort_host_records() {
     // One thread's events come in commit (end) order: flat calls are usually sorted already,
     // and then the check on the records themselves is all it costs (no key vector).
-    if (std::is_sorted(trace_.host.begin(), trace_.host.end(),
-                       [](const HostRecord& a, const HostRecord& b) { return host_key(a) < host_key(b); })) {
+    if (std::is_sorted(trace_.host.begin(), trace_.host.end(), host_before)) {
       return;
     }
     std::vector<SortKey> keys;  // the record's index breaks ties

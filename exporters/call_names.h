@@ -25,23 +25,18 @@ struct CallName {
 class CallNames {
  public:
   // The reference stays valid until of() is next asked about a name never seen before.
+  // Asked twice per call record: a name already described is one indexed load, inline.
   const CallName& of(InternedName name) {
     const uint32_t id = name.id();
-    if (id >= known_.size()) {
-      known_.resize(id + 1, false);
-      by_id_.resize(id + 1);
-    }
-    if (!known_[id]) {
-      by_id_[id] = describe(name);
-      known_[id] = true;
-    }
-    return by_id_[id];
+    if (id < known_.size() && known_[id]) return by_id_[id];
+    return describe_new(name);
   }
 
  private:
   static CallName describe(InternedName name);
+  const CallName& describe_new(InternedName name);
   std::vector<CallName> by_id_;
-  std::vector<bool> known_;
+  std::vector<uint8_t> known_;  // by id: 1 once by_id_ holds its description
 };
 
 }  // namespace profagent::exporters

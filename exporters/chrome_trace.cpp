@@ -7,11 +7,6 @@
 namespace profagent::exporters {
 namespace chrome {
 
-uint64_t ChromeTraceWriter::rel(uint64_t ns) const {
-  const int64_t unix_ns = static_cast<int64_t>(ns) + t_.unix_offset_ns;
-  return unix_ns <= static_cast<int64_t>(base_) ? 0 : static_cast<uint64_t>(unix_ns) - base_;
-}
-
 uint64_t ChromeTraceWriter::unix_ns(uint64_t ns) const {
   return uint64_t(std::max<int64_t>(0, int64_t(ns) + t_.unix_offset_ns));
 }

@@ -237,7 +237,10 @@ class ChromeTraceWriter {
 
  private:
   // chrome_trace.cpp
-  uint64_t rel(uint64_t ns) const;
+  uint64_t rel(uint64_t ns) const {  // inline: two per event
+    const int64_t unix_ns = static_cast<int64_t>(ns) + t_.unix_offset_ns;
+    return unix_ns <= static_cast<int64_t>(base_) ? 0 : static_cast<uint64_t>(unix_ns) - base_;
+  }
   uint64_t unix_ns(uint64_t ns) const;  // agent clock -> Unix ns, 0 before the epoch
   uint64_t host_pid(uint32_t pid) const { return pid ? pid : t_.process.pid; }
   uint64_t host_tid(uint32_t tid) const { return tid ? tid : t_.process.pid; }

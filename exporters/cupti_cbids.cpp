@@ -77,4 +77,15 @@ CallName CallNames::describe(InternedName name) {
   return c;
 }
 
+const CallName& CallNames::describe_new(InternedName name) {
+  const uint32_t id = name.id();
+  if (id >= known_.size()) {
+    known_.resize(id + 1, 0);
+    by_id_.resize(id + 1);
+  }
+  by_id_[id] = describe(name);
+  known_[id] = 1;
+  return by_id_[id];
+}
+
 }  // namespace profagent::exporters

@@ -8,7 +8,20 @@ std::vector<std::size_t> parents_first(const Trace& t) {
   std::vector<uint32_t> depth = filled_on_huge_pages<uint32_t>(n, kUnknown);
   std::vector<std::size_t> chain;
   auto valid = [n](int64_t i) { return i >= 0 && static_cast<std::size_t>(i) < n; };
-  for (std::size_t i = 0; i < n; ++i) {
+  // The join's records come sorted with every parent before its children: then each depth is
+  // its parent's plus one, in one pass. The walk below is for records in any other order.
+  std::size_t in_order = 0;  // records [0, in_order) have their depth
+  for (; in_order < n; ++in_order) {
+    const int64_t parent = t.host[in_order].parent;
+    if (!valid(parent)) {
+      depth[in_order] = 0;
+    } else if (static_cast<std::size_t>(parent) < in_order) {
+      depth[in_order] = depth[static_cast<std::size_t>(parent)] + 1;
+    } else {
+      break;  // a parent after its child: the walk takes it from here
+    }
+  }
+  for (std::size_t i = in_order; i < n; ++i) {
     // Up to the first record whose depth is known (or the top), then down again numbering.
     int64_t at = static_cast<int64_t>(i);
     while (valid(at) && depth[static_cast<std::size_t>(at)] == kUnknown) {

@@ -179,14 +179,39 @@ char* write_u64(char* out, uint64_t v) {
   return end;
 }
 
-char* write_us3(char* out, uint64_t ns) {
-  out = write_u64(out, ns / 1000);
-  const auto frac = static_cast<unsigned>(ns % 1000);
+namespace {
+
+// ".ddd": the nanoseconds of a microsecond.
+char* write_fraction3(char* out, unsigned frac) {
   out[0] = '.';
   out[1] = static_cast<char>('0' + frac / 100);
-  out[2] = kDigitPairs[(frac % 100) * 2];
-  out[3] = kDigitPairs[(frac % 100) * 2 + 1];
+  write_pair(out + 2, frac % 100);
   return out + 4;
+}
+
+}  // namespace
+
+char* write_us3(char* out, uint64_t ns) {
+  out = write_u64(out, ns / 1000);
+  return write_fraction3(out, static_cast<unsigned>(ns % 1000));
+}
+
+// The digits of us are those of us / 10^4 followed by the four of us % 10^4 (zero-padded)
+// whenever us >= 10^4.
+char* NearTimeText::write(char* out, uint64_t ns) {
+  const uint64_t us = ns / 1000;
+  if (us < 10000) return write_us3(out, ns);
+  const uint64_t high = us / 10000;
+  if (high != high_) {
+    high_ = high;
+    size_ = static_cast<std::size_t>(write_u64(text_, high) - text_);  // at most 15 digits
+  }
+  std::memcpy(out, text_, 16);
+  out += size_;
+  const auto low = static_cast<uint32_t>(us % 10000);
+  write_pair(out, low / 100);
+  write_pair(out + 2, low % 100);
+  return write_fraction3(out + 4, static_cast<unsigned>(ns % 1000));
 }
 
 JsonWriter::JsonWriter(OutputStream& out, std::size_t capacity)

@@ -26,18 +26,6 @@ EventArgs& EventArgs::d(std::string_view name, double v) {
   return add({name, Type::Double, bits, {}});
 }
 
-// One packet sequence writing one track.
-struct PacketWriter::Lane {
-  uint32_t sequence = 0;
-  uint64_t uuid = 0;
-  uint64_t last_ts = 0;
-  bool started = false;
-  std::vector<uint64_t> open_ends;  // ends of the open slices, innermost last
-  std::vector<uint32_t> iids[kInternKinds];  // per string id: its iid on this sequence, 0 none
-  uint32_t next_iid[kInternKinds] = {1, 1, 1, 1};
-  uint64_t extra_counter_uuid = 0;  // counter lanes: the "reserved" track
-};
-
 struct PacketWriter::Row {
   uint64_t uuid = 0;
   std::string name;
@@ -61,9 +49,8 @@ uint32_t PacketWriter::string_id(std::string_view s) {
   return id;
 }
 
-uint32_t PacketWriter::static_id(std::string_view s) {
+uint32_t PacketWriter::static_id_slow(std::string_view s) {
   StaticSlot& slot = static_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots];
-  if (slot.data == s.data() && slot.size == s.size()) return slot.id;
   const auto it = static_ids_.find(s.data());
   uint32_t id = 0;
   if (it != static_ids_.end() && strings_[it->second].size() == s.size()) {
@@ -271,11 +258,10 @@ char* PacketWriter::packet_head(ProtoCursor& c, Lane& lane, uint64_t ts) {
   return packet;
 }
 
-// The sequence's iid of string `id` as `kind`; a new one is written at `interned` (the packet's
+// A new iid of string `id` as `kind` on the lane's sequence, written at `interned` (the packet's
 // InternedData).
-uint64_t PacketWriter::iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned) {
+uint64_t PacketWriter::new_iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned) {
   std::vector<uint32_t>& iids = lane.iids[kind];
-  if (id < iids.size() && iids[id] != 0) return iids[id];
   if (id >= iids.size()) iids.resize(std::max<std::size_t>(id + 1, iids.size() * 2), 0);
   const uint32_t value = lane.next_iid[kind]++;
   iids[id] = value;

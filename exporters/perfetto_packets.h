@@ -119,11 +119,27 @@ class PacketWriter {
   uint64_t bytes_written() const { return written_ + used_; }
 
  private:
-  struct Lane;
   struct Row;
   enum InternKind : uint8_t { kCategory, kName, kArgName, kArgString, kInternKinds };
+  // One packet sequence writing one track.
+  struct Lane {
+    uint32_t sequence = 0;
+    uint64_t uuid = 0;
+    uint64_t last_ts = 0;
+    bool started = false;
+    std::vector<uint64_t> open_ends;  // ends of the open slices, innermost last
+    std::vector<uint32_t> iids[kInternKinds];  // per string id: its iid on this sequence, 0 none
+    uint32_t next_iid[kInternKinds] = {1, 1, 1, 1};
+    uint64_t extra_counter_uuid = 0;  // counter lanes: the "reserved" track
+  };
 
-  uint32_t static_id(std::string_view s);         // a schema constant: by address
+  // A schema constant's string id, by address; inline for one seen recently (an event names
+  // its category and each of its args' names).
+  uint32_t static_id(std::string_view s) {
+    const StaticSlot& slot = static_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots];
+    return slot.data == s.data() && slot.size == s.size() ? slot.id : static_id_slow(s);
+  }
+  uint32_t static_id_slow(std::string_view s);
   uint32_t name_id(uint32_t key, std::string_view text);  // key: InternedName::id() of text
   uint64_t track_uuid() { return next_uuid_++; }
   Lane& lane_for(Row& row, uint64_t start, uint64_t end);
@@ -132,7 +148,13 @@ class PacketWriter {
   void start_sequence(Lane& lane, uint64_t ts);
   ProtoCursor packet_room(Lane& lane, uint64_t ts, std::size_t bound);
   char* packet_head(ProtoCursor& c, Lane& lane, uint64_t ts);
-  uint64_t iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned);
+  // The sequence's iid of string `id` as `kind`: inline when the sequence has it (every
+  // event asks for four or five); new_iid() writes a new one at `interned`.
+  uint64_t iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned) {
+    const std::vector<uint32_t>& iids = lane.iids[kind];
+    return id < iids.size() && iids[id] != 0 ? iids[id] : new_iid(lane, kind, id, interned);
+  }
+  uint64_t new_iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned);
   void event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t category, uint32_t name, const EventArgs* args,
                     const EventFlows* flows);
   void slice_end(Lane& lane, uint64_t ts);

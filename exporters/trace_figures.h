@@ -22,8 +22,4 @@ inline bool valid_index(int64_t i, std::size_t n) { return i >= 0 && static_cast
 // the collector's table of device kinds says which (collector/trace.h).
 inline bool is_device_work(DeviceKind k) { return about(k).work; }
 
-// Operators, user ranges and steps: the host records device work is attributed to as self time
-// (torch's attribution: a kernel is self time of the innermost one around its launch).
-inline bool is_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step; }
-
 }  // namespace profagent::exporters

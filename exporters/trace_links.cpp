@@ -48,8 +48,7 @@ void TraceLinks::assign_call_correlations() {
 // Ids above the largest one in use first; past 2^32 - 1 (a process that made billions of
 // calls) the gaps below it, so an id never leaves 32 bits and never repeats one in use. The
 // sorted list of ids in use is only built for that rare case.
-uint32_t TraceLinks::next_free() {
-  if (!wrapped_ && next_ <= UINT32_MAX) return uint32_t(next_++);
+uint32_t TraceLinks::next_free_wrapped() {
   if (!wrapped_) wrapped_ = true, index_used_ids();
   for (uint64_t tries = 0; tries <= UINT32_MAX; ++tries) {
     if (next_ > UINT32_MAX) next_ = 1;
@@ -88,7 +87,10 @@ void TraceLinks::index_stream_ids() {
   for (const DeviceRecord& d : t_.device) {
     if (!about(d.kind).work || d.host < 0) continue;
     const HostRecord& h = t_.host[std::size_t(d.host)];
-    if (issues_work(h.kind) && !(h.flags & kFlagDriverApi)) streams_.push_back({stream_key(h.arg1, h.tid), d.stream});
+    if (!issues_work(h.kind) || (h.flags & kFlagDriverApi)) continue;
+    // Work on one stream comes in runs: a repeat of the entry before adds nothing to the sort.
+    const std::pair<std::pair<uint64_t, uint32_t>, uint32_t> entry{stream_key(h.arg1, h.tid), d.stream};
+    if (streams_.empty() || streams_.back() != entry) streams_.push_back(entry);
   }
   std::sort(streams_.begin(), streams_.end());
   streams_.erase(std::unique(streams_.begin(), streams_.end(),

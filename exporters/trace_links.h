@@ -49,7 +49,10 @@ class TraceLinks {
 
  private:
   void assign_call_correlations();
-  uint32_t next_free();
+  // Ids above the largest one in use (inline: most calls without device work take one);
+  // next_free_wrapped() once they pass 2^32 - 1.
+  uint32_t next_free() { return !wrapped_ && next_ <= UINT32_MAX ? uint32_t(next_++) : next_free_wrapped(); }
+  uint32_t next_free_wrapped();
   void index_used_ids();
   void index_event_records();
   void index_stream_ids();

@@ -30,18 +30,6 @@ EventKind call_kind(std::string_view api) {
   return EventKind::Runtime;
 }
 
-bool is_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range || k == EventKind::Step; }
-
-// On equal times the wider scope is the parent (as the collector nests them).
-int nesting_rank(EventKind k) {
-  switch (k) {
-    case EventKind::Step: return 0;
-    case EventKind::Range: return 1;
-    case EventKind::Operator: return 2;
-    default: return 3;
-  }
-}
-
 // cudaMemcpyKind from a copy's device name ("Memcpy HtoD (Pageable -> Device)").
 uint8_t memcpy_kind(std::string_view device_name) {
   if (contains(device_name, "HtoH")) return 0;

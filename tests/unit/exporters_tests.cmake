@@ -6,6 +6,7 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/cpu_times_key_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/drop_counters_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/golden_trace_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/host_nesting_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/json_writer_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/memory_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/occupancy_test.cpp

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
@@ -63,6 +64,33 @@ TEST_CASE("timestamps are microseconds with exactly three decimals", "[exporters
   CHECK(micros(1000) == "1.000");
   CHECK(micros(1234567) == "1234.567");
   CHECK(micros(7889238000000000000ull) == "7889238000000000.000");
+}
+
+// The writer copies the digits above the last four of the microseconds from the time before
+// when they are the same: every time must still read exactly as write_us3 writes it alone,
+// across the edges where those digits change, back and forth, and for the largest times.
+TEST_CASE("times written one after the other read as each one alone", "[exporters][json]") {
+  std::vector<uint64_t> times = {0, 999, 9999999, 10000000, 10000001, 9999999, 4877382423260768ull,
+                                 4877382423400516ull, 4877382429999999ull, 4877382430000000ull,
+                                 4877382420000001ull, 18446744073709551615ull, 12, 1234567890123ull};
+  std::mt19937_64 random(26);
+  uint64_t t = 4877382423260768ull;
+  for (int i = 0; i < 20000; ++i) times.push_back(t += random() % 3000000);  // steps of up to 3 ms
+  for (int i = 0; i < 2000; ++i) times.push_back(random() >> (random() % 64));
+  MemorySink sink;
+  std::string error;
+  auto stream = sink.open("times", &error);
+  std::string expected;
+  {
+    JsonWriter w(*stream, 4096);  // small: flushes in between
+    for (uint64_t ns : times) {
+      w.us3(ns);
+      w.raw(",");
+      expected += micros(ns) + ",";
+    }
+  }
+  stream->commit();
+  CHECK(sink.files().at("times") == expected);
 }
 
 TEST_CASE("quotes, backslashes and every control byte are escaped and round-trip",
