@@ -122,7 +122,8 @@ TEST_CASE("a captured stack is symbolised: demangled names, this file, the call'
   REQUIRE(stacks_enabled());
   (void)new_event_id();  // registers this thread (the capture's re-entry mark lives in its buffer)
   uint32_t ids[2] = {};
-  for (volatile int i = 0; i < 2; i = i + 1) ids[i] = capture_in_middle();  // one call site (never unrolled)
+  volatile int times = 2;  // a count the compiler cannot see: one call site, never unrolled
+  for (int i = 0; i < times; ++i) ids[i] = capture_in_middle();
   const uint32_t raw = ids[0];
   REQUIRE(raw != kNoStack);
   CHECK(ids[1] == raw);  // the same stack again: the same id
