@@ -14,7 +14,8 @@ void StepSorter::update(StepsSoFar now) {
   current_ = now.current;
   if (!current_) return;
   steps_.insert(steps_.end(), now.added.begin(), now.added.end());
-  std::sort(steps_.begin(), steps_.end(), by_start);  // as trace_scope.cpp steps_of sorts them
+  // As trace_scope.cpp steps_of sorts them (listed in time order: sorted already but for ties).
+  if (!std::is_sorted(steps_.begin(), steps_.end(), by_start)) std::sort(steps_.begin(), steps_.end(), by_start);
   through_ns_ = now.through_ns;
 }
 
@@ -40,7 +41,7 @@ std::string StepSorter::finish(std::vector<StepSpan> steps) {
 // step starting at or before it, when `at` is before that step's end.
 StepFate StepSorter::fate(uint64_t at, uint32_t& step) const {
   step = 0;
-  if (final_ ? steps_.empty() : !expected_) return StepFate::In;  // the window is one span
+  if (all_in()) return StepFate::In;  // the window is one span
   // Before the first step is listed, the window may still end with none (then every record is in).
   if (!current_ || at >= through_ns_ || steps_.empty()) return StepFate::Later;
   auto it = std::upper_bound(steps_.begin(), steps_.end(), at,

@@ -45,6 +45,8 @@ class StepSorter {
   // are the first of them, boundaries and numbers, else why the fold cannot be trusted.
   std::string finish(std::vector<StepSpan> steps);
   bool has_steps() const { return final_ ? !steps_.empty() : expected_; }
+  // Every record is in (the window is one span): no record needs its step found.
+  bool all_in() const { return final_ ? steps_.empty() : !expected_; }
   // The fate of a record decided by time `at`, and its step's index (sorted by start).
   StepFate fate(uint64_t at, uint32_t& step) const;
   const std::vector<StepSpan>& steps() const { return steps_; }

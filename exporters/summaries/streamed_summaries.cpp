@@ -135,7 +135,6 @@ void SummaryFold::add(const Trace& part, const TraceScope& scope, StepsSoFar ste
   steps_.update(std::move(steps));
   route_waiting();
   contribute(part, scope);
-  route(batch_, host_at_, device_at_);
   flush_intervals();
   if (current && (waiting_.size() > kMaxWaiting || waiting_host_at_.size() + waiting_device_at_.size() > kMaxWaitingRecords)) {
     give_up("a step had more than " + std::to_string(kMaxWaiting) + " records folded before its end was known");
@@ -152,7 +151,6 @@ void SummaryFold::add_last(const Trace& tail, const TraceScope& scope) {
   if (!why.empty()) return give_up(std::move(why));
   route_waiting();
   contribute(tail, scope);
-  route(batch_, host_at_, device_at_);
   flush_intervals();
 }
 
@@ -161,13 +159,14 @@ void SummaryFold::give_up(std::string why) {
   not_folded_ = std::move(why);
 }
 
-// Every contribution and record of the part, whatever its step (route() decides).
+// Every contribution and record of the part, each added, left out or kept by its step (take()).
 void SummaryFold::contribute(const Trace& t, const TraceScope& scope) {
-  batch_.clear();
-  host_at_.clear();
   device_at_.clear();
-  for (const HostRecord& h : t.host) host_at_.push_back(h.start_ns);
   for (const DeviceRecord& d : t.device) device_at_.push_back(device_at(t, d));
+  if (!steps_.all_in()) {
+    for (const HostRecord& h : t.host) count_record(h.start_ns, true);
+    for (const uint64_t at : device_at_) count_record(at, false);
+  }
   if (wants(options_, "kernel")) add_kernels(t, scope);
   if (wants(options_, "operator") && !options_.op_detail) add_operators(t, scope);
   if (wants(options_, "op_type")) add_op_types(t, scope);
@@ -176,34 +175,32 @@ void SummaryFold::contribute(const Trace& t, const TraceScope& scope) {
   if (wants(options_, "user_defined")) add_user_defined(t, scope);
 }
 
-void SummaryFold::route(std::vector<Contribution>& batch, std::vector<uint64_t>& host_at, std::vector<uint64_t>& device_at) {
+void SummaryFold::take(const Contribution& c) {
   uint32_t step = 0, also = 0;
-  for (const Contribution& c : batch) {
-    StepFate fate = steps_.fate(c.at, step);
-    if (fate == StepFate::In && c.into == Into::OpTypeDevice) fate = steps_.fate(c.also_at, also);
-    if (fate == StepFate::In) apply(c, step);
-    else if (fate == StepFate::Later) waiting_.push_back(c);
-  }
-  for (const uint64_t at : host_at) {
-    const StepFate fate = steps_.fate(at, step);
-    outside_host_ += fate == StepFate::Out;
-    if (fate == StepFate::Later) waiting_host_at_.push_back(at);
-  }
-  for (const uint64_t at : device_at) {
-    const StepFate fate = steps_.fate(at, step);
-    outside_device_ += fate == StepFate::Out;
-    if (fate == StepFate::Later) waiting_device_at_.push_back(at);
-  }
+  StepFate fate = steps_.fate(c.at, step);
+  if (fate == StepFate::In && c.into == Into::OpTypeDevice) fate = steps_.fate(c.also_at, also);
+  if (fate == StepFate::In) apply(c, step);
+  else if (fate == StepFate::Later) waiting_.push_back(c);
+}
+
+// A record in no step is counted (the blocks' "Left out" line); one whose step is not known yet waits.
+void SummaryFold::count_record(uint64_t at, bool host) {
+  uint32_t step = 0;
+  const StepFate fate = steps_.fate(at, step);
+  (host ? outside_host_ : outside_device_) += fate == StepFate::Out;
+  if (fate == StepFate::Later) (host ? waiting_host_at_ : waiting_device_at_).push_back(at);
 }
 
 // What waited for its step, decided again with the steps known now.
 void SummaryFold::route_waiting() {
-  std::vector<Contribution> batch;
+  std::vector<Contribution> waiting;
   std::vector<uint64_t> host_at, device_at;
-  batch.swap(waiting_);
+  waiting.swap(waiting_);
   host_at.swap(waiting_host_at_);
   device_at.swap(waiting_device_at_);
-  route(batch, host_at, device_at);
+  for (const Contribution& c : waiting) take(c);
+  for (const uint64_t at : host_at) count_record(at, true);
+  for (const uint64_t at : device_at) count_record(at, false);
 }
 
 void SummaryFold::apply(const Contribution& c, uint32_t step) {
@@ -298,7 +295,7 @@ void SummaryFold::add_spans(const Trace& t, const TraceScope&) {
     window_start_ = std::min(window_start_, d.start_ns), window_end_ = std::max(window_end_, d.end_ns);
     Contribution c{device_at_[i], 0, {}, {}, 0, d.start_ns, d.end_ns, d.device, Into::Work};
     if (d.kind == DeviceKind::Kernel) c.extra |= kKernelWork;
-    batch_.push_back(c);
+    take(c);
   }
 }
 
@@ -316,14 +313,14 @@ void SummaryFold::add_memory_manipulation(const Trace& t, const TraceScope& s) {
     const HostRecord& h = t.host[i];
     if (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset) continue;
     const uint64_t key = uint64_t(h.name.id()) << 32 | direction[i];
-    batch_.push_back({h.start_ns, 0, host_position(h), h.name, key, span_ns(h.start_ns, h.end_ns), s.costs.device(i),
+    take({h.start_ns, 0, host_position(h), h.name, key, span_ns(h.start_ns, h.end_ns), s.costs.device(i),
                       direction[i], Into::CopyCall});
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     const bool copy_or_set = d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset;
     if (!copy_or_set || valid_index(d.host, t.host.size())) continue;
-    batch_.push_back({d.start_ns, 0, {0, d.start_ns, 0}, d.name, 0, 0, span_ns(d.start_ns, d.end_ns),
+    take({d.start_ns, 0, {0, d.start_ns, 0}, d.name, 0, 0, span_ns(d.start_ns, d.end_ns),
                       d.kind == DeviceKind::Memset, Into::CopyOrphan});
   }
 }
@@ -344,7 +341,7 @@ void SummaryFold::add_user_defined(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind != EventKind::Range || is_phase_range(h.name)) continue;
-    batch_.push_back({h.start_ns, 0, host_position(h), h.name, options_.thread_sep ? uint64_t(h.tid) : 0,
+    take({h.start_ns, 0, host_position(h), h.name, options_.thread_sep ? uint64_t(h.tid) : 0,
                       span_ns(h.start_ns, h.end_ns), s.costs.device(i), 0, Into::Range});
   }
 }
@@ -353,7 +350,7 @@ void SummaryFold::add_kernels(const Trace& t, const TraceScope&) {
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     if (d.kind != DeviceKind::Kernel) continue;
-    batch_.push_back({device_at_[i], 0, {0, d.start_ns, 0}, d.name, 0, 0, span_ns(d.start_ns, d.end_ns), 0, Into::Kernel});
+    take({device_at_[i], 0, {0, d.start_ns, 0}, d.name, 0, 0, span_ns(d.start_ns, d.end_ns), 0, Into::Kernel});
   }
 }
 
@@ -361,7 +358,7 @@ void SummaryFold::add_operators(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind != EventKind::Operator || s.outer_operator[i] >= 0) continue;
-    batch_.push_back({h.start_ns, 0, host_position(h), h.name, options_.thread_sep ? uint64_t(h.tid) : 0,
+    take({h.start_ns, 0, host_position(h), h.name, options_.thread_sep ? uint64_t(h.tid) : 0,
                       span_ns(h.start_ns, h.end_ns), s.costs.device(i), 0, Into::Operator});
   }
 }
@@ -374,13 +371,13 @@ void SummaryFold::add_op_types(const Trace& t, const TraceScope& s) {
     const DeviceRecord& d = t.device[i];
     if (!is_device_work(d.kind) || !valid_index(s.device_operator[i], t.host.size())) continue;
     const HostRecord& op = t.host[std::size_t(s.device_operator[i])];
-    batch_.push_back({device_at_[i], op.start_ns, host_position(op), op.name, 0, 0, span_ns(d.start_ns, d.end_ns), 0,
+    take({device_at_[i], op.start_ns, host_position(op), op.name, 0, 0, span_ns(d.start_ns, d.end_ns), 0,
                       Into::OpTypeDevice});
   }
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind != EventKind::Operator) continue;
-    batch_.push_back({h.start_ns, 0, host_position(h), h.name, 0, s.costs.self_cpu_ns[i], 0, 0, Into::OpType});
+    take({h.start_ns, 0, host_position(h), h.name, 0, s.costs.self_cpu_ns[i], 0, 0, Into::OpType});
   }
 }
 

@@ -141,8 +141,9 @@ class SummaryFold {
   bool wants_spans() const;
   // The id of the interned direction ("HtoD", "" for none) of a copy record's name, found once per name.
   uint32_t direction_of(InternedName copy_record);
-  // Applies, drops or keeps each contribution (and counts the records in no step) by its step.
-  void route(std::vector<Contribution>& batch, std::vector<uint64_t>& host_at, std::vector<uint64_t>& device_at);
+  // Applies, drops or keeps a contribution by its step.
+  void take(const Contribution& c);
+  void count_record(uint64_t at, bool host);
   void route_waiting();
   void apply(const Contribution& c, uint32_t step);
   void flush_intervals();
@@ -152,8 +153,9 @@ class SummaryFold {
   std::string not_folded_;
   StepSorter steps_;
   bool folded_without_steps_ = false;  // a record was folded as in a window without steps
-  std::vector<Contribution> batch_, waiting_;
-  std::vector<uint64_t> host_at_, device_at_, waiting_host_at_, waiting_device_at_;
+  std::vector<Contribution> waiting_;
+  std::vector<uint64_t> device_at_;  // the part's: per device record, the time deciding its step
+  std::vector<uint64_t> waiting_host_at_, waiting_device_at_;
   uint64_t outside_host_ = 0, outside_device_ = 0;
   bool device_work_ = false;  // any device work in scope (the op types' ratio metric)
   Rows<SummaryRow> kernels_;

@@ -195,8 +195,11 @@ def check_diopi_train_streamed_steps(context):
     check_same_output(context)
     trace = checkers.Trace(checkers.only_file(context.out_dir, "*.trace.json"))
     streamed = trace.document.get("profagent_streamed")
-    expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
     window = trace.document["profagent_window"]
+    # A scheduled window ends at its last step's boundary, however far the agent's thread got:
+    # on a loaded machine that can be after one segment (then the segment and the tail are folded).
+    least = 2 if window["whole_run"] else 1
+    expect(streamed is not None and streamed["segments"] >= least, f"the window was not streamed: {streamed}")
     expect(window["last_step"] > window["first_step"], f"the window has no steps: {window}")
     lines = streamed_checks.check_folded_summaries(
         context, rows_in=("Operator Summary", "Kernel Summary", "Memory Manipulation Summary", "Operator Type"))

@@ -33,9 +33,9 @@ diopi_add_preload_test(diopi_train_streamed CHECKER diopi_train_streamed ENV PRO
 diopi_add_preload_test(diopi_train_streamed_steps CHECKER diopi_train_streamed_steps
   ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync
   COMMAND ${diopi_train_long} $<TARGET_FILE:frameworksim>)
-# A scheduled window of 1,000 steps (100 to 1099), cut at a step boundary while it streams.
+# A scheduled window of 1,150 steps (20 to 1169), cut at a step boundary while it streams.
 diopi_add_preload_test(diopi_train_streamed_schedule CHECKER diopi_train_streamed_steps
-  ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync PROFAGENT_WAIT=100 PROFAGENT_ACTIVE=1000
+  ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync PROFAGENT_WAIT=20 PROFAGENT_ACTIVE=1150
       PROFAGENT_REPEAT=1
   COMMAND ${diopi_train_long} $<TARGET_FILE:frameworksim>)
 # A framework without the DIOPI runtime functions: no shapes, one note, nothing else changes.
