@@ -41,6 +41,7 @@ class StepSorter {
   void update(StepsSoFar now);
   std::size_t known() const { return steps_.size(); }
   bool expected() const { return expected_; }
+  bool current() const { return current_; }
   // The window's end: `steps` are the trace's (Trace::steps). "" when the steps given before
   // are the first of them, boundaries and numbers, else why the fold cannot be trusted.
   std::string finish(std::vector<StepSpan> steps);

@@ -131,15 +131,16 @@ void SummaryFold::add(const Trace& part, const TraceScope& scope, StepsSoFar ste
   if (!not_folded_.empty()) return;
   // Steps from the part's own ProfilerStep records (steps_of) would not be the window's.
   if (scope.has_steps && part.steps.empty()) return give_up("the window's steps are its ProfilerStep records");
-  const bool current = steps.current;
   steps_.update(std::move(steps));
   route_waiting();
   contribute(part, scope);
   flush_intervals();
-  if (current && (waiting_.size() > kMaxWaiting || waiting_host_at_.size() + waiting_device_at_.size() > kMaxWaitingRecords)) {
-    give_up("a step had more than " + std::to_string(kMaxWaiting) + " records folded before its end was known");
+  if (over_bound_) {
+    give_up("a step had more than " + std::to_string(kMaxWaiting) + " contributions or " +
+            std::to_string(kMaxWaitingRecords) + " records waiting for its end");
   }
 }
+
 
 void SummaryFold::add_last(const Trace& tail, const TraceScope& scope) {
   if (!not_folded_.empty()) return;
@@ -175,32 +176,47 @@ void SummaryFold::contribute(const Trace& t, const TraceScope& scope) {
   if (wants(options_, "user_defined")) add_user_defined(t, scope);
 }
 
-void SummaryFold::take(const Contribution& c) {
+// Applies, drops or keeps the contribution by its step: true when it is to be kept (waits).
+bool SummaryFold::settle(const Contribution& c) {
   uint32_t step = 0, also = 0;
   StepFate fate = steps_.fate(c.at, step);
   if (fate == StepFate::In && c.into == Into::OpTypeDevice) fate = steps_.fate(c.also_at, also);
   if (fate == StepFate::In) apply(c, step);
-  else if (fate == StepFate::Later) waiting_.push_back(c);
+  return fate == StepFate::Later;
 }
 
-// A record in no step is counted (the blocks' "Left out" line); one whose step is not known yet waits.
-void SummaryFold::count_record(uint64_t at, bool host) {
+// Past the bound nothing more is kept (the fold gives up after the part): the vectors never
+// grow beyond it. A part of a window cut meanwhile waits whole: a segment bounds it already.
+void SummaryFold::take(const Contribution& c) {
+  if (!settle(c)) return;
+  if (waiting_.size() < kMaxWaiting || !steps_.current()) waiting_.push_back(c);
+  else over_bound_ = true;
+}
+
+// A record in no step is counted (the blocks' "Left out" line); one whose step is not known yet
+// waits: true.
+bool SummaryFold::settle_record(uint64_t at, bool host) {
   uint32_t step = 0;
   const StepFate fate = steps_.fate(at, step);
   (host ? outside_host_ : outside_device_) += fate == StepFate::Out;
-  if (fate == StepFate::Later) (host ? waiting_host_at_ : waiting_device_at_).push_back(at);
+  return fate == StepFate::Later;
 }
 
-// What waited for its step, decided again with the steps known now.
+void SummaryFold::count_record(uint64_t at, bool host) {
+  if (!settle_record(at, host)) return;
+  if (waiting_host_at_.size() + waiting_device_at_.size() < kMaxWaitingRecords || !steps_.current()) {
+    (host ? waiting_host_at_ : waiting_device_at_).push_back(at);
+  } else {
+    over_bound_ = true;
+  }
+}
+
+// What waited for its step, decided again with the steps known now; what still waits is kept
+// in place (no second copy of it).
 void SummaryFold::route_waiting() {
-  std::vector<Contribution> waiting;
-  std::vector<uint64_t> host_at, device_at;
-  waiting.swap(waiting_);
-  host_at.swap(waiting_host_at_);
-  device_at.swap(waiting_device_at_);
-  for (const Contribution& c : waiting) take(c);
-  for (const uint64_t at : host_at) count_record(at, true);
-  for (const uint64_t at : device_at) count_record(at, false);
+  std::erase_if(waiting_, [this](const Contribution& c) { return !settle(c); });
+  std::erase_if(waiting_host_at_, [this](uint64_t at) { return !settle_record(at, true); });
+  std::erase_if(waiting_device_at_, [this](uint64_t at) { return !settle_record(at, false); });
 }
 
 void SummaryFold::apply(const Contribution& c, uint32_t step) {

@@ -141,8 +141,10 @@ class SummaryFold {
   bool wants_spans() const;
   // The id of the interned direction ("HtoD", "" for none) of a copy record's name, found once per name.
   uint32_t direction_of(InternedName copy_record);
-  // Applies, drops or keeps a contribution by its step.
+  // Applies, drops or keeps a contribution (a record) by its step.
+  bool settle(const Contribution& c);
   void take(const Contribution& c);
+  bool settle_record(uint64_t at, bool host);
   void count_record(uint64_t at, bool host);
   void route_waiting();
   void apply(const Contribution& c, uint32_t step);
@@ -156,6 +158,7 @@ class SummaryFold {
   std::vector<Contribution> waiting_;
   std::vector<uint64_t> device_at_;  // the part's: per device record, the time deciding its step
   std::vector<uint64_t> waiting_host_at_, waiting_device_at_;
+  bool over_bound_ = false;  // more was to wait than the bound: the fold gives up
   uint64_t outside_host_ = 0, outside_device_ = 0;
   bool device_work_ = false;  // any device work in scope (the op types' ratio metric)
   Rows<SummaryRow> kernels_;
