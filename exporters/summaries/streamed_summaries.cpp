@@ -141,7 +141,6 @@ void SummaryFold::add(const Trace& part, const TraceScope& scope, StepsSoFar ste
   }
 }
 
-
 void SummaryFold::add_last(const Trace& tail, const TraceScope& scope) {
   if (!not_folded_.empty()) return;
   if (scope.has_steps && tail.steps.empty()) return give_up("the window's steps are its ProfilerStep records");

@@ -15,6 +15,8 @@ LD_PRELOAD=libprofagent.so, for each PROFAGENT_BUFFER_MB given and with the part
     profagent_streamed key), and the rate the agent's thread streamed at (segment events over
     the time from the first segment's line to the last's: every format asked for by --formats,
     PROFAGENT_TRACE_FORMAT, is appended in that time), and each trace file's bytes per event.
+--summaries and --step-on set PROFAGENT_SUMMARIES (off unless given: a streamed window folds
+them as it streams) and PROFAGENT_STEP_ON (the folded summaries sort each record into its step).
 Figures only, never pass/fail on a figure; exits non-zero only when a run fails.
 """
 import argparse
