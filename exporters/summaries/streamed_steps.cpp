@@ -44,12 +44,21 @@ StepFate StepSorter::fate(uint64_t at, uint32_t& step) const {
   if (all_in()) return StepFate::In;  // the window is one span
   // Before the first step is listed, the window may still end with none (then every record is in).
   if (!current_ || at >= through_ns_ || steps_.empty()) return StepFate::Later;
+  // Records come in order within a thread: most are in the step the last one was found in
+  // (the last step starting at or before `at`, as the search below would find it).
+  const std::size_t h = hint_;
+  if (h < steps_.size() && steps_[h].start_ns <= at && at < steps_[h].end_ns &&
+      (h + 1 == steps_.size() || at < steps_[h + 1].start_ns)) {
+    step = uint32_t(h);
+    return StepFate::In;
+  }
   auto it = std::upper_bound(steps_.begin(), steps_.end(), at,
                              [](uint64_t t, const StepSpan& s) { return t < s.start_ns; });
   if (it == steps_.begin()) return StepFate::Out;
   --it;
   if (at >= it->end_ns) return StepFate::Out;
   step = uint32_t(it - steps_.begin());
+  hint_ = step;
   return StepFate::In;
 }
 

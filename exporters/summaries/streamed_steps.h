@@ -58,6 +58,7 @@ class StepSorter {
   bool final_ = false;
   std::vector<StepSpan> steps_;  // sorted by start
   uint64_t through_ns_ = 0;
+  mutable std::size_t hint_ = 0;  // the step the last record was found in
 };
 
 }  // namespace profagent::exporters
