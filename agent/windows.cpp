@@ -463,7 +463,8 @@ collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps,
 // converts them the same way (collector/clock.h: a tick between two anchors is converted with
 // those two). The anchor is taken under the lock: every other anchor comes from a cut (under
 // it too) or from this thread (a segment, an interval), so none taken earlier is appended after
-// it, between anchors this conversion used.
+// it, between anchors this conversion uses; the converter (a copy of every anchor) is made after
+// the lock is released, so a step boundary never waits for it.
 void streamed_steps_so_far(uint32_t window, std::size_t known, exporters::StepsSoFar& out) noexcept {
   Windows* w = g_windows;
   out = {};
@@ -471,18 +472,19 @@ void streamed_steps_so_far(uint32_t window, std::size_t known, exporters::StepsS
   try {
     std::vector<StepTicks> ticks;
     uint64_t through = 0;
-    collector::clock::TickConverter converter;
     {
       std::lock_guard lock(w->mutex);
       out.expected = w->scheduled || w->profiler_api || !w->config->step_on.empty();
       out.current = !w->finished && collector::streamed_window() == window;
       if (!out.current) return;
       through = w->timed_open ? std::max(w->step_start, w->timed_from) : w->step_start;
-      if (!w->profiler_api && known < w->window_steps.size()) ticks.assign(w->window_steps.begin() + std::ptrdiff_t(known), w->window_steps.end());
+      if (!w->profiler_api && known < w->window_steps.size()) {
+        ticks.assign(w->window_steps.begin() + std::ptrdiff_t(known), w->window_steps.end());
+      }
       for (StepTicks& step : ticks) step.start = w->timed_open ? std::max(step.start, w->timed_from) : step.start;
       collector::clock::add_anchor();
-      converter = collector::clock::converter();
     }
+    const collector::clock::TickConverter converter = collector::clock::converter();
     for (const StepTicks& s : ticks) out.added.push_back({s.number, converter.to_ns(s.start), converter.to_ns(s.end)});
     out.through_ns = converter.to_ns(through);
   } catch (...) {
