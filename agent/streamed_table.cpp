@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "agent/lifecycle.h"
+#include "agent/windows.h"
 #include "exporters/summaries/overhead_line.h"
 #include "exporters/summaries/streamed_summaries.h"
 #include "exporters/summaries/streamed_table.h"
@@ -38,12 +39,17 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
   if (!options.summaries.names.empty()) s.summaries = std::make_unique<exporters::SummaryFold>(options.summaries);
 }
 
-// One part into both folds: the part is scoped once (its costs are the table's too).
-void fold_part(StreamedFolds& s, const Trace& part) {
+// One part into both folds: the part is scoped once (its costs are the table's too). A
+// segment's records are sorted into the steps known now (agent/windows.h); the tail's into the
+// window's (its Trace::steps).
+void fold_part(StreamedFolds& s, const Trace& part, bool last) {
   if (!s.summaries) return s.table->add(part);
   const exporters::TraceScope scope = exporters::scope_trace(part, /*phases=*/false);
   s.table->add(part, scope.costs);
-  s.summaries->add(part, scope);
+  if (last) return s.summaries->add_last(part, scope);
+  exporters::StepsSoFar steps;
+  streamed_steps_so_far(part.window, s.summaries->known_steps(), steps);
+  s.summaries->add(part, scope, std::move(steps));
 }
 
 void drop_folds(StreamedFolds& s) {
@@ -58,7 +64,7 @@ void fold_streamed_segment(const Trace& segment, const Config& config) noexcept 
   std::lock_guard lock(s.mutex);
   try {
     if (s.window != segment.window) start_fold(s, segment.window, config);
-    if (s.table) fold_part(s, segment);
+    if (s.table) fold_part(s, segment, /*last=*/false);
   } catch (const std::bad_alloc&) {
     s.failed = true;
     drop_folds(s);
@@ -75,7 +81,7 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
       drop_folds(s);
       return out;
     }
-    fold_part(s, tail);
+    fold_part(s, tail, /*last=*/true);
     const exporters::ExportOptions options = export_options(config);
     const exporters::Table table = s.table->table(tail.memory.enabled);
     out.table = exporters::render_key_averages(table, options.table) + exporters::folded_memory_note(table.memory) +

@@ -53,7 +53,8 @@ void write_beside_trace(const std::string& name, const std::string& text, export
 // A streamed window (agent/partial_writer.h): its segments are in its traces already (JSON,
 // and json.gz and Perfetto when asked for); the tail finishes them. Its key_averages table and
 // the summaries that fold exactly were folded segment by segment (agent/streamed_table.h) and
-// are printed and written as a whole window's; the summaries that need the whole window's
+// are printed and written as a whole window's (a record counted in the step it falls in, with
+// the window's step boundaries); the summaries that need the whole window's
 // records at once are not computed (named in <stem>.summary.txt and said once).
 void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
   exporters::ExportResult result;
@@ -64,7 +65,7 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
                      " host events): its key_averages table was folded as it streamed";
   if (!outputs.summaries.empty()) {
-    note += ", and its summaries that add up part by part (in a window without steps); the others are not "
+    note += ", and its summaries that add up part by part (each record in its step); the others are not "
             "computed for a streamed window (" + exporters::summary_file_name(trace) +
             " names them; `profagent report` computes them from the trace)";
   }

@@ -24,6 +24,7 @@
 #include "agent/window_export.h"
 #include "agent/windows_state.h"
 #include "collector/clock.h"
+#include "collector/segment_stream.h"
 #include "collector/session.h"
 #include "collector/step_schedule.h"
 #include "exporters/exporter.h"
@@ -453,6 +454,43 @@ collector::CutWindow* cut_last_window(Windows& w, std::vector<StepTicks>& steps,
 }
 
 }  // namespace
+
+// Under Windows::mutex the window can be cut by no boundary, so the steps read belong to the
+// window the collector is streaming. Step ends are pushed with now() and the step in progress
+// starts there, so the list before step_start is final; profiler-api lists its one step at
+// Stop (the steps marked inside are not kept), a timed window cuts its steps to its start. The
+// ticks are converted after an anchor taken past them all: a converter made later (the export's)
+// converts them the same way (collector/clock.h: a tick between two anchors is converted with
+// those two). The anchor is taken under the lock: every other anchor comes from a cut (under
+// it too) or from this thread (a segment, an interval), so none taken earlier is appended after
+// it, between anchors this conversion uses; the converter (a copy of every anchor) is made after
+// the lock is released, so a step boundary never waits for it.
+void streamed_steps_so_far(uint32_t window, std::size_t known, exporters::StepsSoFar& out) noexcept {
+  Windows* w = g_windows;
+  out = {};
+  if (w == nullptr) return;
+  try {
+    std::vector<StepTicks> ticks;
+    uint64_t through = 0;
+    {
+      std::lock_guard lock(w->mutex);
+      out.expected = w->scheduled || w->profiler_api || !w->config->step_on.empty();
+      out.current = !w->finished && collector::streamed_window() == window;
+      if (!out.current) return;
+      through = w->timed_open ? std::max(w->step_start, w->timed_from) : w->step_start;
+      if (!w->profiler_api && known < w->window_steps.size()) {
+        ticks.assign(w->window_steps.begin() + std::ptrdiff_t(known), w->window_steps.end());
+      }
+      for (StepTicks& step : ticks) step.start = w->timed_open ? std::max(step.start, w->timed_from) : step.start;
+      collector::clock::add_anchor();
+    }
+    const collector::clock::TickConverter converter = collector::clock::converter();
+    for (const StepTicks& s : ticks) out.added.push_back({s.number, converter.to_ns(s.start), converter.to_ns(s.end)});
+    out.through_ns = converter.to_ns(through);
+  } catch (...) {
+    out.current = false;
+  }
+}
 
 bool freeze_last_window(Trace& trace) noexcept {
   Windows* w = g_windows;

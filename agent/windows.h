@@ -21,6 +21,7 @@
 
 #include "agent/config.h"
 #include "collector/trace.h"
+#include "exporters/summaries/streamed_steps.h"
 
 namespace profagent::agent {
 
@@ -74,6 +75,12 @@ bool cancel_trigger(uint64_t first, DemandState& after, std::string& why) noexce
 // cut to the window. Refused as arm_trigger is.
 bool arm_timed_trigger(const std::string& output_dir, std::string& why) noexcept;
 void close_timed_trigger() noexcept;
+
+// What is known now of the steps of streamed window `window` (exporters/summaries/streamed_steps.h):
+// the steps listed since the first `known` of them, final and converted to ns as the window's
+// export converts them, and the time before which the list is final (the start of the step in
+// progress). Never throws (out of memory: `current` is false, and the records wait for the tail).
+void streamed_steps_so_far(uint32_t window, std::size_t known, exporters::StepsSoFar& out) noexcept;
 
 // Where the window being recorded writes its files: a trigger's --output-dir, or "" for
 // PROFAGENT_OUTPUT_DIR.

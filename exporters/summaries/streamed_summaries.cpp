@@ -105,15 +105,189 @@ std::vector<Row> SummaryFold::Rows<Row>::in_first_order() const {
   return out;
 }
 
-void SummaryFold::add(const Trace& part, const TraceScope& scope) {
-  saw_steps_ = saw_steps_ || scope.has_steps;
-  if (saw_steps_) return;  // not the window's summaries: nothing more is folded
-  if (wants(options_, "kernel")) add_kernels(part, scope);
-  if (wants(options_, "operator") && !options_.op_detail) add_operators(part, scope);
-  if (wants(options_, "op_type")) add_op_types(part, scope);
-  if (wants_spans()) add_spans(part, scope);
-  if (wants(options_, "memory_manipulation")) add_memory_manipulation(part, scope);
-  if (wants(options_, "user_defined")) add_user_defined(part, scope);
+namespace {
+
+constexpr uint32_t kKernelWork = 1u << 31;  // Contribution::extra of a kernel's interval
+
+// The time that decides a device record's step: its call's start, else its own (trace_scope.cpp assign_steps).
+uint64_t device_at(const Trace& t, const DeviceRecord& d) {
+  return valid_index(d.host, t.host.size()) ? t.host[std::size_t(d.host)].start_ns : d.start_ns;
+}
+
+// The steps' time as a device saw it: each step widened to that device's kernels in it.
+uint64_t widened_steps_ns(const std::vector<StepSpan>& steps, const std::vector<Interval>& kernels) {
+  std::vector<Interval> set;
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    Interval step{steps[k].start_ns, steps[k].end_ns};
+    if (k < kernels.size()) step.start = std::min(step.start, kernels[k].start), step.end = std::max(step.end, kernels[k].end);
+    set.push_back(step);
+  }
+  return merged_length(set);
+}
+
+}  // namespace
+
+void SummaryFold::add(const Trace& part, const TraceScope& scope, StepsSoFar steps) {
+  if (!not_folded_.empty()) return;
+  // Steps from the part's own ProfilerStep records (steps_of) would not be the window's.
+  if (scope.has_steps && part.steps.empty()) return give_up("the window's steps are its ProfilerStep records");
+  steps_.update(std::move(steps));
+  route_waiting();
+  contribute(part, scope);
+  flush_intervals();
+  if (over_bound_) {
+    give_up("a step had more than " + std::to_string(kMaxWaiting) + " contributions or " +
+            std::to_string(kMaxWaitingRecords) + " records waiting for its end");
+  }
+}
+
+void SummaryFold::add_last(const Trace& tail, const TraceScope& scope) {
+  if (!not_folded_.empty()) return;
+  if (scope.has_steps && tail.steps.empty()) return give_up("the window's steps are its ProfilerStep records");
+  if (!steps_.expected() && !tail.steps.empty() && folded_without_steps_) {
+    return give_up("a step was marked (profagent_step()) in a window not set up for steps, after part of it was folded");
+  }
+  std::string why = steps_.finish(tail.steps);
+  if (!why.empty()) return give_up(std::move(why));
+  route_waiting();
+  contribute(tail, scope);
+  flush_intervals();
+}
+
+void SummaryFold::give_up(std::string why) {
+  *this = SummaryFold(options_);
+  not_folded_ = std::move(why);
+}
+
+// Every contribution and record of the part, each added, left out or kept by its step (take()).
+void SummaryFold::contribute(const Trace& t, const TraceScope& scope) {
+  device_at_.clear();
+  for (const DeviceRecord& d : t.device) device_at_.push_back(device_at(t, d));
+  if (!steps_.all_in()) {
+    for (const HostRecord& h : t.host) count_record(h.start_ns, true);
+    for (const uint64_t at : device_at_) count_record(at, false);
+  }
+  if (wants(options_, "kernel")) add_kernels(t, scope);
+  if (wants(options_, "operator") && !options_.op_detail) add_operators(t, scope);
+  if (wants(options_, "op_type")) add_op_types(t, scope);
+  if (wants_spans() || wants(options_, "op_type")) add_spans(t, scope);
+  if (wants(options_, "memory_manipulation")) add_memory_manipulation(t, scope);
+  if (wants(options_, "user_defined")) add_user_defined(t, scope);
+}
+
+// Applies, drops or keeps the contribution by its step: true when it is to be kept (waits).
+bool SummaryFold::settle(const Contribution& c) {
+  uint32_t step = 0, also = 0;
+  StepFate fate = steps_.fate(c.at, step);
+  if (fate == StepFate::In && c.into == Into::OpTypeDevice) fate = steps_.fate(c.also_at, also);
+  if (fate == StepFate::In) apply(c, step);
+  return fate == StepFate::Later;
+}
+
+// Past the bound nothing more is kept (the fold gives up after the part): the vectors never
+// grow beyond it. A part of a window cut meanwhile waits whole: a segment bounds it already.
+void SummaryFold::take(const Contribution& c) {
+  if (!settle(c)) return;
+  if (waiting_.size() < kMaxWaiting || !steps_.current()) waiting_.push_back(c);
+  else over_bound_ = true;
+}
+
+// A record in no step is counted (the blocks' "Left out" line); one whose step is not known yet
+// waits: true.
+bool SummaryFold::settle_record(uint64_t at, bool host) {
+  uint32_t step = 0;
+  const StepFate fate = steps_.fate(at, step);
+  (host ? outside_host_ : outside_device_) += fate == StepFate::Out;
+  return fate == StepFate::Later;
+}
+
+void SummaryFold::count_record(uint64_t at, bool host) {
+  if (!settle_record(at, host)) return;
+  if (waiting_host_at_.size() + waiting_device_at_.size() < kMaxWaitingRecords || !steps_.current()) {
+    (host ? waiting_host_at_ : waiting_device_at_).push_back(at);
+  } else {
+    over_bound_ = true;
+  }
+}
+
+// What waited for its step, decided again with the steps known now; what still waits is kept
+// in place (no second copy of it).
+void SummaryFold::route_waiting() {
+  std::erase_if(waiting_, [this](const Contribution& c) { return !settle(c); });
+  std::erase_if(waiting_host_at_, [this](uint64_t at) { return !settle_record(at, true); });
+  std::erase_if(waiting_device_at_, [this](uint64_t at) { return !settle_record(at, false); });
+}
+
+void SummaryFold::apply(const Contribution& c, uint32_t step) {
+  folded_without_steps_ = folded_without_steps_ || !steps_.expected();
+  switch (c.into) {
+    case Into::Kernel: {
+      SummaryRow& row = kernels_.of(c.name, c.first, [&] {
+        return SummaryRow{c.name, SummaryRowKind::Kernel, 0, 0, std::nullopt, Stat{}};
+      });
+      ++row.calls;
+      row.gpu->add(c.b);
+      return;
+    }
+    case Into::Operator:
+    case Into::Range: {
+      const bool op = c.into == Into::Operator;
+      SummaryRow& row = (op ? operators_ : ranges_)[c.key].of(c.name, c.first, [&] {
+        return SummaryRow{c.name, op ? SummaryRowKind::Operator : SummaryRowKind::Range, 0, 0, Stat{}, Stat{}};
+      });
+      ++row.calls;
+      row.cpu->add(c.a);
+      row.gpu->add(c.b);
+      return;
+    }
+    case Into::OpType:
+    case Into::OpTypeDevice: {
+      OpTypeRow& row = op_types_.of(c.name, c.first, [&] {
+        return OpTypeRow{std::string(operator_family(c.name)), 0, 0, 0, 0};
+      });
+      if (c.into == Into::OpTypeDevice) return void(row.device_ns += c.b);
+      ++row.calls;
+      row.cpu_ns += c.a;
+      return;
+    }
+    case Into::CopyCall: {
+      SummaryRow& row = copy_calls_.of_key(c.key, c.first, [&] {
+        const std::string dir = c.extra < direction_names_.size() ? direction_names_[c.extra] : "";
+        return SummaryRow{dir.empty() ? c.name.str() : c.name + " (" + dir + ")", SummaryRowKind::Call, 0, 0, Stat{}, Stat{}};
+      });
+      ++row.calls;
+      row.cpu->add(c.a);
+      row.gpu->add(c.b);
+      return;
+    }
+    case Into::CopyOrphan: {
+      SummaryRow& row = copy_orphans_.of(c.name, c.first, [&] {
+        return SummaryRow{c.name, c.extra ? SummaryRowKind::Memset : SummaryRowKind::Memcpy, 0, 0, std::nullopt, Stat{}};
+      });
+      ++row.calls;
+      row.gpu->add(c.b);
+      return;
+    }
+    case Into::Work: {
+      device_work_ = true;
+      busy_batch_.push_back({c.a, c.b});
+      if (!(c.extra & kKernelWork) || !wants(options_, "device")) return;
+      const uint32_t device = c.extra & ~kKernelWork;
+      kernel_batch_[device].push_back({c.a, c.b});
+      std::vector<Interval>& steps = kernel_steps_[device];
+      if (steps.size() <= step) steps.resize(step + 1, Interval{UINT64_MAX, 0});
+      steps[step].start = std::min(steps[step].start, c.a);
+      steps[step].end = std::max(steps[step].end, c.b);
+      return;
+    }
+  }
+}
+
+void SummaryFold::flush_intervals() {
+  device_busy_.add(busy_batch_);
+  busy_batch_.clear();
+  for (auto& [device, intervals] : kernel_batch_) kernels_busy_[device].add(intervals);
+  kernel_batch_.clear();
 }
 
 bool SummaryFold::wants_spans() const {
@@ -127,19 +301,17 @@ uint64_t SummaryFold::late_device_intervals() const {
 }
 
 // A window without steps is one span (trace_scope.h window_of): from its first host record or
-// device work to its last; its device time is the union of its device work.
+// device work to its last. Its device time is the union of its device work in the steps.
 void SummaryFold::add_spans(const Trace& t, const TraceScope&) {
-  std::vector<Interval> busy;
-  std::map<uint32_t, std::vector<Interval>> kernels;
   for (const HostRecord& h : t.host) window_start_ = std::min(window_start_, h.start_ns), window_end_ = std::max(window_end_, h.end_ns);
-  for (const DeviceRecord& d : t.device) {
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
     if (!is_device_work(d.kind)) continue;
     window_start_ = std::min(window_start_, d.start_ns), window_end_ = std::max(window_end_, d.end_ns);
-    busy.push_back({d.start_ns, d.end_ns});
-    if (d.kind == DeviceKind::Kernel && wants(options_, "device")) kernels[d.device].push_back({d.start_ns, d.end_ns});
+    Contribution c{device_at_[i], 0, {}, {}, 0, d.start_ns, d.end_ns, d.device, Into::Work};
+    if (d.kind == DeviceKind::Kernel) c.extra |= kKernelWork;
+    take(c);
   }
-  device_busy_.add(busy);
-  for (auto& [device, intervals] : kernels) kernels_busy_[device].add(intervals);
 }
 
 // A copy call's row is "<call> (<direction>)" when one of its copy records names a direction
@@ -154,26 +326,17 @@ void SummaryFold::add_memory_manipulation(const Trace& t, const TraceScope& s) {
   }
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    if (!s.host_in(i) || (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset)) continue;
+    if (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset) continue;
     const uint64_t key = uint64_t(h.name.id()) << 32 | direction[i];
-    SummaryRow& row = copy_calls_.of_key(key, host_position(h), [&] {
-      const std::string dir = direction[i] < direction_names_.size() ? direction_names_[direction[i]] : "";
-      return SummaryRow{dir.empty() ? h.name.str() : h.name + " (" + dir + ")", SummaryRowKind::Call, 0, 0, Stat{}, Stat{}};
-    });
-    ++row.calls;
-    row.cpu->add(span_ns(h.start_ns, h.end_ns));
-    row.gpu->add(s.costs.device(i));
+    take({h.start_ns, 0, host_position(h), h.name, key, span_ns(h.start_ns, h.end_ns), s.costs.device(i),
+                      direction[i], Into::CopyCall});
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     const bool copy_or_set = d.kind == DeviceKind::Memcpy || d.kind == DeviceKind::Memset;
-    if (!s.device_in(i) || !copy_or_set || valid_index(d.host, t.host.size())) continue;
-    SummaryRow& row = copy_orphans_.of(d.name, {0, d.start_ns, 0}, [&] {
-      const SummaryRowKind kind = d.kind == DeviceKind::Memcpy ? SummaryRowKind::Memcpy : SummaryRowKind::Memset;
-      return SummaryRow{d.name, kind, 0, 0, std::nullopt, Stat{}};
-    });
-    ++row.calls;
-    row.gpu->add(span_ns(d.start_ns, d.end_ns));
+    if (!copy_or_set || valid_index(d.host, t.host.size())) continue;
+    take({d.start_ns, 0, {0, d.start_ns, 0}, d.name, 0, 0, span_ns(d.start_ns, d.end_ns),
+                      d.kind == DeviceKind::Memset, Into::CopyOrphan});
   }
 }
 
@@ -192,70 +355,68 @@ uint32_t SummaryFold::direction_of(InternedName copy_record) {
 void SummaryFold::add_user_defined(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    if (!s.host_in(i) || h.kind != EventKind::Range || is_phase_range(h.name)) continue;
-    SummaryRow& row = ranges_[options_.thread_sep ? h.tid : 0].of(h.name, host_position(h), [&] {
-      return SummaryRow{h.name, SummaryRowKind::Range, 0, 0, Stat{}, Stat{}};
-    });
-    ++row.calls;
-    row.cpu->add(span_ns(h.start_ns, h.end_ns));
-    row.gpu->add(s.costs.device(i));
+    if (h.kind != EventKind::Range || is_phase_range(h.name)) continue;
+    take({h.start_ns, 0, host_position(h), h.name, options_.thread_sep ? uint64_t(h.tid) : 0,
+                      span_ns(h.start_ns, h.end_ns), s.costs.device(i), 0, Into::Range});
   }
 }
 
-void SummaryFold::add_kernels(const Trace& t, const TraceScope& s) {
+void SummaryFold::add_kernels(const Trace& t, const TraceScope&) {
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
-    if (!s.device_in(i) || d.kind != DeviceKind::Kernel) continue;
-    SummaryRow& row = kernels_.of(d.name, {0, d.start_ns, 0}, [&] {
-      return SummaryRow{d.name, SummaryRowKind::Kernel, 0, 0, std::nullopt, Stat{}};
-    });
-    ++row.calls;
-    row.gpu->add(span_ns(d.start_ns, d.end_ns));
+    if (d.kind != DeviceKind::Kernel) continue;
+    take({device_at_[i], 0, {0, d.start_ns, 0}, d.name, 0, 0, span_ns(d.start_ns, d.end_ns), 0, Into::Kernel});
   }
 }
 
 void SummaryFold::add_operators(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    if (!s.host_in(i) || h.kind != EventKind::Operator || s.outer_operator[i] >= 0) continue;
-    SummaryRow& row = operators_[options_.thread_sep ? h.tid : 0].of(h.name, host_position(h), [&] {
-      return SummaryRow{h.name, SummaryRowKind::Operator, 0, 0, Stat{}, Stat{}};
-    });
-    ++row.calls;
-    row.cpu->add(span_ns(h.start_ns, h.end_ns));
-    row.gpu->add(s.costs.device(i));
+    if (h.kind != EventKind::Operator || s.outer_operator[i] >= 0) continue;
+    take({h.start_ns, 0, host_position(h), h.name, options_.thread_sep ? uint64_t(h.tid) : 0,
+                      span_ns(h.start_ns, h.end_ns), s.costs.device(i), 0, Into::Operator});
   }
 }
 
+// An operator's type row: its call and self CPU time by its own step; the device work it
+// issued itself by that work's step (when the operator is in a step too: row_summaries.cpp
+// compute_op_types).
 void SummaryFold::add_op_types(const Trace& t, const TraceScope& s) {
-  std::vector<uint64_t> self_device(t.host.size(), 0);
   for (std::size_t i = 0; i < t.device.size(); ++i) {
-    if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
-    device_work_ = true;
-    if (valid_index(s.device_operator[i], t.host.size())) {
-      self_device[s.device_operator[i]] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
-    }
+    const DeviceRecord& d = t.device[i];
+    if (!is_device_work(d.kind) || !valid_index(s.device_operator[i], t.host.size())) continue;
+    const HostRecord& op = t.host[std::size_t(s.device_operator[i])];
+    take({device_at_[i], op.start_ns, host_position(op), op.name, 0, 0, span_ns(d.start_ns, d.end_ns), 0,
+                      Into::OpTypeDevice});
   }
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    if (!s.host_in(i) || h.kind != EventKind::Operator) continue;
-    OpTypeRow& row = op_types_.of(h.name, host_position(h), [&] {
-      return OpTypeRow{std::string(operator_family(h.name)), 0, 0, 0, 0};
-    });
-    ++row.calls;
-    row.device_ns += self_device[i];
-    row.cpu_ns += s.costs.self_cpu_ns[i];
+    if (h.kind != EventKind::Operator) continue;
+    take({h.start_ns, 0, host_position(h), h.name, 0, s.costs.self_cpu_ns[i], 0, 0, Into::OpType});
   }
 }
 
 Summaries SummaryFold::summaries(const Trace& tail) const {
   Summaries out;
-  out.span_cpu_ns = window_start_ < window_end_ ? window_end_ - window_start_ : 0;
+  out.has_steps = steps_.has_steps();
+  if (out.has_steps) {
+    std::vector<Interval> steps;
+    for (const StepSpan& st : steps_.steps()) steps.push_back({st.start_ns, st.end_ns});
+    out.span_cpu_ns = merged_length(steps);
+  } else {
+    out.span_cpu_ns = window_start_ < window_end_ ? window_end_ - window_start_ : 0;
+  }
   out.span_gpu_ns = device_busy_.length();
+  out.outside_host = outside_host_;
+  out.outside_device = outside_device_;
   if (wants(options_, "device")) {
     device_cpu_figures(tail, out);
+    static const std::vector<Interval> kNone;
     for (const auto& [device, busy] : kernels_busy_) {
-      out.devices.push_back({"GPU" + std::to_string(device), percent(busy.length(), out.span_cpu_ns)});
+      const auto widened = kernel_steps_.find(device);
+      const uint64_t base = out.has_steps ? widened_steps_ns(steps_.steps(), widened == kernel_steps_.end() ? kNone : widened->second)
+                                          : out.span_cpu_ns;
+      out.devices.push_back({"GPU" + std::to_string(device), percent(busy.length(), base)});
     }
   }
   if (wants(options_, "kernel")) finish_kernels(kernels_.in_first_order(), options_, out);
@@ -292,7 +453,7 @@ std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold
   shown.names.clear();
   std::string missing;
   for (const std::string& name : options.names) {
-    if (folds_streamed(name, options) && !fold.saw_steps()) shown.names.push_back(name);
+    if (folds_streamed(name, options) && fold.not_folded().empty()) shown.names.push_back(name);
     else missing += (missing.empty() ? "" : ", ") + name;
   }
   Summaries s = fold.summaries(tail);
@@ -301,9 +462,10 @@ std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold
   std::string text = render_summaries_text(tail, s, shown);
   if (text.ends_with(overhead)) text.resize(text.size() - overhead.size());
   if (!missing.empty()) {
-    const std::string why = fold.saw_steps()
-                                ? "the window has steps, and a segment is cut before the steps around its records end"
-                                : "they need the whole window's records at once (interval unions, steps, memory)";
+    const std::string needs_all = "they need the whole window's records at once (interval unions, steps, memory)";
+    const std::string why = fold.not_folded().empty()
+                                ? needs_all
+                                : "the folded ones were not made: " + fold.not_folded() + "; the others: " + needs_all;
     text += "Not computed for a streamed window: " + missing + " (" + why +
             "; `profagent report` computes them from the trace).\n";
   }

@@ -15,6 +15,8 @@ LD_PRELOAD=libprofagent.so, for each PROFAGENT_BUFFER_MB given and with the part
     profagent_streamed key), and the rate the agent's thread streamed at (segment events over
     the time from the first segment's line to the last's: every format asked for by --formats,
     PROFAGENT_TRACE_FORMAT, is appended in that time), and each trace file's bytes per event.
+--summaries and --step-on set PROFAGENT_SUMMARIES (off unless given: a streamed window folds
+them as it streams) and PROFAGENT_STEP_ON (the folded summaries sort each record into its step).
 Figures only, never pass/fail on a figure; exits non-zero only when a run fails.
 """
 import argparse
@@ -56,7 +58,9 @@ def one_run(args, buffer_mb, interval_ms):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PROFAGENT_", "DEVSIM_", "LD_PRELOAD"))}
     env.update({"LD_LIBRARY_PATH": args.devsim, "PROFAGENT_OUTPUT_DIR": out, "PROFAGENT_BUFFER_MB": str(buffer_mb),
                 "PROFAGENT_PARTIAL_INTERVAL_MS": str(interval_ms), "PROFAGENT_LOG_LEVEL": "debug",
-                "PROFAGENT_SUMMARIES": "off"})
+                "PROFAGENT_SUMMARIES": args.summaries})
+    if args.step_on:
+        env["PROFAGENT_STEP_ON"] = args.step_on
     if args.stream_after_mb:
         env["PROFAGENT_STREAM_AFTER_MB"] = str(args.stream_after_mb)
     if args.formats:
@@ -123,6 +127,8 @@ def main():
     parser.add_argument("--interval-ms", type=int, default=100)
     parser.add_argument("--formats", default="", help="PROFAGENT_TRACE_FORMAT (default: the agent's, json)")
     parser.add_argument("--stream-after-mb", type=int, default=0, help="PROFAGENT_STREAM_AFTER_MB (default: the agent's)")
+    parser.add_argument("--summaries", default="off", help="PROFAGENT_SUMMARIES (default: off; a streamed window folds them)")
+    parser.add_argument("--step-on", default="", help="PROFAGENT_STEP_ON (default: none; time:MS marks steps by time)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     print(f"{args.events} host events requested (window_oom_app, user ranges), one window written at exit")

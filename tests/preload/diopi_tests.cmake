@@ -25,12 +25,18 @@ diopi_add_preload_test(diopi_group_by_input_shape CHECKER diopi_group_by_shape
   ENV PROFAGENT_RECORD_SHAPES=1 PROFAGENT_GROUP_BY=input_shape
   COMMAND ${diopi_train} $<TARGET_FILE:frameworksim>)
 # Streamed in segments (docs/streamed_windows.md): the summaries folded while it streams equal
-# `profagent report`'s of its trace; with steps they are not folded, and the summary file says so.
+# `profagent report`'s of its trace, also with steps (a step marked at each cudaMemsetAsync, in
+# the middle of train.py's iteration: the records after the last one are in no step).
 set(diopi_train_long /usr/bin/python3 ${PROJECT_SOURCE_DIR}/tests/vendorsim/train.py --steps 1200 --framework)
 diopi_add_preload_test(diopi_train_streamed CHECKER diopi_train_streamed ENV PROFAGENT_STREAM_AFTER_MB=1
   COMMAND ${diopi_train_long} $<TARGET_FILE:frameworksim>)
 diopi_add_preload_test(diopi_train_streamed_steps CHECKER diopi_train_streamed_steps
-  ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaStreamSynchronize
+  ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync
+  COMMAND ${diopi_train_long} $<TARGET_FILE:frameworksim>)
+# A scheduled window of 1,150 steps (20 to 1169), cut at a step boundary while it streams.
+diopi_add_preload_test(diopi_train_streamed_schedule CHECKER diopi_train_streamed_steps
+  ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync PROFAGENT_WAIT=20 PROFAGENT_ACTIVE=1150
+      PROFAGENT_REPEAT=1
   COMMAND ${diopi_train_long} $<TARGET_FILE:frameworksim>)
 # A framework without the DIOPI runtime functions: no shapes, one note, nothing else changes.
 diopi_add_preload_test(diopi_no_runtime_functions CHECKER diopi_unchanged ENV PROFAGENT_RECORD_SHAPES=1

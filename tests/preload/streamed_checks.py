@@ -134,15 +134,6 @@ def check_folded_summaries(context, rows_in=("Kernel Summary",)):
     return len(written)
 
 
-def check_unfolded_summaries(context):
-    """A streamed window with steps: no summary is folded (a segment is cut before the steps
-    around its records are known); its summary file names every one, and prints none."""
-    written, missing = streamed_summary_file(context)
-    C.expect(sorted(missing) == sorted(FOLDED_SUMMARIES + UNFOLDED_SUMMARIES), f"not computed: {missing}")
-    C.expect(not any("Summary" in line or "Statistics" in line for line in written),
-             f"a summary printed for a streamed window with steps: {written[:3]}")
-
-
 def remove_trace_of_passed_check(context):
     """A streamed window's trace is tens of MB: once every check on it passed it goes (the small
     table and summary files stay); a failed check's stays to be read. PROFAGENT_TEST_KEEP_OUTPUT=1
