@@ -40,6 +40,27 @@ std::string trigger_refusal(const Windows& w, uint64_t first) {
   return {};
 }
 
+// A trigger request: `change` runs on the windows under their lock (false: refused, `why`
+// says why), its boundary effects are applied once the lock is released.
+template <typename Change>
+bool change_windows(std::string& why, Change change) noexcept {
+  Windows* w = g_windows;
+  if (w == nullptr) return why = "no step windows", false;
+  collector::AgentBusy busy;
+  try {
+    BoundaryEffects effects;
+    {
+      std::lock_guard lock(w->mutex);
+      if (!change(*w, effects)) return false;
+    }
+    apply(effects);
+    return true;
+  } catch (...) {
+    why = "out of memory";
+    return false;
+  }
+}
+
 }  // namespace
 
 DemandState demand_state() noexcept {
@@ -51,81 +72,49 @@ DemandState demand_state() noexcept {
 
 bool arm_trigger(uint64_t first, uint64_t steps, const std::string& output_dir, DemandState& armed,
                  std::string& why) noexcept {
-  Windows* w = g_windows;
-  if (w == nullptr || steps == 0) return why = w == nullptr ? "no step windows" : "no step asked for", false;
-  collector::AgentBusy busy;
-  try {
-    BoundaryEffects effects;
-    {
-      std::lock_guard lock(w->mutex);
-      if (first == 0) first = w->step + 1;
-      why = trigger_refusal(*w, first);
-      if (!why.empty()) return false;
-      // One cycle of torch.profiler.schedule: idle until `first`, then `steps` recorded steps.
-      w->schedule = {.skip_first = first, .wait = 0, .warmup = 0, .active = steps, .repeat = 1};
-      w->trigger_armed = true;
-      w->trigger_output_dir = output_dir;
-      set_device_ahead(*w, w->step, effects);  // the step in progress may be the one just before
-      armed = demand_state_of(*w);
-    }
-    apply(effects);
+  if (steps == 0) return why = "no step asked for", false;
+  return change_windows(why, [&](Windows& w, BoundaryEffects& effects) {
+    if (first == 0) first = w.step + 1;
+    why = trigger_refusal(w, first);
+    if (!why.empty()) return false;
+    // One cycle of torch.profiler.schedule: idle until `first`, then `steps` recorded steps.
+    w.schedule = {.skip_first = first, .wait = 0, .warmup = 0, .active = steps, .repeat = 1};
+    w.trigger_armed = true;
+    w.trigger_output_dir = output_dir;
+    set_device_ahead(w, w.step, effects);  // the step in progress may be the one just before
+    armed = demand_state_of(w);
     return true;
-  } catch (...) {
-    why = "out of memory";
-    return false;
-  }
+  });
 }
 
 bool cancel_trigger(uint64_t first, DemandState& after, std::string& why) noexcept {
-  Windows* w = g_windows;
-  if (w == nullptr) return why = "no step windows", false;
-  collector::AgentBusy busy;
-  try {
-    BoundaryEffects effects;
-    {
-      std::lock_guard lock(w->mutex);
-      if (!w->trigger_armed || w->timed_open || w->schedule.skip_first != first) {
-        return why = "no trigger from step " + std::to_string(first) + " is armed", false;
-      }
-      if (w->step >= first) {
-        return why = "step " + std::to_string(first) + " has already begun: its window is being recorded", false;
-      }
-      w->trigger_armed = false;  // back to idle: no step of the schedule is recorded
-      set_device_ahead(*w, w->step, effects);
-      after = demand_state_of(*w);
+  return change_windows(why, [&](Windows& w, BoundaryEffects& effects) {
+    if (!w.trigger_armed || w.timed_open || w.schedule.skip_first != first) {
+      return why = "no trigger from step " + std::to_string(first) + " is armed", false;
     }
-    apply(effects);
+    if (w.step >= first) {
+      return why = "step " + std::to_string(first) + " has already begun: its window is being recorded", false;
+    }
+    w.trigger_armed = false;  // back to idle: no step of the schedule is recorded
+    set_device_ahead(w, w.step, effects);
+    after = demand_state_of(w);
     return true;
-  } catch (...) {
-    why = "out of memory";
-    return false;
-  }
+  });
 }
 
 bool arm_timed_trigger(const std::string& output_dir, std::string& why) noexcept {
-  Windows* w = g_windows;
-  if (w == nullptr) return why = "no step windows", false;
-  collector::AgentBusy busy;
-  try {
-    BoundaryEffects effects;
-    {
-      std::lock_guard lock(w->mutex);
-      why = trigger_refusal(*w, w->step + 1);
-      if (!why.empty()) return false;
-      collector::discard_window();  // what came before is not part of the window
-      w->window_mark = cost_mark();
-      w->window_steps.clear();
-      w->timed_open = true;
-      w->timed_from = collector::now();
-      w->trigger_output_dir = output_dir;
-      set_record_state(RecordState::Record, effects);
-    }
-    apply(effects);
+  return change_windows(why, [&](Windows& w, BoundaryEffects& effects) {
+    why = trigger_refusal(w, w.step + 1);
+    if (!why.empty()) return false;
+    collector::discard_window();  // what came before is not part of the window
+    w.window_mark = cost_mark();
+    w.window_steps.clear();
+    w.timed_open = true;
+    w.timed_from = collector::now();
+    w.trigger_output_dir = output_dir;
+    set_record_state(RecordState::Record, effects);
     return true;
-  } catch (...) {
-    why = "out of memory";
-    return false;
-  }
+  });
 }
 
 void close_timed_trigger() noexcept {
