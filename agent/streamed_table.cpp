@@ -3,7 +3,6 @@
 #include <memory>
 #include <mutex>
 #include <new>
-#include <optional>
 
 #include "agent/lifecycle.h"
 #include "agent/windows.h"

@@ -87,11 +87,7 @@ uint64_t hold_calls_without_work(std::vector<ThreadEvents>& threads, size_t firs
     };
     auto waiting = std::stable_partition(thread.events.begin(), thread.events.end(), served);
     if (waiting == thread.events.end()) continue;
-    ThreadEvents& later = held.emplace_back();
-    later.tid = thread.tid, later.pid = thread.pid, later.name = thread.name;
-    later.events.assign(waiting, thread.events.end());
-    thread.events.erase(waiting, thread.events.end());
-    for (const HostEvent& e : later.events) earliest_end = std::min(earliest_end, e.end);
+    for (const HostEvent& e : move_events_from(thread, waiting, held).events) earliest_end = std::min(earliest_end, e.end);
   }
   return earliest_end;
 }

@@ -77,6 +77,11 @@ void wait_for_drains_in_flight(Session& s, uint64_t deadline_ns);
 // read (a window's cut, an interval's through instant).
 void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut, std::vector<ThreadEvents>& carried);
 
+// Moves `thread`'s events from `from` on into a new entry of `into` (same thread): what a cut,
+// an interval's end or a held launch sends to what comes next. Returns that entry.
+ThreadEvents& move_events_from(ThreadEvents& thread, std::vector<HostEvent>::iterator from,
+                               std::vector<ThreadEvents>& into);
+
 // The names of the threads that recorded `threads` (a name the program gave wins).
 std::vector<std::pair<uint32_t, std::string>> window_thread_names(const std::vector<ThreadEvents>& threads);
 

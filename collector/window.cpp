@@ -117,12 +117,17 @@ void split_at_cut(std::vector<ThreadEvents>& threads, uint64_t cut,
     // the whole thread's events).
     auto first_later = std::find_if_not(thread.events.begin(), thread.events.end(), in_window);
     if (first_later == thread.events.end()) continue;
-    auto later = std::stable_partition(first_later, thread.events.end(), in_window);
-    ThreadEvents& next = carried.emplace_back();
-    next.tid = thread.tid, next.pid = thread.pid, next.name = thread.name;
-    next.events.assign(later, thread.events.end());
-    thread.events.erase(later, thread.events.end());
+    move_events_from(thread, std::stable_partition(first_later, thread.events.end(), in_window), carried);
   }
+}
+
+ThreadEvents& move_events_from(ThreadEvents& thread, std::vector<HostEvent>::iterator from,
+                               std::vector<ThreadEvents>& into) {
+  ThreadEvents& next = into.emplace_back();
+  next.tid = thread.tid, next.pid = thread.pid, next.name = thread.name;
+  next.events.assign(from, thread.events.end());
+  thread.events.erase(from, thread.events.end());
+  return next;
 }
 
 std::vector<std::pair<uint32_t, std::string>> window_thread_names(const std::vector<ThreadEvents>& threads) {
