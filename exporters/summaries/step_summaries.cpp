@@ -47,15 +47,11 @@ HostType host_type(const Trace& t, const TraceScope& s, std::size_t i) {
   }
 }
 
-// A device's kernel time in the steps, and the steps' time as that device saw it: each step's
-// span widened to its own kernels on the device. When the host runs ahead, a step's kernels run
-// on after its host end; widening keeps the busy time inside the base, so utilisation <= 100%.
+// A device's kernel time in the steps, and the extent of its kernels in each step.
 struct GpuTime {
-  explicit GpuTime(const TraceScope& s) {
-    for (const StepScope& st : s.steps) steps.push_back({st.start, st.end});
-  }
+  explicit GpuTime(const TraceScope& s) : kernels(s.steps.size(), Interval{UINT64_MAX, 0}) {}
   std::vector<Interval> busy;
-  std::vector<Interval> steps;  // by step index
+  std::vector<Interval> kernels;  // by step index
 };
 
 }  // namespace
@@ -94,13 +90,23 @@ void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
     if (d.kind != DeviceKind::Kernel || !s.device_in(i)) continue;
     GpuTime& gpu = gpus.try_emplace(d.device, s).first->second;
     gpu.busy.push_back({d.start_ns, d.end_ns});
-    Interval& step = gpu.steps[static_cast<std::size_t>(s.device_step[i])];
-    step.start = std::min(step.start, d.start_ns);
-    step.end = std::max(step.end, d.end_ns);
+    Interval& extent = gpu.kernels[static_cast<std::size_t>(s.device_step[i])];
+    extent.start = std::min(extent.start, d.start_ns);
+    extent.end = std::max(extent.end, d.end_ns);
   }
+  std::vector<Interval> steps;
+  for (const StepScope& st : s.steps) steps.push_back({st.start, st.end});
   for (auto& [id, gpu] : gpus) {
-    out.devices.push_back({"GPU" + std::to_string(id), percent(merged_length(gpu.busy), merged_length(gpu.steps))});
+    out.devices.push_back({"GPU" + std::to_string(id), percent(merged_length(gpu.busy), widened_steps_length(steps, gpu.kernels))});
   }
+}
+
+uint64_t widened_steps_length(std::vector<Interval> steps, const std::vector<Interval>& kernels) {
+  for (std::size_t k = 0; k < steps.size() && k < kernels.size(); ++k) {
+    steps[k].start = std::min(steps[k].start, kernels[k].start);
+    steps[k].end = std::max(steps[k].end, kernels[k].end);
+  }
+  return merged_length(steps);
 }
 
 void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {

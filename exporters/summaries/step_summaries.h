@@ -2,6 +2,9 @@
 // from grouped rows (row_summaries.cpp), called by compute_summaries in that order.
 #pragma once
 
+#include <vector>
+
+#include "exporters/summaries/intervals.h"
 #include "exporters/summaries/summaries.h"
 #include "exporters/summaries/trace_scope.h"
 
@@ -16,6 +19,11 @@ void compute_perf(const TraceScope& s, Summaries& out);
 // The Device Summary's CPU rows and elapsed time (of the trace's /proc CPU times, else of
 // out.span_cpu_ns): the first part of compute_device, also a streamed window's.
 void device_cpu_figures(const Trace& t, Summaries& out);
+// The Device Summary's base of one device: the steps' time as that device saw it, step k
+// widened to `kernels[k]`, the extent of its kernels in step k ({UINT64_MAX, 0} or absent: none).
+// When the host runs ahead, a step's kernels run on after its host end; widening keeps the busy
+// time inside the base, so utilisation <= 100%.
+uint64_t widened_steps_length(std::vector<Interval> steps, const std::vector<Interval>& kernels);
 void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out);
 
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out);

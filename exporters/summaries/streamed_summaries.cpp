@@ -114,16 +114,6 @@ uint64_t device_at(const Trace& t, const DeviceRecord& d) {
   return valid_index(d.host, t.host.size()) ? t.host[std::size_t(d.host)].start_ns : d.start_ns;
 }
 
-// The steps' time as a device saw it: each step widened to that device's kernels in it.
-uint64_t widened_steps_ns(const std::vector<StepSpan>& steps, const std::vector<Interval>& kernels) {
-  std::vector<Interval> set;
-  for (std::size_t k = 0; k < steps.size(); ++k) {
-    Interval step{steps[k].start_ns, steps[k].end_ns};
-    if (k < kernels.size()) step.start = std::min(step.start, kernels[k].start), step.end = std::max(step.end, kernels[k].end);
-    set.push_back(step);
-  }
-  return merged_length(set);
-}
 
 }  // namespace
 
@@ -412,9 +402,11 @@ Summaries SummaryFold::summaries(const Trace& tail) const {
   if (wants(options_, "device")) {
     device_cpu_figures(tail, out);
     static const std::vector<Interval> kNone;
+    std::vector<Interval> steps;
+    for (const StepSpan& step : steps_.steps()) steps.push_back({step.start_ns, step.end_ns});
     for (const auto& [device, busy] : kernels_busy_) {
-      const auto widened = kernel_steps_.find(device);
-      const uint64_t base = out.has_steps ? widened_steps_ns(steps_.steps(), widened == kernel_steps_.end() ? kNone : widened->second)
+      const auto kernels = kernel_steps_.find(device);
+      const uint64_t base = out.has_steps ? widened_steps_length(steps, kernels == kernel_steps_.end() ? kNone : kernels->second)
                                           : out.span_cpu_ns;
       out.devices.push_back({"GPU" + std::to_string(device), percent(busy.length(), base)});
     }
