@@ -57,9 +57,15 @@ Anchor take_anchor_now() noexcept {
   return best;
 }
 
-void append_anchor(const Anchor& anchor) {
+// The anchor is read under the lock, so the list is appended in tick order. Read before the
+// lock, two threads' anchors could be appended in the other order: a converter made between the
+// two appends would end at the later anchor, and once the earlier one was appended the ticks
+// between the two would convert differently from the same ticks converted before — while a
+// window's steps are converted at one freeze and its events at another, and they must agree.
+// (~15 clock reads: no CUDA, CUPTI or loader call under it.)
+void append_anchor_now() {
   std::lock_guard lock(anchor_mutex());
-  anchors().push_back(anchor);
+  anchors().push_back(take_anchor_now());
 }
 
 Source detect() noexcept {
@@ -67,7 +73,7 @@ Source detect() noexcept {
                                                                         : Source::Monotonic;
   uint8_t expected = uint8_t(Source::Unknown);
   if (g_source.compare_exchange_strong(expected, uint8_t(chosen))) {
-    if (chosen == Source::CpuCounter) append_anchor(take_anchor_now());
+    if (chosen == Source::CpuCounter) append_anchor_now();
     g_clock_is_cpu_counter.store(chosen == Source::CpuCounter, std::memory_order_relaxed);
     return chosen;
   }
@@ -130,15 +136,18 @@ uint64_t TickConverter::to_ns_general(uint64_t ticks) const noexcept {
 // before that freeze's anchor), so its error stays within the anchors' own brackets.
 void add_anchor() noexcept {
   if (source() != Source::CpuCounter) return;
-  append_anchor(take_anchor_now());
+  append_anchor_now();
 }
 
 TickConverter converter() {
   if (source() != Source::CpuCounter) return TickConverter();
   std::lock_guard lock(anchor_mutex());
+  // Appended in tick order (append_anchor_now); sorted still, as the search needs, in case the
+  // counters of two CPUs differ by more than the time between two anchors.
   std::vector<Anchor> copy = anchors();
-  std::sort(copy.begin(), copy.end(),
-            [](const Anchor& a, const Anchor& b) { return a.ticks < b.ticks; });
+  if (!std::is_sorted(copy.begin(), copy.end(), [](const Anchor& a, const Anchor& b) { return a.ticks < b.ticks; })) {
+    std::sort(copy.begin(), copy.end(), [](const Anchor& a, const Anchor& b) { return a.ticks < b.ticks; });
+  }
   return TickConverter(std::move(copy));
 }
 

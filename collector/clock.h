@@ -61,6 +61,7 @@ class TickConverter {
     return to_ns_general(ticks);
   }
   bool identity() const noexcept { return anchors_.size() < 2; }
+  const std::vector<Anchor>& anchors() const noexcept { return anchors_; }
 
  private:
   // The last segment, when it has a positive span of ticks and a non-negative span of ns.

@@ -1,7 +1,10 @@
 // The agent clock: monotonic raw ticks, and tick -> CLOCK_MONOTONIC ns conversion.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <thread>
+#include <vector>
 
 #include "collector/api.h"
 #include "collector/clock.h"
@@ -115,4 +118,46 @@ TEST_CASE("the Unix offset matches CLOCK_REALTIME", "[clock]") {
   int64_t real_ns = int64_t(real.tv_sec) * 1'000'000'000 + real.tv_nsec;
   int64_t estimate = int64_t(clock::monotonic_ns()) + clock::unix_offset_ns();
   CHECK(std::llabs(estimate - real_ns) < 10'000'000);
+}
+
+// Anchors taken by several threads at once (a window's step boundary on the program's thread,
+// a segment or freeze on the agent's) must reach the list in tick order: a converter made
+// earlier then ends at an anchor no later one is put before, so the ticks it converted convert
+// the same way for every later converter. Read outside the list's lock, two threads' anchors
+// were sometimes appended in the other order.
+TEST_CASE("anchors taken by threads at once keep earlier conversions", "[clock]") {
+  if (clock::source() != clock::Source::CpuCounter) {
+    WARN("the clock is CLOCK_MONOTONIC here: it takes no anchors");
+    return;
+  }
+  constexpr int kThreads = 4;
+  constexpr int kRounds = 3000;
+  struct Seen {
+    uint64_t last_ticks;  // a converter's last anchor
+    size_t anchors;       // and how many it had
+  };
+  std::vector<std::vector<Seen>> seen(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRounds; ++i) {
+        clock::add_anchor();
+        const clock::TickConverter converter = clock::converter();
+        seen[t].push_back({converter.anchors().back().ticks, converter.anchors().size()});
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  const std::vector<clock::Anchor> all = clock::converter().anchors();
+  // In the final list, a converter's last anchor still has exactly the anchors that converter
+  // had before it: none was put in between later.
+  uint64_t moved = 0;
+  for (const auto& list : seen) {
+    for (const Seen& converter : list) {
+      auto at = std::find_if(all.begin(), all.end(), [&](const clock::Anchor& a) { return a.ticks == converter.last_ticks; });
+      REQUIRE(at != all.end());
+      moved += size_t(at - all.begin()) + 1 != converter.anchors;
+    }
+  }
+  CHECK(moved == 0);
 }
