@@ -264,11 +264,12 @@ void step_boundary(Windows& w, BoundaryEffects& effects) {
   if (w.finished) return;
   const uint64_t now = collector::now();
   const uint64_t ended = w.step++;
-  const bool recorded = w.scheduled ? records(step_action(w, ended))
-                                    : !w.profiler_api || w.profiler_window_open;
-  if (recorded) w.window_steps.push_back({ended, w.step_start, now});
+  // profiler-api: a cudaProfilerStart..Stop window is one step, from Start to Stop; the other
+  // markers' steps neither split it nor move its start.
+  if (w.profiler_api) return;
+  if (!w.scheduled || records(step_action(w, ended))) w.window_steps.push_back({ended, w.step_start, now});
   w.step_start = now;
-  if (w.scheduled && !w.profiler_api) scheduled_boundary(w, ended, effects);
+  if (w.scheduled) scheduled_boundary(w, ended, effects);
 }
 
 void on_step() noexcept {

@@ -11,7 +11,8 @@ window at all. e.g. "1:3-4:3,4/2:7-8:7,8".
 A step k of the programs leaves a user range "work_<k>" (and, with --kernels, a step_kernel
 launch with k+1 blocks) in the window that recorded it. Each expected window must exist as
 <host>.<pid>.w<N>[.steps<a>-<b>].trace.json holding exactly the witnesses of "work" (none from
-idle or warmup steps) and one ProfilerStep#N annotation per step of its range; no other window
+idle or warmup steps) and one ProfilerStep#N annotation per step of its range, which together hold
+every work_<k> range of the window (when it has steps); no other window
 may exist. --loose (time:MS markers) checks only that windows are consistent and disjoint.
 A process that wrote windows says no "wrote nothing" line at exit.
 --launcher: the launcher's closing lines list every trace written. --count NAME=N: every window
@@ -51,7 +52,14 @@ def read_window(path):
     kernels = sorted(e["args"]["grid"][0] - 1 for e in complete
                      if e.get("cat") == "kernel" and e["name"].startswith("step_kernel"))
     stray = drops["late_device_records"] + drops["unmatched_device_records"]
-    return {"work": work, "steps": steps, "kernels": kernels, "stray_device_records": stray}
+    step_spans = [(e["ts"], e["ts"] + e["dur"]) for e in complete
+                  if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+    # The work_<k> ranges no ProfilerStep of the window holds (a step cut short, or misplaced).
+    outside = sorted(n for e in complete if re.fullmatch(r"work_\d+", n := e["name"])
+                     and e.get("cat") == "user_annotation"
+                     and not any(a <= e["ts"] and e["ts"] + e["dur"] <= b for a, b in step_spans))
+    return {"work": work, "steps": steps, "kernels": kernels, "stray_device_records": stray,
+            "work_outside_steps": outside}
 
 
 def windows_written(out_dir):
@@ -104,6 +112,9 @@ def check_exact(found, wanted, kernels):
             wanted_steps = w.get("annotated") or list(range(steps[0], steps[1] + 1))
             expect(content["steps"] == wanted_steps,
                    f"window {w['w']} has ProfilerStep# {content['steps']}, expected {wanted_steps}")
+        if content["steps"]:
+            expect(not content["work_outside_steps"],
+                   f"window {w['w']}: {content['work_outside_steps']} lie in none of its ProfilerStep# spans")
         expect(os.path.exists(path.replace(".trace.json", ".table.txt")), f"no table next to {path}")
 
 

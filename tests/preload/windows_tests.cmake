@@ -52,6 +52,12 @@ windows_add_test(windows_profiler_api FLAGS --kernels
   EXPECT 1:0-0:2,3/2:1-1:6
   ENV ${agent_env} PROFAGENT_STEP_ON=profiler-api
   COMMAND ${WINDOWS_PROGRAM} profiler 9)
+# With another marker too, each Start..Stop window is still one step from Start to Stop: the
+# synchronisations inside it neither split it nor move its start.
+windows_add_test(windows_profiler_api_with_markers FLAGS --kernels
+  EXPECT 1:0-0:2,3/2:1-1:6
+  ENV ${agent_env} PROFAGENT_STEP_ON=profiler-api,api:cudaStreamSynchronize
+  COMMAND ${WINDOWS_PROGRAM} profiler 9)
 # No schedule: the whole run is one window, with a ProfilerStep#N per step counted.
 windows_add_test(windows_whole_run_steps FLAGS --kernels
   EXPECT 1:-:0,1,2,3,4:0,1,2,3,4
