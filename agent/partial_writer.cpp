@@ -296,6 +296,7 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
     if (!lock.try_lock_for(std::chrono::seconds(60))) return "its segments' trace was busy for a minute";
     if (tail.window > p->finished_through) p->finished_through = tail.window;
     if (p->streaming != tail.window) return "its segments' trace is missing";
+    collector::adopt_streamed_stacks(tail);  // after the last segment: the window's stacks, one numbering
     auto found = p->partials.find(tail.window);
     exporters::PartialTrace* json = found != p->partials.end() ? found->second.get() : nullptr;
     // What the files hold before the tail (the segments', unless an append failed).
