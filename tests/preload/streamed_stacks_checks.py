@@ -33,6 +33,7 @@ def frames_of(document, sf):
     table = document.get("stackFrames", {})
     names = []
     while sf:
+        C.expect(str(sf) in table, f"sf {sf} names no node of the trace's stackFrames ({len(table)} nodes)")
         frame = table[str(sf)]
         names.append(ADDRESS.sub("(", frame["name"]))
         sf = int(frame.get("parent", 0))
