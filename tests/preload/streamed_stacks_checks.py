@@ -7,7 +7,8 @@ three trace formats. Checked the way a reader reads them:
   compared by module); the json.gz trace's events carry the JSON trace's frames, and `profagent
   report` reads the same folded stacks and stack-grouped table from the Perfetto trace;
 - <stem>.self_cpu_time_total.folded and .self_cuda_time_total.folded, folded while the window
-  streamed, equal `profagent report --folded` of the trace joined whole;
+  streamed, equal `profagent report --folded` of the trace joined whole (a wrong --folded is
+  one line and exit status 2);
 - the stack-grouped table (stderr and <stem>.table.txt) equals `profagent report --summary
   key_averages --group-by stack_n:2` of the trace, its rows split by source line;
 - no stack is lost or truncated (profagent_drops).
@@ -104,6 +105,17 @@ def check_folded_files(context, traces):
                                           f"{os.path.basename(trace)}: {written[:300]!r} / {reported[:300]!r}")
 
 
+def check_folded_option_errors(context, trace):
+    """A wrong --folded answers with one line and exit status 2."""
+    for args, needle in ((["--folded", "self_time"], "--folded is self_cuda_time_total or self_cpu_time_total"),
+                         (["--folded", "self_cpu_time_total", "--format", "json"], "--folded prints text only")):
+        bad = subprocess.run([profagent_cli(context), "report", *args, trace], capture_output=True, text=True,
+                             check=False, timeout=60)
+        lines = bad.stderr.strip().splitlines()
+        C.expect(bad.returncode == 2 and len(lines) == 1 and needle in lines[0] and not bad.stdout,
+                 f"profagent report {' '.join(args)}: exit {bad.returncode}, stderr {lines}")
+
+
 def check_stack_table(context, traces):
     """The table printed and written, grouped by stack_n:2, equals `profagent report`'s of each trace."""
     with open(C.only_file(context.out_dir, "*.table.txt"), encoding="utf-8") as f:
@@ -134,6 +146,7 @@ def check_streamed_stacks_run(context):
     check_gzip_stacks(context, streamed)
     traces = [json_trace, C.only_file(context.out_dir, "*.pftrace")]
     check_folded_files(context, traces)
+    check_folded_option_errors(context, json_trace)
     rows = check_stack_table(context, traces)
     # Last: the run joined whole writes into a folder inside this one (only_file searches it too).
     with_stack = check_same_stacks(streamed, whole_window_run(context))
