@@ -191,19 +191,15 @@ class Symbolizer {
   std::map<std::tuple<std::string, int, std::string>, uint32_t> python_by_text_;
 };
 
-void take_stack_drops(Trace& trace) {
+}  // namespace
+
+void symbolize_window_stacks(Trace& trace) noexcept {
+  if (!stack_table().ready()) return;  // stacks never turned on
   const StackCounters counters = take_stack_counters();
   trace.drops.stacks_truncated = counters.truncated;
   trace.drops.stacks_lost = counters.lost;
   const PythonFrameCounters python = python_frame_counters();
   trace.drops.python_frames_lost = python.unreadable + python.code_table_full + python.during_probe + python.unchecked;
-}
-
-}  // namespace
-
-void symbolize_window_stacks(Trace& trace) noexcept {
-  if (!stack_table().ready()) return;  // stacks never turned on
-  take_stack_drops(trace);
   try {
     AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
     Symbolizer symbolizer(trace.stacks);
