@@ -295,6 +295,9 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
     std::unique_lock lock(p->mutex, std::defer_lock);
     if (!lock.try_lock_for(std::chrono::seconds(60))) return "its segments' trace was busy for a minute";
     if (tail.window > p->finished_through) p->finished_through = tail.window;
+    // After the last segment: the tail's stacks numbered as its segments' (the table and the
+    // folded files fold them alike, also when the trace below is missing).
+    collector::adopt_streamed_stacks(tail);
     if (p->streaming != tail.window) return "its segments' trace is missing";
     auto found = p->partials.find(tail.window);
     exporters::PartialTrace* json = found != p->partials.end() ? found->second.get() : nullptr;

@@ -6,6 +6,8 @@
 
 #include "agent/lifecycle.h"
 #include "agent/windows.h"
+#include "exporters/folded_stacks.h"
+#include "exporters/summaries/host_costs.h"
 #include "exporters/summaries/overhead_line.h"
 #include "exporters/summaries/streamed_summaries.h"
 #include "exporters/summaries/streamed_table.h"
@@ -22,6 +24,7 @@ struct StreamedFolds {
   bool failed = false;  // out of memory during the fold: the table is not made
   std::unique_ptr<exporters::TableFold> table;
   std::unique_ptr<exporters::SummaryFold> summaries;  // null when no summary is asked for
+  std::unique_ptr<exporters::FoldedStacks> folded;    // null when folded files are not asked for
 };
 
 StreamedFolds& fold_state() {
@@ -36,15 +39,25 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
   s.table = std::make_unique<exporters::TableFold>(options.table);
   s.summaries.reset();
   if (!options.summaries.names.empty()) s.summaries = std::make_unique<exporters::SummaryFold>(options.summaries);
+  s.folded.reset();
+  if (options.write_folded) s.folded = std::make_unique<exporters::FoldedStacks>();
 }
 
 // One part into both folds: the part is scoped once (its costs are the table's too). A
 // segment's records are sorted into the steps known now (agent/windows.h); the tail's into the
 // window's (its Trace::steps).
+// The folded stacks add the part's costs too (a part without stacks has no line).
 void fold_part(StreamedFolds& s, const Trace& part, bool last) {
-  if (!s.summaries) return s.table->add(part);
+  const bool stacks = s.folded && !part.stacks.empty();
+  if (!s.summaries) {
+    if (!stacks) return s.table->add(part);
+    const exporters::HostCosts costs = exporters::host_costs(part);
+    s.table->add(part, costs);
+    return s.folded->add(part, costs);
+  }
   const exporters::TraceScope scope = exporters::scope_trace(part, /*phases=*/false);
   s.table->add(part, scope.costs);
+  if (stacks) s.folded->add(part, scope.costs);
   if (last) return s.summaries->add_last(part, scope);
   exporters::StepsSoFar steps;
   streamed_steps_so_far(part.window, s.summaries->known_steps(), steps);
@@ -54,6 +67,7 @@ void fold_part(StreamedFolds& s, const Trace& part, bool last) {
 void drop_folds(StreamedFolds& s) {
   s.table.reset();
   s.summaries.reset();
+  s.folded.reset();
 }
 
 }  // namespace
@@ -86,8 +100,14 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
     out.table = exporters::render_key_averages(table, options.table) + exporters::folded_memory_note(table.memory) +
                 exporters::overhead_line(tail);
     if (s.summaries) out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
+    // As a whole window's: both files when the window has stacks (the tail has them all).
+    if (s.folded && !tail.stacks.empty()) {
+      for (exporters::FoldedMetric metric : {exporters::FoldedMetric::SelfCudaTimeTotal, exporters::FoldedMetric::SelfCpuTimeTotal}) {
+        out.folded.emplace_back(exporters::folded_suffix(metric), s.folded->render(tail.stacks, metric));
+      }
+    }
   } catch (const std::bad_alloc&) {
-    out.table.clear(), out.summaries.clear();
+    out.table.clear(), out.summaries.clear(), out.folded.clear();
     out.error = "out of memory while making it";
   }
   drop_folds(s);

@@ -1,10 +1,12 @@
-// The key_averages table and the summaries of a streamed window (docs/streamed_windows.md),
+// The key_averages table, the summaries and the folded stacks of a streamed window (docs/streamed_windows.md),
 // folded on the partial writer's thread as each segment is appended
 // (exporters/summaries/streamed_table.h, exporters/summaries/streamed_summaries.h), and
 // finished with the window's tail.
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "agent/config.h"
 #include "collector/trace.h"
@@ -23,6 +25,9 @@ struct StreamedOutputs {
   // <stem>.summary.txt (streamed_summaries.h render_streamed_summaries); "" when no summary
   // is asked for (PROFAGENT_SUMMARIES=off) or the table was not made.
   std::string summaries;
+  // The folded stacks files (exporters/folded_stacks.h), when asked for and the window has
+  // stacks: (the suffix after "<stem>.", the text), as a whole window writes them.
+  std::vector<std::pair<std::string, std::string>> folded;
 };
 
 // The window's table and summaries from its segments and its tail.

@@ -78,6 +78,9 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
   if (error.empty() && !outputs.summaries.empty()) {
     write_beside_trace(exporters::summary_file_name(trace), outputs.summaries, result);
   }
+  for (const auto& [suffix, text] : outputs.folded) {
+    if (error.empty()) write_beside_trace(exporters::file_stem(trace) + "." + suffix, text, result);
+  }
   for (const std::string& file_error : result.errors) log(LogLevel::Error, "table file: " + file_error);
   if (voice.table) {
     if (outputs.table.empty()) print_line("table: not made for this streamed window: " + outputs.error);

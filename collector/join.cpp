@@ -93,9 +93,13 @@ class Joiner {
     trace_.stream_names.assign(names.begin(), names.end());
   }
 
-  void attach_stack(const HostEvent& tag) {
+  // A thread's events may come in two lists (a streamed window's tail: what its segments held,
+  // then the rest), the tag first in the second: its call is then the first list's last record.
+  void attach_stack(const HostEvent& tag, size_t thread_last) {
     if (!trace_.host.empty() && trace_.host.back().id == tag.id) {
       trace_.host.back().stack = uint32_t(tag.arg0);
+    } else if (thread_last < trace_.host.size() && trace_.host[thread_last].id == tag.id) {
+      trace_.host[thread_last].stack = uint32_t(tag.arg0);
     } else {
       ++counts_.orphan_stacks;
     }
@@ -105,14 +109,18 @@ class Joiner {
     size_t total = 0;
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
     reserve_on_huge_pages(trace_.host, total);  // hundreds of MB in a big window
+    std::map<std::pair<uint32_t, uint32_t>, size_t> last_of_thread;  // (pid, tid) -> its last record so far
     for (const ThreadEvents& thread : in_.threads) {
+      const auto last = last_of_thread.try_emplace({thread.pid, thread.tid}, SIZE_MAX).first;
+      const size_t records_before = trace_.host.size();
       for (const HostEvent& event : thread.events) {
         if (EventKind(event.kind) == EventKind::StackTag) {
-          attach_stack(event);
+          attach_stack(event, last->second);
           continue;
         }
         fill_host_record(trace_.host.emplace_back(), thread, event);
       }
+      if (trace_.host.size() > records_before) last->second = trace_.host.size() - 1;
     }
     in_.threads = {};  // the raw events are done with: their pages serve what comes next
   }

@@ -14,9 +14,18 @@
 #include "collector/names.h"
 #include "collector/segment_split.h"
 #include "collector/session_state.h"
+#include "collector/stack_symbols.h"
+#include "collector/stacks.h"
 
 namespace profagent::collector {
 namespace {
+
+// The streamed window's stacks: used by cut_segment and adopt_streamed_stacks only, which the
+// partial writer calls under its lock.
+StreamedStacks& streamed_stacks() {
+  static StreamedStacks* stacks = new StreamedStacks;  // leaked: the exit flush may run late
+  return *stacks;
+}
 
 // Host ids whose device work is in the pool (under the session mutex).
 HostIdSet served_ids(const DevicePool& pool) {
@@ -212,8 +221,9 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   JoinInput input{std::move(in.threads), names_snapshot(), kernel_names_snapshot(), in.converter,
                   std::move(in.device.records), &in.device.links, std::move(in.device.call_links)};
   input.window_end_ns = trace.end_ns;
-  join(std::move(input), trace);
-  for (HostRecord& record : trace.host) record.stack = 0;  // call stacks are not streamed
+  const JoinCounts counts = join(std::move(input), trace);
+  if (counts.orphan_stacks != 0) count_lost_stacks(counts.orphan_stacks);  // in the window's stacks_lost
+  streamed_stacks().symbolize_segment(trace);
 }
 
 }  // namespace
@@ -230,6 +240,8 @@ bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept {
     return false;
   }
 }
+
+void adopt_streamed_stacks(Trace& tail) noexcept { streamed_stacks().adopt_tail(tail); }
 
 uint32_t streamed_window() noexcept {
   Session& s = session();

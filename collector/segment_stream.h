@@ -18,8 +18,9 @@
 //     (also every call's own CUPTI correlation) are given to the segment and forgotten by the
 //     pool: what the pool holds stays bounded too.
 // Not streamed: records no call is linked to (a library's driver launches outside every range,
-// unlinked work), which the cut's join claims by time as for any window; call stacks (the
-// segments' events are written without theirs).
+// unlinked work), which the cut's join claims by time as for any window.
+// Call stacks: each segment's are symbolised as it is cut, into the window's one list of
+// distinct stacks (stack_symbols.h StreamedStacks), which the tail adopts.
 #pragma once
 
 #include <cstddef>
@@ -49,6 +50,11 @@ struct StreamedSegment {
 // One segment of the window being recorded. Never throws; false when out of memory (the events
 // taken are then left to the cut, not lost). No collector lock is held across the device flush.
 bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept;
+
+// The streamed window's tail (symbolised by its join): its stacks renumbered into the list its
+// segments used, tail.stacks the whole list (StreamedStacks::adopt_tail). Called once, after the
+// window's last segment, by the thread that cuts segments or under its lock.
+void adopt_streamed_stacks(Trace& tail) noexcept;
 
 // The window being recorded when some segment of it was cut (0: none is).
 uint32_t streamed_window() noexcept;

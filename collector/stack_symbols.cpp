@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -94,10 +95,27 @@ class Symbolizer {
       }
     }
     drop_driver_frames(frames);
-    if (frames.empty()) return it->second = 0;
+    return it->second = stack_of_frames(std::move(frames));
+  }
+
+  // 1 + index of the stack of these frames (indexes into out_.frames) in out_.stacks, added
+  // when new; 0 for no frames.
+  uint32_t stack_of_frames(std::vector<uint32_t> frames) {
+    if (frames.empty()) return 0;
     auto [stack, added] = by_content_.try_emplace(frames, uint32_t(out_.stacks.size() + 1));
     if (added) out_.stacks.push_back(std::move(frames));
-    return it->second = stack->second;
+    return stack->second;
+  }
+
+  // The index in out_.frames of a frame another symbolizer made: a native one of the same
+  // address, a Python one of the same source line and function (the first such).
+  uint32_t frame_like(const StackFrame& other) {
+    if (!other.python) {
+      auto [it, inserted] = native_.try_emplace(other.address, 0);
+      return inserted ? it->second = add_frame(StackFrame(other)) : it->second;
+    }
+    auto [it, inserted] = python_by_text_.try_emplace({other.file, other.line, other.function}, 0);
+    return inserted ? it->second = add_frame(StackFrame(other)) : it->second;
   }
 
  private:
@@ -158,7 +176,10 @@ class Symbolizer {
     } else {
       frame.function = "<python frame>";
     }
-    return it->second = add_frame(std::move(frame));
+    const std::tuple<std::string, int, std::string> text{frame.file, frame.line, frame.function};
+    it->second = add_frame(std::move(frame));
+    python_by_text_.try_emplace(text, it->second);  // for frame_like
+    return it->second;
   }
 
   CallStacks& out_;
@@ -167,6 +188,7 @@ class Symbolizer {
   std::map<std::vector<uint32_t>, uint32_t> by_content_;
   std::unordered_map<uint64_t, uint32_t> native_;
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> python_;
+  std::map<std::tuple<std::string, int, std::string>, uint32_t> python_by_text_;
 };
 
 }  // namespace
@@ -189,6 +211,57 @@ void symbolize_window_stacks(Trace& trace) noexcept {
     note_swallowed(site);
     trace.stacks = {};
     for (HostRecord& record : trace.host) record.stack = 0;
+  }
+}
+
+struct StreamedStacks::State {
+  explicit State(uint32_t w) : window(w), symbolizer(stacks) {}
+  uint32_t window;
+  CallStacks stacks;  // the window's list
+  Symbolizer symbolizer;
+};
+
+StreamedStacks::StreamedStacks() = default;
+StreamedStacks::~StreamedStacks() = default;
+
+void StreamedStacks::symbolize_segment(Trace& segment) noexcept {
+  if (!stack_table().ready()) return;  // stacks never turned on
+  try {
+    AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
+    if (!state_ || state_->window != segment.window) {
+      state_.reset();
+      state_ = std::make_unique<State>(segment.window);
+    }
+    for (HostRecord& record : segment.host) {
+      if (record.stack != 0) record.stack = state_->symbolizer.stack_index(record.stack);
+    }
+    segment.stacks = state_->stacks;
+  } catch (...) {
+    static SwallowedSite site{"symbolising a streamed segment's call stacks failed; its events keep no stacks"};
+    note_swallowed(site);
+    segment.stacks = {};
+    for (HostRecord& record : segment.host) record.stack = 0;
+  }
+}
+
+void StreamedStacks::adopt_tail(Trace& tail) noexcept {
+  std::unique_ptr<State> state = std::move(state_);
+  if (!state || state->window != tail.window) return;  // no segment had stacks: the tail's are the list
+  try {
+    std::vector<uint32_t> index(tail.stacks.stacks.size() + 1, 0);  // the tail's stack -> the list's
+    for (size_t i = 0; i < tail.stacks.stacks.size(); ++i) {
+      std::vector<uint32_t> frames;
+      frames.reserve(tail.stacks.stacks[i].size());
+      for (uint32_t frame : tail.stacks.stacks[i]) frames.push_back(state->symbolizer.frame_like(tail.stacks.frames[frame]));
+      index[i + 1] = state->symbolizer.stack_of_frames(std::move(frames));
+    }
+    for (HostRecord& record : tail.host) record.stack = record.stack < index.size() ? index[record.stack] : 0;
+    tail.stacks = std::move(state->stacks);
+  } catch (...) {
+    static SwallowedSite site{"the streamed window's tail could not be given its segments' stack numbers; its events keep no stacks"};
+    note_swallowed(site);
+    tail.stacks = {};
+    for (HostRecord& record : tail.host) record.stack = 0;
   }
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "collector/trace.h"
@@ -17,6 +18,35 @@ namespace profagent::collector {
 // Replaces the raw stack ids on trace.host by 1 + an index into trace.stacks (stacks equal in
 // content share one index) and fills trace.stacks and the stack drop counters.
 void symbolize_window_stacks(Trace& trace) noexcept;
+
+// A streamed window's call stacks (collector/segment_stream.h): one symbolizer for all of its
+// segments (each module's debug info read once, each address symbolised once), and one list of
+// the window's distinct stacks that only grows, so that a stack keeps its index in every
+// segment and in the tail — and so do the trace's "sf" ids, numbered over the list in its
+// order (exporters/trace_stack_frames.h). Memory: the distinct frames and stacks of the window
+// (a frame's strings and ~100 B; a stack 4 B a frame), whatever its length. Not thread-safe:
+// the partial writer's thread uses it, under its lock.
+class StreamedStacks {
+ public:
+  StreamedStacks();
+  ~StreamedStacks();
+  StreamedStacks(const StreamedStacks&) = delete;
+  StreamedStacks& operator=(const StreamedStacks&) = delete;
+
+  // A segment's records (raw stack ids, as the join leaves them) get 1 + their stack's index in
+  // the window's list, and segment.stacks is the list so far (a segment of another window
+  // starts a new list). The stack drop counters are left to the tail (symbolize_window_stacks
+  // takes them for the whole window).
+  void symbolize_segment(Trace& segment) noexcept;
+  // The window's tail, symbolised by its join (symbolize_window_stacks): each of its stacks is
+  // found in the list by its frames (added when new), its records renumbered, and tail.stacks
+  // is the whole list. Ends the window's list.
+  void adopt_tail(Trace& tail) noexcept;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
 
 // Where libprofagent_dwarf.so is ("" for beside the collector's own module); tests.
 void set_dwarf_library(const std::string& path) noexcept;

@@ -227,6 +227,8 @@ StackCounters take_stack_counters() noexcept {
   return {s.captured.exchange(0), s.truncated.exchange(0), s.lost.exchange(0)};
 }
 
+void count_lost_stacks(uint64_t n) noexcept { state().lost.fetch_add(n, std::memory_order_relaxed); }
+
 const StackTable& stack_table() noexcept { return state().table; }
 
 }  // namespace profagent::collector

@@ -48,6 +48,9 @@ struct StackCounters {
   uint64_t lost = 0;       // the stack table was full: the event has no stack
 };
 StackCounters take_stack_counters() noexcept;
+// Stacks lost after they were taken (a streamed segment's stack tag without its call), counted
+// with the window's `lost`.
+void count_lost_stacks(uint64_t n) noexcept;
 
 const StackTable& stack_table() noexcept;
 

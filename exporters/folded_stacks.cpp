@@ -12,15 +12,6 @@
 namespace profagent::exporters {
 namespace {
 
-// Per host record: its self CPU time, or the device time of the work it issued itself, as the
-// table attributes them (host_costs.h), so a flame graph and the table add up the same way.
-std::vector<uint64_t> values(const Trace& trace, FoldedMetric metric) {
-  HostCosts costs = host_costs(trace);
-  if (metric == FoldedMetric::SelfCpuTimeTotal) return std::move(costs.self_cpu_ns);
-  if (costs.own_device_ns.empty()) costs.own_device_ns.assign(trace.host.size(), 0);
-  return std::move(costs.own_device_ns);
-}
-
 // Folded frames must not hold the separators themselves.
 std::string folded_frame(std::string label) {
   for (char& c : label) {
@@ -30,37 +21,13 @@ std::string folded_frame(std::string label) {
 }
 
 // The frames of one stack, root first, each followed by ';'.
-std::string folded_frames(const Trace& trace, const std::vector<uint32_t>& stack) {
+std::string folded_frames(const CallStacks& stacks, const std::vector<uint32_t>& stack) {
   std::string text;
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
-    text += folded_frame(frame_label(trace.stacks.frames[*it]));
+    text += folded_frame(frame_label(stacks.frames[*it]));
     text += ';';
   }
   return text;
-}
-
-// What makes a line: the stack, and the call (its API name) or scope (its own name) at its end.
-// Records are summed by this first, so each distinct stack is labelled once, not per record.
-struct LineKey {
-  uint32_t stack;  // HostRecord::stack
-  InternedName name;
-  bool call;
-  bool operator==(const LineKey& o) const { return stack == o.stack && name == o.name && call == o.call; }
-};
-struct LineKeyHash {
-  std::size_t operator()(const LineKey& k) const {
-    return (std::size_t(k.stack) * 0x9E3779B97F4A7C15ull) ^ (std::size_t(k.name.id()) << 1) ^ std::size_t(k.call);
-  }
-};
-
-std::unordered_map<LineKey, uint64_t, LineKeyHash> ns_by_key(const Trace& trace, const std::vector<uint64_t>& value) {
-  std::unordered_map<LineKey, uint64_t, LineKeyHash> ns;
-  for (size_t i = 0; i < trace.host.size(); ++i) {
-    const HostRecord& h = trace.host[i];
-    if (value[i] == 0 || stack_of(trace, h) == nullptr) continue;
-    ns[LineKey{h.stack, h.name, !is_scope(h.kind)}] += value[i];
-  }
-  return ns;
 }
 
 }  // namespace
@@ -71,13 +38,34 @@ const char* folded_suffix(FoldedMetric metric) {
 }
 
 std::string render_folded(const Trace& trace, FoldedMetric metric) {
-  std::vector<std::string> frames(trace.stacks.stacks.size() + 1);  // by HostRecord::stack
+  FoldedStacks folded;
+  folded.add(trace, host_costs(trace));
+  return folded.render(trace.stacks, metric);
+}
+
+// Per host record: its self CPU time, and the device time of the work it issued itself, as the
+// table attributes them (host_costs.h), so a flame graph and the table add up the same way.
+void FoldedStacks::add(const Trace& part, const HostCosts& costs) {
+  for (size_t i = 0; i < part.host.size(); ++i) {
+    const HostRecord& h = part.host[i];
+    const Ns add{costs.own_device(i), costs.self_cpu_ns[i]};
+    if ((add.self_cuda == 0 && add.self_cpu == 0) || stack_of(part, h) == nullptr) continue;
+    Ns& ns = ns_[LineKey{h.stack, h.name, !is_scope(h.kind)}];
+    ns.self_cuda += add.self_cuda;
+    ns.self_cpu += add.self_cpu;
+  }
+}
+
+std::string FoldedStacks::render(const CallStacks& stacks, FoldedMetric metric) const {
+  std::vector<std::string> frames(stacks.stacks.size() + 1);  // by HostRecord::stack
   // Distinct stacks can read the same (frames whose labels agree): lines are summed by text.
   std::map<std::string, uint64_t> ns_by_line;
-  for (const auto& [key, ns] : ns_by_key(trace, values(trace, metric))) {
+  for (const auto& [key, ns] : ns_) {
+    const uint64_t value = metric == FoldedMetric::SelfCudaTimeTotal ? ns.self_cuda : ns.self_cpu;
+    if (value == 0 || key.stack > stacks.stacks.size()) continue;
     std::string& prefix = frames[key.stack];
-    if (prefix.empty()) prefix = folded_frames(trace, trace.stacks.stacks[key.stack - 1]);
-    ns_by_line[prefix + folded_frame(std::string(key.call ? api_name(key.name) : std::string_view(key.name)))] += ns;
+    if (prefix.empty()) prefix = folded_frames(stacks, stacks.stacks[key.stack - 1]);
+    ns_by_line[prefix + folded_frame(std::string(key.call ? api_name(key.name) : std::string_view(key.name)))] += value;
   }
   std::string text;
   for (const auto& [line, ns] : ns_by_line) {

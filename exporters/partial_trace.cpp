@@ -57,7 +57,7 @@ bool PartialTrace::write_events(const Trace& interval, OutputStream& out) {
   return ok;
 }
 
-// Row names of every interval so far, the closing instant, profagent_partial and traceName.
+// Row names of every interval so far, the closing instant, stackFrames, profagent_partial and traceName.
 bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
   Trace tail;
   tail.process.pid = interval.process.pid;
@@ -66,6 +66,9 @@ bool PartialTrace::write_tail(const Trace& interval, OutputStream& out) {
   tail.stream_names.assign(rows_->stream_names.begin(), rows_->stream_names.end());
   tail.unix_offset_ns = interval.unix_offset_ns;
   tail.start_ns = tail.end_ns = interval.end_ns;
+  // A streamed window's intervals carry its stacks so far, one numbering (collector/stack_symbols.h
+  // StreamedStacks): the closing stackFrames is the last interval's, which every "sf" before names.
+  tail.stacks = interval.stacks;
   const std::string keys = partial_trace_keys(interval, intervals_ + 1, host_events_ + interval.host.size());
   // Compressed, the tail ends a copy of the gzip stream (GzipParts), and holds the keys a
   // head written once cannot have (the last interval's, or the window's at its end).

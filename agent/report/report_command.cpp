@@ -114,6 +114,7 @@ struct Rendered {
 };
 
 void render(const ReportOptions& o, const LoadedTrace& loaded, const std::string& path, Rendered& out) {
+  if (o.folded) return void(out.text = exporters::render_folded(loaded.trace, *o.folded));
   const exporters::Summaries s = exporters::compute_summaries(loaded.trace, o.summary);
   if (o.format == ReportFormat::Text) {
     out.text = header_line(loaded, path) + exporters::render_summaries_text(loaded.trace, s, o.summary);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "agent/report/trace_stream.h"
+#include "exporters/folded_stacks.h"
 #include "exporters/summaries/summaries.h"
 
 namespace profagent::report {
@@ -22,6 +23,9 @@ struct ReportOptions {
   uint64_t max_gzip_ratio = kDefaultMaxGzipRatio;  // --max-gzip-ratio (0: no limit)
   uint64_t first_step = 0;       // --steps A-B (ProfilerStep numbers, inclusive)
   uint64_t last_step = UINT64_MAX;
+  // --folded METRIC: each trace's folded stacks (exporters/folded_stacks.h), as the agent
+  // writes <stem>.METRIC.folded, instead of its summaries.
+  std::optional<exporters::FoldedMetric> folded;
   std::vector<std::string> paths;
 };
 

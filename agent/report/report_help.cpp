@@ -22,6 +22,9 @@ every trace in it, reported by rank, then name (a window saved in several format
   --op-detail      Operator Summary: inner operators and kernels under each operator
   --thread-sep     Operator and UserDefined Summaries: one section per thread
   --steps A-B      only steps A to B (ProfilerStep numbers; A- and -B too)
+  --folded M       instead of summaries, the trace's folded stacks (flame graph input), as
+                   the agent writes <stem>.M.folded: M is self_cuda_time_total or
+                   self_cpu_time_total
   --output FILE    write there (atomically) instead of stdout (csv: a folder, one
                    <summary>.csv in it)
   --max-gzip-ratio N  refuse a .json.gz that expands more than N times its size

@@ -66,6 +66,13 @@ bool apply(const std::string& flag, const std::string& value, ReportOptions& o, 
     if (parse_steps(value, o)) return true;
     return error = "--steps needs A-B, A- or -B (step numbers, A <= B), got '" + value + "'", false;
   }
+  if (flag == "--folded") {
+    for (exporters::FoldedMetric metric : {exporters::FoldedMetric::SelfCudaTimeTotal, exporters::FoldedMetric::SelfCpuTimeTotal}) {
+      const std::string_view suffix = exporters::folded_suffix(metric);  // "<metric>.folded"
+      if (value == suffix.substr(0, suffix.rfind('.'))) return o.folded = metric, true;
+    }
+    return error = "--folded is self_cuda_time_total or self_cpu_time_total, not '" + value + "'", false;
+  }
   if (flag == "--output") {
     if (value.empty()) return error = "--output needs a file name", false;
     return o.output = value, true;
@@ -114,6 +121,7 @@ std::optional<ReportOptions> parse_report_arguments(const std::vector<std::strin
   }
   if (o.help) return o;
   if (o.paths.empty()) return error = "no trace given (profagent report [options] PATH...)", std::nullopt;
+  if (o.folded && o.format != ReportFormat::Text) return error = "--folded prints text only", std::nullopt;
   if (o.format == ReportFormat::Html && o.output.empty()) {
     return error = "--format html needs --output FILE", std::nullopt;
   }

@@ -13,7 +13,9 @@
 // by where they first appear (TableRow::first_tid, first_start_ns).
 // Not exact: the memory columns (allocation records come with the tail only, so an allocation
 // whose call was in a segment counts in no call's row) — folded_memory_note() says so under the
-// table; and group_by_stack_n rows (segments carry no stacks: such rows are not split).
+// table. group_by_stack_n rows are split by source line as a whole window's: every part numbers
+// its stacks in the window's one list (collector/stack_symbols.h StreamedStacks), and a row's key
+// is its Source Location's text.
 #pragma once
 
 #include <string>

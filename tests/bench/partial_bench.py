@@ -15,7 +15,8 @@ LD_PRELOAD=libprofagent.so, for each PROFAGENT_BUFFER_MB given and with the part
     profagent_streamed key), and the rate the agent's thread streamed at (segment events over
     the time from the first segment's line to the last's: every format asked for by --formats,
     PROFAGENT_TRACE_FORMAT, is appended in that time), and each trace file's bytes per event.
---summaries and --step-on set PROFAGENT_SUMMARIES (off unless given: a streamed window folds
+--stacks sets PROFAGENT_WITH_STACK=1 (segments carry their stacks, the folded files are folded
+as the window streams). --summaries and --step-on set PROFAGENT_SUMMARIES (off unless given: a streamed window folds
 them as it streams) and PROFAGENT_STEP_ON (the folded summaries sort each record into its step).
 Figures only, never pass/fail on a figure; exits non-zero only when a run fails.
 """
@@ -65,6 +66,8 @@ def one_run(args, buffer_mb, interval_ms):
         env["PROFAGENT_STREAM_AFTER_MB"] = str(args.stream_after_mb)
     if args.formats:
         env["PROFAGENT_TRACE_FORMAT"] = args.formats
+    if args.stacks:
+        env["PROFAGENT_WITH_STACK"] = "1"
     # ru_maxrss of the child alone: measured by a fresh interpreter that runs only it.
     code = ("import resource,subprocess,sys,time\n"
             "p=subprocess.Popen(sys.argv[1:],stderr=subprocess.PIPE,stdout=subprocess.DEVNULL,text=True)\n"
@@ -129,6 +132,8 @@ def main():
     parser.add_argument("--stream-after-mb", type=int, default=0, help="PROFAGENT_STREAM_AFTER_MB (default: the agent's)")
     parser.add_argument("--summaries", default="off", help="PROFAGENT_SUMMARIES (default: off; a streamed window folds them)")
     parser.add_argument("--step-on", default="", help="PROFAGENT_STEP_ON (default: none; time:MS marks steps by time)")
+    parser.add_argument("--stacks", action="store_true",
+                        help="PROFAGENT_WITH_STACK=1: each event's call stack, symbolised as its segment streams")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     print(f"{args.events} host events requested (window_oom_app, user ranges), one window written at exit")

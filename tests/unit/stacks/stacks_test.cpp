@@ -1,5 +1,6 @@
 // Call stacks without the agent around them: the interning table (dedupe, concurrency, full),
-// a stack captured here and symbolised (names, files, lines), and the exporters' folded files,
+// a stack captured here and symbolised (names, files, lines; a streamed window's segments and
+// tail in one numbering), and the exporters' folded files (also folded part by part),
 // stack-grouped table and trace stackFrames over a hand-made Trace.
 #define CATCH_CONFIG_MAIN
 #include <catch2/catch.hpp>
@@ -182,6 +183,72 @@ TEST_CASE("the join gives a call the stack tag that follows it, a tag without it
   CHECK(counts.orphan_stacks == 1);
 }
 
+// A streamed window's tail joins what its segments held of a thread, then the rest of it: two
+// lists of one thread, a call at the end of the first and its tag at the start of the second.
+TEST_CASE("the join finds a tag's call at the end of an earlier list of its thread") {
+  JoinInput input;
+  auto event = [](ThreadEvents& thread, uint64_t id, EventKind kind, uint64_t arg0) {
+    HostEvent e{};
+    e.start = 100 * id, e.end = 100 * id + 50, e.id = id, e.kind = uint8_t(kind), e.arg0 = arg0;
+    thread.events.push_back(e);
+  };
+  input.threads.resize(3);
+  input.threads[0].tid = 7, input.threads[1].tid = 8, input.threads[2].tid = 7;
+  event(input.threads[0], 1, EventKind::Runtime, 0);  // held: its tag had not come
+  event(input.threads[1], 2, EventKind::Runtime, 0);
+  event(input.threads[1], 2, EventKind::StackTag, 4);
+  event(input.threads[2], 1, EventKind::StackTag, 3);
+  event(input.threads[2], 3, EventKind::Runtime, 0);
+  Trace trace;
+  const JoinCounts counts = join(std::move(input), trace);
+  REQUIRE(trace.host.size() == 3);
+  for (const HostRecord& h : trace.host) CHECK(h.stack == (h.id == 1 ? 3u : h.id == 2 ? 4u : 0u));
+  CHECK(counts.orphan_stacks == 0);
+}
+
+// Segments symbolised one by one and a tail symbolised whole (its own numbering) end up in one
+// numbering, the whole window's list in the tail.
+TEST_CASE("a streamed window's segments and tail number their stacks alike") {
+  REQUIRE(stacks_enabled());
+  (void)new_event_id();
+  const uint32_t a = capture_in_middle(), b = capture_in_leaf();
+  REQUIRE((a != kNoStack && b != kNoStack && a != b));
+  StreamedStacks streamed;
+  Trace first, second, tail;
+  first.window = second.window = tail.window = 4;
+  first.host.emplace_back().stack = a;
+  second.host.emplace_back().stack = b;
+  second.host.emplace_back().stack = a;
+  streamed.symbolize_segment(first);
+  streamed.symbolize_segment(second);
+  CHECK(first.host[0].stack == 1);
+  CHECK(first.stacks.stacks.size() == 1);
+  CHECK(second.host[0].stack == 2);
+  CHECK(second.host[1].stack == 1);
+  CHECK(second.stacks.stacks.size() == 2);
+  tail.host.emplace_back().stack = b;  // the tail's own numbering makes it its stack 1
+  tail.host.emplace_back().stack = a;
+  symbolize_window_stacks(tail);
+  REQUIRE(tail.host[0].stack == 1);
+  streamed.adopt_tail(tail);
+  CHECK(tail.host[0].stack == 2);
+  CHECK(tail.host[1].stack == 1);
+  REQUIRE(tail.stacks.stacks.size() == 2);
+  auto labels = [](const Trace& t, uint32_t stack) {
+    std::vector<std::string> out;
+    for (uint32_t frame : t.stacks.stacks[stack - 1]) out.push_back(exporters::frame_label(t.stacks.frames[frame]));
+    return out;
+  };
+  CHECK(labels(tail, 1) == labels(second, 1));
+  CHECK(labels(tail, 2) == labels(second, 2));
+  Trace next;  // a segment of the next window starts a new list
+  next.window = 5;
+  next.host.emplace_back().stack = b;
+  streamed.symbolize_segment(next);
+  CHECK(next.host[0].stack == 1);
+  CHECK(next.stacks.stacks.size() == 1);
+}
+
 // ---- exporters over a hand-made trace ---------------------------------------------------
 namespace {
 
@@ -235,6 +302,26 @@ TEST_CASE("folded files: distinct stacks that read the same make one line, calls
   CHECK(exporters::render_folded(t, exporters::FoldedMetric::SelfCudaTimeTotal) ==
         "app.cpp(30): main;app.cpp(20): step(int);app.cpp(10): layer(int);cudaLaunchKernel 16\n"
         "app.cpp(30): main;app.cpp(20): step(int);app.cpp(15): update(int);cudaLaunchKernel 2\n");
+}
+
+// A streamed window's folded files: its parts (each record with the device records it issued)
+// folded one by one make the files of the whole.
+TEST_CASE("folded files folded part by part equal the whole trace's") {
+  const Trace whole = chain_trace();
+  exporters::FoldedStacks folded;
+  for (size_t first : {0, 2}) {
+    Trace part;
+    part.stacks = whole.stacks;
+    for (size_t i = first; i < first + 2; ++i) {
+      part.host.push_back(whole.host[i]);
+      part.device.push_back(whole.device[i]);
+      part.device.back().host = int64_t(i - first);
+    }
+    folded.add(part, exporters::host_costs(part));
+  }
+  for (exporters::FoldedMetric metric : {exporters::FoldedMetric::SelfCudaTimeTotal, exporters::FoldedMetric::SelfCpuTimeTotal}) {
+    CHECK(folded.render(whole.stacks, metric) == exporters::render_folded(whole, metric));
+  }
 }
 
 TEST_CASE("group_by_stack_n splits rows by their N innermost frames, kernels by their launch's") {
