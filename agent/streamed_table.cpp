@@ -85,7 +85,10 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
     const exporters::Table table = s.table->table(tail.memory.enabled);
     out.table = exporters::render_key_averages(table, options.table) + exporters::folded_memory_note(table.memory) +
                 exporters::overhead_line(tail);
-    if (s.summaries) out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
+    if (s.summaries) {
+      out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
+      out.summaries_given_up = s.summaries->not_folded().empty() ? s.summaries->per_step_not_folded() : s.summaries->not_folded();
+    }
   } catch (const std::bad_alloc&) {
     out.table.clear(), out.summaries.clear();
     out.error = "out of memory while making it";

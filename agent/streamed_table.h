@@ -23,6 +23,9 @@ struct StreamedOutputs {
   // <stem>.summary.txt (streamed_summaries.h render_streamed_summaries); "" when no summary
   // is asked for (PROFAGENT_SUMMARIES=off) or the table was not made.
   std::string summaries;
+  // Why summaries folded while it streamed were given up ("" when none was): the fold's bound,
+  // steps that differ, a record that came after its step was made (streamed_summaries.h).
+  std::string summaries_given_up;
 };
 
 // The window's table and summaries from its segments and its tail.

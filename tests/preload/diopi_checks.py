@@ -202,7 +202,9 @@ def check_diopi_train_streamed_steps(context):
     expect(streamed is not None and streamed["segments"] >= least, f"the window was not streamed: {streamed}")
     expect(window["last_step"] > window["first_step"], f"the window has no steps: {window}")
     lines = streamed_checks.check_folded_summaries(
-        context, rows_in=("Operator Summary", "Kernel Summary", "Memory Manipulation Summary", "Operator Type"))
+        context, rows_in=("Operator Summary", "Kernel Summary", "Memory Manipulation Summary", "Operator Type",
+                          "Overview Summary", "Model Summary", "Distributed Summary", "Step Trace"),
+        with_steps=True)
     written, _ = streamed_checks.streamed_summary_file(context)
     left_out = [line.strip() for line in written if "Left out (in no step)" in line]
     # The whole run as one window: what follows the last marker is in no step (not listed at exit).

@@ -88,6 +88,10 @@ def check_folded_table(context):
 # leaves to `profagent report`, in the order the summaries are printed.
 FOLDED_SUMMARIES = ("device", "operator", "kernel", "memory_manipulation", "user_defined", "op_type")
 UNFOLDED_SUMMARIES = ("overview", "model", "distributed", "perf", "step_trace", "memory")
+# Folded step by step in a window with steps (exporters/summaries/streamed_step_summaries.h).
+PER_STEP_SUMMARIES = ("overview", "model", "distributed", "perf", "step_trace")
+PRINT_ORDER = ("device", "overview", "model", "distributed", "operator", "kernel", "memory_manipulation",
+               "user_defined", "perf", "step_trace", "op_type", "key_averages", "memory")
 NOT_COMPUTED = "Not computed for a streamed window: "
 
 
@@ -110,13 +114,16 @@ def streamed_summary_file(context):
     return [line for line in lines if not line.startswith(NOT_COMPUTED)], missing
 
 
-def check_folded_summaries(context, rows_in=("Kernel Summary",)):
+def check_folded_summaries(context, rows_in=("Kernel Summary",), with_steps=False):
     """The folded summaries equal, line by line and in order, what `profagent report` computes
-    from the streamed trace joined whole; `rows_in`: blocks that must have rows."""
+    from the streamed trace joined whole; `rows_in`: blocks that must have rows. `with_steps`:
+    the window has steps, so the per-step summaries are folded too."""
     written, missing = streamed_summary_file(context)
-    C.expect(tuple(missing) == UNFOLDED_SUMMARIES, f"not computed: {missing}, expected {UNFOLDED_SUMMARIES}")
+    folded = [n for n in PRINT_ORDER if n in FOLDED_SUMMARIES or (with_steps and n in PER_STEP_SUMMARIES)]
+    unfolded = tuple(n for n in UNFOLDED_SUMMARIES if n not in folded)
+    C.expect(tuple(missing) == unfolded, f"not computed: {missing}, expected {unfolded}")
     trace_path = glob.glob(os.path.join(context.out_dir, "*.trace.json"))[0]
-    report = subprocess.run([profagent_cli(context), "report", "--summary", ",".join(FOLDED_SUMMARIES), trace_path],
+    report = subprocess.run([profagent_cli(context), "report", "--summary", ",".join(folded), trace_path],
                             capture_output=True, text=True, check=False, timeout=120)
     C.expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
     reported = report.stdout.splitlines()[1:]  # after the trace's title
