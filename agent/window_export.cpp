@@ -78,7 +78,7 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
   }
   const exporters::ExportOptions options = export_options(config);
   if (error.empty() && !outputs.table.empty() && options.write_table) {
-    write_beside_trace(exporters::table_file_name(trace), outputs.table, result);
+    write_beside_trace(exporters::table_file_name(trace), outputs.table_file, result);
   }
   if (error.empty() && !outputs.summaries.empty()) {
     write_beside_trace(exporters::summary_file_name(trace), outputs.summaries, result);

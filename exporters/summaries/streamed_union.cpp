@@ -4,7 +4,24 @@
 
 namespace profagent::exporters {
 
-void OpenUnion::add(std::vector<Interval>& part) {
+namespace {
+
+// `part` less `covered` (both merged and sorted), appended to `out`.
+void subtract(const std::vector<Interval>& part, const std::vector<Interval>& covered, std::vector<Interval>& out) {
+  std::size_t c = 0;
+  for (Interval piece : part) {
+    while (c < covered.size() && covered[c].end <= piece.start) ++c;
+    for (std::size_t k = c; k < covered.size() && covered[k].start < piece.end; ++k) {
+      if (covered[k].start > piece.start) out.push_back({piece.start, covered[k].start});
+      piece.start = std::max(piece.start, covered[k].end);
+    }
+    if (piece.start < piece.end) out.push_back(piece);
+  }
+}
+
+}  // namespace
+
+void OpenUnion::add(std::vector<Interval>& part, std::vector<Interval>* gained) {
   merge_intervals(part);
   if (part.empty()) return;
   for (Interval& i : part) {
@@ -20,6 +37,7 @@ void OpenUnion::add(std::vector<Interval>& part) {
                                      [](const Interval& i, uint64_t start) { return i.end < start; });
   std::vector<Interval> tail(from, open_.end());
   open_.erase(from, open_.end());
+  if (gained != nullptr) subtract(part, tail, *gained);
   const std::size_t middle = tail.size();
   tail.insert(tail.end(), part.begin(), part.end());
   std::inplace_merge(tail.begin(), tail.begin() + std::ptrdiff_t(middle), tail.end(),

@@ -21,7 +21,9 @@ namespace profagent::exporters {
 class OpenUnion {
  public:
   static constexpr std::size_t kMaxOpen = 65536;  // 1 MiB of intervals
-  void add(std::vector<Interval>& part);  // merges `part` in place first
+  // Merges `part` in place first. `gained`: when given, gets the pieces of `part` the union did
+  // not cover before (disjoint from every piece gained before: the union's growth, in order).
+  void add(std::vector<Interval>& part, std::vector<Interval>* gained = nullptr);
   uint64_t length() const;
   uint64_t late() const { return late_; }
 
