@@ -14,7 +14,7 @@ void StepLinesFold::add(const Trace& part, StepsSoFar steps) {
     return;
   }
   steps_.update(std::move(steps));
-  for (const StepSpan& s : steps_.steps()) longest_step_ = std::max(longest_step_, span_ns(s.start_ns, s.end_ns));
+  index_ends();
   std::vector<Interval> waiting;
   waiting.swap(waiting_);
   for (const Interval& piece : waiting) route(piece);
@@ -38,8 +38,15 @@ void StepLinesFold::route(Interval piece) {
   if (piece.end > final_before) waiting_.push_back({std::max(piece.start, final_before), piece.end});
 }
 
-// Adds `piece` to every step it overlaps (the steps are sorted by start; none is longer than
-// longest_step_, so the search back stops there).
+// The latest end among the steps up to each one (sorted by start): steps that may overlap.
+void StepLinesFold::index_ends() {
+  const std::vector<StepSpan>& steps = steps_.steps();
+  max_end_.resize(steps.size());
+  for (std::size_t i = 0; i < steps.size(); ++i) max_end_[i] = std::max(i ? max_end_[i - 1] : 0, steps[i].end_ns);
+}
+
+// Adds `piece` to every step it overlaps: the search back from the last step starting before its
+// end stops where no earlier step ends after its start.
 void StepLinesFold::credit(Interval piece) {
   const std::vector<StepSpan>& steps = steps_.steps();
   if (busy_by_step_.size() < steps.size()) busy_by_step_.resize(steps.size(), 0);
@@ -47,7 +54,7 @@ void StepLinesFold::credit(Interval piece) {
                              [](const StepSpan& s, uint64_t end) { return s.start_ns < end; });
   while (it != steps.begin()) {
     --it;
-    if (it->start_ns + longest_step_ <= piece.start) break;
+    if (max_end_[std::size_t(it - steps.begin())] <= piece.start) break;
     const uint64_t from = std::max(piece.start, it->start_ns), to = std::min(piece.end, it->end_ns);
     if (from < to) busy_by_step_[std::size_t(it - steps.begin())] += to - from;
   }
@@ -69,7 +76,7 @@ void StepLinesFold::add_last(const Trace& tail) {
     note_ = "Step lines not made for this streamed window: " + why + ".\n";
     return;
   }
-  for (const StepSpan& s : steps_.steps()) longest_step_ = std::max(longest_step_, span_ns(s.start_ns, s.end_ns));
+  index_ends();
   busy_by_step_.resize(steps_.steps().size(), 0);
   std::vector<Interval> waiting;
   waiting.swap(waiting_);

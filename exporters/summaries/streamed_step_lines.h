@@ -38,6 +38,7 @@ class StepLinesFold {
   void add_work(const Trace& part);
   void route(Interval piece);
   void credit(Interval piece);
+  void index_ends();
 
   StepSorter steps_;
   bool untracked_ = false;  // a part came while the window was not set up for steps
@@ -45,7 +46,7 @@ class StepLinesFold {
   OpenUnion busy_;
   std::vector<Interval> waiting_;
   std::vector<uint64_t> busy_by_step_;  // by index into steps_.steps()
-  uint64_t longest_step_ = 0;
+  std::vector<uint64_t> max_end_;  // per sorted step: the latest end up to it
   std::vector<StepFigures> figures_;
   std::string note_;
 };

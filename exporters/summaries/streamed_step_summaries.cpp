@@ -34,13 +34,11 @@ void StepSummaryFold::place_host(const HostRec& h, const StepSorter& steps) {
   uint32_t k = 0;
   const StepFate fate = steps.fate(h.start, k);
   if (fate == StepFate::Out) return;
-  if (fate == StepFate::In && k < made_) {
-    return give_up("a record of step " + std::to_string(steps.steps()[k].number) + " came after that step was made");
-  }
+  if (fate == StepFate::In && k < made_) return add_late(h, steps.steps()[k].number);
   if (held_ >= kMaxHeld && steps.current()) return void(over_bound_ = true);
   ++held_;
   if (fate == StepFate::Later) pending_host_.push_back(h);
-  else open_[k].host.push_back(h);
+  else records_of(k).host.push_back(h);
 }
 
 void StepSummaryFold::place_device(const DeviceRec& d, const StepSorter& steps) {
@@ -48,13 +46,57 @@ void StepSummaryFold::place_device(const DeviceRec& d, const StepSorter& steps) 
   uint32_t k = 0;
   const StepFate fate = steps.fate(d.at, k);
   if (fate == StepFate::Out) return;
-  if (fate == StepFate::In && k < made_) {
-    return give_up("a device record of step " + std::to_string(steps.steps()[k].number) + " came after that step was made");
-  }
+  if (fate == StepFate::In && k < made_) return add_late(d, steps.steps()[k].number);
   if (held_ >= kMaxHeld && steps.current()) return void(over_bound_ = true);
   ++held_;
   if (fate == StepFate::Later) pending_device_.push_back(d);
-  else open_[k].device.push_back(d);
+  else records_of(k).device.push_back(d);
+}
+
+// A record of a step made already (its thread's chunk stayed open meanwhile). What only adds to
+// the Overview's unions and counts is added now (a runtime call, an inner operator, a range no
+// phase rule claims, a driver call); what the step's figures are made of (a phase's record, an
+// outermost operator, an FP/BP point named, device work) gives these summaries up.
+void StepSummaryFold::add_late(const HostRec& h, uint64_t step) {
+  const PhaseMatch m = phase_of(h.kind, h.name);
+  const bool named_point = (h.kind == EventKind::Operator || h.kind == EventKind::Range) &&
+                           (!options_.fp_point.empty() || !options_.bp_point.empty());
+  if (m.phase != Phase::None || (h.kind == EventKind::Operator && h.outermost) || named_point) {
+    return give_up("a record of step " + std::to_string(step) + " that its figures are made of came after it was made");
+  }
+  const HostType type = overview_type(h, m);
+  if (type != HostType::Other) late_[std::size_t(type)].push_back({h.start, h.end}), ++host_calls_[std::size_t(type)];
+}
+
+void StepSummaryFold::add_late(const DeviceRec& d, uint64_t step) {
+  if (is_device_work(d.kind)) {
+    return give_up("device work of step " + std::to_string(step) + " came after the step was made");
+  }
+  if (d.kind == DeviceKind::DriverApi) late_[0].push_back({d.start, d.end}), ++host_calls_[0];
+}
+
+// A range that a phase rule claims is not user-defined (host_type's is_phase_range, here from
+// the match found once per name).
+HostType StepSummaryFold::overview_type(const HostRec& h, const PhaseMatch& m) {
+  if (h.kind == EventKind::Range) return m.phase == Phase::None ? HostType::UserDefined : HostType::Other;
+  return host_type(h.kind, h.name, h.kind == EventKind::Operator && !h.outermost);
+}
+
+// Records come mostly in the step of the record before them: that step's records found once.
+StepSummaryFold::StepRecords& StepSummaryFold::records_of(std::size_t k) {
+  if (last_open_ == nullptr || last_open_step_ != k) last_open_ = &open_[k], last_open_step_ = k;
+  return *last_open_;
+}
+
+// The phase rule an operator's or range's name matches, found once per name (match_phase
+// compares the name with every rule).
+PhaseMatch StepSummaryFold::phase_of(EventKind kind, InternedName name) {
+  if (kind != EventKind::Operator && kind != EventKind::Range) return {};
+  std::vector<std::optional<PhaseMatch>>& known = kind == EventKind::Operator ? operator_phases_ : range_phases_;
+  if (name.id() >= known.size()) known.resize(name.id() + 1);
+  std::optional<PhaseMatch>& match = known[name.id()];
+  if (!match) match = match_phase(kind, name);
+  return *match;
 }
 
 void StepSummaryFold::route_pending(const StepSorter& steps) {
@@ -75,13 +117,12 @@ void StepSummaryFold::add(const Trace& t, const TraceScope& scope, const std::ve
     return;
   }
   route_pending(steps);
-  // Per thread, the latest start among its records in the part: the steps ending at or before
-  // the least of them have all their records in (the header).
-  std::unordered_map<uint32_t, uint64_t> latest;
+  uint64_t* thread = nullptr;  // the latest start of the record's thread (a part's records come by thread)
+  uint32_t thread_id = 0;
   for (std::size_t i = 0; i < t.host.size() && not_folded_.empty(); ++i) {
     const HostRecord& h = t.host[i];
-    uint64_t& thread = latest[h.tid];
-    thread = std::max(thread, h.start_ns);
+    if (thread == nullptr || h.tid != thread_id) thread = &latest_[h.tid], thread_id = h.tid;
+    *thread = std::max(*thread, h.start_ns);
     if (h.kind == EventKind::Step || h.kind == EventKind::StackTag) continue;  // in no summary here
     place_host({h.start_ns, h.end_ns, h.name, h.tid, h.kind, scope.outer_operator[i] < 0}, steps);
   }
@@ -93,9 +134,25 @@ void StepSummaryFold::add(const Trace& t, const TraceScope& scope, const std::ve
   if (over_bound_) {
     return give_up("a step had more than " + std::to_string(kMaxHeld) + " records before it was made");
   }
-  uint64_t done = latest.empty() ? 0 : UINT64_MAX;
-  for (const auto& [tid, start] : latest) done = std::min(done, start);
-  make_steps_before(last ? UINT64_MAX : done, steps);
+  for (std::size_t type = 0; type < late_.size(); ++type) host_types_[type].add(late_[type]), late_[type].clear();
+  if (last) return make_steps_before(UINT64_MAX, steps);
+  make_steps_before(records_in_before(), steps);
+  // Past half the bound, the thread furthest behind is no longer waited for (an idle or exited
+  // thread would hold every step), while that lets a final step be made.
+  while (held_ > kMaxHeld / 2 && latest_.size() > 1 && made_ < steps.steps().size()) {
+    auto behind = std::min_element(latest_.begin(), latest_.end(),
+                                   [](const auto& a, const auto& b) { return a.second < b.second; });
+    latest_.erase(behind);
+    make_steps_before(records_in_before(), steps);
+  }
+}
+
+// The steps ending at or before this have all their records in: every thread seen has a record
+// starting at or after it (the header).
+uint64_t StepSummaryFold::records_in_before() const {
+  uint64_t done = latest_.empty() ? 0 : UINT64_MAX;
+  for (const auto& [tid, start] : latest_) done = std::min(done, start);
+  return done;
 }
 
 // Makes, in order, the steps whose records are all in: final, and ending at or before `done_ns`.
@@ -103,10 +160,33 @@ void StepSummaryFold::make_steps_before(uint64_t done_ns, const StepSorter& step
   const std::vector<StepSpan>& spans = steps.steps();
   while (made_ < spans.size() && spans[made_].end_ns <= done_ns) {
     uint32_t k = 0;
-    if (done_ns != UINT64_MAX && steps.fate(spans[made_].start_ns, k) != StepFate::In) return;  // not final yet
+    if (done_ns != UINT64_MAX && steps.fate(spans[made_].start_ns, k) != StepFate::In) break;  // not final yet
     make_step(made_, spans[made_]);
     ++made_;
   }
+  flush_unions();
+}
+
+// Each rule once, with where its first record comes.
+void StepSummaryFold::note_rule(const PhaseMatch& m, const StepPoints::Position& at) {
+  auto& rules = rules_[std::size_t(m.phase)];
+  auto same = std::find_if(rules.begin(), rules.end(), [&](const auto& r) { return r.second == m.rule; });
+  if (same == rules.end()) rules.push_back({at, m.rule});
+  else same->first = std::min(same->first, at);
+}
+
+// The steps made by one call add their intervals to the unions at once (an OpenUnion's add costs
+// a merge of what it is given with its latest intervals).
+void StepSummaryFold::flush_unions() {
+  for (std::size_t i = 0; i < 4; ++i) {
+    host_types_[i].add(batch_.host[i]);
+    device_types_[i].add(batch_.device[i]);
+    phases_[i].add(batch_.phases[i]);
+    batch_.host[i].clear(), batch_.device[i].clear(), batch_.phases[i].clear();
+  }
+  kernels_.add(batch_.kernels);
+  computation_.add(batch_.computation);
+  batch_.kernels.clear(), batch_.computation.clear();
 }
 
 // One step's figures, by the functions a whole window's are made by (step_summaries.h).
@@ -116,52 +196,45 @@ void StepSummaryFold::make_step(std::size_t k, const StepSpan& span) {
     records = std::move(it->second);
     open_.erase(it);
   }
+  if (last_open_step_ == k) last_open_ = nullptr;
   held_ -= records.host.size() + records.device.size();
   StepScope st{span.number, span.start_ns, span.end_ns, {}, {}};
   std::array<std::vector<Interval>, 4> raw;
   std::vector<Interval> plain_operators;
-  std::array<std::vector<Interval>, 4> host_sets;
   StepPoints points;
   for (const HostRec& h : records.host) {
-    const PhaseMatch m = match_phase(h.kind, h.name);
+    const PhaseMatch m = phase_of(h.kind, h.name);
     if (h.kind == EventKind::Operator && h.outermost && m.phase == Phase::None) plain_operators.push_back({h.start, h.end});
     if (m.phase != Phase::None) {
       raw[std::size_t(m.phase)].push_back({h.start, h.end});
-      rules_[std::size_t(m.phase)].push_back({{h.tid, h.start, UINT64_MAX - h.end}, m.rule});
+      note_rule(m, {h.tid, h.start, UINT64_MAX - h.end});
     }
-    const HostType type = host_type(h.kind, h.name, h.kind == EventKind::Operator && !h.outermost);
-    if (type != HostType::Other) host_sets[std::size_t(type)].push_back({h.start, h.end}), ++host_calls_[std::size_t(type)];
+    const HostType type = overview_type(h, m);
+    if (type != HostType::Other) batch_.host[std::size_t(type)].push_back({h.start, h.end}), ++host_calls_[std::size_t(type)];
   }
   forward_inferred_ = finish_step_phases(st, raw, plain_operators) || forward_inferred_;
   for (const HostRec& h : records.host) {
     points.consider(st, h.kind, h.outermost, h.start, h.end, h.name, {h.tid, h.start, UINT64_MAX - h.end}, options_);
   }
-  std::array<std::vector<Interval>, 4> device_sets;
-  std::vector<Interval> kernels, computation;
   std::array<std::vector<Interval>, 5> gpu;
   std::vector<Interval> step_gpu;
   for (const DeviceRec& d : records.device) {
     const Interval iv{d.start, d.end};
-    if (d.kind == DeviceKind::DriverApi) host_sets[0].push_back(iv), ++host_calls_[0];
+    if (d.kind == DeviceKind::DriverApi) batch_.host[0].push_back(iv), ++host_calls_[0];
     const unsigned types = device_types(d.kind, d.communication);
-    for (std::size_t type = 0; type < device_sets.size(); ++type) {
-      if (types & (1u << type)) device_sets[type].push_back(iv), ++device_calls_[type];
+    for (std::size_t type = 0; type < batch_.device.size(); ++type) {
+      if (types & (1u << type)) batch_.device[type].push_back(iv), ++device_calls_[type];
     }
-    if (d.kind == DeviceKind::Kernel) kernels.push_back(iv);
-    if (d.kind == DeviceKind::Kernel && !d.communication) computation.push_back(iv);
+    if (d.kind == DeviceKind::Kernel) batch_.kernels.push_back(iv);
+    if (d.kind == DeviceKind::Kernel && !d.communication) batch_.computation.push_back(iv);
     if (!is_device_work(d.kind)) continue;
     gpu[std::size_t(phase_at(st, d.at))].push_back(iv);
     step_gpu.push_back(iv);
   }
   for (std::size_t i = 0; i < 4; ++i) {
-    host_types_[i].add(host_sets[i]);
-    device_types_[i].add(device_sets[i]);
-    std::vector<Interval> phase = st.phases[i];
-    phases_[i].add(phase);
+    batch_.phases[i].insert(batch_.phases[i].end(), st.phases[i].begin(), st.phases[i].end());
     phase_steps_[i] += !st.phases[i].empty();
   }
-  kernels_.add(kernels);
-  computation_.add(computation);
   model_.add(st, gpu, step_gpu);
   perf_.push_back(perf_step(st));
   step_trace_.push_back(points.row(st));
@@ -177,7 +250,7 @@ uint64_t StepSummaryFold::late_intervals() const {
 // fill them, from the running totals.
 void StepSummaryFold::summaries(Summaries& out) const {
   const uint64_t base = out.span_cpu_ns;
-  out.phase_sources.clear();
+  out.phase_sources.clear();  // in the order of each rule's first record (trace_scope.cpp find_phases)
   for (std::size_t p = 0; p < 4; ++p) {
     std::vector<std::pair<StepPoints::Position, const char*>> rules = rules_[p];
     std::stable_sort(rules.begin(), rules.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

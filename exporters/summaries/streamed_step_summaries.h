@@ -12,13 +12,19 @@
 // Distributed Summary's times) is kept as merged intervals (OpenUnion); the Distributed
 // Summary's overlap is |communication| + |computation| - |both|.
 //
-// When a step's records are all in: its end is final (streamed_steps.h) and every thread that has
-// records in the part being folded has a record starting at or after that end. A thread's
-// records come in the order they were committed and a record inside a scope still open is held
-// with what follows it (segment_stream.h), so once a record starting after the step's end came,
-// none of that thread's records starting before it is still to come. A thread with no record in
-// the part (its chunk still open) is not waited for: if a record of a step already made comes
-// later, these summaries are given up (not_folded(): said, not printed wrong).
+// When a step's records are all in: its end is final (streamed_steps.h) and every thread seen in
+// the window has a record starting at or after that end. A thread's records come in the order
+// they were committed and a record inside a scope still open is held with what follows it
+// (segment_stream.h), so once a record starting after the step's end came, none of that
+// thread's records starting before it is still to come (a thread's open chunk holds them until
+// it fills). A thread that stopped recording (idle, exited) would hold every later step: once
+// the records held pass half the bound, the thread furthest behind is no longer waited for
+// (until it records again). A thread never seen (its few records all in its open chunk: an idle
+// main thread) is not waited for either: a record of a step already made that comes after all
+// is added when it only adds to the Overview's unions and counts (a runtime call, an inner
+// operator, a range of no phase); one the step's figures are made of (a phase's record, an
+// outermost operator, device work) gives these summaries up (not_folded(): said, not printed
+// wrong).
 // Bound: at most kMaxHeld records of steps not made yet (or whose step is not known yet); a step
 // with more gives them up too. A window without steps is not folded (its one step would be the
 // whole window: not bounded).
@@ -26,7 +32,9 @@
 
 #include <array>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collector/trace.h"
@@ -82,9 +90,17 @@ class StepSummaryFold {
   void place_host(const HostRec& h, const StepSorter& steps);
   void place_device(const DeviceRec& d, const StepSorter& steps);
   void route_pending(const StepSorter& steps);
+  StepRecords& records_of(std::size_t k);
+  void add_late(const HostRec& h, uint64_t step);
+  void add_late(const DeviceRec& d, uint64_t step);
+  static HostType overview_type(const HostRec& h, const PhaseMatch& m);
+  PhaseMatch phase_of(EventKind kind, InternedName name);
   bool communication(const DeviceRecord& d);
   void make_steps_before(uint64_t done_ns, const StepSorter& steps);
+  uint64_t records_in_before() const;
   void make_step(std::size_t k, const StepSpan& span);
+  void flush_unions();
+  void note_rule(const PhaseMatch& m, const StepPoints::Position& at);
   void give_up(std::string why);
 
   SummaryOptions options_;
@@ -92,19 +108,28 @@ class StepSummaryFold {
   std::string not_folded_;
   bool no_steps_ = false;
   std::map<std::size_t, StepRecords> open_;  // by step index: steps not made yet
+  StepRecords* last_open_ = nullptr;          // the step the last record went to
+  std::size_t last_open_step_ = 0;
+  std::vector<std::optional<PhaseMatch>> operator_phases_, range_phases_;  // by interned name id
   std::vector<HostRec> pending_host_;      // step not known yet
   std::vector<DeviceRec> pending_device_;
   std::size_t held_ = 0;                   // records in open_ and pending
   bool over_bound_ = false;
   std::size_t made_ = 0;                   // steps 0..made_-1 are made
+  std::unordered_map<uint32_t, uint64_t> latest_;  // per thread waited for: its latest record's start
   std::vector<int8_t> communication_by_name_;  // by interned name id: -1 not known yet
   // Running totals.
   std::array<OpenUnion, 4> host_types_;
+  std::array<std::vector<Interval>, 4> late_;  // the part's late records, added to host_types_ once
   std::array<uint64_t, 4> host_calls_{};
   std::array<OpenUnion, 4> phases_;
   std::array<uint64_t, 4> phase_steps_{};
   std::array<OpenUnion, 4> device_types_;
   std::array<uint64_t, 4> device_calls_{};
+  struct Batch {  // the intervals of the steps just made, for the unions below
+    std::array<std::vector<Interval>, 4> host, device, phases;
+    std::vector<Interval> kernels, computation;
+  } batch_;
   OpenUnion computation_;  // Distributed: the kernels that are not communication
   OpenUnion kernels_;      // and all kernels, communication or not (their overlap)
   ModelSteps model_;

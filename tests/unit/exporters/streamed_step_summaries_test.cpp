@@ -132,12 +132,30 @@ TEST_CASE("a record of a step made already gives the per-step summaries up, name
   REQUIRE(fold.per_step_not_folded().empty());
   fold.add(late, scope_trace(late, false), so_far({}, 300));
   fold.add_last(tail, scope_trace(tail, false));
-  CHECK(fold.per_step_not_folded().find("step 0 came after that step was made") != std::string::npos);
+  CHECK(fold.per_step_not_folded().find("a record of step 0 that its figures are made of came after") != std::string::npos);
   CHECK(fold.not_made("model").find("given up") != std::string::npos);
   const std::string text = render_streamed_summaries(tail, fold, Table{}, per_step_options());
   CHECK(text.find("Not computed for a streamed window: overview, model, distributed, perf, step_trace (given up") !=
         std::string::npos);
   CHECK(text.find("Model Summary") == std::string::npos);
+}
+
+TEST_CASE("a late runtime call of a step made already only adds to the Overview: still exact", "[exporters][streamed]") {
+  const std::vector<StepSpan> steps = {{0, 100, 200}, {1, 200, 300}};
+  Trace first = part_of({}), late = part_of({}), tail = part_of(steps);
+  step_records(first, 7, 100);
+  step_records(first, 7, 200);
+  late.host.push_back(op("cudaMalloc", 9, 150, 185, EventKind::Alloc));  // an idle thread's chunk, taken late
+  Trace whole = part_of(steps);
+  for (const Trace* part : {&first, &late, &tail}) append(whole, *part);
+  const SummaryOptions options = per_step_options();
+  SummaryFold fold(options);
+  fold.add(first, scope_trace(first, false), so_far({{0, 100, 200}}, 200));
+  fold.add(late, scope_trace(late, false), so_far({{1, 200, 300}}, 300));
+  fold.add_last(tail, scope_trace(tail, false));
+  REQUIRE(fold.per_step_not_folded().empty());
+  CHECK(render_summaries_text(whole, fold.summaries(tail), options) ==
+        render_summaries_text(whole, compute_summaries(whole, options), options));
 }
 
 TEST_CASE("a window without steps leaves the per-step summaries not computed, and says why", "[exporters][streamed]") {
