@@ -27,14 +27,29 @@ bool StepSummaryFold::communication(const DeviceRecord& d) {
   return communication_by_name_[id] == 1;
 }
 
-// Into its step (kept until the step is made), left out, or kept until its step is known. A
-// record of a step made already came late: the figures made without it are given up.
+// A record in a step known already that only adds to the Overview's unions and counts (a runtime
+// call, an inner operator, a range of no phase, a driver call) is added at once, whenever it
+// comes; one the step's figures are made of (a phase's record, an outermost operator, an FP/BP
+// point named, device work) is kept in its step until the step is made, or until its step is
+// known. One that comes after its step was made (its thread's chunk stayed open meanwhile)
+// gives these summaries up.
 void StepSummaryFold::place_host(const HostRec& h, const StepSorter& steps) {
   if (!not_folded_.empty()) return;
   uint32_t k = 0;
   const StepFate fate = steps.fate(h.start, k);
   if (fate == StepFate::Out) return;
-  if (fate == StepFate::In && k < made_) return add_late(h, steps.steps()[k].number);
+  if (fate == StepFate::In) {
+    const PhaseMatch m = phase_of(h.kind, h.name);
+    const bool named_point = (h.kind == EventKind::Operator || h.kind == EventKind::Range) &&
+                             (!options_.fp_point.empty() || !options_.bp_point.empty());
+    if (m.phase == Phase::None && !(h.kind == EventKind::Operator && h.outermost) && !named_point) {
+      return add_to_overview(h, m);
+    }
+    if (k < made_) {
+      return give_up("a record of step " + std::to_string(steps.steps()[k].number) +
+                     " that its figures are made of came after it was made");
+    }
+  }
   if (held_ >= kMaxHeld && steps.current()) return void(over_bound_ = true);
   ++held_;
   if (fate == StepFate::Later) pending_host_.push_back(h);
@@ -46,33 +61,22 @@ void StepSummaryFold::place_device(const DeviceRec& d, const StepSorter& steps) 
   uint32_t k = 0;
   const StepFate fate = steps.fate(d.at, k);
   if (fate == StepFate::Out) return;
-  if (fate == StepFate::In && k < made_) return add_late(d, steps.steps()[k].number);
+  if (fate == StepFate::In && !is_device_work(d.kind)) {
+    if (d.kind == DeviceKind::DriverApi) add_host_interval(0, {d.start, d.end});
+    return;
+  }
+  if (fate == StepFate::In && k < made_) {
+    return give_up("device work of step " + std::to_string(steps.steps()[k].number) + " came after the step was made");
+  }
   if (held_ >= kMaxHeld && steps.current()) return void(over_bound_ = true);
   ++held_;
   if (fate == StepFate::Later) pending_device_.push_back(d);
   else records_of(k).device.push_back(d);
 }
 
-// A record of a step made already (its thread's chunk stayed open meanwhile). What only adds to
-// the Overview's unions and counts is added now (a runtime call, an inner operator, a range no
-// phase rule claims, a driver call); what the step's figures are made of (a phase's record, an
-// outermost operator, an FP/BP point named, device work) gives these summaries up.
-void StepSummaryFold::add_late(const HostRec& h, uint64_t step) {
-  const PhaseMatch m = phase_of(h.kind, h.name);
-  const bool named_point = (h.kind == EventKind::Operator || h.kind == EventKind::Range) &&
-                           (!options_.fp_point.empty() || !options_.bp_point.empty());
-  if (m.phase != Phase::None || (h.kind == EventKind::Operator && h.outermost) || named_point) {
-    return give_up("a record of step " + std::to_string(step) + " that its figures are made of came after it was made");
-  }
+void StepSummaryFold::add_to_overview(const HostRec& h, const PhaseMatch& m) {
   const HostType type = overview_type(h, m);
-  if (type != HostType::Other) late_[std::size_t(type)].push_back({h.start, h.end}), ++host_calls_[std::size_t(type)];
-}
-
-void StepSummaryFold::add_late(const DeviceRec& d, uint64_t step) {
-  if (is_device_work(d.kind)) {
-    return give_up("device work of step " + std::to_string(step) + " came after the step was made");
-  }
-  if (d.kind == DeviceKind::DriverApi) late_[0].push_back({d.start, d.end}), ++host_calls_[0];
+  if (type != HostType::Other) add_host_interval(std::size_t(type), {h.start, h.end});
 }
 
 // A range that a phase rule claims is not user-defined (host_type's is_phase_range, here from
@@ -134,7 +138,6 @@ void StepSummaryFold::add(const Trace& t, const TraceScope& scope, const std::ve
   if (over_bound_) {
     return give_up("a step had more than " + std::to_string(kMaxHeld) + " records before it was made");
   }
-  for (std::size_t type = 0; type < late_.size(); ++type) host_types_[type].add(late_[type]), late_[type].clear();
   if (last) return make_steps_before(UINT64_MAX, steps);
   make_steps_before(records_in_before(), steps);
   // Past half the bound, the thread furthest behind is no longer waited for (an idle or exited
@@ -175,6 +178,15 @@ void StepSummaryFold::note_rule(const PhaseMatch& m, const StepPoints::Position&
   else same->first = std::min(same->first, at);
 }
 
+// A record of Overview type `type` (kHostTypeNames). The intervals go to the union in batches
+// of kBatch: fewer merges, and what waits for one stays small.
+void StepSummaryFold::add_host_interval(std::size_t type, Interval iv) {
+  ++host_calls_[type];
+  std::vector<Interval>& batch = batch_.host[type];
+  batch.push_back(iv);
+  if (batch.size() >= kBatch) host_types_[type].add(batch), batch.clear();
+}
+
 // The steps made by one call add their intervals to the unions at once (an OpenUnion's add costs
 // a merge of what it is given with its latest intervals).
 void StepSummaryFold::flush_unions() {
@@ -210,7 +222,7 @@ void StepSummaryFold::make_step(std::size_t k, const StepSpan& span) {
       note_rule(m, {h.tid, h.start, UINT64_MAX - h.end});
     }
     const HostType type = overview_type(h, m);
-    if (type != HostType::Other) batch_.host[std::size_t(type)].push_back({h.start, h.end}), ++host_calls_[std::size_t(type)];
+    if (type != HostType::Other) add_host_interval(std::size_t(type), {h.start, h.end});
   }
   forward_inferred_ = finish_step_phases(st, raw, plain_operators) || forward_inferred_;
   for (const HostRec& h : records.host) {
@@ -220,7 +232,7 @@ void StepSummaryFold::make_step(std::size_t k, const StepSpan& span) {
   std::vector<Interval> step_gpu;
   for (const DeviceRec& d : records.device) {
     const Interval iv{d.start, d.end};
-    if (d.kind == DeviceKind::DriverApi) batch_.host[0].push_back(iv), ++host_calls_[0];
+    if (d.kind == DeviceKind::DriverApi) add_host_interval(0, iv);
     const unsigned types = device_types(d.kind, d.communication);
     for (std::size_t type = 0; type < batch_.device.size(); ++type) {
       if (types & (1u << type)) batch_.device[type].push_back(iv), ++device_calls_[type];

@@ -91,8 +91,9 @@ class StepSummaryFold {
   void place_device(const DeviceRec& d, const StepSorter& steps);
   void route_pending(const StepSorter& steps);
   StepRecords& records_of(std::size_t k);
-  void add_late(const HostRec& h, uint64_t step);
-  void add_late(const DeviceRec& d, uint64_t step);
+  void add_to_overview(const HostRec& h, const PhaseMatch& m);
+  static constexpr std::size_t kBatch = 16384;  // intervals: 256 KiB
+  void add_host_interval(std::size_t type, Interval iv);
   static HostType overview_type(const HostRec& h, const PhaseMatch& m);
   PhaseMatch phase_of(EventKind kind, InternedName name);
   bool communication(const DeviceRecord& d);
@@ -120,7 +121,6 @@ class StepSummaryFold {
   std::vector<int8_t> communication_by_name_;  // by interned name id: -1 not known yet
   // Running totals.
   std::array<OpenUnion, 4> host_types_;
-  std::array<std::vector<Interval>, 4> late_;  // the part's late records, added to host_types_ once
   std::array<uint64_t, 4> host_calls_{};
   std::array<OpenUnion, 4> phases_;
   std::array<uint64_t, 4> phase_steps_{};
