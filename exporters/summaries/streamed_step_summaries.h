@@ -4,8 +4,10 @@
 //
 // Each of them is made of one step's records at once: its phases (the union of the records each
 // phase rule matches, a Forward inferred from the step's first Backward interval), the phase of
-// each device record, the FP and BP points. So the records of a step are kept (compactly: 32 B
-// each) until the step is final and its records are all in, then the step's figures are made by
+// each device record, the FP and BP points. So the records a step's figures are made of (a phase
+// rule's record, an outermost operator, an FP/BP point candidate, device work: 32 B each) are
+// kept until the step is final and its records are all in (the others only add to the
+// Overview's unions and counts, at once), then the step's figures are made by
 // the same functions as a whole window's (step_summaries.h, trace_scope.h finish_step_phases),
 // added to running totals (a Model row's Stat, a Perf and a step trace row per step), and the
 // step's records are freed. What is a union over the whole window (the Overview's and the
