@@ -6,9 +6,12 @@
 
 #include "agent/lifecycle.h"
 #include "agent/windows.h"
+#include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
 #include "exporters/summaries/host_costs.h"
 #include "exporters/summaries/overhead_line.h"
+#include "exporters/summaries/step_summary.h"
+#include "exporters/summaries/streamed_step_lines.h"
 #include "exporters/summaries/streamed_summaries.h"
 #include "exporters/summaries/streamed_table.h"
 #include "exporters/summaries/trace_scope.h"
@@ -25,6 +28,7 @@ struct StreamedFolds {
   std::unique_ptr<exporters::TableFold> table;
   std::unique_ptr<exporters::SummaryFold> summaries;  // null when no summary is asked for
   std::unique_ptr<exporters::FoldedStacks> folded;    // null when folded files are not asked for
+  std::unique_ptr<exporters::StepLinesFold> step_lines;
 };
 
 StreamedFolds& fold_state() {
@@ -37,6 +41,7 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
   s.window = window;
   s.failed = false;
   s.table = std::make_unique<exporters::TableFold>(options.table);
+  s.step_lines = std::make_unique<exporters::StepLinesFold>();
   s.summaries.reset();
   if (!options.summaries.names.empty()) s.summaries = std::make_unique<exporters::SummaryFold>(options.summaries);
   s.folded.reset();
@@ -48,6 +53,13 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
 // window's (its Trace::steps).
 // The folded stacks add the part's costs too (a part without stacks has no line).
 void fold_part(StreamedFolds& s, const Trace& part, bool last) {
+  if (last) {
+    s.step_lines->add_last(part);
+  } else {
+    exporters::StepsSoFar steps;
+    streamed_steps_so_far(part.window, s.step_lines->known_steps(), steps);
+    s.step_lines->add(part, std::move(steps));
+  }
   const bool stacks = s.folded && !part.stacks.empty();
   if (!s.summaries) {
     if (!stacks) return s.table->add(part);
@@ -66,6 +78,7 @@ void fold_part(StreamedFolds& s, const Trace& part, bool last) {
 
 void drop_folds(StreamedFolds& s) {
   s.table.reset();
+  s.step_lines.reset();
   s.summaries.reset();
   s.folded.reset();
 }
@@ -97,9 +110,16 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
     fold_part(s, tail, /*last=*/true);
     const exporters::ExportOptions options = export_options(config);
     const exporters::Table table = s.table->table(tail.memory.enabled);
-    out.table = exporters::render_key_averages(table, options.table) + exporters::folded_memory_note(table.memory) +
-                exporters::overhead_line(tail);
-    if (s.summaries) out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
+    const std::string head = exporters::render_key_averages(table, options.table) + exporters::folded_memory_note(table.memory);
+    const std::vector<exporters::StepFigures>& steps = s.step_lines->figures();
+    const std::string& note = s.step_lines->note();
+    const std::string overhead = exporters::overhead_line(tail);
+    out.table = head + exporters::render_step_summary_brief(steps, exporters::table_file_name(tail)) + note + overhead;
+    out.table_file = head + exporters::render_step_summary(steps) + note + overhead;
+    if (s.summaries) {
+      out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
+      out.summaries_given_up = s.summaries->not_folded().empty() ? s.summaries->per_step_not_folded() : s.summaries->not_folded();
+    }
     // As a whole window's: both files when the window has stacks (the tail has them all).
     if (s.folded && !tail.stacks.empty()) {
       for (exporters::FoldedMetric metric : {exporters::FoldedMetric::SelfCudaTimeTotal, exporters::FoldedMetric::SelfCpuTimeTotal}) {
@@ -107,7 +127,7 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
       }
     }
   } catch (const std::bad_alloc&) {
-    out.table.clear(), out.summaries.clear(), out.folded.clear();
+    out.table.clear(), out.table_file.clear(), out.summaries.clear(), out.folded.clear();
     out.error = "out of memory while making it";
   }
   drop_folds(s);

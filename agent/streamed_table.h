@@ -18,9 +18,11 @@ namespace profagent::agent {
 void fold_streamed_segment(const Trace& segment, const Config& config) noexcept;
 
 struct StreamedOutputs {
-  // What is printed on stderr and written to <stem>.table.txt (the key_averages table, its row
-  // limit note, the memory note, the overhead line); "" with `error` set when not made.
+  // What is printed on stderr (the key_averages table, its row limit note, the memory note, the
+  // step lines, brief, the overhead line); "" with `error` set when not made.
   std::string table;
+  // <stem>.table.txt: the same with every step's line.
+  std::string table_file;
   std::string error;
   // <stem>.summary.txt (streamed_summaries.h render_streamed_summaries); "" when no summary
   // is asked for (PROFAGENT_SUMMARIES=off) or the table was not made.
@@ -28,6 +30,9 @@ struct StreamedOutputs {
   // The folded stacks files (exporters/folded_stacks.h), when asked for and the window has
   // stacks: (the suffix after "<stem>.", the text), as a whole window writes them.
   std::vector<std::pair<std::string, std::string>> folded;
+  // Why summaries folded while it streamed were given up ("" when none was): the fold's bound,
+  // steps that differ, a record that came after its step was made (streamed_summaries.h).
+  std::string summaries_given_up;
 };
 
 // The window's table and summaries from its segments and its tail.

@@ -65,15 +65,20 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
                      " host events): its key_averages table was folded as it streamed";
   if (!outputs.summaries.empty()) {
-    note += ", and its summaries that add up part by part (each record in its step); the others are not "
+    note += ", and its summaries that add up part by part or step by step (each record in its step); the others are not "
             "computed for a streamed window (" + exporters::summary_file_name(trace) +
             " names them; `profagent report` computes them from the trace)";
   }
   static std::atomic<bool> said{false};
   if (!said.exchange(true)) log(LogLevel::Warn, note);
+  static std::atomic<bool> said_given_up{false};
+  if (!outputs.summaries_given_up.empty() && !said_given_up.exchange(true)) {
+    log(LogLevel::Warn, "window " + std::to_string(trace.window) + ": summaries folded while it streamed were given up (" +
+                            outputs.summaries_given_up + "): " + exporters::summary_file_name(trace) + " names them");
+  }
   const exporters::ExportOptions options = export_options(config);
   if (error.empty() && !outputs.table.empty() && options.write_table) {
-    write_beside_trace(exporters::table_file_name(trace), outputs.table, result);
+    write_beside_trace(exporters::table_file_name(trace), outputs.table_file, result);
   }
   if (error.empty() && !outputs.summaries.empty()) {
     write_beside_trace(exporters::summary_file_name(trace), outputs.summaries, result);

@@ -34,17 +34,8 @@ std::vector<Interval> step_set(const TraceScope& s) {
   return merge_intervals(set);
 }
 
-enum class HostType { CudaRuntime, Operator, OperatorInner, UserDefined, Other };
-
-HostType host_type(const Trace& t, const TraceScope& s, std::size_t i) {
-  const HostRecord& h = t.host[i];
-  switch (h.kind) {
-    case EventKind::Operator: return s.outer_operator[i] >= 0 ? HostType::OperatorInner : HostType::Operator;
-    case EventKind::Range: return is_phase_range(h.name) ? HostType::Other : HostType::UserDefined;
-    case EventKind::Step:
-    case EventKind::StackTag: return HostType::Other;
-    default: return HostType::CudaRuntime;
-  }
+HostType type_of(const Trace& t, const TraceScope& s, std::size_t i) {
+  return host_type(t.host[i].kind, t.host[i].name, s.outer_operator[i] >= 0);
 }
 
 // A device's kernel time in the steps, and the extent of its kernels in each step.
@@ -118,7 +109,7 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   uint64_t calls[4] = {};
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     if (!s.host_in(i)) continue;
-    const HostType type = host_type(t, s, i);
+    const HostType type = type_of(t, s, i);
     if (type == HostType::Other) continue;
     sets[static_cast<int>(type)].push_back({t.host[i].start_ns, t.host[i].end_ns});
     ++calls[static_cast<int>(type)];
@@ -129,10 +120,9 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
     ++calls[0];
   }
   out.overview_cpu.push_back({s.has_steps ? "ProfileStep" : "Window", s.has_steps ? s.steps.size() : 1, base, 100.0});
-  static constexpr const char* kHostNames[] = {"CudaRuntime", "Operator", "OperatorInner", "UserDefined"};
   for (int k = 0; k < 4; ++k) {
     const uint64_t time = merged_length(sets[k]);
-    out.overview_cpu.push_back({kHostNames[k], calls[k], time, percent(time, base)});
+    out.overview_cpu.push_back({kHostTypeNames[k], calls[k], time, percent(time, base)});
   }
   for (Phase p : kPhases) {
     std::vector<Interval> set;
@@ -145,25 +135,30 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
     const uint64_t time = merged_length(set);
     out.overview_cpu.push_back({std::string(phase_name(p)), steps, time, percent(time, base)});
   }
-  struct DeviceType {
-    const char* name;
-    bool (*keep)(const TraceScope&, std::size_t, const DeviceRecord&);
-  };
-  static constexpr DeviceType kDeviceTypes[] = {
-      {"Kernel", [](const TraceScope&, std::size_t, const DeviceRecord& d) { return d.kind == DeviceKind::Kernel; }},
-      {"Memcpy", [](const TraceScope&, std::size_t, const DeviceRecord& d) { return d.kind == DeviceKind::Memcpy; }},
-      {"Memset", [](const TraceScope&, std::size_t, const DeviceRecord& d) { return d.kind == DeviceKind::Memset; }},
-      {"Communication", [](const TraceScope& s, std::size_t i, const DeviceRecord&) { return s.communication(i); }},
-  };
-  for (const DeviceType& type : kDeviceTypes) {
+  for (std::size_t k = 0; k < std::size(kDeviceTypeNames); ++k) {
     uint64_t n = 0;
     const uint64_t time = length(device_set(t, s, [&](std::size_t i, const DeviceRecord& d) {
-      const bool keep = type.keep(s, i, d);
+      const bool keep = device_types(d.kind, s.communication(i)) & (1u << k);
       n += keep;
       return keep;
     }));
-    out.overview_gpu.push_back({type.name, n, time, percent(time, base)});
+    out.overview_gpu.push_back({kDeviceTypeNames[k], n, time, percent(time, base)});
   }
+}
+
+HostType host_type(EventKind kind, std::string_view name, bool inner_operator) {
+  switch (kind) {
+    case EventKind::Operator: return inner_operator ? HostType::OperatorInner : HostType::Operator;
+    case EventKind::Range: return is_phase_range(name) ? HostType::Other : HostType::UserDefined;
+    case EventKind::Step:
+    case EventKind::StackTag: return HostType::Other;
+    default: return HostType::CudaRuntime;
+  }
+}
+
+unsigned device_types(DeviceKind kind, bool communication) {
+  return unsigned(kind == DeviceKind::Kernel) | unsigned(kind == DeviceKind::Memcpy) << 1 |
+         unsigned(kind == DeviceKind::Memset) << 2 | unsigned(communication) << 3;
 }
 
 void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
@@ -177,42 +172,51 @@ void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
     gpu[s.device_step[i]][static_cast<std::size_t>(s.device_phase[i])].push_back(iv);
     step_gpu[s.device_step[i]].push_back(iv);
   }
-  SummaryRow step_row{s.has_steps ? "ProfileStep" : "Window", SummaryRowKind::Phase, 0, 0, Stat{}, Stat{}};
-  std::array<SummaryRow, 4> phase_rows;
-  uint64_t others_cpu = 0, others_gpu = 0;
-  for (std::size_t k = 0; k < n; ++k) {
-    const StepScope& st = s.steps[k];
-    step_row.cpu->add(span_ns(st.start, st.end));
-    step_row.gpu->add(merged_length(step_gpu[k]));
-    std::vector<Interval> all_phases;
-    for (std::size_t p = 0; p < 4; ++p) {
-      SummaryRow& row = phase_rows[p];
-      if (!row.cpu) row = {std::string(phase_name(kPhases[p])), SummaryRowKind::Phase, 1, 0, Stat{}, Stat{}};
-      if (!st.phase_found[p]) continue;
-      std::vector<Interval> cpu = st.phases[p];
-      row.cpu->add(merged_length(cpu));
-      row.gpu->add(merged_length(gpu[k][p]));
-      all_phases.insert(all_phases.end(), st.phases[p].begin(), st.phases[p].end());
-    }
-    const uint64_t in_phases = merged_length(all_phases);
-    others_cpu += span_ns(in_phases, span_ns(st.start, st.end));
-    others_gpu += merged_length(gpu[k][4]);
+  ModelSteps model;
+  for (std::size_t k = 0; k < n; ++k) model.add(s.steps[k], gpu[k], step_gpu[k]);
+  out.model = model.rows(s.has_steps);
+}
+
+void ModelSteps::add(const StepScope& st, std::array<std::vector<Interval>, 5>& gpu, std::vector<Interval>& step_gpu) {
+  cpu_.add(span_ns(st.start, st.end));
+  gpu_.add(merged_length(step_gpu));
+  std::vector<Interval> all_phases;
+  for (std::size_t p = 0; p < 4; ++p) {
+    SummaryRow& row = phases_[p];
+    if (!row.cpu) row = {std::string(phase_name(kPhases[p])), SummaryRowKind::Phase, 1, 0, Stat{}, Stat{}};
+    if (!st.phase_found[p]) continue;
+    std::vector<Interval> cpu = st.phases[p];
+    row.cpu->add(merged_length(cpu));
+    row.gpu->add(merged_length(gpu[p]));
+    all_phases.insert(all_phases.end(), st.phases[p].begin(), st.phases[p].end());
   }
+  const uint64_t in_phases = merged_length(all_phases);
+  others_cpu_ += span_ns(in_phases, span_ns(st.start, st.end));
+  others_gpu_ += merged_length(gpu[4]);
+}
+
+std::vector<SummaryRow> ModelSteps::rows(bool has_steps) const {
+  std::vector<SummaryRow> rows;
+  SummaryRow step_row{has_steps ? "ProfileStep" : "Window", SummaryRowKind::Phase, 0, 0, cpu_, gpu_};
   step_row.calls = step_row.cpu->calls;
-  auto finish = [&](SummaryRow& row) {
-    row.calls = row.cpu->calls;
-    row.cpu->ratio = percent(row.cpu->total_ns, step_row.cpu->total_ns);
-    row.gpu->ratio = percent(row.gpu->total_ns, step_row.gpu->total_ns);
+  auto finish = [&](SummaryRow row) {
+    if (row.cpu) {
+      row.calls = row.cpu->calls;
+      row.cpu->ratio = percent(row.cpu->total_ns, step_row.cpu->total_ns);
+      row.gpu->ratio = percent(row.gpu->total_ns, step_row.gpu->total_ns);
+    }
+    return row;
   };
   step_row.cpu->ratio = step_row.gpu->ratio = 100.0;
-  out.model.push_back(step_row);
-  for (SummaryRow& row : phase_rows) finish(row), out.model.push_back(row);
+  rows.push_back(step_row);
+  for (const SummaryRow& row : phases_) rows.push_back(finish(row));
   SummaryRow others{"Others", SummaryRowKind::Phase, 1, 0, Stat{}, Stat{}};
-  others.cpu->total_ns = others_cpu;
-  others.gpu->total_ns = others_gpu;
-  others.cpu->ratio = percent(others_cpu, step_row.cpu->total_ns);
-  others.gpu->ratio = percent(others_gpu, step_row.gpu->total_ns);
-  out.model.push_back(others);
+  others.cpu->total_ns = others_cpu_;
+  others.gpu->total_ns = others_gpu_;
+  others.cpu->ratio = percent(others_cpu_, step_row.cpu->total_ns);
+  others.gpu->ratio = percent(others_gpu_, step_row.gpu->total_ns);
+  rows.push_back(others);
+  return rows;
 }
 
 void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out) {
@@ -220,12 +224,15 @@ void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out) {
   const auto compute = device_set(t, s, [&s](std::size_t i, const DeviceRecord& d) {
     return d.kind == DeviceKind::Kernel && !s.communication(i);
   });
-  const uint64_t base = out.span_cpu_ns;
-  const uint64_t both = overlap_length(comm, compute);
-  out.distributed = {{s.has_steps ? "ProfileStep" : "Window", 0, base, 100.0},
-                     {"Communication", 0, length(comm), percent(length(comm), base)},
-                     {"Computation", 0, length(compute), percent(length(compute), base)},
-                     {"Overlap", 0, both, percent(both, base)}};
+  out.distributed = distributed_rows(s.has_steps, out.span_cpu_ns, length(comm), length(compute), overlap_length(comm, compute));
+}
+
+std::vector<TimeShare> distributed_rows(bool has_steps, uint64_t base, uint64_t communication, uint64_t computation,
+                                        uint64_t overlap) {
+  return {{has_steps ? "ProfileStep" : "Window", 0, base, 100.0},
+          {"Communication", 0, communication, percent(communication, base)},
+          {"Computation", 0, computation, percent(computation, base)},
+          {"Overlap", 0, overlap, percent(overlap, base)}};
 }
 
 static PerfFigures perf_figures(const std::vector<PerfStep>& steps) {
@@ -245,53 +252,69 @@ static PerfFigures perf_figures(const std::vector<PerfStep>& steps) {
   return f;
 }
 
-void compute_perf(const TraceScope& s, Summaries& out) {
-  if (!s.has_steps) return;
-  for (const StepScope& st : s.steps) {
-    std::vector<Interval> reader = st.phases[0];
-    out.perf.push_back({st.number, span_ns(st.start, st.end), merged_length(reader)});
-  }
-  out.perf_figures = perf_figures(out.perf);
+PerfStep perf_step(const StepScope& st) {
+  std::vector<Interval> reader = st.phases[0];
+  return {st.number, span_ns(st.start, st.end), merged_length(reader)};
 }
 
-// The FP point: the first outermost operator starting in the step's Forward phase (else the
-// phase's start); the BP point: the outermost operator ending last among those starting in its
-// Backward phase. PROFAGENT_FP_POINT/BP_POINT name them instead.
-void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
+void finish_perf(Summaries& out) { out.perf_figures = perf_figures(out.perf); }
+
+void compute_perf(const TraceScope& s, Summaries& out) {
+  if (!s.has_steps) return;
+  for (const StepScope& st : s.steps) out.perf.push_back(perf_step(st));
+  finish_perf(out);
+}
+
+void step_trace_rules(const SummaryOptions& o, Summaries& out) {
   out.fp_point_rule = o.fp_point.empty() ? "first operator of the Forward phase" : "PROFAGENT_FP_POINT=" + o.fp_point;
   out.bp_point_rule = o.bp_point.empty() ? "last operator of the Backward phase" : "PROFAGENT_BP_POINT=" + o.bp_point;
+}
+
+void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
+  step_trace_rules(o, out);
   if (!s.has_steps) return;
-  std::vector<int64_t> fp(s.steps.size(), -1), bp(s.steps.size(), -1);
+  std::vector<StepPoints> points(s.steps.size());
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const int32_t k = s.host_step[i];
     if (k < 0) continue;
     const HostRecord& h = t.host[i];
-    const StepScope& st = s.steps[k];
-    const bool named = h.kind == EventKind::Operator || h.kind == EventKind::Range;
-    const bool fp_candidate = o.fp_point.empty()
-                                  ? h.kind == EventKind::Operator && s.outer_operator[i] < 0 && contains(st.phases[1], h.start_ns)
-                                  : named && h.name == o.fp_point;
-    const bool bp_candidate = o.bp_point.empty()
-                                  ? h.kind == EventKind::Operator && s.outer_operator[i] < 0 && contains(st.phases[2], h.start_ns)
-                                  : named && h.name == o.bp_point;
-    if (fp_candidate && (fp[k] < 0 || h.start_ns < t.host[fp[k]].start_ns)) fp[k] = int64_t(i);
-    if (bp_candidate && (bp[k] < 0 || h.end_ns > t.host[bp[k]].end_ns)) bp[k] = int64_t(i);
+    points[k].consider(s.steps[k], h.kind, s.outer_operator[i] < 0, h.start_ns, h.end_ns, h.name, {0, i, 0}, o);
   }
-  for (std::size_t k = 0; k < s.steps.size(); ++k) {
-    const StepScope& st = s.steps[k];
-    StepTraceStep row;
-    row.step = st.number;
-    if (valid_index(fp[k], t.host.size())) row.fp = t.host[fp[k]].name;
-    if (valid_index(bp[k], t.host.size())) row.bp = t.host[bp[k]].name;
-    if (fp[k] >= 0 && bp[k] >= 0 && t.host[bp[k]].end_ns >= t.host[fp[k]].start_ns) {
-      const uint64_t fp_start = t.host[fp[k]].start_ns, bp_end = std::min(t.host[bp[k]].end_ns, st.end);
-      row.iteration_gap_ns = span_ns(st.start, fp_start);
-      row.fp_bp_ns = span_ns(fp_start, bp_end);
-      row.tail_ns = span_ns(bp_end, st.end);
-      row.complete = true;
-    }
-    out.step_trace.push_back(row);
+  for (std::size_t k = 0; k < s.steps.size(); ++k) out.step_trace.push_back(points[k].row(s.steps[k]));
+  finish_step_trace(out);
+}
+
+// The FP point: the first outermost operator starting in the step's Forward phase (else the
+// phase's start); the BP point: the outermost operator ending last among those starting in its
+// Backward phase (ties: the first in the trace). PROFAGENT_FP_POINT/BP_POINT name them instead.
+void StepPoints::consider(const StepScope& st, EventKind kind, bool outermost, uint64_t start, uint64_t end,
+                          InternedName name, const Position& at, const SummaryOptions& o) {
+  const bool named = kind == EventKind::Operator || kind == EventKind::Range;
+  const bool outer_operator = kind == EventKind::Operator && outermost;
+  const bool fp_candidate = o.fp_point.empty() ? outer_operator && contains(st.phases[1], start) : named && name == o.fp_point;
+  const bool bp_candidate = o.bp_point.empty() ? outer_operator && contains(st.phases[2], start) : named && name == o.bp_point;
+  if (fp_candidate && (!fp_.found || start < fp_.start || (start == fp_.start && at < fp_.at))) {
+    fp_ = {true, start, end, at, name};
   }
+  if (bp_candidate && (!bp_.found || end > bp_.end || (end == bp_.end && at < bp_.at))) bp_ = {true, start, end, at, name};
+}
+
+StepTraceStep StepPoints::row(const StepScope& st) const {
+  StepTraceStep row;
+  row.step = st.number;
+  if (fp_.found) row.fp = fp_.name;
+  if (bp_.found) row.bp = bp_.name;
+  if (fp_.found && bp_.found && bp_.end >= fp_.start) {
+    const uint64_t bp_end = std::min(bp_.end, st.end);
+    row.iteration_gap_ns = span_ns(st.start, fp_.start);
+    row.fp_bp_ns = span_ns(fp_.start, bp_end);
+    row.tail_ns = span_ns(bp_end, st.end);
+    row.complete = true;
+  }
+  return row;
+}
+
+void finish_step_trace(Summaries& out) {
   StepTraceStep average;
   uint64_t complete = 0;
   for (const StepTraceStep& st : out.step_trace) {

@@ -2,6 +2,9 @@
 // from grouped rows (row_summaries.cpp), called by compute_summaries in that order.
 #pragma once
 
+#include <array>
+#include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "exporters/summaries/intervals.h"
@@ -25,6 +28,59 @@ void device_cpu_figures(const Trace& t, Summaries& out);
 // time inside the base, so utilisation <= 100%.
 uint64_t widened_steps_length(std::vector<Interval> steps, const std::vector<Interval>& kernels);
 void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out);
+
+// The parts of the summaries above that are a function of one step's records, each with one
+// definition for a whole window (the compute_* above) and a streamed one, which computes a step
+// once its records are in (streamed_step_summaries.h).
+
+// The Overview's host record types (Other: not counted), and its device record types.
+enum class HostType { CudaRuntime, Operator, OperatorInner, UserDefined, Other };
+inline constexpr const char* kHostTypeNames[] = {"CudaRuntime", "Operator", "OperatorInner", "UserDefined"};
+HostType host_type(EventKind kind, std::string_view name, bool inner_operator);
+inline constexpr const char* kDeviceTypeNames[] = {"Kernel", "Memcpy", "Memset", "Communication"};
+// Bit k set: the record counts in kDeviceTypeNames[k].
+unsigned device_types(DeviceKind kind, bool communication);
+
+// The Model Summary's rows, added step by step.
+class ModelSteps {
+ public:
+  // One step: `gpu[p]` its device work by the phase its call is in (4: none), `step_gpu` all of it.
+  void add(const StepScope& st, std::array<std::vector<Interval>, 5>& gpu, std::vector<Interval>& step_gpu);
+  std::vector<SummaryRow> rows(bool has_steps) const;
+
+ private:
+  Stat cpu_, gpu_;
+  std::array<SummaryRow, 4> phases_;
+  uint64_t others_cpu_ = 0, others_gpu_ = 0;
+};
+
+// The Distributed Summary's rows from the lengths of its unions.
+std::vector<TimeShare> distributed_rows(bool has_steps, uint64_t base, uint64_t communication, uint64_t computation,
+                                        uint64_t overlap);
+
+// Paddle's Perf Summary: one step's row; the figures over out.perf.
+PerfStep perf_step(const StepScope& st);
+void finish_perf(Summaries& out);
+
+// MindInsight's step trace: the FP and BP points of one step, from its host records in any order.
+class StepPoints {
+ public:
+  using Position = std::tuple<uint32_t, uint64_t, uint64_t>;  // where the record comes in the trace
+  void consider(const StepScope& st, EventKind kind, bool outermost, uint64_t start, uint64_t end, InternedName name,
+                const Position& at, const SummaryOptions& o);
+  StepTraceStep row(const StepScope& st) const;
+
+ private:
+  struct Point {
+    bool found = false;
+    uint64_t start = 0, end = 0;
+    Position at{};
+    InternedName name;
+  };
+  Point fp_, bp_;
+};
+void step_trace_rules(const SummaryOptions& o, Summaries& out);
+void finish_step_trace(Summaries& out);  // the average over the complete steps
 
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out);
 void compute_kernels(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out);

@@ -64,8 +64,9 @@ std::string step_line(const StepFigures& f) {
 
 }  // namespace
 
-std::string render_step_summary(const Trace& trace) {
-  const std::vector<StepFigures> figures = step_figures(trace);
+std::string render_step_summary(const Trace& trace) { return render_step_summary(step_figures(trace)); }
+
+std::string render_step_summary(const std::vector<StepFigures>& figures) {
   if (figures.empty()) return {};
   std::string out = header(figures);
   for (const StepFigures& f : figures) out += step_line(f);
@@ -75,9 +76,12 @@ std::string render_step_summary(const Trace& trace) {
 // A few first steps (warm-up shows there) and the slowest few, in step order, then how many
 // were left out and where they all are.
 std::string render_step_summary_brief(const Trace& trace, std::string_view full_file) {
-  const std::vector<StepFigures> figures = step_figures(trace);
+  return render_step_summary_brief(step_figures(trace), full_file);
+}
+
+std::string render_step_summary_brief(const std::vector<StepFigures>& figures, std::string_view full_file) {
   if (figures.empty()) return {};
-  if (figures.size() <= kBriefFirstSteps + kBriefSlowestSteps) return render_step_summary(trace);
+  if (figures.size() <= kBriefFirstSteps + kBriefSlowestSteps) return render_step_summary(figures);
   std::vector<std::size_t> slowest(figures.size() - kBriefFirstSteps);
   for (std::size_t i = 0; i < slowest.size(); ++i) slowest[i] = kBriefFirstSteps + i;
   std::partial_sort(slowest.begin(), slowest.begin() + kBriefSlowestSteps, slowest.end(),

@@ -22,6 +22,8 @@ std::vector<StepFigures> step_figures(const Trace& trace);
 
 // "" when the window has no steps. Every step, one line each (the table file).
 std::string render_step_summary(const Trace& trace);
+// The same of figures computed already (a streamed window's: streamed_step_lines.h).
+std::string render_step_summary(const std::vector<StepFigures>& figures);
 
 // At most 20 lines whatever the number of steps (what stderr gets): the summary line (count,
 // avg, min, max, total), the first kBriefFirstSteps steps, the kBriefSlowestSteps slowest of the
@@ -29,5 +31,6 @@ std::string render_step_summary(const Trace& trace);
 inline constexpr std::size_t kBriefFirstSteps = 5;
 inline constexpr std::size_t kBriefSlowestSteps = 10;
 std::string render_step_summary_brief(const Trace& trace, std::string_view full_file);
+std::string render_step_summary_brief(const std::vector<StepFigures>& figures, std::string_view full_file);
 
 }  // namespace profagent::exporters

@@ -51,6 +51,9 @@ class StepSorter {
   // The fate of a record decided by time `at`, and its step's index (sorted by start).
   StepFate fate(uint64_t at, uint32_t& step) const;
   const std::vector<StepSpan>& steps() const { return steps_; }
+  // No step listed later covers a time before this (0 while the part waits whole; UINT64_MAX
+  // once finished).
+  uint64_t final_before() const { return current_ ? through_ns_ : 0; }
 
  private:
   bool expected_ = false;

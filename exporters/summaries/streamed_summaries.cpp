@@ -23,41 +23,6 @@ bool folds_streamed(std::string_view name, const SummaryOptions& o) {
          name == "memory_manipulation" || name == "user_defined" || (name == "operator" && !o.op_detail);
 }
 
-void OpenUnion::add(std::vector<Interval>& part) {
-  merge_intervals(part);
-  if (part.empty()) return;
-  for (Interval& i : part) {
-    if (i.start >= closed_end_) continue;
-    ++late_;  // reaches into what was closed: its part before that end is left out
-    i.start = std::min(i.end, closed_end_);
-  }
-  std::erase_if(part, [](const Interval& i) { return i.end <= i.start; });
-  if (part.empty()) return;
-  // Only the open intervals that end at or after the part's first start can merge with it
-  // (open_ is disjoint and sorted, so its ends are sorted too): a part mostly lies after them all.
-  const auto from = std::lower_bound(open_.begin(), open_.end(), part.front().start,
-                                     [](const Interval& i, uint64_t start) { return i.end < start; });
-  std::vector<Interval> tail(from, open_.end());
-  open_.erase(from, open_.end());
-  const std::size_t middle = tail.size();
-  tail.insert(tail.end(), part.begin(), part.end());
-  std::inplace_merge(tail.begin(), tail.begin() + std::ptrdiff_t(middle), tail.end(),
-                     [](const Interval& a, const Interval& b) { return a.start < b.start; });
-  merge_intervals(tail);  // sorted already: one pass
-  open_.insert(open_.end(), tail.begin(), tail.end());
-  if (open_.size() <= kMaxOpen) return;
-  const std::size_t closing = open_.size() / 2;
-  for (std::size_t i = 0; i < closing; ++i) closed_length_ += open_[i].end - open_[i].start;
-  closed_end_ = open_[closing - 1].end;
-  open_.erase(open_.begin(), open_.begin() + std::ptrdiff_t(closing));
-}
-
-uint64_t OpenUnion::length() const {
-  uint64_t total = closed_length_;
-  for (const Interval& i : open_) total += i.end - i.start;
-  return total;
-}
-
 const std::string& row_text(const SummaryRow& r) { return r.name; }
 const std::string& row_text(const OpTypeRow& r) { return r.type; }
 
@@ -123,7 +88,7 @@ void SummaryFold::add(const Trace& part, const TraceScope& scope, StepsSoFar ste
   if (scope.has_steps && part.steps.empty()) return give_up("the window's steps are its ProfilerStep records");
   steps_.update(std::move(steps));
   route_waiting();
-  contribute(part, scope);
+  contribute(part, scope, /*last=*/false);
   flush_intervals();
   if (over_bound_) {
     give_up("a step had more than " + std::to_string(kMaxWaiting) + " contributions or " +
@@ -140,7 +105,7 @@ void SummaryFold::add_last(const Trace& tail, const TraceScope& scope) {
   std::string why = steps_.finish(tail.steps);
   if (!why.empty()) return give_up(std::move(why));
   route_waiting();
-  contribute(tail, scope);
+  contribute(tail, scope, /*last=*/true);
   flush_intervals();
 }
 
@@ -150,7 +115,7 @@ void SummaryFold::give_up(std::string why) {
 }
 
 // Every contribution and record of the part, each added, left out or kept by its step (take()).
-void SummaryFold::contribute(const Trace& t, const TraceScope& scope) {
+void SummaryFold::contribute(const Trace& t, const TraceScope& scope, bool last) {
   device_at_.clear();
   for (const DeviceRecord& d : t.device) device_at_.push_back(device_at(t, d));
   if (!steps_.all_in()) {
@@ -163,6 +128,7 @@ void SummaryFold::contribute(const Trace& t, const TraceScope& scope) {
   if (wants_spans() || wants(options_, "op_type")) add_spans(t, scope);
   if (wants(options_, "memory_manipulation")) add_memory_manipulation(t, scope);
   if (wants(options_, "user_defined")) add_user_defined(t, scope);
+  per_step_.add(t, scope, device_at_, steps_, last);
 }
 
 // Applies, drops or keeps the contribution by its step: true when it is to be kept (waits).
@@ -285,7 +251,7 @@ bool SummaryFold::wants_spans() const {
 }
 
 uint64_t SummaryFold::late_device_intervals() const {
-  uint64_t late = device_busy_.late();
+  uint64_t late = device_busy_.late() + per_step_.late_intervals();
   for (const auto& [device, busy] : kernels_busy_) late += busy.late();
   return late;
 }
@@ -436,17 +402,35 @@ Summaries SummaryFold::summaries(const Trace& tail) const {
     }
     if (ranges_.empty() && !options_.thread_sep) out.user_defined.push_back({"All threads merged", {}, 0});
   }
+  if (per_step_.wanted() && per_step_.not_folded().empty() && !per_step_.no_steps()) per_step_.summaries(out);
   return out;
+}
+
+std::string SummaryFold::not_made(std::string_view name) const {
+  if (!not_folded_.empty()) return "the folded ones were not made: " + not_folded_;
+  if (folds_streamed(name, options_)) return "";
+  if (is_per_step_summary(name)) {
+    if (per_step_.no_steps()) return "a window without steps: its one step would be all its records at once";
+    return per_step_.not_folded().empty() ? "" : "given up: " + per_step_.not_folded();
+  }
+  return "they need the whole window's records at once (memory, op_detail's nested rows)";
 }
 
 std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold, const Table& table,
                                       const SummaryOptions& options) {
   SummaryOptions shown = options;
   shown.names.clear();
-  std::string missing;
+  // The summaries not made, grouped by why: "a, b (why a and b; c: why c; ...)".
+  std::vector<std::pair<std::string, std::string>> missing;  // why, names
   for (const std::string& name : options.names) {
-    if (folds_streamed(name, options) && fold.not_folded().empty()) shown.names.push_back(name);
-    else missing += (missing.empty() ? "" : ", ") + name;
+    const std::string why = fold.not_made(name);
+    if (why.empty()) {
+      shown.names.push_back(name);
+      continue;
+    }
+    auto same = std::find_if(missing.begin(), missing.end(), [&](const auto& m) { return m.first == why; });
+    if (same == missing.end()) missing.emplace_back(why, name);
+    else same->second += ", " + name;
   }
   Summaries s = fold.summaries(tail);
   s.key_averages = table;
@@ -454,17 +438,19 @@ std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold
   std::string text = render_summaries_text(tail, s, shown);
   if (text.ends_with(overhead)) text.resize(text.size() - overhead.size());
   if (!missing.empty()) {
-    const std::string needs_all = "they need the whole window's records at once (interval unions, steps, memory)";
-    const std::string why = fold.not_folded().empty()
-                                ? needs_all
-                                : "the folded ones were not made: " + fold.not_folded() + "; the others: " + needs_all;
-    text += "Not computed for a streamed window: " + missing + " (" + why +
+    std::string names, why;
+    for (const auto& [reason, which] : missing) {
+      names += (names.empty() ? "" : ", ") + which;
+      why += (why.empty() ? "" : "; ") + (missing.size() > 1 ? which + ": " : "") + reason;
+    }
+    text += "Not computed for a streamed window: " + names + " (" + why +
             "; `profagent report` computes them from the trace).\n";
   }
   if (fold.late_device_intervals() > 0 && !shown.names.empty()) {
-    text += "Not exact: the Device Summary's GPU rows and the GPU Ratio(%) of Memory Manipulation and UserDefined: " +
+    text += "Not exact: the Device Summary's GPU rows, the GPU Ratio(%) of Memory Manipulation and UserDefined, "
+            "the Overview's and the Distributed Summary's times: " +
             std::to_string(fold.late_device_intervals()) +
-            " device intervals came after the union of the device time before them was closed "
+            " intervals came after the union they were added to was closed before them "
             "(their part before it was left out, as if covered already: the figures may be short by that much).\n";
   }
   return text + overhead;

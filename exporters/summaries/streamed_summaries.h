@@ -21,9 +21,10 @@
 // whose step is not known yet (it starts in the step in progress) waits, its contributions
 // kept (at most kMaxWaiting), and is added or left out when the step is listed or the window
 // ends. The fold checks the boundaries it used against the trace's at the end.
+// The summaries made of each step's phases (Overview, Model, Distributed, Perf, step trace) are
+// folded step by step (streamed_step_summaries.h), in a window with steps.
 // Not folded: the Operator Summary with op_detail (its nested rows group the records under each
-// row); the summaries made of interval unions per kind, phase or step, and the memory summary
-// (folds_streamed()).
+// row), and the memory summary (folds_streamed()).
 #pragma once
 
 #include <map>
@@ -35,7 +36,9 @@
 
 #include "collector/trace.h"
 #include "exporters/summaries/intervals.h"
+#include "exporters/summaries/streamed_step_summaries.h"
 #include "exporters/summaries/streamed_steps.h"
+#include "exporters/summaries/streamed_union.h"
 #include "exporters/summaries/summaries.h"
 #include "exporters/summaries/trace_scope.h"
 
@@ -43,28 +46,6 @@ namespace profagent::exporters {
 
 // Whether a streamed window's summary `name` is folded with these options.
 bool folds_streamed(std::string_view name, const SummaryOptions& options);
-
-// The length of the union of intervals added part by part, in bounded memory: held as merged
-// intervals, of which at most kMaxOpen are kept open; beyond that the earliest half is closed
-// (its length kept, its intervals forgotten). An interval that starts before the end of what
-// was closed would need the forgotten intervals: its part before that end is left out (as if
-// covered already), so the length may fall short by at most that part, and it is counted in
-// late() (the figure is then not exact, and says so). Parts come
-// in time order but for calls held a few segments, so this needs a part to reach back over
-// 32,768 device idle gaps.
-class OpenUnion {
- public:
-  static constexpr std::size_t kMaxOpen = 65536;  // 1 MiB of intervals
-  void add(std::vector<Interval>& part);  // merges `part` in place first
-  uint64_t length() const;
-  uint64_t late() const { return late_; }
-
- private:
-  std::vector<Interval> open_;  // merged, sorted
-  uint64_t closed_length_ = 0;
-  uint64_t closed_end_ = 0;
-  uint64_t late_ = 0;
-};
 
 class SummaryFold {
  public:
@@ -75,7 +56,7 @@ class SummaryFold {
   static constexpr std::size_t kMaxWaiting = std::size_t(1) << 17;
   static constexpr std::size_t kMaxWaitingRecords = std::size_t(1) << 18;
 
-  explicit SummaryFold(SummaryOptions options) : options_(std::move(options)) {}
+  explicit SummaryFold(SummaryOptions options) : options_(std::move(options)), per_step_(options_) {}
   // Adds one segment of the window, scoped by scope_trace(part); `steps`: what the agent knows
   // of the window's steps now (streamed_steps.h).
   void add(const Trace& part, const TraceScope& scope, StepsSoFar steps);
@@ -85,6 +66,10 @@ class SummaryFold {
   std::size_t known_steps() const { return steps_.known(); }
   // Why the folded rows are not the window's ("" when they are): the fold then stops.
   const std::string& not_folded() const { return not_folded_; }
+  // Why summary `name` is not made for this window ("" when it is).
+  std::string not_made(std::string_view name) const;
+  // Why the per-step summaries asked for were given up while the window streamed ("" when they were not).
+  const std::string& per_step_not_folded() const { return per_step_.not_folded(); }
   // The folded summaries (the others are left empty); `tail`: the window's last part, whose
   // /proc CPU times are the window's.
   Summaries summaries(const Trace& tail) const;
@@ -131,7 +116,7 @@ class SummaryFold {
     uint32_t extra = 0;    // Work: the device (+ kKernelWork); CopyCall: the direction's id; CopyOrphan: 1 for a set
     Into into = Into::Kernel;
   };
-  void contribute(const Trace& part, const TraceScope& scope);
+  void contribute(const Trace& part, const TraceScope& scope, bool last);
   void add_kernels(const Trace& part, const TraceScope& scope);
   void add_operators(const Trace& part, const TraceScope& scope);
   void add_op_types(const Trace& part, const TraceScope& scope);
@@ -175,6 +160,7 @@ class SummaryFold {
   // Per device, per step (by index): the span of its kernels in that step, which widens the
   // step as that device saw it (step_summaries.cpp GpuTime); {UINT64_MAX, 0}: none.
   std::map<uint32_t, std::vector<Interval>> kernel_steps_;
+  StepSummaryFold per_step_;  // Overview, Model, Distributed, Perf, step trace
   std::vector<Interval> busy_batch_;  // device intervals applied, added to the unions once per pass
   std::map<uint32_t, std::vector<Interval>> kernel_batch_;
 

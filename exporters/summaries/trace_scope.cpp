@@ -40,34 +40,69 @@ bool is_optimizer_operator_name(std::string_view n) {
   return std::find(std::begin(kNames), std::end(kNames), n) != std::end(kNames);
 }
 
-// Which phase rule a host record matches (None: none), and why, for the note under the tables.
-struct PhaseMatch {
-  Phase phase = Phase::None;
-  const char* rule = "";
-};
+bool inside(const std::vector<Interval>& set, uint64_t t) { return contains(set, t); }
 
-PhaseMatch match_phase(const HostRecord& h) {
-  if (h.kind == EventKind::Range) {
-    if (is_dataloader_range(h.name)) return {Phase::Dataloader, "ranges enumerate(DataLoader)#…"};
-    if (is_module_range(h.name)) return {Phase::Forward, "ranges nn.Module: … (outermost module call)"};
-    if (is_backward_range(h.name)) return {Phase::Backward, "ranges autograd.backward#…"};
-    if (is_optimizer_range(h.name)) return {Phase::Optimization, "ranges Optimizer.step#… / Optimizer.zero_grad#…"};
+}  // namespace
+
+PhaseMatch match_phase(EventKind kind, std::string_view name) {
+  if (kind == EventKind::Range) {
+    if (is_dataloader_range(name)) return {Phase::Dataloader, "ranges enumerate(DataLoader)#…"};
+    if (is_module_range(name)) return {Phase::Forward, "ranges nn.Module: … (outermost module call)"};
+    if (is_backward_range(name)) return {Phase::Backward, "ranges autograd.backward#…"};
+    if (is_optimizer_range(name)) return {Phase::Optimization, "ranges Optimizer.step#… / Optimizer.zero_grad#…"};
   }
-  if (h.kind == EventKind::Operator) {
-    if (starts_with(h.name, "autograd::engine::evaluate_function:")) {
+  if (kind == EventKind::Operator) {
+    if (starts_with(name, "autograd::engine::evaluate_function:")) {
       return {Phase::Backward, "autograd engine operators (autograd::engine::evaluate_function: …)"};
     }
-    if (is_backward_operator_name(h.name)) return {Phase::Backward, "operators named …Backward / …_backward"};
-    if (is_optimizer_operator_name(h.name)) return {Phase::Optimization, "DIOPI optimizer operators"};
+    if (is_backward_operator_name(name)) return {Phase::Backward, "operators named …Backward / …_backward"};
+    if (is_optimizer_operator_name(name)) return {Phase::Optimization, "DIOPI optimizer operators"};
   }
   return {};
 }
 
-void add_rule(std::string& source, const char* rule) {
+void add_phase_rule(std::string& source, std::string_view rule) {
   if (source.find(rule) != std::string::npos) return;
   source += source.empty() ? "" : "; ";
   source += rule;
 }
+
+// Forward without module ranges: the step's outermost operators that lie in no other phase and
+// start before its first backward (else optimization) interval, from the first to the last.
+bool finish_step_phases(StepScope& st, std::array<std::vector<Interval>, 4>& raw,
+                        const std::vector<Interval>& plain_operators) {
+  for (std::size_t p = 0; p < 4; ++p) st.phases[p] = clip(merge_intervals(raw[p]), st.start, st.end);
+  bool inferred = false;
+  if (st.phases[kForward].empty()) {
+    uint64_t limit = std::numeric_limits<uint64_t>::max();
+    if (!st.phases[kBackward].empty()) limit = st.phases[kBackward].front().start;
+    else if (!st.phases[kOptimization].empty()) limit = st.phases[kOptimization].front().start;
+    Interval forward{std::numeric_limits<uint64_t>::max(), 0};
+    for (const Interval& op : plain_operators) {
+      if (op.start >= limit || inside(st.phases[kDataloader], op.start) || inside(st.phases[kBackward], op.start) ||
+          inside(st.phases[kOptimization], op.start)) {
+        continue;
+      }
+      forward.start = std::min(forward.start, op.start);
+      forward.end = std::max(forward.end, op.end);
+    }
+    if (forward.end > forward.start) st.phases[kForward] = clip({forward}, st.start, st.end);
+    inferred = !st.phases[kForward].empty();
+  }
+  for (std::size_t p = 0; p < 4; ++p) st.phase_found[p] = !st.phases[p].empty();
+  return inferred;
+}
+
+Phase phase_at(const StepScope& st, uint64_t t) {
+  for (std::size_t p = 0; p < 4; ++p) {
+    if (inside(st.phases[p], t)) return kPhases[p];
+  }
+  return Phase::None;
+}
+
+namespace {
+
+PhaseMatch record_phase(const HostRecord& h) { return match_phase(h.kind, h.name); }
 
 std::vector<StepScope> steps_of(const Trace& t) {
   std::vector<StepScope> steps;
@@ -133,62 +168,26 @@ void link_operators(const Trace& t, TraceScope& s) {
   }
 }
 
-bool inside(const std::vector<Interval>& set, uint64_t t) { return contains(set, t); }
-
-// Forward without module ranges: the step's outermost operators that lie in no other phase and
-// start before its first backward (else optimization) interval, from the first to the last.
-void infer_forward(const Trace& t, const TraceScope& s, std::size_t step, const std::vector<std::size_t>& ops,
-                   StepScope& st) {
-  uint64_t limit = std::numeric_limits<uint64_t>::max();
-  if (!st.phases[kBackward].empty()) limit = st.phases[kBackward].front().start;
-  else if (!st.phases[kOptimization].empty()) limit = st.phases[kOptimization].front().start;
-  Interval forward{std::numeric_limits<uint64_t>::max(), 0};
-  for (std::size_t i : ops) {
-    const HostRecord& h = t.host[i];
-    if (s.outer_operator[i] >= 0 || h.start_ns >= limit || match_phase(h).phase != Phase::None) continue;
-    if (inside(st.phases[kDataloader], h.start_ns) || inside(st.phases[kBackward], h.start_ns) ||
-        inside(st.phases[kOptimization], h.start_ns)) {
-      continue;
-    }
-    forward.start = std::min(forward.start, h.start_ns);
-    forward.end = std::max(forward.end, h.end_ns);
-  }
-  (void)step;
-  if (forward.end > forward.start) st.phases[kForward] = clip({forward}, st.start, st.end);
-}
-
+// The phases of each step from its records: the rules' intervals and the outermost operators
+// that match no rule (finish_step_phases).
 void find_phases(const Trace& t, TraceScope& s) {
   std::vector<std::array<std::vector<Interval>, 4>> raw(s.steps.size());
-  std::vector<std::vector<std::size_t>> operators(s.steps.size());
+  std::vector<std::vector<Interval>> plain_operators(s.steps.size());
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     if (s.host_step[i] < 0) continue;
     const HostRecord& h = t.host[i];
-    if (h.kind == EventKind::Operator) operators[s.host_step[i]].push_back(i);
-    const PhaseMatch m = match_phase(h);
+    const PhaseMatch m = record_phase(h);
+    if (h.kind == EventKind::Operator && s.outer_operator[i] < 0 && m.phase == Phase::None) {
+      plain_operators[s.host_step[i]].push_back({h.start_ns, h.end_ns});
+    }
     if (m.phase == Phase::None) continue;
     raw[s.host_step[i]][static_cast<std::size_t>(m.phase)].push_back({h.start_ns, h.end_ns});
-    add_rule(s.phase_source[static_cast<std::size_t>(m.phase)], m.rule);
+    add_phase_rule(s.phase_source[static_cast<std::size_t>(m.phase)], m.rule);
   }
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
-    StepScope& st = s.steps[k];
-    for (std::size_t p = 0; p < 4; ++p) st.phases[p] = clip(merge_intervals(raw[k][p]), st.start, st.end);
-    if (st.phases[kForward].empty()) {
-      infer_forward(t, s, k, operators[k], st);
-      if (!st.phases[kForward].empty()) s.forward_inferred = true;
-    }
-    for (std::size_t p = 0; p < 4; ++p) st.phase_found[p] = !st.phases[p].empty();
+    s.forward_inferred = finish_step_phases(s.steps[k], raw[k], plain_operators[k]) || s.forward_inferred;
   }
-  if (s.forward_inferred) {
-    add_rule(s.phase_source[kForward],
-             "inferred: first to last outermost operator before the first Backward (or Optimization) interval");
-  }
-}
-
-Phase phase_at(const StepScope& st, uint64_t t) {
-  for (std::size_t p = 0; p < 4; ++p) {
-    if (inside(st.phases[p], t)) return kPhases[p];
-  }
-  return Phase::None;
+  if (s.forward_inferred) add_phase_rule(s.phase_source[kForward], kForwardInferredRule);
 }
 
 void assign_device_phases(const Trace& t, TraceScope& s) {

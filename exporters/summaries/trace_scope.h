@@ -59,6 +59,26 @@ struct TraceScope {
   bool communication(std::size_t i) const { return device_communication[i]; }
 };
 
+// Which phase rule a host record matches (None: none), and the rule's text for the notes.
+struct PhaseMatch {
+  Phase phase = Phase::None;
+  const char* rule = "";
+};
+PhaseMatch match_phase(EventKind kind, std::string_view name);
+inline constexpr std::string_view kForwardInferredRule =
+    "inferred: first to last outermost operator before the first Backward (or Optimization) interval";
+// Appends `rule` to a phase's note ("a; b"), once.
+void add_phase_rule(std::string& source, std::string_view rule);
+// One step's phases (st.phases, st.phase_found) from `raw`, the intervals of its records that
+// match each phase's rule (merged here, clipped to the step), and `plain_operators`, its
+// outermost operators that match no rule (a Forward inferred from them when no record names
+// it): a function of the step's records alone, for a whole window (scope_trace) and a
+// streamed one step by step (streamed_step_summaries.h). True when Forward was inferred.
+bool finish_step_phases(StepScope& st, std::array<std::vector<Interval>, 4>& raw,
+                        const std::vector<Interval>& plain_operators);
+// The phase of a step that time `t` lies in (None: in none).
+Phase phase_at(const StepScope& st, uint64_t t);
+
 // `phases` false: without the phases of the steps, the device records' phases and the
 // communication kernels (device_phase and device_communication are left empty): what the
 // summaries made of rows by name need (a streamed window's fold, streamed_summaries.h),

@@ -202,14 +202,17 @@ def check_diopi_train_streamed_steps(context):
     expect(streamed is not None and streamed["segments"] >= least, f"the window was not streamed: {streamed}")
     expect(window["last_step"] > window["first_step"], f"the window has no steps: {window}")
     lines = streamed_checks.check_folded_summaries(
-        context, rows_in=("Operator Summary", "Kernel Summary", "Memory Manipulation Summary", "Operator Type"))
+        context, rows_in=("Operator Summary", "Kernel Summary", "Memory Manipulation Summary", "Operator Type",
+                          "Overview Summary", "Model Summary", "Distributed Summary", "Step Trace"),
+        with_steps=True)
+    step_lines = streamed_checks.check_step_lines(context, trace)
     written, _ = streamed_checks.streamed_summary_file(context)
     left_out = [line.strip() for line in written if "Left out (in no step)" in line]
     # The whole run as one window: what follows the last marker is in no step (not listed at exit).
     expect(left_out or not window["whole_run"], "no summary says which records were in no step")
     streamed_checks.remove_trace_of_passed_check(context)
     context.summary = (f"{streamed['segments']} segments, {window['last_step'] - window['first_step'] + 1} steps; "
-                       f"{lines} summary lines equal to the report's; {(left_out or ['none left out'])[0]}")
+                       f"{lines} summary lines equal to the report's, {step_lines} step lines to the trace's; {(left_out or ['none left out'])[0]}")
 
 
 def check_diopi_unchanged(context):

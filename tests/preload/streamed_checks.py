@@ -88,6 +88,10 @@ def check_folded_table(context):
 # leaves to `profagent report`, in the order the summaries are printed.
 FOLDED_SUMMARIES = ("device", "operator", "kernel", "memory_manipulation", "user_defined", "op_type")
 UNFOLDED_SUMMARIES = ("overview", "model", "distributed", "perf", "step_trace", "memory")
+# Folded step by step in a window with steps (exporters/summaries/streamed_step_summaries.h).
+PER_STEP_SUMMARIES = ("overview", "model", "distributed", "perf", "step_trace")
+PRINT_ORDER = ("device", "overview", "model", "distributed", "operator", "kernel", "memory_manipulation",
+               "user_defined", "perf", "step_trace", "op_type", "key_averages", "memory")
 NOT_COMPUTED = "Not computed for a streamed window: "
 
 
@@ -110,13 +114,16 @@ def streamed_summary_file(context):
     return [line for line in lines if not line.startswith(NOT_COMPUTED)], missing
 
 
-def check_folded_summaries(context, rows_in=("Kernel Summary",)):
+def check_folded_summaries(context, rows_in=("Kernel Summary",), with_steps=False):
     """The folded summaries equal, line by line and in order, what `profagent report` computes
-    from the streamed trace joined whole; `rows_in`: blocks that must have rows."""
+    from the streamed trace joined whole; `rows_in`: blocks that must have rows. `with_steps`:
+    the window has steps, so the per-step summaries are folded too."""
     written, missing = streamed_summary_file(context)
-    C.expect(tuple(missing) == UNFOLDED_SUMMARIES, f"not computed: {missing}, expected {UNFOLDED_SUMMARIES}")
+    folded = [n for n in PRINT_ORDER if n in FOLDED_SUMMARIES or (with_steps and n in PER_STEP_SUMMARIES)]
+    unfolded = tuple(n for n in UNFOLDED_SUMMARIES if n not in folded)
+    C.expect(tuple(missing) == unfolded, f"not computed: {missing}, expected {unfolded}")
     trace_path = glob.glob(os.path.join(context.out_dir, "*.trace.json"))[0]
-    report = subprocess.run([profagent_cli(context), "report", "--summary", ",".join(FOLDED_SUMMARIES), trace_path],
+    report = subprocess.run([profagent_cli(context), "report", "--summary", ",".join(folded), trace_path],
                             capture_output=True, text=True, check=False, timeout=120)
     C.expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
     reported = report.stdout.splitlines()[1:]  # after the trace's title
@@ -230,3 +237,101 @@ def check_streamed_limits_run(context):
     context.summary = (f"{len(host)} host events kept in {streamed['segments']} segments and the tail; "
                        f"{drops['over_max_events']} over PROFAGENT_MAX_EVENTS, {drops['shorter_than_min_duration']} "
                        f"shorter than PROFAGENT_MIN_DURATION_US")
+
+
+def check_streamed_step_over_bound(context):
+    """A step longer than the bound of what the folds keep waiting for its end (one 60 s step
+    around 400,000 ranges, streamed): the summaries folded while it streams are given up — said
+    once on stderr, named with that reason in <stem>.summary.txt's "Not computed" line, none of
+    their blocks printed — and the trace is still whole."""
+    run = context.run
+    C.expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    trace = C.Trace(C.only_file(context.out_dir, "*.trace.json"))
+    streamed = trace.document.get("profagent_streamed")
+    C.expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
+    given_up = [line for line in C.profagent_lines(run.stderr) if "were given up" in line]
+    C.expect(len(given_up) == 1, f"{len(given_up)} stderr lines say the summaries were given up")
+    C.expect("waiting for its end" in given_up[0], f"the line does not say why: {given_up[0]}")
+    files = glob.glob(os.path.join(context.out_dir, "*.summary.txt"))
+    C.expect(len(files) == 1, f"{len(files)} summary files")
+    with open(files[0], encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    named = [line for line in lines if line.startswith(NOT_COMPUTED)]
+    C.expect(len(named) == 1 and "waiting for its end" in named[0], f"the bound is not named: {named}")
+    missing = named[0][len(NOT_COMPUTED):].split(" (", 1)[0].split(", ")
+    asked = ["overview", "model", "kernel", "perf", "step_trace"]
+    C.expect(missing == asked, f"not computed: {missing}, expected {asked}")
+    blocks = [line for line in lines if "Summary" in line and line.startswith("-")]
+    C.expect(not blocks, f"blocks printed from a fold given up: {blocks}")
+    remove_trace_of_passed_check(context)
+    context.summary = f"{streamed['segments']} segments; given up and said: {given_up[0][:120]}"
+
+
+def _ms(ns_value):
+    return f"{ns_value / 1e6:.3f}ms"
+
+
+def expected_step_lines(trace):
+    """The step lines a whole window prints under its table (exporters/summaries/step_summary.h),
+    recomputed from the trace: each ProfilerStep's length and the union of every kernel, copy and
+    set of the trace inside it over that length."""
+    steps = sorted((e for e in trace.complete if e["name"].startswith("ProfilerStep#")),
+                   key=lambda e: (e["start_ns"], int(e["name"].split("#")[1])))
+    busy = []
+    for start, end in sorted((e["start_ns"], e["end_ns"]) for e in trace.device):
+        if end <= start:
+            continue
+        if busy and start <= busy[-1][1]:
+            busy[-1][1] = max(busy[-1][1], end)
+        else:
+            busy.append([start, end])
+    lines = []
+    lengths = [s["end_ns"] - s["start_ns"] for s in steps]
+    ends = [end for _, end in busy]
+    for step, length in zip(steps, lengths):
+        covered = 0
+        for start, end in busy[bisect.bisect_right(ends, step["start_ns"]):]:  # the first ending after its start
+            if start >= step["end_ns"]:
+                break
+            covered += min(end, step["end_ns"]) - max(start, step["start_ns"])
+        ratio = f"{100.0 * covered / length if length else 0.0:.2f}%"
+        lines.append(f"  ProfilerStep#{int(step['name'].split('#')[1]):<6d} {_ms(length):>12s} {ratio:>12s}")
+    total = sum(lengths)
+    head = (f"Steps: {len(steps)}  step time avg {_ms(total // len(steps))}  min {_ms(min(lengths))}  "
+            f"max {_ms(max(lengths))}  total {_ms(total)}") if steps else None
+    return head, lines
+
+
+def check_step_lines(context, trace):
+    """The step lines under a streamed window's table (<stem>.table.txt: every step; stderr, when
+    the table is printed there: the brief form, with the same head line) equal those a whole
+    window prints for its trace."""
+    head, lines = expected_step_lines(trace)
+    C.expect(head is not None, "the trace has no ProfilerStep")
+    with open(C.only_file(context.out_dir, "*.table.txt"), encoding="utf-8") as f:
+        written = f.read().splitlines()
+    C.expect(head in written, f"the table file has no step head {head!r}: {[w for w in written if w.startswith('Steps')]}")
+    got = [line for line in written if line.startswith("  ProfilerStep#")]
+    differing = [(a, b) for a, b in zip(got, lines) if a != b]
+    C.expect(len(got) == len(lines) and not differing,
+             f"step lines differ from the trace's ({len(got)} and {len(lines)}): {differing[:3]}")
+    ours = C.profagent_lines(context.run.stderr)
+    if any("Self CPU time total" in line for line in ours):  # the window's table was printed
+        C.expect(any(line.endswith(head) for line in ours), "stderr's table has no step head")
+    return len(lines)
+
+
+def check_streamed_steps_run(context):
+    """Four threads streamed with a step at each cudaStreamSynchronize (about 9 records a step, on
+    four threads, the main thread idle once they run): every summary folded while it streamed,
+    also those made step by step (Overview, Model, Distributed, Perf, step trace), equals
+    `profagent report`'s of its trace, and the step lines under the table equal the trace's."""
+    run = context.run
+    C.expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    trace = C.Trace(C.only_file(context.out_dir, "*.trace.json"))
+    streamed = trace.document.get("profagent_streamed")
+    C.expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
+    lines = check_folded_summaries(context, rows_in=("Kernel Summary", "Model Summary"), with_steps=True)
+    steps = check_step_lines(context, trace)
+    remove_trace_of_passed_check(context)
+    context.summary = f"{streamed['segments']} segments; {lines} summary lines equal to the report's, {steps} step lines"
