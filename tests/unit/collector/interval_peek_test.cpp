@@ -3,6 +3,8 @@
 // them, and a launch comes with its kernel.
 #include <catch2/catch.hpp>
 
+#include <time.h>
+
 #include <algorithm>
 
 #include "collector/interval_peek.h"
@@ -28,6 +30,16 @@ uint64_t marked(const DrainResult& result, uint64_t marker) {
 
 bool has_host(const Trace& trace, uint64_t id) {
   return std::any_of(trace.host.begin(), trace.host.end(), [&](const HostRecord& h) { return h.id == id; });
+}
+
+// The clock's ticks `ms` milliseconds from now, from its rate measured over 1 ms (ticks are the
+// CPU counter's: a few GHz on x86-64, tens of MHz on aarch64 and under qemu).
+uint64_t ticks_in_ms(uint64_t ms) {
+  const uint64_t t0 = now(), ns0 = clock::monotonic_ns();
+  const timespec pause{0, 1'000'000};
+  nanosleep(&pause, nullptr);
+  const uint64_t t1 = now(), ns1 = clock::monotonic_ns();
+  return t1 + uint64_t(double(t1 - t0) / double(ns1 - ns0) * double(ms) * 1e6);
 }
 
 }  // namespace
@@ -149,7 +161,9 @@ TEST_CASE("peek_interval: an interval ends at one instant, and what ended after 
   constexpr uint64_t kMarker = 0x1A7E;
   // Committed before the peek but ending after the instant the peek is taken at, as a call of
   // another thread committed while the buffers are read: its interval is the next one.
-  const uint64_t late_end = now() + 2'000'000;
+  // 300 ms ahead: the peek below must come before it also on a loaded machine (2 M ticks, under
+  // a millisecond, was passed by a preemption before the peek).
+  const uint64_t late_end = ticks_in_ms(300);
   HostEvent late = make_event(EventKind::Runtime, now(), late_end, kMarker, intern("cudaMemcpy"));
   record(late);
   const uint64_t early = hooked_launch("_Z4gemmv");
@@ -157,8 +171,8 @@ TEST_CASE("peek_interval: an interval ends at one instant, and what ended after 
   CHECK(has_host(peeked.trace, early));
   CHECK_FALSE(has_host(peeked.trace, late.id));
   for (const HostRecord& h : peeked.trace.host) CHECK(h.end_ns <= peeked.trace.end_ns);
-  while (now() <= late_end) {
-  }  // the clock passes the event's end (at most 2 ms)
+  const timespec pause{0, 10'000'000};
+  while (now() <= late_end) nanosleep(&pause, nullptr);  // the clock passes the event's end
   REQUIRE(peek_interval(cursor, peeked));
   CHECK(has_host(peeked.trace, late.id));
   CHECK_FALSE(has_host(peeked.trace, early));
