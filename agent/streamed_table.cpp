@@ -8,6 +8,9 @@
 #include "agent/windows.h"
 #include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
+#include "exporters/json_writer.h"
+#include "exporters/output_stream.h"
+#include "exporters/summary_json.h"
 #include "exporters/summaries/host_costs.h"
 #include "exporters/summaries/overhead_line.h"
 #include "exporters/summaries/step_summary.h"
@@ -116,6 +119,11 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
     const std::string overhead = exporters::overhead_line(tail);
     out.table = head + exporters::render_step_summary_brief(steps, exporters::table_file_name(tail)) + note + overhead;
     out.table_file = head + exporters::render_step_summary(steps) + note + overhead;
+    if (options.write_summary) {
+      exporters::StringStream stream(out.summary_json);
+      exporters::JsonWriter writer(stream, std::size_t{1} << 16);
+      exporters::write_streamed_summary_json(tail, table, writer);
+    }
     if (s.summaries) {
       out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
       out.summaries_given_up = s.summaries->not_folded().empty() ? s.summaries->per_step_not_folded() : s.summaries->not_folded();
@@ -127,7 +135,7 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
       }
     }
   } catch (const std::bad_alloc&) {
-    out.table.clear(), out.table_file.clear(), out.summaries.clear(), out.folded.clear();
+    out.table.clear(), out.table_file.clear(), out.summaries.clear(), out.summary_json.clear(), out.folded.clear();
     out.error = "out of memory while making it";
   }
   drop_folds(s);

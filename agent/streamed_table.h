@@ -30,6 +30,10 @@ struct StreamedOutputs {
   // The folded stacks files (exporters/folded_stacks.h), when asked for and the window has
   // stacks: (the suffix after "<stem>.", the text), as a whole window writes them.
   std::vector<std::pair<std::string, std::string>> folded;
+  // <stem>.summary.ndjson (exporters/summary_json.h write_streamed_summary_json): the folded
+  // table's rows and totals; "" when the table was not made (or ExportOptions::write_summary
+  // is off).
+  std::string summary_json;
   // Why summaries folded while it streamed were given up ("" when none was): the fold's bound,
   // steps that differ, a record that came after its step was made (streamed_summaries.h).
   std::string summaries_given_up;

@@ -83,6 +83,9 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
   if (error.empty() && !outputs.summaries.empty()) {
     write_beside_trace(exporters::summary_file_name(trace), outputs.summaries, result);
   }
+  if (error.empty() && !outputs.summary_json.empty()) {
+    write_beside_trace(exporters::summary_json_file_name(trace), outputs.summary_json, result);
+  }
   for (const auto& [suffix, text] : outputs.folded) {
     if (error.empty()) write_beside_trace(exporters::file_stem(trace) + "." + suffix, text, result);
   }

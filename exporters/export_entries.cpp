@@ -65,7 +65,7 @@ void write_table(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
 
 bool summary_json_wanted(const WindowOutputs& o) { return o.options().write_summary; }
 void write_summary_ndjson(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
-  write_file(sink, o.stem() + ".summary.ndjson", result, [&](OutputStream& s) {
+  write_file(sink, summary_json_file_name(o.trace()), result, [&](OutputStream& s) {
     JsonWriter w(s, 1 << 16);
     return write_summary_json(o.trace(), o.table(), o.memory(), w);
   });

@@ -32,5 +32,6 @@ std::string file_stem(const Trace& t) {
 
 std::string table_file_name(const Trace& trace) { return file_stem(trace) + ".table.txt"; }
 std::string summary_file_name(const Trace& trace) { return file_stem(trace) + ".summary.txt"; }
+std::string summary_json_file_name(const Trace& trace) { return file_stem(trace) + ".summary.ndjson"; }
 
 }  // namespace profagent::exporters

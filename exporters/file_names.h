@@ -21,5 +21,7 @@ std::string file_stem(const Trace& trace);
 std::string table_file_name(const Trace& trace);
 // "<stem>.summary.txt": the summaries of a window (a streamed one's: those folded).
 std::string summary_file_name(const Trace& trace);
+// "<stem>.summary.ndjson": the table's rows and totals, machine-readable (summary_json.h).
+std::string summary_json_file_name(const Trace& trace);
 
 }  // namespace profagent::exporters

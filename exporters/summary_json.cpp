@@ -49,21 +49,39 @@ void write_table_row_json(const TableRow& r, JsonWriter& w) {
   w.raw("}");
 }
 
-bool write_summary_json(const Trace& t, const Table& table, const MemorySummary& memory, JsonWriter& w) {
+namespace {
+
+// The header, the table's totals and rows; `host_records` and `device_records` are the window's.
+void summary_body(const Trace& t, const Table& table, uint64_t host_records, uint64_t device_records, JsonWriter& w) {
   header(t, w);
   w.raw(",\"sort_by\":"), w.string(table.sort_by);
   w.raw(",\"self_cpu_time_total_ns\":"), w.u64(table.self_cpu_total_ns);
   w.raw(",\"self_cuda_time_total_ns\":"), w.u64(table.self_cuda_total_ns);
-  w.raw(",\"host_records\":"), w.u64(t.host.size());
-  w.raw(",\"device_records\":"), w.u64(t.device.size());
+  w.raw(",\"host_records\":"), w.u64(host_records);
+  w.raw(",\"device_records\":"), w.u64(device_records);
   w.raw(",\"rows\":[");
   for (std::size_t i = 0; i < table.rows.size(); ++i) {
     if (i) w.raw(",");
     write_table_row_json(table.rows[i], w);
   }
   w.raw("]");
+}
+
+}  // namespace
+
+bool write_summary_json(const Trace& t, const Table& table, const MemorySummary& memory, JsonWriter& w) {
+  summary_body(t, table, t.host.size(), t.device.size(), w);
   write_memory_summary_json(t, memory, w);
   w.raw("}\n");
+  return w.flush();
+}
+
+bool write_streamed_summary_json(const Trace& tail, const Table& table, JsonWriter& w) {
+  summary_body(tail, table, tail.streamed.host_events + tail.host.size(),
+               tail.streamed.device_records + tail.device.size(), w);
+  w.raw(",\"streamed\":{\"segments\":"), w.u64(tail.streamed.segments);
+  if (tail.memory.enabled) w.raw(",\"not_computed\":[\"memory\"],\"not_exact\":[\"memory_usage\"]");
+  w.raw("}}\n");
   return w.flush();
 }
 

@@ -23,6 +23,15 @@ namespace profagent::exporters {
 
 bool write_summary_json(const Trace& trace, const Table& table, const MemorySummary& memory, JsonWriter& out);
 
+// A streamed window's (docs/streamed_windows.md): `tail` is its last part, which carries the
+// window's head (start, end, steps, drops, what its segments held), `table` the key_averages
+// table folded over all its parts. host_records and device_records count the whole window. The
+// memory summary is not computed for a streamed window, so there is no "memory" key; instead
+//   "streamed":{"segments":N}  and, with PROFAGENT_PROFILE_MEMORY,
+//   "streamed":{"segments":N,"not_computed":["memory"],"not_exact":["memory_usage"]}
+// (the rows' memory figures count only the allocations joined with the tail).
+bool write_streamed_summary_json(const Trace& tail, const Table& table, JsonWriter& out);
+
 // One table row as a JSON object (name, kind, input_shapes, count, the four times in ns, the four
 // memory figures): the summary file's rows and `profagent report --format json`'s key_averages.
 void write_table_row_json(const TableRow& row, JsonWriter& out);

@@ -14,6 +14,7 @@ the summaries that are not folded are named on one line of that file, never prin
 import bisect
 import collections
 import glob
+import json
 import os
 import subprocess
 
@@ -82,6 +83,42 @@ def check_folded_table(context):
     C.expect(len(written) == len(reported) and not differing,
              f"the folded table differs from `profagent report`'s ({len(written)} and {len(reported)} lines): "
              f"{differing[:3] or (written, reported)}")
+    check_summary_json(context, trace_path)
+
+
+def check_summary_json(context, trace_path):
+    """<stem>.summary.ndjson of a streamed window: every row of the folded table and its totals
+    equal `profagent report --format json`'s key_averages of the trace (every row), its record
+    counts the trace's, its head the trace's window."""
+    files = glob.glob(os.path.join(context.out_dir, "*.summary.ndjson"))
+    C.expect(len(files) == 1, f"a streamed window wrote {len(files)} .summary.ndjson files")
+    with open(files[0], encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    C.expect(len(lines) == 1, f".summary.ndjson has {len(lines)} lines")
+    summary = json.loads(lines[0])
+    report = subprocess.run([profagent_cli(context), "report", "--format", "json", "--summary", "key_averages",
+                             "--row-limit", "0", trace_path], capture_output=True, text=True, check=False, timeout=120)
+    C.expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
+    table = json.loads(report.stdout)["traces"][0]["summaries"]["key_averages"]
+    C.expect(len(summary["rows"]) == table["rows_total"] and summary["rows"] == table["rows"],
+             f".summary.ndjson's {len(summary['rows'])} rows differ from the report's {table['rows_total']}: "
+             f"{[(a, b) for a, b in zip(summary['rows'], table['rows']) if a != b][:2]}")
+    C.expect((summary["self_cpu_time_total_ns"], summary["self_cuda_time_total_ns"], summary["sort_by"])
+             == (table["self_cpu_total_ns"], table["self_cuda_total_ns"], table["sort_by"]),
+             f"totals differ: {summary['self_cpu_time_total_ns']}, {summary['self_cuda_time_total_ns']} against {table}")
+    with open(trace_path, encoding="utf-8") as f:
+        document = json.load(f)
+    streamed = document["profagent_streamed"]
+    C.expect(summary.get("streamed", {}).get("segments") == streamed["segments"],
+             f"'streamed' {summary.get('streamed')}, the trace's {streamed}")
+    # A device record is a kernel, copy, set or synchronisation; a host record a call, range or
+    # operator of the program's.
+    categories = collections.Counter(e.get("cat") for e in document["traceEvents"] if e.get("ph") == "X")
+    device = sum(categories[c] for c in C.DEVICE_CATEGORIES + ("cuda_sync",))
+    host = sum(categories[c] for c in HOST_CATEGORIES)
+    C.expect((summary["host_records"], summary["device_records"]) == (host, device),
+             f"host_records {summary['host_records']}, device_records {summary['device_records']}: "
+             f"the trace has {host} and {device}")
 
 
 # The summaries a streamed window folds (exporters/summaries/streamed_summaries.h), and those it

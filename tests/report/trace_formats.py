@@ -111,8 +111,8 @@ def check_streamed_without_json(a):
     env = dict(os.environ, LD_LIBRARY_PATH=a.devsim, LD_PRELOAD=os.path.join(a.lib, "libprofagent.so"),
                PROFAGENT_OUTPUT_DIR=out, PROFAGENT_TRACE_FORMAT="json.gz,perfetto", PROFAGENT_STREAM_AFTER_MB="1")
     sh([a.threads_app, "4", "3000", "outer"], env=env)
-    # the folded table and summaries beside them
-    names = sorted(n for n in os.listdir(out) if not n.endswith((".table.txt", ".summary.txt")))
+    # the folded table, summaries and summary rows beside them
+    names = sorted(n for n in os.listdir(out) if not n.endswith((".table.txt", ".summary.txt", ".summary.ndjson")))
     if len(names) != 2 or not names[0].endswith(".pftrace") or not names[1].endswith(".trace.json.gz"):
         fail("json.gz,perfetto streamed: %s written" % names)
     gz = json.load(gzip.open(os.path.join(out, names[1]), "rt"))
