@@ -432,8 +432,8 @@ class Joiner {
     }
   }
 
-  const std::unordered_map<uint32_t, uint64_t>& links() const {
-    static const auto* none = new std::unordered_map<uint32_t, uint64_t>;  // leaked: exit-safe
+  const FlatMap<uint32_t, uint64_t>& links() const {
+    static const auto* none = new FlatMap<uint32_t, uint64_t>;  // leaked: exit-safe
     return in_.links ? *in_.links : *none;
   }
 
