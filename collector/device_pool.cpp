@@ -111,6 +111,7 @@ void WindowClaim::take(DeviceRecord&& record) {
 
 void WindowClaim::claim(DevicePool& pool) {
   grow(records, records.size() + pool.records.size());  // at most all of them
+  links.reserve(links.size() + pool.records.size());  // one table, its pages touched only where used
   // Driver calls first: the unlinked work they issued follows them.
   for (const bool drivers : {true, false}) {
     size_t kept = 0;

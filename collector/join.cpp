@@ -154,6 +154,7 @@ class Joiner {
     if (!any) return;
     index_kinds();
     FlatMap<uint32_t, DeviceKind> work_by_correlation;
+    work_by_correlation.reserve(in_.device.size());  // one table (its pages touched only where used)
     for (const DeviceRecord& d : in_.device) {
       if (about(d.kind).work) {
         work_by_correlation.try_emplace(d.correlation, d.kind);

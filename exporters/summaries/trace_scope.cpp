@@ -120,13 +120,15 @@ void assign_steps(const Trace& t, TraceScope& s) {
 // operator at or above its call: the nesting walk of host_costs(), its order reused.
 void link_operators(const Trace& t, TraceScope& s) {
   const std::size_t n = t.host.size();
+  s.outer_operator.assign(n, kNoIndex);
+  s.device_operator.assign(t.device.size(), kNoIndex);
+  const auto is_operator = [](const HostRecord& h) { return h.kind == EventKind::Operator; };
+  if (std::none_of(t.host.begin(), t.host.end(), is_operator)) return;  // no nesting walk for nothing
   const std::vector<int64_t> operator_here =
       nearest_at_or_above(t, s.costs.order, [](EventKind k) { return k == EventKind::Operator; });
-  s.outer_operator.assign(n, kNoIndex);
   for (std::size_t i = 0; i < n; ++i) {
     if (valid_index(t.host[i].parent, n)) s.outer_operator[i] = operator_here[t.host[i].parent];
   }
-  s.device_operator.assign(t.device.size(), kNoIndex);
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     if (is_device_work(d.kind) && valid_index(d.host, n)) s.device_operator[i] = operator_here[d.host];
