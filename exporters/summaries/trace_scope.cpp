@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <unordered_map>
 
 #include "exporters/host_nesting.h"
 
@@ -268,16 +267,20 @@ std::string_view operator_family(std::string_view name) {
 namespace {
 
 // Every summary that splits communication from computation asks per kernel record: the name
-// is searched once per distinct name.
+// is searched once per distinct name, the answer kept by the name's interned id (no hash per
+// record).
 void find_communication(const Trace& trace, TraceScope& s) {
-  std::unordered_map<InternedName, bool> by_name;
+  enum : uint8_t { kUnknown, kComputation, kCommunication };
+  std::vector<uint8_t> by_name_id;
   s.device_communication.resize(trace.device.size());
   for (std::size_t i = 0; i < trace.device.size(); ++i) {
     const DeviceRecord& d = trace.device[i];
     if (d.kind != DeviceKind::Kernel) continue;
-    auto [it, inserted] = by_name.try_emplace(d.name, false);
-    if (inserted) it->second = is_communication(d.name);
-    s.device_communication[i] = it->second;
+    const uint32_t id = d.name.id();
+    if (id >= by_name_id.size()) by_name_id.resize(std::size_t(id) + 1, kUnknown);
+    uint8_t& known = by_name_id[id];
+    if (known == kUnknown) known = is_communication(d.name) ? kCommunication : kComputation;
+    s.device_communication[i] = known == kCommunication;
   }
 }
 
