@@ -20,6 +20,8 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -29,12 +31,17 @@ template <typename Value>
 class CorrelationMap {
   static constexpr unsigned kPageBits = 10;
   static constexpr uint32_t kPageIds = 1u << kPageBits;
+  static_assert(std::is_trivially_copyable_v<Value> && std::is_trivially_destructible_v<Value>,
+                "a page's values are raw memory, written when their id is inserted");
   struct Page {
     explicit Page(uint32_t k) : key(k) {}
     uint32_t key;        // correlation >> kPageBits
     uint32_t count = 0;  // ids present
     uint64_t present[kPageIds / 64] = {};
-    Value values[kPageIds];
+    // Not zero-filled: a slot is written by the insert of its id, read only while present.
+    alignas(Value) unsigned char storage[sizeof(Value) * kPageIds];
+    Value* values() { return std::launder(reinterpret_cast<Value*>(storage)); }
+    const Value* values() const { return std::launder(reinterpret_cast<const Value*>(storage)); }
     bool has(uint32_t at) const { return (present[at / 64] >> (at % 64)) & 1; }
   };
 
@@ -63,7 +70,7 @@ class CorrelationMap {
     Iterator(Map* map, std::size_t page, uint32_t at) : map_(map), page_(page), at_(at) { skip_free(); }
     Ref<Const> operator*() const {
       auto& page = *map_->pages_[page_];
-      return {page.key << kPageBits | at_, page.values[at_]};
+      return {page.key << kPageBits | at_, page.values()[at_]};
     }
     Arrow operator->() const { return {**this}; }
     Iterator& operator++() { return ++at_, skip_free(), *this; }
@@ -110,11 +117,13 @@ class CorrelationMap {
   // As std::unordered_map::try_emplace: inserts {id, Value(args...)} unless the id is there.
   template <typename... Args>
   std::pair<iterator, bool> try_emplace(uint32_t id, Args&&... args) {
-    const std::size_t index = page_for(id);
+    // The page used last inline: links come in id order, a page's worth at a time.
+    const bool last = last_ < pages_.size() && pages_[last_]->key == page_key(id);
+    const std::size_t index = last ? last_ : page_for(id);
     Page& page = *pages_[index];
     const uint32_t at = slot(id);
     if (page.has(at)) return {iterator(this, index, at), false};
-    page.values[at] = Value(std::forward<Args>(args)...);
+    new (&page.values()[at]) Value(std::forward<Args>(args)...);
     page.present[at / 64] |= uint64_t(1) << (at % 64);
     ++page.count, ++size_;
     return {iterator(this, index, at), true};
