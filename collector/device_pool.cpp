@@ -111,7 +111,10 @@ void WindowClaim::take(DeviceRecord&& record) {
 
 void WindowClaim::claim(DevicePool& pool) {
   grow(records, records.size() + pool.records.size());  // at most all of them
-  links.reserve(links.size() + pool.records.size());  // one table, its pages touched only where used
+  // The tables sized once for all of them (a FlatMap's pages are touched only where keys land).
+  links.reserve(links.size() + pool.records.size());
+  driver_calls_.reserve(driver_calls_.size() + pool.records.size());
+  work_seen_.reserve(work_seen_.size() + pool.records.size());
   // Driver calls first: the unlinked work they issued follows them.
   for (const bool drivers : {true, false}) {
     size_t kept = 0;
