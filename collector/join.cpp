@@ -40,8 +40,9 @@ class Joiner {
 
  private:
   // Fills a fresh record in place: a HostRecord is large, moving each one would cost more than
-  // filling it.
-  void fill_host_record(HostRecord& r, const ThreadEvents& thread, const HostEvent& event) {
+  // filling it. Inline in its loop (once per host event; out of line it cost ~20 instructions
+  // per event in calls and spills).
+  [[gnu::always_inline]] void fill_host_record(HostRecord& r, const ThreadEvents& thread, const HostEvent& event) {
     r.start_ns = in_.converter.to_ns(event.start);
     r.end_ns = std::max(r.start_ns, in_.converter.to_ns(event.end));
     r.id = event.id;
