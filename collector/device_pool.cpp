@@ -36,7 +36,6 @@ bool expects_device_work(const HostEvent& event) {
 }
 
 void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
-  links.reserve(links.size() + batch.links.size());
   for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
   grow(records, records.size() + batch.records.size());
   for (DeviceRecord& record : batch.records) records.push_back({std::move(record), cuts, now_ns});
@@ -63,6 +62,7 @@ uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_a
   for (auto link = links.begin(); link != links.end();) {
     link = old(link->second.arrived_after_cut, link->second.arrived_ns) ? links.erase(link) : std::next(link);
   }
+  links.drop_empty_pages();
   return forgotten;
 }
 
@@ -111,6 +111,10 @@ void WindowClaim::take(DeviceRecord&& record) {
 
 void WindowClaim::claim(DevicePool& pool) {
   grow(records, records.size() + pool.records.size());  // at most all of them
+  // The tables sized once for all of them (a FlatMap's pages are touched only where keys land).
+  links.reserve(links.size() + pool.records.size());
+  driver_calls_.reserve(driver_calls_.size() + pool.records.size());
+  work_seen_.reserve(work_seen_.size() + pool.records.size());
   // Driver calls first: the unlinked work they issued follows them.
   for (const bool drivers : {true, false}) {
     size_t kept = 0;

@@ -27,6 +27,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "collector/correlation_map.h"
 #include "collector/device_backend.h"
 #include "collector/event.h"
 #include "collector/flat_map.h"
@@ -47,7 +48,7 @@ struct DevicePool {
   };
   static constexpr uint32_t kForgetCuts = 4;
   std::vector<Pooled> records;
-  FlatMap<uint32_t, Link> links;  // CUPTI correlation -> external id (every recorded call's)
+  CorrelationMap<Link> links;  // CUPTI correlation -> external id (every recorded call's)
   uint64_t dropped = 0;                      // the device library's drops, for the next window
 
   void absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns);
@@ -74,7 +75,7 @@ class WindowClaim {
   }
 
   std::vector<DeviceRecord> records;
-  std::unordered_map<uint32_t, uint64_t> links;  // of the claimed records
+  FlatMap<uint32_t, uint64_t> links;  // of the claimed records (correlation -> external id)
   uint64_t dropped_earlier = 0;  // unlinked records from before the window (warmup, idle)
   // The backend names the call behind every record (DeviceBackend::issuers_known): work
   // without a link or a driver call is then never claimed by its time.

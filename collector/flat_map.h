@@ -5,6 +5,13 @@
 // chasing were a tenth of the exit flush. Here an insert is a hash and a probe in memory that
 // is already there.
 //
+// The slots are raw memory (malloc, never zero-filled): only the slots a key lands in are ever
+// written, so a big table faults in just the pages its keys use. Correlation ids are a counter
+// and land in consecutive slots: a million links in a table of two million slots touch half its
+// entry pages, where zero-filling a std::vector touched them all (the device pool's links, grown
+// at the exit flush, were over half of that flush's page faults with CUPTI on). Values are
+// therefore trivially copyable (ids, indexes, small records of them).
+//
 // Open addressing with linear probing; an erased entry leaves a tombstone, so iterators stay
 // valid across erase (erase-while-iterating works as with std::unordered_map) and a find never
 // stops early. Inserting may rehash, which invalidates iterators and references (unlike
@@ -15,7 +22,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
+#include <memory>
+#include <new>
+#include <stdexcept>
 #include <iterator>
 #include <type_traits>
 #include <utility>
@@ -26,6 +38,8 @@ namespace profagent::collector {
 template <typename Key, typename Value>
 class FlatMap {
   static_assert(std::is_unsigned_v<Key>, "FlatMap keys are unsigned integers");
+  static_assert(std::is_trivially_copyable_v<Value> && std::is_trivially_destructible_v<Value>,
+                "FlatMap values live in raw memory: trivially copyable");
 
  public:
   struct Entry {
@@ -55,7 +69,7 @@ class FlatMap {
 
    private:
     void skip_free() {
-      while (at_ < map_->state_.size() && map_->state_[at_] != kFull) ++at_;
+      while (at_ < map_->capacity_ && map_->state_[at_] != kFull) ++at_;
     }
     Map* map_;
     std::size_t at_;
@@ -67,11 +81,33 @@ class FlatMap {
   FlatMap(std::initializer_list<std::pair<Key, Value>> entries) {
     for (const auto& [key, value] : entries) try_emplace(key, value);
   }
+  FlatMap(const FlatMap& other) { *this = other; }
+  FlatMap(FlatMap&& other) noexcept { swap(other); }
+  FlatMap& operator=(const FlatMap& other) {
+    if (this == &other) return *this;
+    clear();
+    if (other.capacity_ == 0) return *this;
+    allocate(other.capacity_);
+    std::memcpy(state_.get(), other.state_.get(), capacity_);
+    for (std::size_t i = 0; i < capacity_; ++i) {
+      if (state_[i] == kFull) new (&entries_[i]) Entry(other.entries_[i]);
+    }
+    size_ = other.size_, used_ = other.used_;
+    return *this;
+  }
+  FlatMap& operator=(FlatMap&& other) noexcept {
+    if (this != &other) clear(), swap(other);
+    return *this;
+  }
+  void swap(FlatMap& other) noexcept {
+    std::swap(entries_, other.entries_), std::swap(state_, other.state_);
+    std::swap(capacity_, other.capacity_), std::swap(size_, other.size_), std::swap(used_, other.used_);
+  }
 
   iterator begin() { return {this, 0}; }
-  iterator end() { return {this, state_.size()}; }
+  iterator end() { return {this, capacity_}; }
   const_iterator begin() const { return {this, 0}; }
-  const_iterator end() const { return {this, state_.size()}; }
+  const_iterator end() const { return {this, capacity_}; }
   std::size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
 
@@ -84,25 +120,30 @@ class FlatMap {
     rehash(capacity);
   }
   void clear() {
-    entries_.clear(), state_.clear();
-    size_ = used_ = 0;
+    entries_.reset(), state_.reset();
+    capacity_ = size_ = used_ = 0;
   }
 
   iterator find(Key key) { return {this, slot_of(key)}; }
   const_iterator find(Key key) const { return {this, slot_of(key)}; }
-  std::size_t count(Key key) const { return slot_of(key) != state_.size(); }
+  std::size_t count(Key key) const { return slot_of(key) != capacity_; }
+  const Value& at(Key key) const {  // as std::unordered_map::at
+    const std::size_t found = slot_of(key);
+    if (found == capacity_) throw std::out_of_range("FlatMap::at: no such key");
+    return entries_[found].second;
+  }
 
   // As std::unordered_map::try_emplace: inserts {key, Value(args...)} unless the key is there.
   template <typename... Args>
   std::pair<iterator, bool> try_emplace(Key key, Args&&... args) {
     const std::size_t found = slot_of(key);
-    if (found != state_.size()) return {iterator(this, found), false};
+    if (found != capacity_) return {iterator(this, found), false};
     if (!fits(used_ + 1)) rehash(grown_capacity());  // live entries and tombstones
     std::size_t at = home(key);
     while (state_[at] == kFull) at = (at + 1) & mask();  // a tombstone is reused
     if (state_[at] == kEmpty) ++used_;
     state_[at] = kFull;
-    entries_[at] = Entry{key, Value(std::forward<Args>(args)...)};
+    new (&entries_[at]) Entry{key, Value(std::forward<Args>(args)...)};
     ++size_;
     return {iterator(this, at), true};
   }
@@ -119,7 +160,7 @@ class FlatMap {
   }
   std::size_t erase(Key key) {
     const std::size_t at = slot_of(key);
-    if (at == state_.size()) return 0;
+    if (at == capacity_) return 0;
     state_[at] = kErased;
     --size_;
     return 1;
@@ -129,7 +170,7 @@ class FlatMap {
   enum : uint8_t { kEmpty = 0, kFull = 1, kErased = 2 };
   static constexpr std::size_t kMinCapacity = 16;
 
-  std::size_t mask() const { return state_.size() - 1; }
+  std::size_t mask() const { return capacity_ - 1; }
   // 32-bit keys are CUPTI correlation ids, a counter: their own low bits put consecutive keys
   // in consecutive slots, so inserts and lookups in id order walk the table in memory order (a
   // scattering hash made every access of a million-entry table a cache miss: +30 % user time
@@ -141,42 +182,59 @@ class FlatMap {
     return std::size_t((uint64_t(key) * 0x9E3779B97F4A7C15ull) >> 32) & mask();
   }
   static bool fits_in(std::size_t n, std::size_t capacity) { return n * 8 <= capacity * 7 - 8; }
-  bool fits(std::size_t n) const { return !state_.empty() && fits_in(n, state_.size()); }
+  bool fits(std::size_t n) const { return capacity_ != 0 && fits_in(n, capacity_); }
   // Room for a quarter more than the live entries: enough that cleaning tombstones at the same
   // size is not redone on every insert, no more (a table near an address-space limit must not
   // ask for twice what it holds).
   std::size_t grown_capacity() const {
-    std::size_t capacity = state_.empty() ? kMinCapacity : state_.size();
+    std::size_t capacity = capacity_ == 0 ? kMinCapacity : capacity_;
     while (!fits_in(size_ + 1 + size_ / 4, capacity)) capacity *= 2;
     return capacity;
   }
 
-  // The slot holding `key`, or state_.size() when it is absent.
+  // The slot holding `key`, or capacity_ when it is absent.
   std::size_t slot_of(Key key) const {
-    if (size_ == 0) return state_.size();
+    if (size_ == 0) return capacity_;
     for (std::size_t at = home(key);; at = (at + 1) & mask()) {
-      if (state_[at] == kEmpty) return state_.size();
+      if (state_[at] == kEmpty) return capacity_;
       if (state_[at] == kFull && entries_[at].first == key) return at;
     }
   }
 
-  void rehash(std::size_t capacity) {
-    std::vector<Entry> entries(capacity);
-    std::vector<uint8_t> state(capacity, kEmpty);
-    entries.swap(entries_), state.swap(state_);
-    size_ = used_ = 0;
-    for (std::size_t i = 0; i < state.size(); ++i) {
-      if (state[i] != kFull) continue;
-      std::size_t at = home(entries[i].first);
-      while (state_[at] != kEmpty) at = (at + 1) & mask();
-      state_[at] = kFull;
-      entries_[at] = std::move(entries[i]);
-      ++size_, ++used_;
-    }
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  template <typename T>
+  using Raw = std::unique_ptr<T[], Free>;
+
+  // Fresh slots, all empty: the states zeroed by calloc (pages the kernel gives zeroed are not
+  // written), the entries left unwritten.
+  void allocate(std::size_t capacity) {
+    Raw<Entry> entries(static_cast<Entry*>(std::malloc(capacity * sizeof(Entry))));
+    Raw<uint8_t> state(static_cast<uint8_t*>(std::calloc(capacity, 1)));
+    if (!entries || !state) throw std::bad_alloc();
+    entries_ = std::move(entries), state_ = std::move(state);
+    capacity_ = capacity;
   }
 
-  std::vector<Entry> entries_;
-  std::vector<uint8_t> state_;
+  // Out of memory leaves the table as it was.
+  void rehash(std::size_t capacity) {
+    FlatMap fresh;
+    fresh.allocate(capacity);
+    for (std::size_t i = 0; i < capacity_; ++i) {
+      if (state_[i] != kFull) continue;
+      std::size_t at = fresh.home(entries_[i].first);
+      while (fresh.state_[at] != kEmpty) at = (at + 1) & fresh.mask();
+      fresh.state_[at] = kFull;
+      new (&fresh.entries_[at]) Entry(entries_[i]);
+      ++fresh.size_, ++fresh.used_;
+    }
+    swap(fresh);
+  }
+
+  Raw<Entry> entries_;
+  Raw<uint8_t> state_;
+  std::size_t capacity_ = 0;  // slots (a power of two), 0 before the first insert
   std::size_t size_ = 0;  // live entries
   std::size_t used_ = 0;  // live entries and tombstones: what probes walk over
 };

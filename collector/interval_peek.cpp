@@ -38,7 +38,7 @@ IntervalIds interval_ids(const std::vector<ThreadEvents>& threads) {
 // Copies of the pool's links and records that belong to the interval's calls (the pool keeps
 // them for the window's join). `served`: the host ids whose work came.
 struct IntervalDevice {
-  std::unordered_map<uint32_t, uint64_t> links;
+  FlatMap<uint32_t, uint64_t> links;
   std::vector<ExternalLink> call_links;
   std::vector<DeviceRecord> records;
   std::unordered_set<uint64_t> served;
@@ -96,7 +96,9 @@ uint64_t hold_calls_without_work(std::vector<ThreadEvents>& threads, size_t firs
 // carried come with it, later (a record without its call would be written twice).
 void keep_device_of(const std::vector<ThreadEvents>& threads, IntervalDevice& device) {
   const IntervalIds kept = interval_ids(threads);
-  std::erase_if(device.links, [&](const auto& link) { return !kept.hosts.count(link.second); });
+  for (auto link = device.links.begin(); link != device.links.end();) {
+    link = kept.hosts.count(link->second) ? std::next(link) : device.links.erase(link);
+  }
   std::erase_if(device.call_links, [&](const ExternalLink& link) { return !kept.hosts.count(link.external_id); });
   std::erase_if(device.records, [&](const DeviceRecord& record) { return !device.links.count(record.correlation); });
 }

@@ -20,6 +20,7 @@
 
 #include "collector/clock.h"
 #include "collector/device_backend.h"
+#include "collector/flat_map.h"
 #include "collector/thread_buffer.h"
 #include "collector/trace.h"
 
@@ -33,7 +34,7 @@ struct JoinInput {
   std::vector<DeviceRecord> device;                  // from DeviceBatch::records
   // correlation -> external id; kept by the session across windows (links may arrive in an
   // earlier drain than their device records).
-  const std::unordered_map<uint32_t, uint64_t>* links = nullptr;
+  const FlatMap<uint32_t, uint64_t>* links = nullptr;
   // Every link received since the last cut, also of calls without device work: they give each
   // recorded call its own CUPTI correlation id (trace `correlation` on every runtime event).
   std::vector<ExternalLink> call_links;

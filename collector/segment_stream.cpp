@@ -80,7 +80,7 @@ size_t count_events(const std::vector<ThreadEvents>& threads) {
 // known as theirs, and dropped with the window's late ones).
 struct SegmentDevice {
   std::vector<DeviceRecord> records;
-  std::unordered_map<uint32_t, uint64_t> links;
+  FlatMap<uint32_t, uint64_t> links;
   std::vector<ExternalLink> call_links;
 };
 

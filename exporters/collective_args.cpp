@@ -3,6 +3,7 @@
 namespace profagent::exporters {
 
 CollectiveLookup::CollectiveLookup(const Trace& t) : t_(t) {
+  if (t.collectives.empty()) return;  // no NCCL call in the window: no walk of its records
   for (const HostRecord& h : t.host) {
     if (h.collective >= 0 && size_t(h.collective) < t.collectives.size()) index_.emplace(h.id, h.collective);
   }

@@ -130,8 +130,9 @@ void PacketWriter::track_descriptor(uint64_t uuid, uint64_t parent, std::string_
 
 uint32_t PacketWriter::row(uint64_t pid, uint64_t tid, NamesFn names_of, const void* context) {
   const uint64_t key = pid << 32 | (tid & 0xFFFFFFFFu);
+  if (key == last_row_key_ && last_row_ != kNoRow) return last_row_;  // events come a thread at a time
   const auto it = row_of_.find(key);
-  if (it != row_of_.end()) return it->second;
+  if (it != row_of_.end()) return last_row_key_ = key, last_row_ = it->second;
   const RowNames names = names_of(context, pid, tid);
   auto [process, added] = process_track_.try_emplace(pid, 0);
   if (added) {
@@ -145,7 +146,7 @@ uint32_t PacketWriter::row(uint64_t pid, uint64_t tid, NamesFn names_of, const v
   rows_.push_back(std::move(row));
   const uint32_t index = uint32_t(rows_.size() - 1);
   row_of_.emplace(key, index);
-  return index;
+  return last_row_key_ = key, last_row_ = index;
 }
 
 uint32_t PacketWriter::async_row(uint64_t pid, NamesFn names_of, const void* context) {

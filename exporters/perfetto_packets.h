@@ -191,6 +191,10 @@ class PacketWriter {
   std::vector<std::string_view> strings_;  // by id
   std::vector<std::unique_ptr<Row>> rows_;
   std::unordered_map<uint64_t, uint32_t> row_of_;       // pid << 32 | tid
+  // row()'s last answer: its key and row (kNoRow before the first).
+  static constexpr uint32_t kNoRow = ~uint32_t{0};
+  uint64_t last_row_key_ = 0;
+  uint32_t last_row_ = kNoRow;
   std::unordered_map<uint64_t, uint64_t> process_track_;  // pid -> uuid
   std::vector<std::unique_ptr<Lane>> lanes_;
 };

@@ -8,24 +8,24 @@
 namespace profagent::exporters {
 namespace {
 
-// Duration less the children's (host records whose parent it is) and its driver records'.
+// Duration less the children's (host records whose parent it is) and its driver records'. Summed
+// in the output array itself, wrapping (a signed sum in two's complement), then negatives are 0:
+// no second array of the window's size.
 std::vector<uint64_t> self_cpu(const Trace& t) {
-  std::vector<int64_t> self = filled_on_huge_pages<int64_t>(t.host.size(), 0);
+  std::vector<uint64_t> self = filled_on_huge_pages<uint64_t>(t.host.size(), 0);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    const auto length = static_cast<int64_t>(span_ns(h.start_ns, h.end_ns));
+    const uint64_t length = span_ns(h.start_ns, h.end_ns);
     self[i] += length;
     if (valid_index(h.parent, t.host.size())) self[h.parent] -= length;
   }
   for (const DeviceRecord& d : t.device) {
     if (d.kind == DeviceKind::DriverApi && valid_index(d.host, t.host.size())) {
-      self[d.host] -= static_cast<int64_t>(span_ns(d.start_ns, d.end_ns));
+      self[d.host] -= span_ns(d.start_ns, d.end_ns);
     }
   }
-  std::vector<uint64_t> out;
-  reserve_on_huge_pages(out, t.host.size());
-  for (std::size_t i = 0; i < self.size(); ++i) out.push_back(static_cast<uint64_t>(std::max<int64_t>(self[i], 0)));
-  return out;
+  for (uint64_t& ns : self) ns = static_cast<int64_t>(ns) < 0 ? 0 : ns;
+  return self;
 }
 
 void attribute_device_work(const Trace& t, HostCosts& c) {

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
-#include <unordered_map>
 
 #include "exporters/host_nesting.h"
 
@@ -155,13 +154,15 @@ void assign_steps(const Trace& t, TraceScope& s) {
 // operator at or above its call: the nesting walk of host_costs(), its order reused.
 void link_operators(const Trace& t, TraceScope& s) {
   const std::size_t n = t.host.size();
+  s.outer_operator.assign(n, kNoIndex);
+  s.device_operator.assign(t.device.size(), kNoIndex);
+  const auto is_operator = [](const HostRecord& h) { return h.kind == EventKind::Operator; };
+  if (std::none_of(t.host.begin(), t.host.end(), is_operator)) return;  // no nesting walk for nothing
   const std::vector<int64_t> operator_here =
       nearest_at_or_above(t, s.costs.order, [](EventKind k) { return k == EventKind::Operator; });
-  s.outer_operator.assign(n, kNoIndex);
   for (std::size_t i = 0; i < n; ++i) {
     if (valid_index(t.host[i].parent, n)) s.outer_operator[i] = operator_here[t.host[i].parent];
   }
-  s.device_operator.assign(t.device.size(), kNoIndex);
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     if (is_device_work(d.kind) && valid_index(d.host, n)) s.device_operator[i] = operator_here[d.host];
@@ -265,16 +266,20 @@ std::string_view operator_family(std::string_view name) {
 namespace {
 
 // Every summary that splits communication from computation asks per kernel record: the name
-// is searched once per distinct name.
+// is searched once per distinct name, the answer kept by the name's interned id (no hash per
+// record).
 void find_communication(const Trace& trace, TraceScope& s) {
-  std::unordered_map<InternedName, bool> by_name;
+  enum : uint8_t { kUnknown, kComputation, kCommunication };
+  std::vector<uint8_t> by_name_id;
   s.device_communication.resize(trace.device.size());
   for (std::size_t i = 0; i < trace.device.size(); ++i) {
     const DeviceRecord& d = trace.device[i];
     if (d.kind != DeviceKind::Kernel) continue;
-    auto [it, inserted] = by_name.try_emplace(d.name, false);
-    if (inserted) it->second = is_communication(d.name);
-    s.device_communication[i] = it->second;
+    const uint32_t id = d.name.id();
+    if (id >= by_name_id.size()) by_name_id.resize(std::size_t(id) + 1, kUnknown);
+    uint8_t& known = by_name_id[id];
+    if (known == kUnknown) known = is_communication(d.name) ? kCommunication : kComputation;
+    s.device_communication[i] = known == kCommunication;
   }
 }
 

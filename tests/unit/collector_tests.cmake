@@ -16,6 +16,7 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/flat_map_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/correlation_map_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/host_id_map_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/memory_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_limits_test.cpp

@@ -81,7 +81,7 @@ TEST_CASE("join: nesting, external ids through ranges, links, late and unmatched
   input.device.back().sync_type = 3;
   input.device.back().context = 1;
   input.device.back().device = 99;  // sync records carry no device: taken from the context
-  std::unordered_map<uint32_t, uint64_t> links{{1, 30}, {2, 40}, {3, 50}, {4, 70}, {5, 999}, {7, 60}};
+  FlatMap<uint32_t, uint64_t> links{{1, 30}, {2, 40}, {3, 50}, {4, 70}, {5, 999}, {7, 60}};
   input.links = &links;
 
   Trace trace;
@@ -146,7 +146,7 @@ TEST_CASE("join: driver-level launches become host records when DRIVER records c
                   driver_call(11, 300, 500, 510),  // enqueued nothing (e.g. cuCtxGetDevice)
                   driver_call(12, 300, 330, 340)}; // no link, but inside the hooked call by time
   input.device.push_back(device(DeviceKind::Kernel, 12, 460, "scal"));
-  std::unordered_map<uint32_t, uint64_t> links{{9, 80}, {10, 90}};
+  FlatMap<uint32_t, uint64_t> links{{9, 80}, {10, 90}};
   input.links = &links;
 
   Trace trace;
@@ -189,7 +189,7 @@ TEST_CASE("join: out-of-order records are sorted in place, ties in arrival order
   const uint64_t starts[] = {50, 10, 40, 0, 30, 20, 70, 60};  // several permutation cycles
   for (uint64_t i = 0; i < 8; ++i) events.push_back(event(100 + i, EventKind::Runtime, starts[i], starts[i] + 5, 1));
   input.threads.push_back(thread(7, events));
-  std::unordered_map<uint32_t, uint64_t> links;
+  FlatMap<uint32_t, uint64_t> links;
   const uint64_t device_starts[] = {300, 100, 200, 100, 300, 100};
   for (uint32_t c = 1; c <= 6; ++c) {
     input.device.push_back(device(DeviceKind::Memcpy, c, device_starts[c - 1], "copy"));
@@ -224,7 +224,7 @@ TEST_CASE("join: calls without device work get their own CUPTI correlation from 
       event(30, EventKind::Free, 300, 310, 4),      // no link at all (e.g. CUPTI lost it)
       event(40, EventKind::Operator, 0, 400, 1),    // scopes keep none
   }));
-  std::unordered_map<uint32_t, uint64_t> links = {{8, 20}};
+  FlatMap<uint32_t, uint64_t> links = {{8, 20}};
   input.links = &links;
   // CUPTI links every API call made while an id is pushed: the call itself first, then calls
   // it makes (a later, larger correlation); the operator's own id links its inner driver call.

@@ -92,7 +92,7 @@ Trace join_events(std::vector<ThreadEvents> threads, const Recorded& r, const cl
   for (const ThreadEvents& t : threads) {
     for (const HostEvent& e : t.events) ids[e.id] = true;
   }
-  auto* links = new std::unordered_map<uint32_t, uint64_t>;  // must outlive the join
+  auto* links = new FlatMap<uint32_t, uint64_t>;  // must outlive the join
   std::vector<ExternalLink> call_links;
   std::vector<DeviceRecord> device;
   for (const auto& [correlation, id] : r.links) {
