@@ -151,16 +151,25 @@ TickConverter converter() {
   return TickConverter(std::move(copy));
 }
 
+// CLOCK_REALTIME read between two CLOCK_MONOTONIC reads, the tightest bracket of a few tries: a
+// preemption inside one try would put every Unix time of the window off by its length (tens of
+// microseconds on a loaded host, and ranks of one job compared on Unix time would disagree).
 int64_t unix_offset_ns() noexcept {
-  timespec mono_before, real, mono_after;
-  clock_gettime(CLOCK_MONOTONIC, &mono_before);
-  clock_gettime(CLOCK_REALTIME, &real);
-  clock_gettime(CLOCK_MONOTONIC, &mono_after);
-  auto to_ns = [](const timespec& ts) {
-    return int64_t(ts.tv_sec) * 1'000'000'000 + int64_t(ts.tv_nsec);
-  };
-  int64_t mono = to_ns(mono_before) + (to_ns(mono_after) - to_ns(mono_before)) / 2;
-  return to_ns(real) - mono;
+  auto to_ns = [](const timespec& ts) { return int64_t(ts.tv_sec) * 1'000'000'000 + int64_t(ts.tv_nsec); };
+  int64_t best_offset = 0;
+  int64_t best_width = INT64_MAX;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    timespec mono_before, real, mono_after;
+    clock_gettime(CLOCK_MONOTONIC, &mono_before);
+    clock_gettime(CLOCK_REALTIME, &real);
+    clock_gettime(CLOCK_MONOTONIC, &mono_after);
+    const int64_t width = to_ns(mono_after) - to_ns(mono_before);
+    if (width < best_width) {
+      best_width = width;
+      best_offset = to_ns(real) - (to_ns(mono_before) + width / 2);
+    }
+  }
+  return best_offset;
 }
 
 }  // namespace profagent::collector::clock
