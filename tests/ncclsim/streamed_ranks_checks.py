@@ -12,8 +12,9 @@ From the trace, independently: the steps (ProfilerStep#N), one row per collectiv
 --summary distributed` computes it from the trace. The rows are compared as a multiset (a
 streamed table has them segment by segment); the file must be one JSON object on one line.
 
-Two runs: with a schedule (steps: the Distributed Summary folded step by step, equal to the
-trace's), and the whole run as one window (no steps: "distributed": null with the reason, and
+Three runs: with a schedule (steps: the Distributed Summary folded step by step, equal to the
+trace's; by the summaries' fold, and with PROFAGENT_SUMMARIES=off by its own), and the whole
+run as one window (no steps: "distributed": null with the reason, and
 `profagent report --ranks` reads that rank's trace instead, saying so in one line)."""
 import glob
 import json
@@ -35,12 +36,14 @@ def expect(condition, message):
     return condition
 
 
-def run_job(out_dir, schedule):
+def run_job(out_dir, schedule, summaries):
     shutil.rmtree(out_dir, ignore_errors=True)
     env = dict(os.environ, LD_LIBRARY_PATH=devsim_dir, PROFAGENT_OUTPUT_DIR=out_dir, PROFAGENT_STREAM_AFTER_MB="1",
-               PROFAGENT_SUMMARIES="off", NCCL_COMM_ID=f"streamed_ranks_{os.getpid()}_{os.path.basename(out_dir)}")
-    for name in ("PROFAGENT_SKIP_FIRST", "PROFAGENT_ACTIVE", "PROFAGENT_REPEAT"):
+               NCCL_COMM_ID=f"streamed_ranks_{os.getpid()}_{os.path.basename(out_dir)}")
+    for name in ("PROFAGENT_SKIP_FIRST", "PROFAGENT_ACTIVE", "PROFAGENT_REPEAT", "PROFAGENT_SUMMARIES"):
         env.pop(name, None)
+    if summaries is not None:
+        env["PROFAGENT_SUMMARIES"] = summaries
     if schedule:
         env.update(PROFAGENT_SKIP_FIRST="1", PROFAGENT_ACTIVE=str(STEPS - 1), PROFAGENT_REPEAT="1")
     r = subprocess.run([profagent, "run", "--", launcher, str(RANKS), program, str(STEPS)], env=env,
@@ -118,7 +121,8 @@ def check_rank_tables(out_dir, with_steps):
             want = distributed_of_trace(path)
             expect(table["distributed"] == want, f"{name}: distributed {table['distributed']} != the trace's {want}")
         else:
-            expect(table["distributed"] is None and "without steps" in table.get("distributed_not_computed", ""),
+            # The fold's reason: a window without steps, or steps marked in a window not set up for them.
+            expect(table["distributed"] is None and "step" in table.get("distributed_not_computed", ""),
                    f"{name}: a window without steps: distributed {table['distributed']}, "
                    f"{table.get('distributed_not_computed')!r}")
 
@@ -148,9 +152,12 @@ def check_report(out_dir, with_steps):
                                                             f"{traces['ranks'][rank][key]} from the trace")
 
 
-for schedule in (True, False):
-    out = os.path.join(work, "scheduled" if schedule else "whole_run")
-    run_job(out, schedule)
+# The Distributed Summary folded by the summaries' fold (the default list holds it), or alone
+# for the rank table (PROFAGENT_SUMMARIES=off); the whole run as one window: no steps.
+for name, schedule, summaries in (("scheduled", True, None), ("scheduled_no_summaries", True, "off"),
+                                  ("whole_run", False, None)):
+    out = os.path.join(work, name)
+    run_job(out, schedule, summaries)
     check_rank_tables(out, schedule)
     check_report(out, schedule)
     if not failures:
