@@ -1,5 +1,6 @@
 #include "agent/streamed_table.h"
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -10,6 +11,7 @@
 #include "exporters/folded_stacks.h"
 #include "exporters/json_writer.h"
 #include "exporters/output_stream.h"
+#include "exporters/rank_table.h"
 #include "exporters/summary_json.h"
 #include "exporters/summaries/host_costs.h"
 #include "exporters/summaries/overhead_line.h"
@@ -32,6 +34,14 @@ struct StreamedFolds {
   std::unique_ptr<exporters::SummaryFold> summaries;  // null when no summary is asked for
   std::unique_ptr<exporters::FoldedStacks> folded;    // null when folded files are not asked for
   std::unique_ptr<exporters::StepLinesFold> step_lines;
+  // The rank table's rows, and its Distributed Summary when the summaries asked for do not
+  // fold it (rank_distributed: a fold of that summary alone, started with the window's first
+  // part that wants a table; one started later cannot be the window's: rank_distributed_late).
+  std::unique_ptr<exporters::RankTableFold> ranks;
+  std::unique_ptr<exporters::SummaryFold> rank_distributed;
+  bool rank_distributed_late = false;
+  bool parts_folded = false;
+  bool summaries_distributed = false;  // the Distributed Summary is among the summaries asked for
 };
 
 StreamedFolds& fold_state() {
@@ -49,6 +59,36 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
   if (!options.summaries.names.empty()) s.summaries = std::make_unique<exporters::SummaryFold>(options.summaries);
   s.folded.reset();
   if (options.write_folded) s.folded = std::make_unique<exporters::FoldedStacks>();
+  s.ranks.reset();
+  if (options.write_summary) s.ranks = std::make_unique<exporters::RankTableFold>();
+  s.rank_distributed.reset();
+  s.rank_distributed_late = false;
+  s.parts_folded = false;
+  const std::vector<std::string>& names = options.summaries.names;
+  s.summaries_distributed = std::find(names.begin(), names.end(), "distributed") != names.end();
+}
+
+bool summaries_fold_distributed(const StreamedFolds& s) { return s.summaries && s.summaries_distributed; }
+
+// The Distributed Summary of the rank table, folded alone when the summaries asked for leave it
+// out, from the first part of a window that wants a table (a job of several ranks: its first).
+void start_rank_distributed(StreamedFolds& s, const Trace& part) {
+  if (!s.ranks || s.rank_distributed || s.rank_distributed_late || summaries_fold_distributed(s)) return;
+  if (!exporters::wants_rank_table(part)) return;
+  if (s.parts_folded) {
+    s.rank_distributed_late = true;
+    return;
+  }
+  exporters::SummaryOptions options;
+  options.names = {"distributed"};
+  s.rank_distributed = std::make_unique<exporters::SummaryFold>(options);
+}
+
+void fold_rank_distributed(StreamedFolds& s, const Trace& part, const exporters::TraceScope& scope, bool last) {
+  if (last) return s.rank_distributed->add_last(part, scope);
+  exporters::StepsSoFar steps;
+  streamed_steps_so_far(part.window, s.rank_distributed->known_steps(), steps);
+  s.rank_distributed->add(part, scope, std::move(steps));
 }
 
 // One part into both folds: the part is scoped once (its costs are the table's too). A
@@ -56,6 +96,9 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
 // window's (its Trace::steps).
 // The folded stacks add the part's costs too (a part without stacks has no line).
 void fold_part(StreamedFolds& s, const Trace& part, bool last) {
+  if (s.ranks) s.ranks->add(part);
+  start_rank_distributed(s, part);
+  s.parts_folded = true;
   if (last) {
     s.step_lines->add_last(part);
   } else {
@@ -64,7 +107,7 @@ void fold_part(StreamedFolds& s, const Trace& part, bool last) {
     s.step_lines->add(part, std::move(steps));
   }
   const bool stacks = s.folded && !part.stacks.empty();
-  if (!s.summaries) {
+  if (!s.summaries && !s.rank_distributed) {
     if (!stacks) return s.table->add(part);
     const exporters::HostCosts costs = exporters::host_costs(part);
     s.table->add(part, costs);
@@ -73,6 +116,8 @@ void fold_part(StreamedFolds& s, const Trace& part, bool last) {
   const exporters::TraceScope scope = exporters::scope_trace(part, /*phases=*/false);
   s.table->add(part, scope.costs);
   if (stacks) s.folded->add(part, scope.costs);
+  if (s.rank_distributed) fold_rank_distributed(s, part, scope, last);
+  if (!s.summaries) return;
   if (last) return s.summaries->add_last(part, scope);
   exporters::StepsSoFar steps;
   streamed_steps_so_far(part.window, s.summaries->known_steps(), steps);
@@ -84,6 +129,28 @@ void drop_folds(StreamedFolds& s) {
   s.step_lines.reset();
   s.summaries.reset();
   s.folded.reset();
+  s.ranks.reset();
+  s.rank_distributed.reset();
+}
+
+// The rank table of the window, when it wants one: its rows' fold and its Distributed Summary
+// (from the summaries' fold, or its own), or why that is not computed.
+void finish_rank_table(StreamedFolds& s, const Trace& tail, StreamedOutputs& out) {
+  if (!s.ranks || !s.ranks->wanted(tail)) return;
+  if (!s.ranks->error().empty()) {
+    out.rank_table_error = s.ranks->error();
+    return;
+  }
+  auto table = std::make_unique<StreamedRankTable>();
+  const exporters::SummaryFold* fold = summaries_fold_distributed(s) ? s.summaries.get() : s.rank_distributed.get();
+  if (fold == nullptr) {
+    table->why_not = "the window's first parts were streamed before it was known to want a rank table";
+  } else {
+    table->why_not = fold->not_made("distributed");
+    if (table->why_not.empty()) table->distributed = fold->summaries(tail);
+  }
+  table->fold = std::move(s.ranks);
+  out.rank_table = std::move(table);
 }
 
 }  // namespace
@@ -128,6 +195,7 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
       out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
       out.summaries_given_up = s.summaries->not_folded().empty() ? s.summaries->per_step_not_folded() : s.summaries->not_folded();
     }
+    finish_rank_table(s, tail, out);
     // As a whole window's: both files when the window has stacks (the tail has them all).
     if (s.folded && !tail.stacks.empty()) {
       for (exporters::FoldedMetric metric : {exporters::FoldedMetric::SelfCudaTimeTotal, exporters::FoldedMetric::SelfCpuTimeTotal}) {
@@ -136,6 +204,7 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
     }
   } catch (const std::bad_alloc&) {
     out.table.clear(), out.table_file.clear(), out.summaries.clear(), out.summary_json.clear(), out.folded.clear();
+    out.rank_table.reset();
     out.error = "out of memory while making it";
   }
   drop_folds(s);

@@ -4,18 +4,31 @@
 // finished with the window's tail.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "agent/config.h"
 #include "collector/trace.h"
+#include "exporters/json_writer.h"
+#include "exporters/rank_table_fold.h"
+#include "exporters/summaries/summaries.h"
 
 namespace profagent::agent {
 
 // Folds a segment of the window being streamed (a segment of a new window starts a new fold).
 // Never throws: out of memory, the window's table is not made (said in its place).
 void fold_streamed_segment(const Trace& segment, const Config& config) noexcept;
+
+// <stem>.rank.ndjson of a streamed window (exporters/rank_table_fold.h): its rows are in a
+// temporary file until the table is written.
+struct StreamedRankTable {
+  std::unique_ptr<exporters::RankTableFold> fold;
+  exporters::Summaries distributed;  // its Distributed Summary's rows, unless why_not says why not
+  std::string why_not;
+  bool write(const Trace& tail, exporters::JsonWriter& out) { return fold->write(tail, distributed, why_not, out); }
+};
 
 struct StreamedOutputs {
   // What is printed on stderr (the key_averages table, its row limit note, the memory note, the
@@ -37,6 +50,10 @@ struct StreamedOutputs {
   // Why summaries folded while it streamed were given up ("" when none was): the fold's bound,
   // steps that differ, a record that came after its step was made (streamed_summaries.h).
   std::string summaries_given_up;
+  // The window's rank table, when it wants one (exporters/rank_table.h wants_rank_table) and
+  // ExportOptions::write_summary is on; null otherwise or when its fold failed (rank_table_error).
+  std::unique_ptr<StreamedRankTable> rank_table;
+  std::string rank_table_error;
 };
 
 // The window's table and summaries from its segments and its tail.

@@ -10,6 +10,7 @@
 #include "agent/partial_writer.h"
 #include "agent/streamed_table.h"
 #include "exporters/file_names.h"
+#include "exporters/json_writer.h"
 #include "exporters/export_entries.h"
 #include "exporters/exporter.h"
 #include "exporters/output_file.h"
@@ -38,16 +39,33 @@ bool trace_written(const Trace& trace, const exporters::ExportResult& result) {
   return false;
 }
 
-// A file of a streamed window next to its trace (the first in `result.paths`): its path, or
-// its error, added to `result`.
-void write_beside_trace(const std::string& name, const std::string& text, exporters::ExportResult& result) {
+// A file of a streamed window next to its trace (the first in `result.paths`), written by
+// `write(stream)`: its path, or its error, added to `result`.
+template <typename Write>
+void write_file_beside_trace(const std::string& name, exporters::ExportResult& result, Write write) {
   const std::string& trace_path = result.paths.front();
   std::string error;
   std::unique_ptr<exporters::OutputDir> dir =
       exporters::OutputDir::create(trace_path.substr(0, trace_path.rfind('/')), &error);
   if (!dir) return result.errors.push_back(error);
-  exporters::write_file(*dir, name, result,
-                        [&](exporters::OutputStream& s) { return s.write(text.data(), text.size()); });
+  exporters::write_file(*dir, name, result, write);
+}
+
+void write_beside_trace(const std::string& name, const std::string& text, exporters::ExportResult& result) {
+  write_file_beside_trace(name, result, [&](exporters::OutputStream& s) { return s.write(text.data(), text.size()); });
+}
+
+// <stem>.rank.ndjson, its rows read back from their temporary file as it is written (bounded).
+void write_streamed_rank_table(Trace& trace, StreamedOutputs& outputs, exporters::ExportResult& result) {
+  if (!outputs.rank_table_error.empty()) {
+    result.errors.push_back(exporters::rank_table_file_name(trace) + " not written: " + outputs.rank_table_error);
+    return;
+  }
+  if (!outputs.rank_table) return;
+  write_file_beside_trace(exporters::rank_table_file_name(trace), result, [&](exporters::OutputStream& s) {
+    exporters::JsonWriter w(s, std::size_t{1} << 16);
+    return outputs.rank_table->write(trace, w);
+  });
 }
 
 // A streamed window (agent/partial_writer.h): its segments are in its traces already (JSON,
@@ -59,7 +77,7 @@ void write_beside_trace(const std::string& name, const std::string& text, export
 void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
   exporters::ExportResult result;
   const std::string error = finish_streamed_trace(trace, result.paths);
-  const StreamedOutputs outputs = finish_streamed_outputs(trace, config);
+  StreamedOutputs outputs = finish_streamed_outputs(trace, config);
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +
                      std::to_string(trace.streamed.segments) + " segments, " +
                      std::to_string(trace.streamed.host_events + trace.host.size()) +
@@ -86,6 +104,7 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
   if (error.empty() && !outputs.summary_json.empty()) {
     write_beside_trace(exporters::summary_json_file_name(trace), outputs.summary_json, result);
   }
+  if (error.empty()) write_streamed_rank_table(trace, outputs, result);
   for (const auto& [suffix, text] : outputs.folded) {
     if (error.empty()) write_beside_trace(exporters::file_stem(trace) + "." + suffix, text, result);
   }

@@ -74,7 +74,7 @@ void write_summary_ndjson(WindowOutputs& o, OutputSink& sink, ExportResult& resu
 // The per-rank table of the cross-rank report (exporters/rank_table.h), with the summaries.
 bool rank_table_wanted(const WindowOutputs& o) { return o.options().write_summary && wants_rank_table(o.trace()); }
 void write_rank_table_file(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
-  write_file(sink, o.stem() + ".rank.ndjson", result, [&](OutputStream& s) {
+  write_file(sink, rank_table_file_name(o.trace()), result, [&](OutputStream& s) {
     JsonWriter w(s, 1 << 16);
     return write_rank_table(o.trace(), o.summaries(), w);
   });

@@ -33,5 +33,6 @@ std::string file_stem(const Trace& t) {
 std::string table_file_name(const Trace& trace) { return file_stem(trace) + ".table.txt"; }
 std::string summary_file_name(const Trace& trace) { return file_stem(trace) + ".summary.txt"; }
 std::string summary_json_file_name(const Trace& trace) { return file_stem(trace) + ".summary.ndjson"; }
+std::string rank_table_file_name(const Trace& trace) { return file_stem(trace) + ".rank.ndjson"; }
 
 }  // namespace profagent::exporters

@@ -23,5 +23,7 @@ std::string table_file_name(const Trace& trace);
 std::string summary_file_name(const Trace& trace);
 // "<stem>.summary.ndjson": the table's rows and totals, machine-readable (summary_json.h).
 std::string summary_json_file_name(const Trace& trace);
+// "<stem>.rank.ndjson": the per-rank table of the cross-rank report (rank_table.h).
+std::string rank_table_file_name(const Trace& trace);
 
 }  // namespace profagent::exporters

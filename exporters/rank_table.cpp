@@ -1,7 +1,5 @@
 #include "exporters/rank_table.h"
 
-#include <unordered_map>
-
 
 namespace profagent::exporters {
 namespace {
@@ -30,14 +28,30 @@ void steps(const Trace& t, JsonWriter& w) {
 
 uint64_t share(const Summaries& s, std::size_t row) { return row < s.distributed.size() ? s.distributed[row].time_ns : 0; }
 
-void distributed(const Trace& t, const Summaries& window, JsonWriter& w) {
-  Summaries computed;
-  if (window.distributed.empty()) {  // PROFAGENT_SUMMARIES left it out: this file still needs it
-    SummaryOptions options;
-    options.names = {"distributed"};
-    computed = compute_summaries(t, options);
+void collectives(const Trace& t, JsonWriter& w) {
+  w.raw(",\"collectives\":[");
+  bool first = true;
+  for_each_collective_kernel(t, [&](const CollectiveArgs& c, const HostRecord& call, const DeviceRecord& d) {
+    write_collective_row(c, unix_ns(t, call.start_ns), unix_ns(t, d.start_ns), unix_ns(t, d.end_ns), first, w);
+    first = false;
+  });
+  w.raw("]");
+}
+
+}  // namespace
+
+bool wants_rank_table(const Trace& trace) { return !trace.collectives.empty() || trace.process.world_size > 1; }
+
+void write_rank_table_head(const Trace& trace, JsonWriter& out) {
+  header(trace, out);
+  steps(trace, out);
+}
+
+void write_rank_distributed(const Summaries& s, std::string_view why_not, JsonWriter& w) {
+  if (!why_not.empty()) {
+    w.raw(",\"distributed\":null,\"distributed_not_computed\":"), w.string(why_not);
+    return;
   }
-  const Summaries& s = window.distributed.empty() ? computed : window;
   // The Distributed Summary's rows: step time, Communication, Computation, Overlap.
   w.raw(",\"distributed\":{\"span_ns\":"), w.u64(share(s, 0));
   w.raw(",\"communication_ns\":"), w.u64(share(s, 1));
@@ -46,33 +60,22 @@ void distributed(const Trace& t, const Summaries& window, JsonWriter& w) {
   w.raw("}");
 }
 
-void collectives(const Trace& t, JsonWriter& w) {
-  std::unordered_map<uint64_t, const HostRecord*> calls;  // operator id -> the NCCL call or group
-  for (const HostRecord& h : t.host) {
-    if (h.collective >= 0 && std::size_t(h.collective) < t.collectives.size()) calls.emplace(h.id, &h);
-  }
-  w.raw(",\"collectives\":[");
-  bool first = true;
-  for (const DeviceRecord& d : t.device) {
-    auto found = d.kind == DeviceKind::Kernel ? calls.find(d.external_id) : calls.end();
-    if (found == calls.end()) continue;
-    const CollectiveArgs& c = t.collectives[std::size_t(found->second->collective)];
-    w.raw(first ? "[" : ",["), w.u64(c.comm_hash), w.raw(","), w.u64(c.seq), w.raw(","), w.string(c.collective);
-    w.raw(","), w.u64(c.bytes), w.raw(","), w.i64(unix_ns(t, found->second->start_ns));
-    w.raw(","), w.i64(unix_ns(t, d.start_ns)), w.raw(","), w.i64(unix_ns(t, d.end_ns)), w.raw("]");
-    first = false;
-  }
-  w.raw("]");
+void write_collective_row(const CollectiveArgs& c, int64_t enqueue_unix_ns, int64_t start_unix_ns, int64_t end_unix_ns,
+                          bool first, JsonWriter& w) {
+  w.raw(first ? "[" : ",["), w.u64(c.comm_hash), w.raw(","), w.u64(c.seq), w.raw(","), w.string(c.collective);
+  w.raw(","), w.u64(c.bytes), w.raw(","), w.i64(enqueue_unix_ns);
+  w.raw(","), w.i64(start_unix_ns), w.raw(","), w.i64(end_unix_ns), w.raw("]");
 }
 
-}  // namespace
-
-bool wants_rank_table(const Trace& trace) { return !trace.collectives.empty() || trace.process.world_size > 1; }
-
 bool write_rank_table(const Trace& trace, const Summaries& summaries, JsonWriter& out) {
-  header(trace, out);
-  steps(trace, out);
-  distributed(trace, summaries, out);
+  write_rank_table_head(trace, out);
+  if (summaries.distributed.empty()) {  // PROFAGENT_SUMMARIES left it out: this file still needs it
+    SummaryOptions options;
+    options.names = {"distributed"};
+    write_rank_distributed(compute_summaries(trace, options), {}, out);
+  } else {
+    write_rank_distributed(summaries, {}, out);
+  }
   collectives(trace, out);
   out.raw("}\n");
   return out.flush();

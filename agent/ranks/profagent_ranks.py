@@ -67,10 +67,26 @@ def rank_inputs(folder):
     return inputs
 
 
+def trace_of_table(path):
+    """The trace beside a rank table (the window's <stem>.trace.json or .trace.json.gz)."""
+    stem = path[:-len(".rank.ndjson")]
+    return next((stem + s for s in (".trace.json", ".trace.json.gz") if os.path.exists(stem + s)), None)
+
+
 def table_partial(path):
-    """One rank's figures from its rank table (exporters/rank_table.h)."""
+    """One rank's figures from its rank table (exporters/rank_table.h). A streamed window
+    without steps has no Distributed Summary in it ("distributed": null): that rank's figures
+    come from its trace then, said in one line."""
     with open(path) as f:
         t = json.load(f)
+    if t.get("distributed") is None:
+        trace = trace_of_table(path)
+        why = t.get("distributed_not_computed", "not computed")
+        if trace is None:
+            raise SystemExit(f"profagent: {os.path.basename(path)} has no Distributed Summary ({why}) and no trace beside it")
+        print(f"[profagent] {os.path.basename(path)}: no Distributed Summary in it ({why}): its trace is read instead",
+              file=sys.stderr)
+        return rank_partial(trace)
     rank = int(t["rank"])
     rows, arrivals = {}, {}
     for hash_, seq, name, size, _enqueue, start, end in t["collectives"]:

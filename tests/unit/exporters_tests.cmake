@@ -13,6 +13,7 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/output_file_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/overhead_line_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/partial_trace_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/rank_table_fold_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/report_hostile_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/report_summaries_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/step_summary_test.cpp
