@@ -42,7 +42,7 @@ TEST_CASE("device pool: a linked record goes to the window holding its call, and
   CHECK(first.records[0].correlation == 1);
   CHECK(first.links.at(1) == 10);
   REQUIRE(pool.records.size() == 1);  // launch 20's kernel waits for its own window
-  CHECK(pool.records[0].record.correlation == 2);
+  CHECK(pool.records[0].correlation == 2);
 }
 
 TEST_CASE("device pool: records nobody claimed are forgotten when old in cuts and in time", "[device_pool]") {
@@ -71,7 +71,7 @@ TEST_CASE("device pool: unlinked driver calls go by time and their work follows 
   CHECK(window.records[1].correlation == 7);
   CHECK(window.dropped_earlier == 1);
   REQUIRE(pool.records.size() == 1);
-  CHECK(pool.records[0].record.correlation == 8);
+  CHECK(pool.records[0].correlation == 8);
 }
 
 TEST_CASE("device pool: a driver launch inside a range of the window is waited for", "[device_pool]") {
@@ -115,7 +115,7 @@ TEST_CASE("device pool: work of an unknown call is no window's when every issuer
   CHECK(window.records[0].correlation == 11);
   CHECK(window.missing() == 0);
   REQUIRE(pool.records.size() == 1);  // kept until old, as any unclaimed record
-  CHECK(pool.records[0].record.correlation == 12);
+  CHECK(pool.records[0].correlation == 12);
 }
 
 // A driver launch the CUPTI callback recorded (host event 51, CUPTI correlation 6) inside a
