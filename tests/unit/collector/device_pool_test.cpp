@@ -155,3 +155,31 @@ TEST_CASE("device pool: which host calls expect device work", "[device_pool]") {
   e.flags = kFlagAsync | kFlagGraphWithoutWork;  // memory, host or empty nodes only
   CHECK_FALSE(expects_device_work(e));
 }
+
+// The claim hands the pool's vector over whole when it can; either way its records come drivers
+// first, each group in arrival order, and what stays keeps its arrival (records and arrivals
+// stay parallel, so the forgetting below still goes by each record's own arrival).
+TEST_CASE("device pool: a claim gives driver calls first, also when their work arrived before them", "[device_pool]") {
+  DevicePool pool;
+  WindowClaim window({}, {}, {}, 1000, 2000, 3);
+  pool.absorb(batch({record(DeviceKind::Kernel, 7, 1600),                   // its driver call comes after it
+                     record(DeviceKind::DriverApi, 8, 2500, "cuLaunchKernel")}),  // a later window's
+               2, 100);
+  pool.absorb(batch({record(DeviceKind::DriverApi, 7, 1500, "cuLaunchKernel")}), 3, 5000);
+  window.claim(pool);
+  REQUIRE(window.records.size() == 2);
+  CHECK(window.records[0].kind == DeviceKind::DriverApi);
+  CHECK(window.records[1].kind == DeviceKind::Kernel);
+  REQUIRE(pool.records.size() == 1);
+  REQUIRE(pool.arrivals.size() == 1);
+  CHECK(pool.records[0].correlation == 8);
+  CHECK(pool.arrivals[0].after_cut == 2);
+  CHECK(pool.arrivals[0].ns == 100);
+
+  WindowClaim next({}, {}, {}, 2000, 3000, 4);  // takes the later driver call: the pool is empty
+  next.claim(pool);
+  REQUIRE(next.records.size() == 1);
+  CHECK(next.records[0].correlation == 8);
+  CHECK(pool.records.empty());
+  CHECK(pool.arrivals.empty());
+}
