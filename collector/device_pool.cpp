@@ -148,49 +148,62 @@ void WindowClaim::claim(DevicePool& pool) {
 
 // Moves the claimed records (drivers first, each group in arrival order) into `records` and
 // keeps the later windows' in the pool; records from before this window are dropped. When the
-// claim is empty and the pool's order already has the drivers first, the pool's vector itself
-// becomes the claim's (the usual exit flush: one window claims everything at once).
+// claim is empty, its records outnumber the later ones and the pool's order already has the
+// drivers first, the pool's vector itself becomes the claim's and the few later records move
+// to a new one (the usual exit flush: one window claims everything at once, no record copied).
+// Otherwise the claimed records move one by one and the rest stay where they are.
 void WindowClaim::hand_over(DevicePool& pool, const std::vector<Owner>& owners, size_t mine) {
   const size_t n = pool.records.size();
-  bool work_before_driver = false;
-  for (size_t i = 0, work_mine = 0; i < n && !work_before_driver; ++i) {
-    if (owners[i] != Owner::Mine) continue;
-    const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
-    work_before_driver = driver && work_mine > 0;
-    work_mine += driver ? 0 : 1;
-  }
-  std::vector<DeviceRecord> later;
-  std::vector<DevicePool::Arrival> later_arrivals;
-  later.reserve(n - mine);
-  later_arrivals.reserve(n - mine);
-  auto keep_later = [&](size_t i) {
-    later.push_back(std::move(pool.records[i]));
-    later_arrivals.push_back(pool.arrivals[i]);
+  const size_t later = size_t(std::count(owners.begin(), owners.end(), Owner::Later));
+  auto drivers_first = [&] {
+    bool work_seen = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (owners[i] != Owner::Mine) continue;
+      const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
+      if (driver && work_seen) return false;
+      work_seen = work_seen || !driver;
+    }
+    return true;
   };
-  if (records.empty() && !work_before_driver) {
+  if (mine > 0 && records.empty() && later <= mine && drivers_first()) {
+    std::vector<DeviceRecord> later_records;
+    std::vector<DevicePool::Arrival> later_arrivals;
+    later_records.reserve(later);
+    later_arrivals.reserve(later);
     size_t kept = 0;
     for (size_t i = 0; i < n; ++i) {
-      if (owners[i] == Owner::Later) keep_later(i);
+      if (owners[i] == Owner::Later) {
+        later_records.push_back(std::move(pool.records[i]));
+        later_arrivals.push_back(pool.arrivals[i]);
+      }
       if (owners[i] != Owner::Mine) continue;
       if (kept != i) pool.records[kept] = std::move(pool.records[i]);
       ++kept;
     }
     pool.records.resize(kept);
     records = std::move(pool.records);
-  } else {
-    grow(records, records.size() + mine);
-    for (const bool drivers : {true, false}) {
-      for (size_t i = 0; i < n; ++i) {
-        const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
-        if (owners[i] == Owner::Mine && driver == drivers) records.push_back(std::move(pool.records[i]));
-      }
-    }
+    pool.records = std::move(later_records);
+    pool.arrivals = std::move(later_arrivals);
+    return;
+  }
+  grow(records, records.size() + mine);
+  for (const bool drivers : {true, false}) {
     for (size_t i = 0; i < n; ++i) {
-      if (owners[i] == Owner::Later) keep_later(i);
+      const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
+      if (owners[i] == Owner::Mine && driver == drivers) records.push_back(std::move(pool.records[i]));
     }
   }
-  pool.records = std::move(later);
-  pool.arrivals = std::move(later_arrivals);
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (owners[i] != Owner::Later) continue;
+    if (kept != i) {
+      pool.records[kept] = std::move(pool.records[i]);
+      pool.arrivals[kept] = pool.arrivals[i];
+    }
+    ++kept;
+  }
+  pool.records.resize(kept);
+  pool.arrivals.resize(kept);
 }
 
 }  // namespace profagent::collector
