@@ -1,6 +1,7 @@
 #include "collector/device_pool.h"
 
 #include <algorithm>
+#include <iterator>
 #include <string_view>
 #include <utility>
 
@@ -37,8 +38,15 @@ bool expects_device_work(const HostEvent& event) {
 
 void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
   for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
-  grow(records, records.size() + batch.records.size());
-  for (DeviceRecord& record : batch.records) records.push_back({std::move(record), cuts, now_ns});
+  if (records.empty()) {
+    records = std::move(batch.records);  // the batch's vector becomes the pool's: no copy
+  } else {
+    grow(records, records.size() + batch.records.size());
+    records.insert(records.end(), std::make_move_iterator(batch.records.begin()),
+                   std::make_move_iterator(batch.records.end()));
+  }
+  grow(arrivals, records.size());
+  arrivals.resize(records.size(), Arrival{cuts, now_ns});
   dropped += batch.dropped;
 }
 
@@ -51,14 +59,18 @@ uint64_t DevicePool::forget_before(uint32_t cut, uint64_t now_ns, uint64_t min_a
   uint64_t forgotten = 0;
   size_t kept = 0;
   for (size_t i = 0; i < records.size(); ++i) {
-    if (old(records[i].arrived_after_cut, records[i].arrived_ns)) {
+    if (old(arrivals[i].after_cut, arrivals[i].ns)) {
       ++forgotten;
       continue;
     }
-    if (kept != i) records[kept] = std::move(records[i]);
+    if (kept != i) {
+      records[kept] = std::move(records[i]);
+      arrivals[kept] = arrivals[i];
+    }
     ++kept;
   }
   records.resize(kept);
+  arrivals.resize(kept);
   for (auto link = links.begin(); link != links.end();) {
     link = old(link->second.arrived_after_cut, link->second.arrived_ns) ? links.erase(link) : std::next(link);
   }
@@ -75,8 +87,8 @@ WindowClaim::WindowClaim(HostIdMap<EventKind> kinds, HostIdSet expected,
       waiting_hosts_(std::move(expected)),
       waiting_callback_calls_(std::move(expected_callback_calls)) {}
 
-WindowClaim::Owner WindowClaim::owner_of(const DevicePool::Pooled& pooled, const DevicePool& pool) {
-  const DeviceRecord& r = pooled.record;
+WindowClaim::Owner WindowClaim::owner_of(const DeviceRecord& r, const DevicePool::Arrival& arrival,
+                                         const DevicePool& pool) {
   auto link = pool.links.find(r.correlation);
   if (link != pool.links.end()) return kinds_.count(link->second.external_id) ? Owner::Mine : Owner::Later;
   if (r.kind != DeviceKind::DriverApi && driver_calls_.count(r.correlation)) return Owner::Mine;
@@ -86,11 +98,11 @@ WindowClaim::Owner WindowClaim::owner_of(const DevicePool::Pooled& pooled, const
   // is after its launch, so work started before this window was launched before it too.
   if (r.start_ns < start_ns_) return Owner::Earlier;
   if (r.start_ns <= end_ns_) return Owner::Mine;
-  const bool launched_before_cut = r.kind != DeviceKind::DriverApi && pooled.arrived_after_cut < cut_;
+  const bool launched_before_cut = r.kind != DeviceKind::DriverApi && arrival.after_cut < cut_;
   return launched_before_cut ? Owner::Mine : Owner::Later;
 }
 
-void WindowClaim::take(DeviceRecord&& record) {
+void WindowClaim::note_taken(const DeviceRecord& record) {
   if (record.kind == DeviceKind::DriverApi) {
     driver_calls_.insert(record.correlation);
     auto link = links.find(record.correlation);
@@ -106,34 +118,92 @@ void WindowClaim::take(DeviceRecord&& record) {
     auto link = links.find(record.correlation);
     if (link != links.end()) waiting_hosts_.erase(link->second);
   }
-  records.push_back(std::move(record));
 }
 
 void WindowClaim::claim(DevicePool& pool) {
-  grow(records, records.size() + pool.records.size());  // at most all of them
+  const size_t n = pool.records.size();
+  if (n == 0) return;
   // The tables sized once for all of them (a FlatMap's pages are touched only where keys land).
-  links.reserve(links.size() + pool.records.size());
-  driver_calls_.reserve(driver_calls_.size() + pool.records.size());
-  work_seen_.reserve(work_seen_.size() + pool.records.size());
-  // Driver calls first: the unlinked work they issued follows them.
+  links.reserve(links.size() + n);
+  driver_calls_.reserve(driver_calls_.size() + n);
+  work_seen_.reserve(work_seen_.size() + n);
+  // Who owns each record, driver calls first: the unlinked work they issued follows them.
+  std::vector<Owner> owners(n, Owner::Later);
+  size_t mine = 0;
   for (const bool drivers : {true, false}) {
+    for (size_t i = 0; i < n; ++i) {
+      const DeviceRecord& record = pool.records[i];
+      if ((record.kind == DeviceKind::DriverApi) != drivers) continue;
+      owners[i] = owner_of(record, pool.arrivals[i], pool);
+      if (owners[i] == Owner::Earlier) ++dropped_earlier;
+      if (owners[i] != Owner::Mine) continue;
+      auto link = pool.links.find(record.correlation);
+      if (link != pool.links.end()) links.emplace(link->first, link->second.external_id);
+      note_taken(record);
+      ++mine;
+    }
+  }
+  hand_over(pool, owners, mine);
+}
+
+// Moves the claimed records (drivers first, each group in arrival order) into `records` and
+// keeps the later windows' in the pool; records from before this window are dropped. When the
+// claim is empty, its records outnumber the later ones and the pool's order already has the
+// drivers first, the pool's vector itself becomes the claim's and the few later records move
+// to a new one (the usual exit flush: one window claims everything at once, no record copied).
+// Otherwise the claimed records move one by one and the rest stay where they are.
+void WindowClaim::hand_over(DevicePool& pool, const std::vector<Owner>& owners, size_t mine) {
+  const size_t n = pool.records.size();
+  const size_t later = size_t(std::count(owners.begin(), owners.end(), Owner::Later));
+  auto drivers_first = [&] {
+    bool work_seen = false;
+    for (size_t i = 0; i < n; ++i) {
+      if (owners[i] != Owner::Mine) continue;
+      const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
+      if (driver && work_seen) return false;
+      work_seen = work_seen || !driver;
+    }
+    return true;
+  };
+  if (mine > 0 && records.empty() && later <= mine && drivers_first()) {
+    std::vector<DeviceRecord> later_records;
+    std::vector<DevicePool::Arrival> later_arrivals;
+    later_records.reserve(later);
+    later_arrivals.reserve(later);
     size_t kept = 0;
-    for (size_t i = 0; i < pool.records.size(); ++i) {
-      DevicePool::Pooled& pooled = pool.records[i];
-      const bool driver = pooled.record.kind == DeviceKind::DriverApi;
-      const Owner owner = driver == drivers ? owner_of(pooled, pool) : Owner::Later;
-      if (owner == Owner::Mine) {
-        auto link = pool.links.find(pooled.record.correlation);
-        if (link != pool.links.end()) links.emplace(link->first, link->second.external_id);
-        take(std::move(pooled.record));
+    for (size_t i = 0; i < n; ++i) {
+      if (owners[i] == Owner::Later) {
+        later_records.push_back(std::move(pool.records[i]));
+        later_arrivals.push_back(pool.arrivals[i]);
       }
-      if (owner == Owner::Earlier) ++dropped_earlier;
-      if (owner != Owner::Later) continue;  // claimed, or from before this window: dropped
-      if (kept != i) pool.records[kept] = std::move(pooled);
+      if (owners[i] != Owner::Mine) continue;
+      if (kept != i) pool.records[kept] = std::move(pool.records[i]);
       ++kept;
     }
     pool.records.resize(kept);
+    records = std::move(pool.records);
+    pool.records = std::move(later_records);
+    pool.arrivals = std::move(later_arrivals);
+    return;
   }
+  grow(records, records.size() + mine);
+  for (const bool drivers : {true, false}) {
+    for (size_t i = 0; i < n; ++i) {
+      const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
+      if (owners[i] == Owner::Mine && driver == drivers) records.push_back(std::move(pool.records[i]));
+    }
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (owners[i] != Owner::Later) continue;
+    if (kept != i) {
+      pool.records[kept] = std::move(pool.records[i]);
+      pool.arrivals[kept] = pool.arrivals[i];
+    }
+    ++kept;
+  }
+  pool.records.resize(kept);
+  pool.arrivals.resize(kept);
 }
 
 }  // namespace profagent::collector

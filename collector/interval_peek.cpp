@@ -56,8 +56,7 @@ IntervalDevice copy_device_records(Session& s, const IntervalIds& ids) {
   for (const auto& [correlation, id] : ids.callback_calls) {
     if (device.links.try_emplace(correlation, id).second) device.call_links.push_back({correlation, id});
   }
-  for (const DevicePool::Pooled& pooled : s.pool.records) {
-    const DeviceRecord& record = pooled.record;
+  for (const DeviceRecord& record : s.pool.records) {
     if (record.kind == DeviceKind::DriverApi) continue;
     auto link = device.links.find(record.correlation);
     if (link == device.links.end()) continue;

@@ -30,9 +30,9 @@ StreamedStacks& streamed_stacks() {
 // Host ids whose device work is in the pool (under the session mutex).
 HostIdSet served_ids(const DevicePool& pool) {
   HostIdSet served;
-  for (const DevicePool::Pooled& pooled : pool.records) {
-    if (!about(pooled.record.kind).work) continue;
-    auto link = pool.links.find(pooled.record.correlation);
+  for (const DeviceRecord& record : pool.records) {
+    if (!about(record.kind).work) continue;
+    auto link = pool.links.find(record.correlation);
     if (link != pool.links.end()) served.insert(link->second.external_id);
   }
   return served;
@@ -126,15 +126,19 @@ SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& fi
   }
   size_t kept = 0;
   for (size_t i = 0; i < pool.records.size(); ++i) {
-    DevicePool::Pooled& pooled = pool.records[i];
-    if (device.links.count(pooled.record.correlation)) {
-      device.records.push_back(std::move(pooled.record));
+    DeviceRecord& record = pool.records[i];
+    if (device.links.count(record.correlation)) {
+      device.records.push_back(std::move(record));
       continue;
     }
-    if (kept != i) pool.records[kept] = std::move(pooled);
+    if (kept != i) {
+      pool.records[kept] = std::move(record);
+      pool.arrivals[kept] = pool.arrivals[i];
+    }
     ++kept;
   }
   pool.records.resize(kept);
+  pool.arrivals.resize(kept);
   return device;
 }
 

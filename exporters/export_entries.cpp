@@ -59,7 +59,7 @@ bool table_wanted(const WindowOutputs& o) { return o.options().write_table; }
 void write_table(WindowOutputs& o, OutputSink& sink, ExportResult& result) {
   write_file(sink, table_file_name(o.trace()), result,
              [&](OutputStream& s) {
-               return write_text(s, table_rows(o) + render_step_summary(o.trace()) + overhead_line(o.trace()));
+               return write_text(s, table_rows(o) + render_step_summary(o.step_figures()) + overhead_line(o.trace()));
              });
 }
 
@@ -120,6 +120,11 @@ const Summaries& WindowOutputs::summaries() {
   return *summaries_;
 }
 
+const std::vector<StepFigures>& WindowOutputs::step_figures() {
+  if (!step_figures_) step_figures_.emplace(exporters::step_figures(trace_));
+  return *step_figures_;
+}
+
 std::span<const ExportEntry> export_entries() { return kEntries; }
 
 void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
@@ -147,7 +152,7 @@ void write_file(OutputSink& sink, const std::string& name, ExportResult& result,
 
 void write_stderr_table(WindowOutputs& o, ExportResult& result) {
   try {
-    result.table = table_rows(o) + render_step_summary_brief(o.trace(), table_file_name(o.trace())) + overhead_line(o.trace());
+    result.table = table_rows(o) + render_step_summary_brief(o.step_figures(), table_file_name(o.trace())) + overhead_line(o.trace());
   } catch (const std::bad_alloc&) {
     result.errors.push_back("out of memory while making the table: not printed");
   }

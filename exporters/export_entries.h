@@ -1,8 +1,8 @@
 // The exporter registry: every output of a window is one entry of one list
 // (export_entries.cpp): its name, whether the options want it, and how it is written. What
-// several entries read (the table, the memory summary, the summaries) is one computation of the
-// summary engine per window (compute_window_summaries), made on first use by WindowOutputs and
-// shared by them.
+// several entries read (the table, the memory summary, the summaries: one computation of the
+// summary engine per window, compute_window_summaries; the steps' figures) is made on first use
+// by WindowOutputs and shared by them.
 //
 // A new output format is one file with its writer and one row in the list (plus its line in
 // CMakeLists.txt); export_window() and the agent's one export-and-report routine need nothing.
@@ -13,10 +13,12 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "collector/trace.h"
 #include "exporters/exporter.h"
 #include "exporters/output_stream.h"
+#include "exporters/summaries/step_summary.h"
 #include "exporters/summaries/summaries.h"
 
 namespace profagent::exporters {
@@ -33,6 +35,8 @@ class WindowOutputs {
   const Summaries& summaries();                      // every table and summary of the window
   const Table& table() { return summaries().key_averages; }
   const MemorySummary& memory() { return summaries().memory; }
+  // The steps' figures, for the table file's step summary and the stderr table's brief one.
+  const std::vector<StepFigures>& step_figures();
 
  private:
   const Trace& trace_;
@@ -40,6 +44,7 @@ class WindowOutputs {
   std::string stem_;
   SummaryOptions summary_options_;
   std::optional<Summaries> summaries_;
+  std::optional<std::vector<StepFigures>> step_figures_;
 };
 
 struct ExportEntry {

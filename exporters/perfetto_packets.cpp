@@ -39,13 +39,17 @@ PacketWriter::PacketWriter(OutputStream& out)
 
 PacketWriter::~PacketWriter() = default;
 
-uint32_t PacketWriter::string_id(std::string_view s) {
-  const auto it = ids_.find(s);
-  if (it != ids_.end()) return it->second;
-  const std::string_view stored = pool_.emplace_back(s);
-  const uint32_t id = uint32_t(strings_.size());
-  strings_.push_back(stored);
-  ids_.emplace(stored, id);
+uint32_t PacketWriter::string_id_slow(std::string_view s) {
+  uint32_t id = 0;
+  if (const auto it = ids_.find(s); it != ids_.end()) {
+    id = it->second;
+  } else {
+    const std::string_view stored = pool_.emplace_back(s);
+    id = uint32_t(strings_.size());
+    strings_.push_back(stored);
+    ids_.emplace(stored, id);
+  }
+  recent_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots] = {s.data(), s.size(), id};
   return id;
 }
 
@@ -65,7 +69,7 @@ uint32_t PacketWriter::static_id_slow(std::string_view s) {
 
 uint32_t PacketWriter::name_id(uint32_t key, std::string_view text) {
   if (key >= name_ids_.size()) name_ids_.resize(std::max<std::size_t>(key + 1, name_ids_.size() * 2), 0);
-  if (name_ids_[key] == 0) name_ids_[key] = string_id(text) + 1;
+  if (name_ids_[key] == 0) name_ids_[key] = string_id_slow(text) + 1;  // once per name: no cache
   return name_ids_[key] - 1;
 }
 

@@ -108,7 +108,13 @@ class PacketWriter {
   // InternedName::id): a window has millions of records but few names, and hashing each
   // record's name was a tenth of the writer's work.
   uint32_t name_id(InternedName name) { return name_id(name.id(), name); }
-  uint32_t string_id(std::string_view s);  // any string: hashed
+  // Any string: hashed, unless the same buffer held the same text at its last lookup (a
+  // direct-mapped cache by address, checked by content, as a buffer may be reused: a kernel's
+  // grid and block texts, a sync or memory kind's name repeat event after event).
+  uint32_t string_id(std::string_view s) {
+    const StaticSlot& slot = recent_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots];
+    return slot.data == s.data() && slot.data != nullptr && strings_[slot.id] == s ? slot.id : string_id_slow(s);
+  }
   void instant(uint32_t row, std::string_view category, std::string_view name, uint64_t ts, const EventArgs& args);
   void counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved);
   // One ChromeMetadata entry (json_value) in a packet of its own.
@@ -140,6 +146,7 @@ class PacketWriter {
     return slot.data == s.data() && slot.size == s.size() ? slot.id : static_id_slow(s);
   }
   uint32_t static_id_slow(std::string_view s);
+  uint32_t string_id_slow(std::string_view s);
   uint32_t name_id(uint32_t key, std::string_view text);  // key: InternedName::id() of text
   uint64_t track_uuid() { return next_uuid_++; }
   Lane& lane_for(Row& row, uint64_t start, uint64_t end);
@@ -187,6 +194,7 @@ class PacketWriter {
   };
   static constexpr std::size_t kStaticSlots = 128;
   StaticSlot static_slots_[kStaticSlots];
+  StaticSlot recent_slots_[kStaticSlots];  // string_id()'s cache (a hit is checked by content)
   std::vector<uint32_t> name_ids_;  // by InternedName::id(): string id + 1, 0 not yet known
   std::vector<std::string_view> strings_;  // by id
   std::vector<std::unique_ptr<Row>> rows_;

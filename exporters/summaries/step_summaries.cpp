@@ -135,14 +135,23 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
     const uint64_t time = merged_length(set);
     out.overview_cpu.push_back({std::string(phase_name(p)), steps, time, percent(time, base)});
   }
-  for (std::size_t k = 0; k < std::size(kDeviceTypeNames); ++k) {
-    uint64_t n = 0;
-    const uint64_t time = length(device_set(t, s, [&](std::size_t i, const DeviceRecord& d) {
-      const bool keep = device_types(d.kind, s.communication(i)) & (1u << k);
-      n += keep;
-      return keep;
-    }));
-    out.overview_gpu.push_back({kDeviceTypeNames[k], n, time, percent(time, base)});
+  // Every device type's set in one walk of the records (a communication kernel is in two).
+  constexpr std::size_t kTypes = std::size(kDeviceTypeNames);
+  std::vector<Interval> device_sets[kTypes];
+  uint64_t device_records[kTypes] = {};
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    if (!s.device_in(i)) continue;
+    const DeviceRecord& d = t.device[i];
+    const unsigned types = device_types(d.kind, s.communication(i));
+    for (std::size_t k = 0; k < kTypes; ++k) {
+      if (!(types & (1u << k))) continue;
+      device_sets[k].push_back({d.start_ns, d.end_ns});
+      ++device_records[k];
+    }
+  }
+  for (std::size_t k = 0; k < kTypes; ++k) {
+    const uint64_t time = merged_length(device_sets[k]);
+    out.overview_gpu.push_back({kDeviceTypeNames[k], device_records[k], time, percent(time, base)});
   }
 }
 

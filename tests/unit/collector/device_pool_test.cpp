@@ -42,7 +42,7 @@ TEST_CASE("device pool: a linked record goes to the window holding its call, and
   CHECK(first.records[0].correlation == 1);
   CHECK(first.links.at(1) == 10);
   REQUIRE(pool.records.size() == 1);  // launch 20's kernel waits for its own window
-  CHECK(pool.records[0].record.correlation == 2);
+  CHECK(pool.records[0].correlation == 2);
 }
 
 TEST_CASE("device pool: records nobody claimed are forgotten when old in cuts and in time", "[device_pool]") {
@@ -71,7 +71,7 @@ TEST_CASE("device pool: unlinked driver calls go by time and their work follows 
   CHECK(window.records[1].correlation == 7);
   CHECK(window.dropped_earlier == 1);
   REQUIRE(pool.records.size() == 1);
-  CHECK(pool.records[0].record.correlation == 8);
+  CHECK(pool.records[0].correlation == 8);
 }
 
 TEST_CASE("device pool: a driver launch inside a range of the window is waited for", "[device_pool]") {
@@ -115,7 +115,7 @@ TEST_CASE("device pool: work of an unknown call is no window's when every issuer
   CHECK(window.records[0].correlation == 11);
   CHECK(window.missing() == 0);
   REQUIRE(pool.records.size() == 1);  // kept until old, as any unclaimed record
-  CHECK(pool.records[0].record.correlation == 12);
+  CHECK(pool.records[0].correlation == 12);
 }
 
 // A driver launch the CUPTI callback recorded (host event 51, CUPTI correlation 6) inside a
@@ -154,4 +154,32 @@ TEST_CASE("device pool: which host calls expect device work", "[device_pool]") {
   CHECK(expects_device_work(e));
   e.flags = kFlagAsync | kFlagGraphWithoutWork;  // memory, host or empty nodes only
   CHECK_FALSE(expects_device_work(e));
+}
+
+// The claim hands the pool's vector over whole when it can; either way its records come drivers
+// first, each group in arrival order, and what stays keeps its arrival (records and arrivals
+// stay parallel, so the forgetting below still goes by each record's own arrival).
+TEST_CASE("device pool: a claim gives driver calls first, also when their work arrived before them", "[device_pool]") {
+  DevicePool pool;
+  WindowClaim window({}, {}, {}, 1000, 2000, 3);
+  pool.absorb(batch({record(DeviceKind::Kernel, 7, 1600),                   // its driver call comes after it
+                     record(DeviceKind::DriverApi, 8, 2500, "cuLaunchKernel")}),  // a later window's
+               2, 100);
+  pool.absorb(batch({record(DeviceKind::DriverApi, 7, 1500, "cuLaunchKernel")}), 3, 5000);
+  window.claim(pool);
+  REQUIRE(window.records.size() == 2);
+  CHECK(window.records[0].kind == DeviceKind::DriverApi);
+  CHECK(window.records[1].kind == DeviceKind::Kernel);
+  REQUIRE(pool.records.size() == 1);
+  REQUIRE(pool.arrivals.size() == 1);
+  CHECK(pool.records[0].correlation == 8);
+  CHECK(pool.arrivals[0].after_cut == 2);
+  CHECK(pool.arrivals[0].ns == 100);
+
+  WindowClaim next({}, {}, {}, 2000, 3000, 4);  // takes the later driver call: the pool is empty
+  next.claim(pool);
+  REQUIRE(next.records.size() == 1);
+  CHECK(next.records[0].correlation == 8);
+  CHECK(pool.records.empty());
+  CHECK(pool.arrivals.empty());
 }
