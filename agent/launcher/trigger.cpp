@@ -300,8 +300,8 @@ int run(const TriggerOptions& options) {
     return 1;
   }
   if (targets.empty()) return 1;
-  // All ranks of a job start at the same step: one past the furthest step in progress, ahead
-  // by kLeadRounds times the steps a process makes while all are asked once (0 unless its
+  // All ranks of a job start at the same step: two past the furthest step in progress (below),
+  // ahead by kLeadRounds times the steps a process makes while all are asked once (0 unless its
   // steps are shorter than that): the ones asked first must not begin it before the last is
   // asked, nor before they are taken back if that one had begun it anyway (two rounds), with
   // room for a loaded host's slower rounds. Then all are asked again, ahead by as many times
@@ -313,7 +313,10 @@ int run(const TriggerOptions& options) {
   }
   constexpr int kRounds = 8;
   constexpr uint64_t kLeadRounds = 4;
-  uint64_t lead = kLeadRounds * progress;
+  // Several processes: at least one step ahead too, so that a boundary falling between reading
+  // where they are and arming them makes none late, and an armed one can only begin the step
+  // before it is taken back if a whole step passes meanwhile (it then records alone).
+  uint64_t lead = std::max<uint64_t>(kLeadRounds * progress, targets.size() > 1 ? 1 : 0);
   ArmRound round;
   for (int attempt = 1; !targets.empty(); ++attempt) {
     const uint64_t furthest = furthest_step(targets);
@@ -357,7 +360,7 @@ into one window; prints where the files will go. The process records nothing unt
 steps are marked as for any window (PROFAGENT_STEP_ON or profagent_step()).
   PID              the process to trigger
   --all            every process of this user on this host running the agent on demand;
-                   all start at the same step (one past the furthest step in progress,
+                   all start at the same step (two past the furthest step in progress,
                    further ahead for steps shorter than the time to ask them all)
   --steps N        how many steps to record (N >= 1)
   --duration-ms T  record from now for T ms instead (also without step markers); the

@@ -95,7 +95,7 @@ def check_windows(results, triggered_out, first):
 
 def case_trigger_all(env):
     """Four processes of one job on demand, triggered with --all --steps 3: each writes exactly
-    steps S..S+2, the same S everywhere (one past the furthest step in progress), into the
+    steps S..S+2, the same S everywhere (two past the furthest step in progress), into the
     --output-dir given; a second trigger while they record changes nothing; the sockets are
     gone after the exit."""
     runtime = private_runtime(env, "trigger_all_runtime")
