@@ -12,9 +12,12 @@
 #include "exporters/summaries/streamed_summaries.h"
 #include "exporters/summaries/summaries.h"
 #include "exporters/summaries/trace_scope.h"
+#include "steps_so_far.h"
 
 using namespace profagent;
 using namespace profagent::exporters;
+
+using profagent::exporters::testing::steps_so_far;
 
 namespace {
 
@@ -75,15 +78,6 @@ void append(Trace& whole, const Trace& part) {
   }
 }
 
-StepsSoFar so_far(std::vector<StepSpan> added, uint64_t through_ns) {
-  StepsSoFar s;
-  s.expected = true;
-  s.current = true;
-  s.added = std::move(added);
-  s.through_ns = through_ns;
-  return s;
-}
-
 SummaryOptions per_step_options() {
   SummaryOptions o;
   o.names = {"overview", "model", "distributed", "perf", "step_trace"};
@@ -107,8 +101,8 @@ TEST_CASE("per-step summaries folded step by step equal the whole window's", "[e
 
   const SummaryOptions options = per_step_options();
   SummaryFold fold(options);
-  fold.add(first, scope_trace(first, false), so_far({{0, 100, 200}}, 200));
-  fold.add(second, scope_trace(second, false), so_far({{1, 200, 300}}, 300));  // step 0 is made here
+  fold.add(first, scope_trace(first, false), steps_so_far({{0, 100, 200}}, 200));
+  fold.add(second, scope_trace(second, false), steps_so_far({{1, 200, 300}}, 300));  // step 0 is made here
   fold.add_last(tail, scope_trace(tail, false));
   REQUIRE(fold.not_folded().empty());
   REQUIRE(fold.per_step_not_folded().empty());
@@ -128,9 +122,9 @@ TEST_CASE("a record of a step made already gives the per-step summaries up, name
   first.host.push_back(op("diopiAdd", 7, 250, 260));  // thread 7 is past step 0: it is made
   late.host.push_back(op("diopiMul", 9, 150, 160));   // thread 9's record of step 0 comes after
   SummaryFold fold(per_step_options());
-  fold.add(first, scope_trace(first, false), so_far({{0, 100, 200}, {1, 200, 300}}, 300));
+  fold.add(first, scope_trace(first, false), steps_so_far({{0, 100, 200}, {1, 200, 300}}, 300));
   REQUIRE(fold.per_step_not_folded().empty());
-  fold.add(late, scope_trace(late, false), so_far({}, 300));
+  fold.add(late, scope_trace(late, false), steps_so_far({}, 300));
   fold.add_last(tail, scope_trace(tail, false));
   CHECK(fold.per_step_not_folded().find("a record of step 0 that its figures are made of came after") != std::string::npos);
   CHECK(fold.not_made("model").find("given up") != std::string::npos);
@@ -150,8 +144,8 @@ TEST_CASE("a late runtime call of a step made already only adds to the Overview:
   for (const Trace* part : {&first, &late, &tail}) append(whole, *part);
   const SummaryOptions options = per_step_options();
   SummaryFold fold(options);
-  fold.add(first, scope_trace(first, false), so_far({{0, 100, 200}}, 200));
-  fold.add(late, scope_trace(late, false), so_far({{1, 200, 300}}, 300));
+  fold.add(first, scope_trace(first, false), steps_so_far({{0, 100, 200}}, 200));
+  fold.add(late, scope_trace(late, false), steps_so_far({{1, 200, 300}}, 300));
   fold.add_last(tail, scope_trace(tail, false));
   REQUIRE(fold.per_step_not_folded().empty());
   CHECK(render_summaries_text(whole, fold.summaries(tail), options) ==

@@ -6,19 +6,13 @@
 #include <vector>
 
 #include "exporters/summaries/streamed_steps.h"
+#include "steps_so_far.h"
 
 using namespace profagent::exporters;
 
-namespace {
+using profagent::exporters::testing::steps_so_far;
 
-StepsSoFar known(std::vector<profagent::StepSpan> added, uint64_t through_ns) {
-  StepsSoFar s;
-  s.expected = true;
-  s.current = true;
-  s.added = std::move(added);
-  s.through_ns = through_ns;
-  return s;
-}
+namespace {
 
 StepFate fate_of(const StepSorter& sorter, uint64_t at, uint32_t* step = nullptr) {
   uint32_t index = 0;
@@ -31,9 +25,9 @@ StepFate fate_of(const StepSorter& sorter, uint64_t at, uint32_t* step = nullptr
 
 TEST_CASE("records before the step in progress are sorted into the final steps, the others wait", "[exporters][streamed]") {
   StepSorter sorter;
-  sorter.update(known({}, 100));
+  sorter.update(steps_so_far({}, 100));
   CHECK(fate_of(sorter, 50) == StepFate::Later);  // no step listed yet: the window may end with none
-  sorter.update(known({{0, 100, 200}, {1, 200, 300}}, 300));
+  sorter.update(steps_so_far({{0, 100, 200}, {1, 200, 300}}, 300));
   CHECK(sorter.known() == 2);
   uint32_t step = 9;
   CHECK(fate_of(sorter, 50) == StepFate::Out);  // before the first step
@@ -42,7 +36,7 @@ TEST_CASE("records before the step in progress are sorted into the final steps, 
   CHECK(fate_of(sorter, 299, &step) == StepFate::In);
   CHECK(step == 1);
   CHECK(fate_of(sorter, 300) == StepFate::Later);  // the step in progress: listed or not, ends when?
-  sorter.update(known({{2, 300, 400}}, 450));  // a gap: no step between 400 and 450
+  sorter.update(steps_so_far({{2, 300, 400}}, 450));  // a gap: no step between 400 and 450
   CHECK(fate_of(sorter, 300, &step) == StepFate::In);
   CHECK(step == 2);
   CHECK(fate_of(sorter, 420) == StepFate::Out);
@@ -51,7 +45,7 @@ TEST_CASE("records before the step in progress are sorted into the final steps, 
 
 TEST_CASE("at the window's end its steps decide every record, and must match those used", "[exporters][streamed]") {
   StepSorter sorter;
-  sorter.update(known({{0, 100, 200}}, 200));
+  sorter.update(steps_so_far({{0, 100, 200}}, 200));
   SECTION("the last step unlisted (the whole run's last, unfinished one): what follows is in none") {
     CHECK(sorter.finish({{0, 100, 200}}).empty());
     CHECK(fate_of(sorter, 250) == StepFate::Out);
@@ -67,7 +61,7 @@ TEST_CASE("at the window's end its steps decide every record, and must match tho
 
 TEST_CASE("a window whose cut came meanwhile waits whole, one without steps is one span", "[exporters][streamed]") {
   StepSorter sorter;
-  StepsSoFar cut = known({{0, 100, 200}}, 200);
+  StepsSoFar cut = steps_so_far({{0, 100, 200}}, 200);
   cut.current = false;
   sorter.update(cut);
   CHECK(sorter.known() == 0);
@@ -76,7 +70,7 @@ TEST_CASE("a window whose cut came meanwhile waits whole, one without steps is o
   none.update(StepsSoFar{});  // not set up for steps: every record is in, at once
   CHECK(fate_of(none, 5) == StepFate::In);
   StepSorter expected_none;
-  expected_none.update(known({}, 0));
+  expected_none.update(steps_so_far({}, 0));
   CHECK(expected_none.finish({}).empty());  // set up for steps, none marked: every record is in
   CHECK(fate_of(expected_none, 5) == StepFate::In);
   CHECK_FALSE(expected_none.has_steps());
