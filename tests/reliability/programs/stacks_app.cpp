@@ -132,7 +132,10 @@ int signal_calls(long n) {
   event.sigev_signo = SIGALRM;
   event._sigev_un._tid = gettid();
   timer_t timer{};
-  if (timer_create(CLOCK_MONOTONIC, &event, &timer) != 0) return 6;
+  // Every 100 us of this thread's CPU time, not of wall time: on a loaded host a handler that
+  // takes longer than the period in wall time (preempted) would find the next signal pending at
+  // once, and the loop would never run again (a livelock until the test's timeout).
+  if (timer_create(CLOCK_THREAD_CPUTIME_ID, &event, &timer) != 0) return 6;
   const itimerspec every_100us{{0, 100000}, {0, 100000}};
   timer_settime(timer, 0, &every_100us, nullptr);
   long done = 0;
