@@ -145,9 +145,8 @@ TickConverter converter() {
   // Appended in tick order (append_anchor_now); sorted still, as the search needs, in case the
   // counters of two CPUs differ by more than the time between two anchors.
   std::vector<Anchor> copy = anchors();
-  if (!std::is_sorted(copy.begin(), copy.end(), [](const Anchor& a, const Anchor& b) { return a.ticks < b.ticks; })) {
-    std::sort(copy.begin(), copy.end(), [](const Anchor& a, const Anchor& b) { return a.ticks < b.ticks; });
-  }
+  auto by_ticks = [](const Anchor& a, const Anchor& b) { return a.ticks < b.ticks; };
+  if (!std::is_sorted(copy.begin(), copy.end(), by_ticks)) std::sort(copy.begin(), copy.end(), by_ticks);
   return TickConverter(std::move(copy));
 }
 

@@ -32,6 +32,15 @@ bool has_host(const Trace& trace, uint64_t id) {
   return std::any_of(trace.host.begin(), trace.host.end(), [&](const HostRecord& h) { return h.id == id; });
 }
 
+// A window being recorded from now, and a cursor that has peeked it once (a fresh cursor's first
+// peek starts it at this window).
+void start_recording_window(IntervalCursor& cursor, PeekedInterval& peeked) {
+  start_session_once();
+  freeze_window();
+  set_state(RecordState::Record);
+  REQUIRE(peek_interval(cursor, peeked));
+}
+
 // The clock's ticks `ms` milliseconds from now, from its rate measured over 1 ms (ticks are the
 // CPU counter's: a few GHz on x86-64, tens of MHz on aarch64 and under qemu).
 uint64_t ticks_in_ms(uint64_t ms) {
@@ -114,12 +123,9 @@ TEST_CASE("peek_interval: the calls committed since the last peek, each launch w
 }
 
 TEST_CASE("peek_interval: a launch whose kernel has not come is held for the next interval, once", "[session]") {
-  start_session_once();
-  freeze_window();
-  set_state(RecordState::Record);
   IntervalCursor cursor;
   PeekedInterval peeked;
-  REQUIRE(peek_interval(cursor, peeked));  // a fresh cursor for this window
+  start_recording_window(cursor, peeked);
   HostEvent launch{};
   uint32_t correlation = 0;
   {
@@ -152,12 +158,9 @@ TEST_CASE("peek_interval: a launch whose kernel has not come is held for the nex
 }
 
 TEST_CASE("peek_interval: an interval ends at one instant, and what ended after it comes next", "[session]") {
-  start_session_once();
-  freeze_window();
-  set_state(RecordState::Record);
   IntervalCursor cursor;
   PeekedInterval peeked;
-  REQUIRE(peek_interval(cursor, peeked));  // a fresh cursor for this window
+  start_recording_window(cursor, peeked);
   constexpr uint64_t kMarker = 0x1A7E;
   // Committed before the peek but ending after the instant the peek is taken at, as a call of
   // another thread committed while the buffers are read: its interval is the next one.
