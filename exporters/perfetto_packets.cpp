@@ -21,7 +21,7 @@ constexpr std::size_t kArgBound = 64;  // an annotation and its interned entries
 EventArgs& EventArgs::d(std::string_view name, double v) {
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
-  return add({name, Type::Double, bits, {}});
+  return number(name, Type::Double, bits);
 }
 
 struct PacketWriter::Row {

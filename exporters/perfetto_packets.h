@@ -37,10 +37,10 @@ class EventArgs {
     std::string_view name;
     Type type;
     uint64_t bits;  // the value for Uint/Int (two's complement)/Double (IEEE bits); Name: its id
-    std::string_view text;
+    std::string_view text;  // Text, InternedText, Name only (left unset for numbers)
   };
-  EventArgs& u(std::string_view name, uint64_t v) { return add({name, Type::Uint, v, {}}); }
-  EventArgs& i(std::string_view name, int64_t v) { return add({name, Type::Int, uint64_t(v), {}}); }
+  EventArgs& u(std::string_view name, uint64_t v) { return number(name, Type::Uint, v); }
+  EventArgs& i(std::string_view name, int64_t v) { return number(name, Type::Int, uint64_t(v)); }
   EventArgs& d(std::string_view name, double v);
   EventArgs& text(std::string_view name, std::string_view v) { return add({name, Type::Text, 0, v}); }
   // A value many events share (grid shapes, sync kinds, memory kinds): interned per sequence.
@@ -56,6 +56,15 @@ class EventArgs {
  private:
   EventArgs& add(const Arg& a) {
     if (size_ < kMax) slots_.args[size_++] = a, text_bytes_ += a.name.size() + a.text.size();
+    return *this;
+  }
+  // Most args are numbers: their slot's text is never read, so it is not written.
+  EventArgs& number(std::string_view name, Type type, uint64_t bits) {
+    if (size_ < kMax) {
+      Arg& a = slots_.args[size_++];
+      a.name = name, a.type = type, a.bits = bits;
+      text_bytes_ += name.size();
+    }
     return *this;
   }
   // Left uninitialised until add() fills a slot: every event makes an EventArgs, and

@@ -135,7 +135,8 @@ class TraceWalker {
 
   void host_events() {
     std::string unnamed_step;
-    for (std::size_t i = 0; i < t_.host.size(); ++i) {
+    const std::size_t count = t_.host.size();
+    for (std::size_t i = 0; i < count; ++i) {
       const HostRecord& h = t_.host[i];
       const uint64_t pid = plan_.host_pid(h.pid), tid = plan_.host_tid(h.tid);
       const CallName& call = plan_.call_names_.of(h.name);  // what a call's name means, found once
@@ -151,7 +152,7 @@ class TraceWalker {
       flow_starts(false, i, flows);
       fwdbwd_flow(i, flows);
       EventArgs args;
-      host_args(i, flows, args);
+      host_args(i, h, call, flows, args);
       if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) {
         packets_.instant(host_row(pid, tid), schema::cat::kUserAnnotation, h.name, unix_ts(h.start_ns), args);
         ++events_;
@@ -168,15 +169,15 @@ class TraceWalker {
 
   // What the report reads back (agent/report/raw_event.h); the correlation of a call is left
   // out when it is the id of the first flow the call starts (the reader takes it from there).
-  void host_args(std::size_t index, const EventFlows& flows, EventArgs& a) {
-    const HostRecord& h = t_.host[index];
+  void host_args(std::size_t index, const HostRecord& h, const CallName& call, const EventFlows& flows,
+                 EventArgs& a) {
     const bool runtime = chrome::is_runtime_call(h.kind);
     // A call outside every scope has its own id as External id: a reader numbers it afresh.
     if (!runtime || h.external_id != h.id) a.u(arg::kExternalId, runtime ? h.external_id : h.id);
     if (runtime) {
       const uint64_t correlation = plan_.links_.call_correlation(index);
       if (flows.start_count == 0 || flows.starts[0] != correlation) a.u(arg::kCorrelation, correlation);
-      if (plan_.call_names_.of(h.name).entry_point) a.interned_name(arg::kEntryPoint, h.name);
+      if (call.entry_point) a.interned_name(arg::kEntryPoint, h.name);
     }
     if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.i(arg::kCudaError, h.result);
     if (runtime && (h.flags & kFlagCaptured)) a.i(arg::kCaptured, 1);
@@ -189,7 +190,7 @@ class TraceWalker {
     }
     if (const uint64_t sf = plan_.stack_frames_.sf_of(h)) a.u(kStackFrameArg, sf);
     shape_args(h, a);
-    annotation_args_of(index, a);
+    if (annotation_of(t_, h) != nullptr) annotation_args_of(index, a);  // checked inline: most have none
   }
 
   // NVTX's domain, category, colour and payload, torch's operator ids (annotation_args.h, the
