@@ -252,19 +252,21 @@ void PacketWriter::start_sequence(Lane& lane, uint64_t ts) {
 }
 
 // Room for a packet of at most `bound` bytes on the lane's sequence (started first if need be).
-inline ProtoCursor PacketWriter::packet_room(Lane& lane, uint64_t ts, std::size_t bound) {
+inline char* PacketWriter::packet_room(Lane& lane, uint64_t ts, std::size_t bound) {
   if (!lane.started) start_sequence(lane, ts);
-  return ProtoCursor(room(bound));
+  return room(bound);
 }
 
-// Opens a TracePacket at `c` with its timestamp (a delta on the sequence's clock) and sequence;
-// returns the mark that end_nested() closes it with.
-inline char* PacketWriter::packet_head(ProtoCursor& c, Lane& lane, uint64_t ts) {
+// Opens a TracePacket at `at` with its timestamp (a delta on the sequence's clock) and sequence.
+// Returned by value, and the lookups given a cursor of their own: a cursor whose address is
+// taken is reloaded after every byte written (a char store may alias anything).
+inline PacketWriter::OpenPacket PacketWriter::packet_head(char* at, Lane& lane, uint64_t ts) {
+  ProtoCursor c(at);
   char* packet = c.begin_nested(kTracePacket);
   c.uint_field(packet::kTimestamp, ts - lane.last_ts);
   c.raw(lane.sequence_field, lane.sequence_field_size);
   lane.last_ts = ts;
-  return packet;
+  return {c, packet};
 }
 
 // A new iid of string `id` as `kind` on the lane's sequence, written at `interned` (the packet's
@@ -287,8 +289,7 @@ uint64_t PacketWriter::new_iid(Lane& lane, InternKind kind, uint32_t id, ProtoCu
 // A slice's end: the smallest packet, written without the general path's lookups (its
 // sequence has started: it ends a slice begun on it).
 void PacketWriter::slice_end(Lane& lane, uint64_t ts) {
-  ProtoCursor c(room(kEventBound));
-  char* packet = packet_head(c, lane, ts);
+  auto [c, packet] = packet_head(room(kEventBound), lane, ts);
   static constexpr char kSliceEndEvent[ProtoCursor::kRawBytes] = {
       char(packet::kTrackEvent << 3 | uint32_t(WireType::Bytes)), 2, char(event::kType << 3), event::kTypeSliceEnd};
   c.raw(kSliceEndEvent, 4);  // TrackEvent{type: SLICE_END}
@@ -303,14 +304,14 @@ void PacketWriter::event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t
   const std::size_t arg_count = args ? args->size() : 0;
   std::size_t bound = kEventBound + strings_[category].size() + strings_[name].size();
   if (args) bound += arg_count * kArgBound + args->text_bytes();
-  ProtoCursor c = packet_room(lane, ts, bound);
-  char* packet = packet_head(c, lane, ts);
+  auto [c, packet] = packet_head(packet_room(lane, ts, bound), lane, ts);
 
   char* interned = c.begin_nested(packet::kInternedData);
+  ProtoCursor entries(interned);  // the lookups write new iids here (see packet_head)
   const bool same_head = lane.head_name == name && lane.head_category == category && lane.head_type == type;
   if (!same_head) {  // iids first: a new one goes in this packet's InternedData
-    const uint64_t category_iid = iid(lane, kCategory, category, c);
-    const uint64_t name_iid = iid(lane, kName, name, c);
+    const uint64_t category_iid = iid(lane, kCategory, category, entries);
+    const uint64_t name_iid = iid(lane, kName, name, entries);
     ProtoCursor head(lane.head);
     head.uint_field(event::kType, type);
     head.uint_field(event::kCategoryIids, category_iid);
@@ -321,13 +322,14 @@ void PacketWriter::event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t
   uint64_t arg_name_iids[EventArgs::kMax], arg_text_iids[EventArgs::kMax];
   for (std::size_t i = 0; i < arg_count; ++i) {
     const EventArgs::Arg& a = (*args)[i];
-    arg_name_iids[i] = arg_name_iid(lane, a.name, c);
-    if (a.type == EventArgs::Type::InternedText) arg_text_iids[i] = iid(lane, kArgString, string_id(a.text), c);
-    if (a.type == EventArgs::Type::Name) arg_text_iids[i] = iid(lane, kArgString, name_id(uint32_t(a.bits), a.text), c);
+    arg_name_iids[i] = arg_name_iid(lane, a.name, entries);
+    if (a.type == EventArgs::Type::InternedText) arg_text_iids[i] = iid(lane, kArgString, string_id(a.text), entries);
+    if (a.type == EventArgs::Type::Name) arg_text_iids[i] = iid(lane, kArgString, name_id(uint32_t(a.bits), a.text), entries);
   }
-  if (c.pos() == interned) {
+  if (entries.pos() == interned) {
     c = ProtoCursor(interned - 2);  // nothing new: drop the InternedData's tag and length
   } else {
+    c = entries;
     c.end_nested(interned);
   }
 
@@ -377,8 +379,7 @@ void PacketWriter::instant(uint32_t row, std::string_view category, std::string_
 
 void PacketWriter::counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved) {
   Lane& lane = lane_for(*rows_[row], ts, ts);
-  ProtoCursor c = packet_room(lane, ts, kEventBound);
-  char* packet = packet_head(c, lane, ts);
+  auto [c, packet] = packet_head(packet_room(lane, ts, kEventBound), lane, ts);
   char* track_event = c.begin_nested(packet::kTrackEvent);
   c.uint_field(event::kType, event::kTypeCounter);
   c.uint_field(event::kCounterValue, uint64_t(allocated));  // int64: two's complement, as protobuf writes it

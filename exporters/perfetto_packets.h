@@ -192,8 +192,12 @@ class PacketWriter {
   Lane& new_lane(Row& row);
   void close_until(Lane& lane, uint64_t ts);
   void start_sequence(Lane& lane, uint64_t ts);
-  ProtoCursor packet_room(Lane& lane, uint64_t ts, std::size_t bound);
-  char* packet_head(ProtoCursor& c, Lane& lane, uint64_t ts);
+  char* packet_room(Lane& lane, uint64_t ts, std::size_t bound);
+  struct OpenPacket {
+    ProtoCursor cursor;  // after the packet's head
+    char* packet;        // the mark end_nested() closes the packet with
+  };
+  OpenPacket packet_head(char* at, Lane& lane, uint64_t ts);
   // The sequence's iid of string `id` as `kind`: inline when the sequence has it (every
   // event asks for four or five); new_iid() writes a new one at `interned`.
   uint64_t iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned) {
