@@ -9,10 +9,10 @@
 namespace profagent::exporters::perfetto {
 namespace {
 
-
 // A bound of the bytes an event packet can take besides its strings: the packet's head,
 // timestamp and sequence, the InternedData and TrackEvent heads, type, category and name with
-// their interned entries, and the flows (ProtoCursor writes without checks: this must hold).
+// their interned entries, and the flows (ProtoCursor writes without checks: this must hold; its
+// raw() copies of fields encoded beforehand write kRawBytes, within the heads' 128).
 constexpr std::size_t kEventBound = 128 + 2 * 24 + 2 * EventFlows::kMax * 10;
 constexpr std::size_t kArgBound = 64;  // an annotation and its interned entries, besides strings
 

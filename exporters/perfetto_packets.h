@@ -11,6 +11,10 @@
 //   open on it, or starts before the row's last time, goes to a lane: a child track of the row,
 //   with the row's name and its own sequence. SLICE_END packets are written when the next
 //   event shows the slice has ended, so each sequence stays in time order.
+// - What is the same for every packet of a lane is encoded once per lane: its sequence id field,
+//   the TrackEvent head (type, category and name iids) of the last event (the next event of the
+//   same name copies it), and its annotation names' iids (by the name's address). The bytes are
+//   those the general path writes.
 #pragma once
 
 #include <cstdint>

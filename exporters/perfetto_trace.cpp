@@ -88,11 +88,14 @@ class TraceWalker {
   uint32_t host_row(uint64_t pid, uint64_t tid) { return packets_.row(pid, tid, host_names, this); }
   uint32_t device_row(uint64_t device, uint64_t tid) { return packets_.row(device, tid, device_names, this); }
 
-  // The ac2g flows a launching call (host record or CUPTI driver record) starts.
+  // The ac2g flows a launching call (host record or CUPTI driver record) starts: the test inline
+  // (most calls start none), the flows in flows_from().
   void flow_starts(bool from_driver, std::size_t index, EventFlows& flows) {
     const std::vector<uint64_t>& ids = from_driver ? plan_.driver_flow_ : plan_.host_flow_;
     const uint64_t id = index < ids.size() ? ids[index] : 0;
-    if (id == 0) return;
+    if (id != 0) flows_from(id, from_driver, index, flows);
+  }
+  void flows_from(uint64_t id, bool from_driver, std::size_t index, EventFlows& flows) {
     flows.start(id);
     const chrome::FlowStart key{from_driver, index, 0};
     for (auto it = std::lower_bound(plan_.extra_flows_.begin(), plan_.extra_flows_.end(), key);
