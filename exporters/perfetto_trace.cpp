@@ -187,19 +187,23 @@ class TraceWalker {
     if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) a.u(arg::kBytes, h.arg0);
     if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.interned_name(arg::kKernel, h.kernel_name);
     if (h.kind == EventKind::Step) a.u(arg::kStep, h.arg0);
-    if (const std::vector<uint32_t>* stack = stack_of(t_, h)) {
-      call_site_ = call_site(t_, *stack);
-      a.interned(arg::kCallSite, call_site_);
-    }
+    if (const std::vector<uint32_t>* stack = stack_of(t_, h)) call_site_arg(*stack, a);
     if (const uint64_t sf = plan_.stack_frames_.sf_of(h)) a.u(kStackFrameArg, sf);
-    shape_args(h, a);
-    if (annotation_of(t_, h) != nullptr) annotation_args_of(index, a);  // checked inline: most have none
+    // The rare args below are tested here and written out of line: inlined, they made every
+    // call's frame heavier.
+    if (const InputShapes* shapes = shapes_of(t_, h)) shape_args(*shapes, a);
+    if (annotation_of(t_, h) != nullptr) annotation_args_of(index, a);
+  }
+
+  __attribute__((noinline)) void call_site_arg(const std::vector<uint32_t>& stack, EventArgs& a) {
+    call_site_ = call_site(t_, stack);
+    a.interned(arg::kCallSite, call_site_);
   }
 
   // NVTX's domain, category, colour and payload, torch's operator ids (annotation_args.h, the
   // JSON writer's own code): captured as JSON text, whole numbers kept as numbers, the rest as
   // the JSON text (is_json_text_arg).
-  void annotation_args_of(std::size_t index, EventArgs& a) {
+  __attribute__((noinline)) void annotation_args_of(std::size_t index, EventArgs& a) {
     const HostRecord& h = t_.host[index];
     if (annotation_of(t_, h) == nullptr) return;
     annotation_text_.clear();
@@ -224,27 +228,25 @@ class TraceWalker {
   }
 
   // PROFAGENT_RECORD_SHAPES: the JSON trace's arrays as their JSON text (is_json_text_arg).
-  void shape_args(const HostRecord& h, EventArgs& a) {
-    const InputShapes* shapes = shapes_of(t_, h);
-    if (shapes == nullptr) return;
-    if (!shapes->dims.empty()) {
+  __attribute__((noinline)) void shape_args(const InputShapes& shapes, EventArgs& a) {
+    if (!shapes.dims.empty()) {
       dims_text_ = "[";
-      for (std::size_t i = 0; i < shapes->dims.size(); ++i) {
+      for (std::size_t i = 0; i < shapes.dims.size(); ++i) {
         dims_text_ += i ? ",[" : "[";
-        for (std::size_t j = 0; j < shapes->dims[i].size(); ++j) {
-          dims_text_ += (j ? "," : "") + std::to_string(shapes->dims[i][j]);
+        for (std::size_t j = 0; j < shapes.dims[i].size(); ++j) {
+          dims_text_ += (j ? "," : "") + std::to_string(shapes.dims[i][j]);
         }
         dims_text_ += "]";
       }
       a.interned(arg::kInputDims, dims_text_ += "]");
     }
-    if (!shapes->types.empty()) {
+    if (!shapes.types.empty()) {
       types_text_ = "[";
-      for (std::size_t i = 0; i < shapes->types.size(); ++i) {
+      for (std::size_t i = 0; i < shapes.types.size(); ++i) {
         if (i) types_text_ += ",";
         const std::size_t at = types_text_.size();
-        types_text_.resize(at + escaped_size_bound(shapes->types[i].size()));
-        types_text_.resize(std::size_t(write_json_string(types_text_.data() + at, shapes->types[i]) - types_text_.data()));
+        types_text_.resize(at + escaped_size_bound(shapes.types[i].size()));
+        types_text_.resize(std::size_t(write_json_string(types_text_.data() + at, shapes.types[i]) - types_text_.data()));
       }
       a.interned(arg::kInputType, types_text_ += "]");
     }
