@@ -202,10 +202,9 @@ class TraceWalker {
 
   // NVTX's domain, category, colour and payload, torch's operator ids (annotation_args.h, the
   // JSON writer's own code): captured as JSON text, whole numbers kept as numbers, the rest as
-  // the JSON text (is_json_text_arg).
+  // the JSON text (is_json_text_arg). Only for a record with an annotation (host_args tests it).
   __attribute__((noinline)) void annotation_args_of(std::size_t index, EventArgs& a) {
     const HostRecord& h = t_.host[index];
-    if (annotation_of(t_, h) == nullptr) return;
     annotation_text_.clear();
     annotation_keys_.clear();
     StringStream text(annotation_text_);
