@@ -13,23 +13,6 @@ namespace {
 
 namespace arg = schema::arg;
 
-bool is_runtime_kind(EventKind k) {
-  return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
-}
-
-// Driver calls no hook saw reach the trace as host records flagged kFlagDriverApi (the
-// collector's join), or named by their driver function (CUPTI callbacks); they are Kineto's
-// `cuda_driver` events.
-bool is_driver_call(const HostRecord& h, const CallName& call) {
-  return h.flags & kFlagDriverApi || call.driver_function;
-}
-
-std::string_view host_category(const HostRecord& h, const CallName& call) {
-  if (h.kind == EventKind::Operator) return schema::cat::kCpuOp;
-  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return schema::cat::kUserAnnotation;
-  return is_driver_call(h, call) ? schema::cat::kCudaDriver : schema::cat::kCudaRuntime;
-}
-
 uint32_t cbid_of(const HostRecord& h, const CallName& call) {
   return is_driver_call(h, call) ? call.driver_cbid : call.runtime_cbid;
 }
@@ -38,10 +21,6 @@ uint32_t cbid_of(const HostRecord& h, const CallName& call) {
 const CallName kNotACall{};
 
 }  // namespace
-
-// The same categories for the Perfetto writer (perfetto_trace.h).
-std::string_view host_event_category(const HostRecord& h, const CallName& call) { return host_category(h, call); }
-bool is_runtime_call(EventKind kind) { return is_runtime_kind(kind); }
 
 void ChromeTraceWriter::host_events() {
   for (std::size_t i = 0; i < t_.host.size(); ++i) host_event(i);
@@ -54,13 +33,13 @@ void ChromeTraceWriter::host_event(std::size_t index) {
   host_rows_.add(pid, tid);
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) return nvtx_mark(h, pid, tid);
   if (h.kind == EventKind::Range && (h.flags & kFlagRangeStartEnd)) return nvtx_start_end(h, pid, tid);
-  const CallName& call = is_runtime_kind(h.kind) ? call_names_.of(h.name) : kNotACall;
-  if (is_runtime_kind(h.kind)) {
-    begin_x(host_category(h, call), call.api, pid, tid, h.start_ns, h.end_ns);
+  const CallName& call = is_runtime_call(h.kind) ? call_names_.of(h.name) : kNotACall;
+  if (is_runtime_call(h.kind)) {
+    begin_x(host_event_category(h, call), call.api, pid, tid, h.start_ns, h.end_ns);
   } else if (h.kind == EventKind::Step && h.name.empty()) {
-    begin_x(host_category(h, call), std::string_view(step_name(h)), pid, tid, h.start_ns, h.end_ns);
+    begin_x(host_event_category(h, call), std::string_view(step_name(h)), pid, tid, h.start_ns, h.end_ns);
   } else {
-    begin_x(host_category(h, call), h.name, pid, tid, h.start_ns, h.end_ns);
+    begin_x(host_event_category(h, call), h.name, pid, tid, h.start_ns, h.end_ns);
   }
   host_args(h, call);
   stack_frame_id(stack_frames_.sf_of(h));
@@ -74,7 +53,7 @@ void ChromeTraceWriter::host_event(std::size_t index) {
 // with a stream arg as GPU events).
 void ChromeTraceWriter::host_args(const HostRecord& h, const CallName& call) {
   Args a(w_);
-  const bool runtime = is_runtime_kind(h.kind);
+  const bool runtime = is_runtime_call(h.kind);
   a.key(arg::kExternalId).u64(runtime ? h.external_id : h.id);
   if (runtime) {
     a.key(arg::kCbid).u64(cbid_of(h, call));

@@ -28,6 +28,7 @@
 #include "exporters/occupancy.h"
 #include "exporters/stack_text.h"
 #include "exporters/trace_links.h"
+#include "exporters/trace_schema.h"
 #include "exporters/torch_ops.h"
 #include "exporters/trace_stack_frames.h"
 
@@ -354,9 +355,22 @@ uint64_t device_tid(const DeviceRecord& d);
 uint64_t stream_row_tid(uint32_t stream);
 // A synchronisation on an event (it names the event it waits for).
 bool waits_for_event(const DeviceRecord& d);
-// cuda_runtime / cuda_driver / cpu_op / user_annotation (chrome_trace_host.cpp).
-std::string_view host_event_category(const HostRecord& h, const CallName& call);
-bool is_runtime_call(EventKind kind);  // a CUDA call, not an operator, range or step
+// A CUDA call, not an operator, range or step (inline: both writers ask for every host record).
+inline bool is_runtime_call(EventKind k) {
+  return k != EventKind::Operator && k != EventKind::Range && k != EventKind::Step;
+}
+// Driver calls no hook saw reach the trace as host records flagged kFlagDriverApi (the
+// collector's join), or named by their driver function (CUPTI callbacks); they are Kineto's
+// `cuda_driver` events.
+inline bool is_driver_call(const HostRecord& h, const CallName& call) {
+  return h.flags & kFlagDriverApi || call.driver_function;
+}
+// cuda_runtime / cuda_driver / cpu_op / user_annotation.
+inline std::string_view host_event_category(const HostRecord& h, const CallName& call) {
+  if (h.kind == EventKind::Operator) return schema::cat::kCpuOp;
+  if (h.kind == EventKind::Range || h.kind == EventKind::Step) return schema::cat::kUserAnnotation;
+  return is_driver_call(h, call) ? schema::cat::kCudaDriver : schema::cat::kCudaRuntime;
+}
 // Row names (thread_name of the row's 'M' events; chrome_trace_rows.cpp).
 std::string host_row_name(const Trace& t, uint64_t tid);
 std::string device_row_name(const Trace& t, uint64_t device, uint64_t tid);

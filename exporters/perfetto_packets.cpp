@@ -9,12 +9,10 @@
 namespace profagent::exporters::perfetto {
 namespace {
 
-constexpr std::size_t kFlushBytes = 1u << 20;
-constexpr std::size_t kBufferBytes = kFlushBytes + (64u << 10);
-
 // A bound of the bytes an event packet can take besides its strings: the packet's head,
 // timestamp and sequence, the InternedData and TrackEvent heads, type, category and name with
-// their interned entries, and the flows (ProtoCursor writes without checks: this must hold).
+// their interned entries, and the flows (ProtoCursor writes without checks: this must hold; its
+// raw() copies of fields encoded beforehand write kRawBytes, within the heads' 128).
 constexpr std::size_t kEventBound = 128 + 2 * 24 + 2 * EventFlows::kMax * 10;
 constexpr std::size_t kArgBound = 64;  // an annotation and its interned entries, besides strings
 
@@ -23,7 +21,7 @@ constexpr std::size_t kArgBound = 64;  // an annotation and its interned entries
 EventArgs& EventArgs::d(std::string_view name, double v) {
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof bits);
-  return add({name, Type::Double, bits, {}});
+  return number(name, Type::Double, bits);
 }
 
 struct PacketWriter::Row {
@@ -67,7 +65,7 @@ uint32_t PacketWriter::static_id_slow(std::string_view s) {
   return id;
 }
 
-uint32_t PacketWriter::name_id(uint32_t key, std::string_view text) {
+uint32_t PacketWriter::name_id_slow(uint32_t key, std::string_view text) {
   if (key >= name_ids_.size()) name_ids_.resize(std::max<std::size_t>(key + 1, name_ids_.size() * 2), 0);
   if (name_ids_[key] == 0) name_ids_[key] = string_id_slow(text) + 1;  // once per name: no cache
   return name_ids_[key] - 1;
@@ -80,20 +78,13 @@ void PacketWriter::push_buffer() {
   used_ = 0;
 }
 
-char* PacketWriter::room(std::size_t bound) {
-  if (used_ + bound > capacity_) {
-    push_buffer();
-    if (bound > capacity_) {  // one packet larger than the buffer (a huge argument): grow
-      buf_.reset(new char[bound]);
-      capacity_ = bound;
-    }
+char* PacketWriter::room_slow(std::size_t bound) {
+  push_buffer();
+  if (bound > capacity_) {  // one packet larger than the buffer (a huge argument): grow
+    buf_.reset(new char[bound]);
+    capacity_ = bound;
   }
   return buf_.get() + used_;
-}
-
-void PacketWriter::commit(char* end) {
-  used_ = std::size_t(end - buf_.get());
-  if (used_ >= kFlushBytes) push_buffer();
 }
 
 void PacketWriter::emit(const std::string& packet) {
@@ -132,9 +123,7 @@ void PacketWriter::track_descriptor(uint64_t uuid, uint64_t parent, std::string_
   emit(packet_);
 }
 
-uint32_t PacketWriter::row(uint64_t pid, uint64_t tid, NamesFn names_of, const void* context) {
-  const uint64_t key = pid << 32 | (tid & 0xFFFFFFFFu);
-  if (key == last_row_key_ && last_row_ != kNoRow) return last_row_;  // events come a thread at a time
+uint32_t PacketWriter::row_slow(uint64_t key, uint64_t pid, uint64_t tid, NamesFn names_of, const void* context) {
   const auto it = row_of_.find(key);
   if (it != row_of_.end()) return last_row_key_ = key, last_row_ = it->second;
   const RowNames names = names_of(context, pid, tid);
@@ -187,6 +176,9 @@ uint32_t PacketWriter::counter_row(std::string_view name) {
 PacketWriter::Lane& PacketWriter::new_lane(Row& row) {
   auto lane = std::make_unique<Lane>();
   lane->sequence = next_sequence_++;
+  ProtoCursor sequence(lane->sequence_field);
+  sequence.uint_field(packet::kTrustedPacketSequenceId, lane->sequence);
+  lane->sequence_field_size = uint8_t(sequence.pos() - lane->sequence_field);
   if (row.lanes.empty()) {
     lane->uuid = row.uuid;
   } else {
@@ -207,8 +199,20 @@ void PacketWriter::close_until(Lane& lane, uint64_t ts) {
   }
 }
 
-// The first lane where [start, end] comes in time order and nests in what is open.
-PacketWriter::Lane& PacketWriter::lane_for(Row& row, uint64_t start, uint64_t end) {
+// The first lane where [start, end] comes in time order and nests in what is open: inline for
+// the row's own track when it fits there (most events), else through lane_for_slow().
+inline PacketWriter::Lane& PacketWriter::lane_for(Row& row, uint64_t start, uint64_t end) {
+  if (!row.lanes.empty()) {
+    Lane& lane = *lanes_[row.lanes[0]];
+    if (start >= lane.last_ts) {
+      close_until(lane, start);
+      if (lane.open_ends.empty() || end <= lane.open_ends.back()) return lane;
+    }
+  }
+  return lane_for_slow(row, start, end);
+}
+
+PacketWriter::Lane& PacketWriter::lane_for_slow(Row& row, uint64_t start, uint64_t end) {
   for (uint32_t index : row.lanes) {
     Lane& lane = *lanes_[index];
     if (start < lane.last_ts) continue;
@@ -248,19 +252,21 @@ void PacketWriter::start_sequence(Lane& lane, uint64_t ts) {
 }
 
 // Room for a packet of at most `bound` bytes on the lane's sequence (started first if need be).
-ProtoCursor PacketWriter::packet_room(Lane& lane, uint64_t ts, std::size_t bound) {
+inline char* PacketWriter::packet_room(Lane& lane, uint64_t ts, std::size_t bound) {
   if (!lane.started) start_sequence(lane, ts);
-  return ProtoCursor(room(bound));
+  return room(bound);
 }
 
-// Opens a TracePacket at `c` with its timestamp (a delta on the sequence's clock) and sequence;
-// returns the mark that end_nested() closes it with.
-char* PacketWriter::packet_head(ProtoCursor& c, Lane& lane, uint64_t ts) {
+// Opens a TracePacket at `at` with its timestamp (a delta on the sequence's clock) and sequence.
+// Returned by value, and the lookups given a cursor of their own: a cursor whose address is
+// taken is reloaded after every byte written (a char store may alias anything).
+inline PacketWriter::OpenPacket PacketWriter::packet_head(char* at, Lane& lane, uint64_t ts) {
+  ProtoCursor c(at);
   char* packet = c.begin_nested(kTracePacket);
   c.uint_field(packet::kTimestamp, ts - lane.last_ts);
-  c.uint_field(packet::kTrustedPacketSequenceId, lane.sequence);
+  c.raw(lane.sequence_field, lane.sequence_field_size);
   lane.last_ts = ts;
-  return packet;
+  return {c, packet};
 }
 
 // A new iid of string `id` as `kind` on the lane's sequence, written at `interned` (the packet's
@@ -280,13 +286,13 @@ uint64_t PacketWriter::new_iid(Lane& lane, InternKind kind, uint32_t id, ProtoCu
   return value;
 }
 
-// A slice's end: the smallest packet, written without the general path's lookups.
+// A slice's end: the smallest packet, written without the general path's lookups (its
+// sequence has started: it ends a slice begun on it).
 void PacketWriter::slice_end(Lane& lane, uint64_t ts) {
-  ProtoCursor c = packet_room(lane, ts, kEventBound);
-  char* packet = packet_head(c, lane, ts);
-  char* track_event = c.begin_nested(packet::kTrackEvent);
-  c.uint_field(event::kType, event::kTypeSliceEnd);
-  c.end_nested(track_event);
+  auto [c, packet] = packet_head(room(kEventBound), lane, ts);
+  static constexpr char kSliceEndEvent[ProtoCursor::kRawBytes] = {
+      char(packet::kTrackEvent << 3 | uint32_t(WireType::Bytes)), 2, char(event::kType << 3), event::kTypeSliceEnd};
+  c.raw(kSliceEndEvent, 4);  // TrackEvent{type: SLICE_END}
   c.end_nested(packet);
   commit(c.pos());
 }
@@ -297,30 +303,38 @@ void PacketWriter::event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t
                                 const EventArgs* args, const EventFlows* flows) {
   const std::size_t arg_count = args ? args->size() : 0;
   std::size_t bound = kEventBound + strings_[category].size() + strings_[name].size();
-  for (std::size_t i = 0; i < arg_count; ++i) bound += kArgBound + (*args)[i].name.size() + (*args)[i].text.size();
-  ProtoCursor c = packet_room(lane, ts, bound);
-  char* packet = packet_head(c, lane, ts);
+  if (args) bound += arg_count * kArgBound + args->text_bytes();
+  auto [c, packet] = packet_head(packet_room(lane, ts, bound), lane, ts);
 
   char* interned = c.begin_nested(packet::kInternedData);
-  const uint64_t category_iid = iid(lane, kCategory, category, c);
-  const uint64_t name_iid = iid(lane, kName, name, c);
+  ProtoCursor entries(interned);  // the lookups write new iids here (see packet_head)
+  const bool same_head = lane.head_name == name && lane.head_category == category && lane.head_type == type;
+  if (!same_head) {  // iids first: a new one goes in this packet's InternedData
+    const uint64_t category_iid = iid(lane, kCategory, category, entries);
+    const uint64_t name_iid = iid(lane, kName, name, entries);
+    ProtoCursor head(lane.head);
+    head.uint_field(event::kType, type);
+    head.uint_field(event::kCategoryIids, category_iid);
+    head.uint_field(event::kNameIid, name_iid);
+    lane.head_size = uint8_t(head.pos() - lane.head);
+    lane.head_category = category, lane.head_name = name, lane.head_type = type;
+  }
   uint64_t arg_name_iids[EventArgs::kMax], arg_text_iids[EventArgs::kMax];
   for (std::size_t i = 0; i < arg_count; ++i) {
     const EventArgs::Arg& a = (*args)[i];
-    arg_name_iids[i] = iid(lane, kArgName, static_id(a.name), c);
-    if (a.type == EventArgs::Type::InternedText) arg_text_iids[i] = iid(lane, kArgString, string_id(a.text), c);
-    if (a.type == EventArgs::Type::Name) arg_text_iids[i] = iid(lane, kArgString, name_id(uint32_t(a.bits), a.text), c);
+    arg_name_iids[i] = arg_name_iid(lane, a.name, entries);
+    if (a.type == EventArgs::Type::InternedText) arg_text_iids[i] = iid(lane, kArgString, string_id(a.text), entries);
+    if (a.type == EventArgs::Type::Name) arg_text_iids[i] = iid(lane, kArgString, name_id(uint32_t(a.bits), a.text), entries);
   }
-  if (c.pos() == interned) {
+  if (entries.pos() == interned) {
     c = ProtoCursor(interned - 2);  // nothing new: drop the InternedData's tag and length
   } else {
+    c = entries;
     c.end_nested(interned);
   }
 
   char* track_event = c.begin_nested(packet::kTrackEvent);
-  c.uint_field(event::kType, type);
-  c.uint_field(event::kCategoryIids, category_iid);
-  c.uint_field(event::kNameIid, name_iid);
+  c.raw(lane.head, lane.head_size);
   if (flows) {
     for (std::size_t i = 0; i < flows->start_count; ++i) c.fixed64_field(event::kFlowIds, flows->starts[i]);
     for (std::size_t i = 0; i < flows->end_count; ++i) c.fixed64_field(event::kTerminatingFlowIds, flows->ends[i]);
@@ -365,8 +379,7 @@ void PacketWriter::instant(uint32_t row, std::string_view category, std::string_
 
 void PacketWriter::counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved) {
   Lane& lane = lane_for(*rows_[row], ts, ts);
-  ProtoCursor c = packet_room(lane, ts, kEventBound);
-  char* packet = packet_head(c, lane, ts);
+  auto [c, packet] = packet_head(packet_room(lane, ts, kEventBound), lane, ts);
   char* track_event = c.begin_nested(packet::kTrackEvent);
   c.uint_field(event::kType, event::kTypeCounter);
   c.uint_field(event::kCounterValue, uint64_t(allocated));  // int64: two's complement, as protobuf writes it

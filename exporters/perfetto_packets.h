@@ -11,6 +11,10 @@
 //   open on it, or starts before the row's last time, goes to a lane: a child track of the row,
 //   with the row's name and its own sequence. SLICE_END packets are written when the next
 //   event shows the slice has ended, so each sequence stays in time order.
+// - What is the same for every packet of a lane is encoded once per lane: its sequence id field,
+//   the TrackEvent head (type, category and name iids) of the last event (the next event of the
+//   same name copies it), and its annotation names' iids (by the name's address). The bytes are
+//   those the general path writes.
 #pragma once
 
 #include <cstdint>
@@ -37,10 +41,10 @@ class EventArgs {
     std::string_view name;
     Type type;
     uint64_t bits;  // the value for Uint/Int (two's complement)/Double (IEEE bits); Name: its id
-    std::string_view text;
+    std::string_view text;  // Text, InternedText, Name only (left unset for numbers)
   };
-  EventArgs& u(std::string_view name, uint64_t v) { return add({name, Type::Uint, v, {}}); }
-  EventArgs& i(std::string_view name, int64_t v) { return add({name, Type::Int, uint64_t(v), {}}); }
+  EventArgs& u(std::string_view name, uint64_t v) { return number(name, Type::Uint, v); }
+  EventArgs& i(std::string_view name, int64_t v) { return number(name, Type::Int, uint64_t(v)); }
   EventArgs& d(std::string_view name, double v);
   EventArgs& text(std::string_view name, std::string_view v) { return add({name, Type::Text, 0, v}); }
   // A value many events share (grid shapes, sync kinds, memory kinds): interned per sequence.
@@ -50,10 +54,21 @@ class EventArgs {
   EventArgs& interned_name(std::string_view name, InternedName v) { return add({name, Type::Name, v.id(), v}); }
   std::size_t size() const { return size_; }
   const Arg& operator[](std::size_t i) const { return slots_.args[i]; }
+  // The names' and texts' bytes of the args held: what bounds their packet besides constants.
+  std::size_t text_bytes() const { return text_bytes_; }
 
  private:
   EventArgs& add(const Arg& a) {
-    if (size_ < kMax) slots_.args[size_++] = a;
+    if (size_ < kMax) slots_.args[size_++] = a, text_bytes_ += a.name.size() + a.text.size();
+    return *this;
+  }
+  // Most args are numbers: their slot's text is never read, so it is not written.
+  EventArgs& number(std::string_view name, Type type, uint64_t bits) {
+    if (size_ < kMax) {
+      Arg& a = slots_.args[size_++];
+      a.name = name, a.type = type, a.bits = bits;
+      text_bytes_ += name.size();
+    }
     return *this;
   }
   // Left uninitialised until add() fills a slot: every event makes an EventArgs, and
@@ -63,6 +78,7 @@ class EventArgs {
     Arg args[kMax];
   } slots_;
   std::size_t size_ = 0;
+  std::size_t text_bytes_ = 0;
 };
 
 // Flow ids a slice or instant starts and ends (TrackEvent.flow_ids / terminating_flow_ids).
@@ -92,7 +108,11 @@ class PacketWriter {
 
   // The row of (pid, tid), made on first use with the names `names()` gives.
   using NamesFn = RowNames (*)(const void* context, uint64_t pid, uint64_t tid);
-  uint32_t row(uint64_t pid, uint64_t tid, NamesFn names, const void* context);
+  uint32_t row(uint64_t pid, uint64_t tid, NamesFn names, const void* context) {
+    const uint64_t key = pid << 32 | (tid & 0xFFFFFFFFu);
+    // Inline for the row of the previous event: events come a thread at a time.
+    return key == last_row_key_ && last_row_ != kNoRow ? last_row_ : row_slow(key, pid, tid, names, context);
+  }
   // The process's NVTX start/end ranges (kAsyncTrackName, under the process's track).
   uint32_t async_row(uint64_t pid, NamesFn names, const void* context);
   // A pair of counter tracks "<name> allocated" and "<name> reserved" (bytes).
@@ -108,6 +128,10 @@ class PacketWriter {
   // InternedName::id): a window has millions of records but few names, and hashing each
   // record's name was a tenth of the writer's work.
   uint32_t name_id(InternedName name) { return name_id(name.id(), name); }
+  // The same by the name's dense id (InternedName::id() of `text`): inline once known.
+  uint32_t name_id(uint32_t key, std::string_view text) {
+    return key < name_ids_.size() && name_ids_[key] != 0 ? name_ids_[key] - 1 : name_id_slow(key, text);
+  }
   // Any string: hashed, unless the same buffer held the same text at its last lookup (a
   // direct-mapped cache by address, checked by content, as a buffer may be reused: a kernel's
   // grid and block texts, a sync or memory kind's name repeat event after event).
@@ -137,6 +161,23 @@ class PacketWriter {
     std::vector<uint32_t> iids[kInternKinds];  // per string id: its iid on this sequence, 0 none
     uint32_t next_iid[kInternKinds] = {1, 1, 1, 1};
     uint64_t extra_counter_uuid = 0;  // counter lanes: the "reserved" track
+    // Every packet's trusted_packet_sequence_id field, encoded once.
+    char sequence_field[ProtoCursor::kRawBytes] = {};
+    uint8_t sequence_field_size = 0;
+    // The last event's TrackEvent head (type, category iid, name iid), encoded: the next event
+    // of the same type and name copies it without looking up its iids again.
+    uint32_t head_category = ~0u, head_name = ~0u, head_type = ~0u;
+    char head[ProtoCursor::kRawBytes] = {};
+    uint8_t head_size = 0;
+    // Annotation names' iids on this sequence by the name's address (schema constants), direct
+    // mapped: an event's args are the same few names, looked up once each instead of twice.
+    struct ArgNameSlot {
+      const char* data = nullptr;
+      std::size_t size = 0;
+      uint64_t iid = 0;
+    };
+    static constexpr std::size_t kArgNameSlots = 32;
+    ArgNameSlot arg_names[kArgNameSlots];
   };
 
   // A schema constant's string id, by address; inline for one seen recently (an event names
@@ -147,14 +188,20 @@ class PacketWriter {
   }
   uint32_t static_id_slow(std::string_view s);
   uint32_t string_id_slow(std::string_view s);
-  uint32_t name_id(uint32_t key, std::string_view text);  // key: InternedName::id() of text
+  uint32_t name_id_slow(uint32_t key, std::string_view text);
+  uint32_t row_slow(uint64_t key, uint64_t pid, uint64_t tid, NamesFn names, const void* context);
   uint64_t track_uuid() { return next_uuid_++; }
   Lane& lane_for(Row& row, uint64_t start, uint64_t end);
+  Lane& lane_for_slow(Row& row, uint64_t start, uint64_t end);
   Lane& new_lane(Row& row);
   void close_until(Lane& lane, uint64_t ts);
   void start_sequence(Lane& lane, uint64_t ts);
-  ProtoCursor packet_room(Lane& lane, uint64_t ts, std::size_t bound);
-  char* packet_head(ProtoCursor& c, Lane& lane, uint64_t ts);
+  char* packet_room(Lane& lane, uint64_t ts, std::size_t bound);
+  struct OpenPacket {
+    ProtoCursor cursor;  // after the packet's head
+    char* packet;        // the mark end_nested() closes the packet with
+  };
+  OpenPacket packet_head(char* at, Lane& lane, uint64_t ts);
   // The sequence's iid of string `id` as `kind`: inline when the sequence has it (every
   // event asks for four or five); new_iid() writes a new one at `interned`.
   uint64_t iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned) {
@@ -162,6 +209,13 @@ class PacketWriter {
     return id < iids.size() && iids[id] != 0 ? iids[id] : new_iid(lane, kind, id, interned);
   }
   uint64_t new_iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned);
+  // An annotation name's iid on the lane's sequence (a schema constant, by address).
+  uint64_t arg_name_iid(Lane& lane, std::string_view name, ProtoCursor& interned) {
+    Lane::ArgNameSlot& slot = lane.arg_names[(uintptr_t(name.data()) >> 3) % Lane::kArgNameSlots];
+    if (slot.data == name.data() && slot.size == name.size() && slot.data != nullptr) return slot.iid;
+    slot = {name.data(), name.size(), iid(lane, kArgName, static_id(name), interned)};
+    return slot.iid;
+  }
   void event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t category, uint32_t name, const EventArgs* args,
                     const EventFlows* flows);
   void slice_end(Lane& lane, uint64_t ts);
@@ -170,10 +224,16 @@ class PacketWriter {
   void emit(const std::string& packet);
   // Output memory: room(bound) makes `bound` bytes writable at the end of what is buffered
   // (pushing the buffer to the stream first when it is full); commit(end) keeps what was written.
-  char* room(std::size_t bound);
-  void commit(char* end);
+  char* room(std::size_t bound) { return used_ + bound <= capacity_ ? buf_.get() + used_ : room_slow(bound); }
+  char* room_slow(std::size_t bound);
+  void commit(char* end) {
+    used_ = std::size_t(end - buf_.get());
+    if (used_ >= kFlushBytes) push_buffer();
+  }
   void push_buffer();
 
+  static constexpr std::size_t kFlushBytes = 1u << 20;  // the buffer is pushed when this full
+  static constexpr std::size_t kBufferBytes = kFlushBytes + (64u << 10);
   OutputStream& out_;
   bool ok_ = true;
   uint64_t written_ = 0;

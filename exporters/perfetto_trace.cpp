@@ -88,11 +88,14 @@ class TraceWalker {
   uint32_t host_row(uint64_t pid, uint64_t tid) { return packets_.row(pid, tid, host_names, this); }
   uint32_t device_row(uint64_t device, uint64_t tid) { return packets_.row(device, tid, device_names, this); }
 
-  // The ac2g flows a launching call (host record or CUPTI driver record) starts.
+  // The ac2g flows a launching call (host record or CUPTI driver record) starts: the test inline
+  // (most calls start none), the flows in flows_from().
   void flow_starts(bool from_driver, std::size_t index, EventFlows& flows) {
     const std::vector<uint64_t>& ids = from_driver ? plan_.driver_flow_ : plan_.host_flow_;
     const uint64_t id = index < ids.size() ? ids[index] : 0;
-    if (id == 0) return;
+    if (id != 0) flows_from(id, from_driver, index, flows);
+  }
+  void flows_from(uint64_t id, bool from_driver, std::size_t index, EventFlows& flows) {
     flows.start(id);
     const chrome::FlowStart key{from_driver, index, 0};
     for (auto it = std::lower_bound(plan_.extra_flows_.begin(), plan_.extra_flows_.end(), key);
@@ -135,7 +138,8 @@ class TraceWalker {
 
   void host_events() {
     std::string unnamed_step;
-    for (std::size_t i = 0; i < t_.host.size(); ++i) {
+    const std::size_t count = t_.host.size();
+    for (std::size_t i = 0; i < count; ++i) {
       const HostRecord& h = t_.host[i];
       const uint64_t pid = plan_.host_pid(h.pid), tid = plan_.host_tid(h.tid);
       const CallName& call = plan_.call_names_.of(h.name);  // what a call's name means, found once
@@ -151,7 +155,7 @@ class TraceWalker {
       flow_starts(false, i, flows);
       fwdbwd_flow(i, flows);
       EventArgs args;
-      host_args(i, flows, args);
+      host_args(i, h, call, flows, args);
       if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) {
         packets_.instant(host_row(pid, tid), schema::cat::kUserAnnotation, h.name, unix_ts(h.start_ns), args);
         ++events_;
@@ -168,36 +172,39 @@ class TraceWalker {
 
   // What the report reads back (agent/report/raw_event.h); the correlation of a call is left
   // out when it is the id of the first flow the call starts (the reader takes it from there).
-  void host_args(std::size_t index, const EventFlows& flows, EventArgs& a) {
-    const HostRecord& h = t_.host[index];
+  void host_args(std::size_t index, const HostRecord& h, const CallName& call, const EventFlows& flows,
+                 EventArgs& a) {
     const bool runtime = chrome::is_runtime_call(h.kind);
     // A call outside every scope has its own id as External id: a reader numbers it afresh.
     if (!runtime || h.external_id != h.id) a.u(arg::kExternalId, runtime ? h.external_id : h.id);
     if (runtime) {
       const uint64_t correlation = plan_.links_.call_correlation(index);
       if (flows.start_count == 0 || flows.starts[0] != correlation) a.u(arg::kCorrelation, correlation);
-      if (plan_.call_names_.of(h.name).entry_point) a.interned_name(arg::kEntryPoint, h.name);
+      if (call.entry_point) a.interned_name(arg::kEntryPoint, h.name);
     }
     if (runtime && (h.flags & kFlagFailed || h.result != 0)) a.i(arg::kCudaError, h.result);
     if (runtime && (h.flags & kFlagCaptured)) a.i(arg::kCaptured, 1);
     if (h.kind == EventKind::Memcpy || h.kind == EventKind::Memset || h.kind == EventKind::Alloc) a.u(arg::kBytes, h.arg0);
     if (h.kind == EventKind::Launch && !h.kernel_name.empty()) a.interned_name(arg::kKernel, h.kernel_name);
     if (h.kind == EventKind::Step) a.u(arg::kStep, h.arg0);
-    if (const std::vector<uint32_t>* stack = stack_of(t_, h)) {
-      call_site_ = call_site(t_, *stack);
-      a.interned(arg::kCallSite, call_site_);
-    }
+    if (const std::vector<uint32_t>* stack = stack_of(t_, h)) call_site_arg(*stack, a);
     if (const uint64_t sf = plan_.stack_frames_.sf_of(h)) a.u(kStackFrameArg, sf);
-    shape_args(h, a);
-    annotation_args_of(index, a);
+    // The rare args below are tested here and written out of line: inlined, they made every
+    // call's frame heavier.
+    if (const InputShapes* shapes = shapes_of(t_, h)) shape_args(*shapes, a);
+    if (annotation_of(t_, h) != nullptr) annotation_args_of(index, a);
+  }
+
+  __attribute__((noinline)) void call_site_arg(const std::vector<uint32_t>& stack, EventArgs& a) {
+    call_site_ = call_site(t_, stack);
+    a.interned(arg::kCallSite, call_site_);
   }
 
   // NVTX's domain, category, colour and payload, torch's operator ids (annotation_args.h, the
   // JSON writer's own code): captured as JSON text, whole numbers kept as numbers, the rest as
-  // the JSON text (is_json_text_arg).
-  void annotation_args_of(std::size_t index, EventArgs& a) {
+  // the JSON text (is_json_text_arg). Only for a record with an annotation (host_args tests it).
+  __attribute__((noinline)) void annotation_args_of(std::size_t index, EventArgs& a) {
     const HostRecord& h = t_.host[index];
-    if (annotation_of(t_, h) == nullptr) return;
     annotation_text_.clear();
     annotation_keys_.clear();
     StringStream text(annotation_text_);
@@ -220,27 +227,25 @@ class TraceWalker {
   }
 
   // PROFAGENT_RECORD_SHAPES: the JSON trace's arrays as their JSON text (is_json_text_arg).
-  void shape_args(const HostRecord& h, EventArgs& a) {
-    const InputShapes* shapes = shapes_of(t_, h);
-    if (shapes == nullptr) return;
-    if (!shapes->dims.empty()) {
+  __attribute__((noinline)) void shape_args(const InputShapes& shapes, EventArgs& a) {
+    if (!shapes.dims.empty()) {
       dims_text_ = "[";
-      for (std::size_t i = 0; i < shapes->dims.size(); ++i) {
+      for (std::size_t i = 0; i < shapes.dims.size(); ++i) {
         dims_text_ += i ? ",[" : "[";
-        for (std::size_t j = 0; j < shapes->dims[i].size(); ++j) {
-          dims_text_ += (j ? "," : "") + std::to_string(shapes->dims[i][j]);
+        for (std::size_t j = 0; j < shapes.dims[i].size(); ++j) {
+          dims_text_ += (j ? "," : "") + std::to_string(shapes.dims[i][j]);
         }
         dims_text_ += "]";
       }
       a.interned(arg::kInputDims, dims_text_ += "]");
     }
-    if (!shapes->types.empty()) {
+    if (!shapes.types.empty()) {
       types_text_ = "[";
-      for (std::size_t i = 0; i < shapes->types.size(); ++i) {
+      for (std::size_t i = 0; i < shapes.types.size(); ++i) {
         if (i) types_text_ += ",";
         const std::size_t at = types_text_.size();
-        types_text_.resize(at + escaped_size_bound(shapes->types[i].size()));
-        types_text_.resize(std::size_t(write_json_string(types_text_.data() + at, shapes->types[i]) - types_text_.data()));
+        types_text_.resize(at + escaped_size_bound(shapes.types[i].size()));
+        types_text_.resize(std::size_t(write_json_string(types_text_.data() + at, shapes.types[i]) - types_text_.data()));
       }
       a.interned(arg::kInputType, types_text_ += "]");
     }

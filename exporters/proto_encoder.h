@@ -7,6 +7,7 @@
 // written in its shortest form.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -101,13 +102,25 @@ class ProtoCursor {
   }
   void fixed64_field(uint32_t field, uint64_t v) {
     tag(field, WireType::Fixed64);
-    for (int i = 0; i < 8; ++i) *p_++ = char(uint8_t(v >> (8 * i)));
+    if constexpr (std::endian::native == std::endian::little) {  // the wire's byte order: one store
+      std::memcpy(p_, &v, 8);
+      p_ += 8;
+    } else {
+      for (int i = 0; i < 8; ++i) *p_++ = char(uint8_t(v >> (8 * i)));
+    }
   }
   void bytes_field(uint32_t field, std::string_view bytes) {
     tag(field, WireType::Bytes);
     varint(bytes.size());
     std::memcpy(p_, bytes.data(), bytes.size());
     p_ += bytes.size();
+  }
+  // Bytes encoded beforehand (fields that are the same in many messages). The caller's bound
+  // leaves room for kRawBytes at the cursor: the copy has a constant size, `size` are kept.
+  static constexpr std::size_t kRawBytes = 16;
+  void raw(const char (&bytes)[kRawBytes], std::size_t size) {
+    std::memcpy(p_, bytes, kRawBytes);
+    p_ += size;
   }
   char* begin_nested(uint32_t field) {
     tag(field, WireType::Bytes);

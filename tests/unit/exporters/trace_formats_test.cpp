@@ -118,7 +118,8 @@ TEST_CASE("the protobuf encoder writes varints, fixed64 and nested lengths in th
 }
 
 // The Perfetto writer writes its packets through ProtoCursor: the same fields must give the same
-// bytes as ProtoEncoder, nested lengths over 127 bytes (the body moved on) included.
+// bytes as ProtoEncoder, nested lengths over 127 bytes (the body moved on) and fields encoded
+// beforehand (raw(): a sequence's id, an event's type/category/name) included.
 TEST_CASE("the in-place protobuf cursor writes exactly what the encoder writes", "[exporters][formats]") {
   std::string expected;
   ProtoEncoder e(expected);
@@ -132,6 +133,11 @@ TEST_CASE("the in-place protobuf cursor writes exactly what the encoder writes",
     c.uint_field(8, uint64_t(size) * 977);
     e.fixed64_field(47, 0x0102030405060708ull + uint64_t(size));
     c.fixed64_field(47, 0x0102030405060708ull + uint64_t(size));
+    char field[ProtoCursor::kRawBytes] = {};  // a field encoded beforehand, copied by raw()
+    ProtoCursor pre(field);
+    pre.uint_field(10, uint64_t(size) * 131 + 1);
+    e.uint_field(10, uint64_t(size) * 131 + 1);
+    c.raw(field, std::size_t(pre.pos() - field));
     const std::size_t inner = e.begin_nested(4);
     char* inner_at = c.begin_nested(4);
     e.bytes_field(2, text);
