@@ -4,9 +4,11 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <utility>
 
 #include "agent/lifecycle.h"
 #include "agent/windows.h"
+#include "collector/memory_ledger.h"
 #include "exporters/file_names.h"
 #include "exporters/folded_stacks.h"
 #include "exporters/json_writer.h"
@@ -16,6 +18,7 @@
 #include "exporters/summaries/host_costs.h"
 #include "exporters/summaries/overhead_line.h"
 #include "exporters/summaries/step_summary.h"
+#include "exporters/summaries/streamed_memory.h"
 #include "exporters/summaries/streamed_step_lines.h"
 #include "exporters/summaries/streamed_summaries.h"
 #include "exporters/summaries/streamed_table.h"
@@ -42,6 +45,10 @@ struct StreamedFolds {
   bool rank_distributed_late = false;
   bool parts_folded = false;
   bool summaries_distributed = false;  // the Distributed Summary is among the summaries asked for
+  // PROFAGENT_PROFILE_MEMORY: where the calls of its memory records were, and how far the
+  // ledger's records were read.
+  std::unique_ptr<exporters::MemoryCallsFold> memory;
+  collector::MemoryCallCursor memory_cursor;
 };
 
 StreamedFolds& fold_state() {
@@ -64,6 +71,9 @@ void start_fold(StreamedFolds& s, uint32_t window, const Config& config) {
   s.rank_distributed.reset();
   s.rank_distributed_late = false;
   s.parts_folded = false;
+  s.memory.reset();
+  if (config.profile_memory) s.memory = std::make_unique<exporters::MemoryCallsFold>();
+  s.memory_cursor = {};
   const std::vector<std::string>& names = options.summaries.names;
   s.summaries_distributed = std::find(names.begin(), names.end(), "distributed") != names.end();
 }
@@ -95,6 +105,20 @@ void fold_rank_distributed(StreamedFolds& s, const Trace& part, const exporters:
 // segment's records are sorted into the steps known now (agent/windows.h); the tail's into the
 // window's (its Trace::steps).
 // The folded stacks add the part's costs too (a part without stacks has no line).
+// The segment's memory records: those booked since the last segment wait for their calls, and
+// the waiting ones whose calls it holds join it (memory records are booked before their calls
+// are committed, so before a segment takes them). The segment's own memory part, while it is
+// folded (its trace is written without them: they are the tail's).
+MemoryReport segment_memory(StreamedFolds& s, const Trace& segment) {
+  std::vector<MemoryRecord> booked;
+  collector::memory_records_since(s.memory_cursor, booked);
+  s.memory->want(std::move(booked));
+  MemoryReport memory;
+  memory.enabled = true;
+  memory.records = s.memory->add(segment);
+  return memory;
+}
+
 void fold_part(StreamedFolds& s, const Trace& part, bool last) {
   if (s.ranks) s.ranks->add(part);
   start_rank_distributed(s, part);
@@ -131,6 +155,7 @@ void drop_folds(StreamedFolds& s) {
   s.folded.reset();
   s.ranks.reset();
   s.rank_distributed.reset();
+  s.memory.reset();
 }
 
 // The rank table of the window, when it wants one: its rows' fold and its Distributed Summary
@@ -153,18 +178,40 @@ void finish_rank_table(StreamedFolds& s, const Trace& tail, StreamedOutputs& out
   out.rank_table = std::move(table);
 }
 
+// The window's memory summary: its records are the tail's, their calls in it or in the
+// segments (MemoryCallsFold).
+exporters::MemorySummary memory_summary(const StreamedFolds& s, const Trace& tail) {
+  if (!tail.memory.enabled) return {};
+  return exporters::summarize_memory(tail, exporters::host_costs(tail), s.memory ? &s.memory->calls() : nullptr);
+}
+
 }  // namespace
 
-void fold_streamed_segment(const Trace& segment, const Config& config) noexcept {
+void complete_streamed_memory(Trace& tail) noexcept {
   StreamedFolds& s = fold_state();
   std::lock_guard lock(s.mutex);
   try {
+    if (s.window == tail.window && s.memory) s.memory->complete(tail);
+  } catch (const std::bad_alloc&) {
+    static collector::SwallowedSite site{"out of memory while naming the call sites of a streamed window's allocations"};
+    collector::note_swallowed(site);
+  }
+}
+
+void fold_streamed_segment(Trace& segment, const Config& config) noexcept {
+  StreamedFolds& s = fold_state();
+  std::lock_guard lock(s.mutex);
+  MemoryReport own;  // the segment's memory part as it came (none: its records are the tail's)
+  bool joined = false;
+  try {
     if (s.window != segment.window) start_fold(s, segment.window, config);
+    if (s.memory) own = std::exchange(segment.memory, segment_memory(s, segment)), joined = true;
     if (s.table) fold_part(s, segment, /*last=*/false);
   } catch (const std::bad_alloc&) {
     s.failed = true;
     drop_folds(s);
   }
+  if (joined) segment.memory = std::move(own);
 }
 
 StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config) noexcept {
@@ -180,7 +227,10 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
     fold_part(s, tail, /*last=*/true);
     const exporters::ExportOptions options = export_options(config);
     const exporters::Table table = s.table->table(tail.memory.enabled);
-    const std::string head = exporters::render_key_averages(table, options.table) + exporters::folded_memory_note(table.memory);
+    const exporters::MemorySummary memory = memory_summary(s, tail);
+    const uint64_t unplaced = tail.memory.enabled && s.memory ? s.memory->unplaced(tail) : 0;
+    const std::string head = exporters::render_key_averages(table, options.table) +
+                             exporters::folded_memory_note(unplaced) + exporters::render_memory_summary(tail, memory);
     const std::vector<exporters::StepFigures>& steps = s.step_lines->figures();
     const std::string& note = s.step_lines->note();
     const std::string overhead = exporters::overhead_line(tail);
@@ -189,10 +239,10 @@ StreamedOutputs finish_streamed_outputs(const Trace& tail, const Config& config)
     if (options.write_summary) {
       exporters::StringStream stream(out.summary_json);
       exporters::JsonWriter writer(stream, std::size_t{1} << 16);
-      exporters::write_streamed_summary_json(tail, table, writer);
+      exporters::write_streamed_summary_json(tail, table, memory, unplaced, writer);
     }
     if (s.summaries) {
-      out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, options.summaries);
+      out.summaries = exporters::render_streamed_summaries(tail, *s.summaries, table, memory, options.summaries);
       out.summaries_given_up = s.summaries->not_folded().empty() ? s.summaries->per_step_not_folded() : s.summaries->not_folded();
     }
     finish_rank_table(s, tail, out);

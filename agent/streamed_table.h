@@ -18,8 +18,14 @@
 namespace profagent::agent {
 
 // Folds a segment of the window being streamed (a segment of a new window starts a new fold).
-// Never throws: out of memory, the window's table is not made (said in its place).
-void fold_streamed_segment(const Trace& segment, const Config& config) noexcept;
+// Never throws: out of memory, the window's table is not made (said in its place). With
+// PROFAGENT_PROFILE_MEMORY the segment's memory records are joined with it while it is folded
+// (exporters/summaries/streamed_memory.h); it is given back as it came.
+void fold_streamed_segment(Trace& segment, const Config& config) noexcept;
+
+// Before the window's tail is written: its memory records and live allocations made by calls
+// its segments wrote get those calls' call sites (exporters/summaries/streamed_memory.h).
+void complete_streamed_memory(Trace& tail) noexcept;
 
 // <stem>.rank.ndjson of a streamed window (exporters/rank_table_fold.h): its rows are in a
 // temporary file until the table is written.

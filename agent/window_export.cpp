@@ -76,6 +76,7 @@ void write_streamed_rank_table(Trace& trace, StreamedOutputs& outputs, exporters
 // records at once are not computed (named in <stem>.summary.txt and said once).
 void export_streamed(Trace& trace, const Config& config, const WindowVoice& voice) {
   exporters::ExportResult result;
+  complete_streamed_memory(trace);
   const std::string error = finish_streamed_trace(trace, result.paths);
   StreamedOutputs outputs = finish_streamed_outputs(trace, config);
   std::string note = "window " + std::to_string(trace.window) + " was streamed while recorded (" +

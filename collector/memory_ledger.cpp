@@ -323,6 +323,15 @@ void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace
   trace.memory = std::move(report);
 }
 
+void memory_records_since(MemoryCallCursor& cursor, std::vector<MemoryRecord>& records) {
+  if (!memory_tracking()) return;
+  Ledger& l = state();
+  std::lock_guard lock(l.mutex);
+  if (cursor.cuts != l.cuts) cursor = {l.cuts, 0};
+  if (cursor.next < l.records.size()) records.insert(records.end(), l.records.begin() + std::ptrdiff_t(cursor.next), l.records.end());
+  cursor.next = l.records.size();
+}
+
 void forget_memory_in_child() noexcept {
   Ledger& l = state();
   new (&l.mutex) std::mutex;  // a parent thread may have held it at the fork

@@ -76,6 +76,18 @@ void absorb_device_memory(MemoryCut& cut, uint64_t start_ns, uint64_t end_ns) no
 // report into `trace.memory`.
 void finish_memory(MemoryCut&& cut, const clock::TickConverter& converter, Trace& trace);
 
+// A streamed window's memory records booked since `cursor` (copies, ns still in ticks): the
+// window's records come whole with its tail, but their calls may be written in earlier
+// segments, so the segments' fold joins each record with its call there too (its table's
+// memory columns, and where the call was: agent/streamed_table.h). A call is booked before
+// its host event is committed, so the records of every call a segment took are read by the
+// time that segment is folded. A cut (a new window) starts the count again.
+struct MemoryCallCursor {
+  uint32_t cuts = 0;
+  size_t next = 0;
+};
+void memory_records_since(MemoryCallCursor& cursor, std::vector<MemoryRecord>& records);
+
 // Forked child: the parent's live allocations are the parent's.
 void forget_memory_in_child() noexcept;
 

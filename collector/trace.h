@@ -293,6 +293,9 @@ struct LiveAllocation {
   MemoryKind kind = MemoryKind::Device;
   std::string api;                // the allocating function ("driver" when no hook saw it)
   std::string call_site;          // read back from a trace: the allocating call's call site
+  // A streamed window's tail: the allocating call's start when an earlier segment wrote that
+  // call (it is not among this Trace's host records); 0 otherwise.
+  uint64_t call_ns = 0;
 };
 
 inline constexpr size_t kMaxLiveListed = 10000;  // live allocations listed per window
@@ -311,7 +314,8 @@ struct MemoryReport {
   uint64_t record_capacity = 0;         // records one window keeps at most
   uint64_t bookkeeping_bytes = 0;       // what the agent's allocation bookkeeping holds now
   // Read back from a trace (profagent report): the call sites its memory events name. The
-  // agent's own records find theirs through their call's stack instead.
+  // agent's own records find theirs through their call's stack instead, but for a streamed
+  // window's tail whose calls earlier segments wrote (agent/streamed_table.h).
   std::vector<std::string> call_sites;
 };
 

@@ -150,6 +150,13 @@ void write_totals(std::string_view key, const std::vector<MemoryTotals>& totals,
   w.raw("]");
 }
 
+// The start of the call that made a live allocation, when it is in the window (in this Trace,
+// or in an earlier segment of a streamed window), else 0.
+uint64_t call_unix_ns(const Trace& t, const LiveAllocation& a, int64_t host) {
+  if (host != kNoIndex) return unix_ns(t, t.host[std::size_t(host)].start_ns);
+  return a.call_ns != 0 ? unix_ns(t, a.call_ns) : 0;
+}
+
 // One "live" row, its columns in schema::LiveColumn's order.
 void write_live_row(const Trace& t, const LiveAllocation& a, int64_t host, JsonWriter& w) {
   for (std::size_t column = 0; column < schema::kLiveColumns; ++column) {
@@ -162,7 +169,7 @@ void write_live_row(const Trace& t, const LiveAllocation& a, int64_t host, JsonW
       case schema::kLiveKind: w.u64(static_cast<uint64_t>(a.kind)); break;
       case schema::kLiveTid: w.u64(a.tid); break;
       case schema::kLiveApi: w.string(a.api); break;
-      case schema::kLiveCallUnixNs: w.u64(host == kNoIndex ? 0 : unix_ns(t, t.host[std::size_t(host)].start_ns)); break;
+      case schema::kLiveCallUnixNs: w.u64(call_unix_ns(t, a, host)); break;
       case schema::kLiveCallSite: w.string(live_call_site(t, a, host)); break;
       case schema::kLiveColumns: break;
     }

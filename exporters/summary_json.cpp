@@ -76,11 +76,13 @@ bool write_summary_json(const Trace& t, const Table& table, const MemorySummary&
   return w.flush();
 }
 
-bool write_streamed_summary_json(const Trace& tail, const Table& table, JsonWriter& w) {
+bool write_streamed_summary_json(const Trace& tail, const Table& table, const MemorySummary& memory, uint64_t unplaced,
+                                 JsonWriter& w) {
   summary_body(tail, table, tail.streamed.host_events + tail.host.size(),
                tail.streamed.device_records + tail.device.size(), w);
+  write_memory_summary_json(tail, memory, w);
   w.raw(",\"streamed\":{\"segments\":"), w.u64(tail.streamed.segments);
-  if (tail.memory.enabled) w.raw(",\"not_computed\":[\"memory\"],\"not_exact\":[\"memory_usage\"]");
+  if (unplaced != 0) w.raw(",\"not_exact\":[\"memory_usage\"],\"unplaced_memory_records\":"), w.u64(unplaced);
   w.raw("}}\n");
   return w.flush();
 }

@@ -24,13 +24,14 @@ namespace profagent::exporters {
 bool write_summary_json(const Trace& trace, const Table& table, const MemorySummary& memory, JsonWriter& out);
 
 // A streamed window's (docs/streamed_windows.md): `tail` is its last part, which carries the
-// window's head (start, end, steps, drops, what its segments held), `table` the key_averages
-// table folded over all its parts. host_records and device_records count the whole window. The
-// memory summary is not computed for a streamed window, so there is no "memory" key; instead
-//   "streamed":{"segments":N}  and, with PROFAGENT_PROFILE_MEMORY,
-//   "streamed":{"segments":N,"not_computed":["memory"],"not_exact":["memory_usage"]}
-// (the rows' memory figures count only the allocations joined with the tail).
-bool write_streamed_summary_json(const Trace& tail, const Table& table, JsonWriter& out);
+// window's head (start, end, steps, drops, what its segments held) and its memory records,
+// `table` the key_averages table folded over all its parts, `memory` its memory summary
+// (exporters/summaries/streamed_memory.h). host_records and device_records count the whole
+// window. Then "streamed":{"segments":N}, and when `unplaced` device-reported allocation
+// records found no call (the rows' memory figures leave them out)
+//   "streamed":{"segments":N,"not_exact":["memory_usage"],"unplaced_memory_records":K}
+bool write_streamed_summary_json(const Trace& tail, const Table& table, const MemorySummary& memory, uint64_t unplaced,
+                                 JsonWriter& out);
 
 // One table row as a JSON object (name, kind, input_shapes, count, the four times in ns, the four
 // memory figures): the summary file's rows and `profagent report --format json`'s key_averages.

@@ -36,18 +36,29 @@ int64_t step_at(const Trace& t, uint64_t ns) {
   return i < 0 ? -1 : int64_t(t.steps[std::size_t(i)].number);
 }
 
-std::string scope_of(const Trace& t, const NamedScopes& scopes, int64_t host) {
-  if (!valid_index(host, t.host.size()) || scopes[std::size_t(host)] < 0) return {};
-  return t.host[std::size_t(scopes[std::size_t(host)])].name;
-}
+// Where the calls of memory records were: in the trace (its host records, their named scopes),
+// or, for a streamed window's tail, in an earlier segment (EarlierCalls).
+struct Calls {
+  const Trace& t;
+  NamedScopes scopes;
+  const EarlierCalls* earlier = nullptr;
 
-MemoryPlace place_of(const Trace& t, const NamedScopes& scopes, uint64_t ns, int64_t host, std::string call_site) {
-  return MemoryPlace{ns, step_at(t, ns), scope_of(t, scopes, host), std::move(call_site)};
-}
-
-MemoryPlace place_of(const Trace& t, const NamedScopes& scopes, const MemoryRecord& r) {
-  return place_of(t, scopes, r.ns, r.host, memory_call_site(t, r));
-}
+  // The call with this event id written in an earlier part (nullptr: none, or it is in `t`).
+  const EarlierCall* earlier_call(int64_t host, uint64_t event_id) const {
+    if (earlier == nullptr || event_id == 0 || valid_index(host, t.host.size())) return nullptr;
+    const auto found = earlier->find(event_id);
+    return found != earlier->end() ? &found->second : nullptr;
+  }
+  std::string scope_of(int64_t host, uint64_t event_id) const {
+    if (const EarlierCall* call = earlier_call(host, event_id)) return call->scope;
+    if (!valid_index(host, t.host.size()) || scopes[std::size_t(host)] < 0) return {};
+    return t.host[std::size_t(scopes[std::size_t(host)])].name;
+  }
+  MemoryPlace place_of(uint64_t ns, int64_t host, uint64_t event_id, std::string call_site) const {
+    return MemoryPlace{ns, step_at(t, ns), scope_of(host, event_id), std::move(call_site)};
+  }
+  MemoryPlace place_of(const MemoryRecord& r) const { return place_of(r.ns, r.host, r.event_id, memory_call_site(t, r)); }
+};
 
 DeviceMemory& device_entry(std::map<int32_t, DeviceMemory>& devices, const Trace& t, int32_t device) {
   auto [it, added] = devices.try_emplace(device);
@@ -59,7 +70,8 @@ DeviceMemory& device_entry(std::map<int32_t, DeviceMemory>& devices, const Trace
   return it->second;
 }
 
-std::vector<DeviceMemory> device_peaks(const Trace& t, const NamedScopes& scopes) {
+std::vector<DeviceMemory> device_peaks(const Calls& calls) {
+  const Trace& t = calls.t;
   std::map<int32_t, DeviceMemory> devices;
   for (const MemoryTotals& s : t.memory.start) {
     DeviceMemory& d = device_entry(devices, t, s.device);
@@ -68,8 +80,8 @@ std::vector<DeviceMemory> device_peaks(const Trace& t, const NamedScopes& scopes
   for (const MemoryRecord& r : t.memory.records) {
     if (r.failed) continue;
     DeviceMemory& d = device_entry(devices, t, r.device);
-    if (r.total_allocated > d.peak_allocated) d.peak_allocated = r.total_allocated, d.allocated_at = place_of(t, scopes, r);
-    if (r.total_reserved > d.peak_reserved) d.peak_reserved = r.total_reserved, d.reserved_at = place_of(t, scopes, r);
+    if (r.total_allocated > d.peak_allocated) d.peak_allocated = r.total_allocated, d.allocated_at = calls.place_of(r);
+    if (r.total_reserved > d.peak_reserved) d.peak_reserved = r.total_reserved, d.reserved_at = calls.place_of(r);
   }
   for (const MemoryTotals& e : t.memory.end) {
     DeviceMemory& d = device_entry(devices, t, e.device);
@@ -99,7 +111,8 @@ std::vector<StepMemory> step_counts(const Trace& t) {
   return steps;
 }
 
-std::vector<LiveMemory> live_allocations(const Trace& t, const NamedScopes& scopes) {
+std::vector<LiveMemory> live_allocations(const Calls& calls) {
+  const Trace& t = calls.t;
   std::unordered_map<uint64_t, int64_t> host_of_id;
   for (std::size_t i = 0; i < t.host.size(); ++i) host_of_id.emplace(t.host[i].id, int64_t(i));
   std::vector<LiveMemory> live;
@@ -107,9 +120,9 @@ std::vector<LiveMemory> live_allocations(const Trace& t, const NamedScopes& scop
     LiveMemory& m = live.emplace_back();
     m.allocation = a;
     const auto it = a.event_id != 0 ? host_of_id.find(a.event_id) : host_of_id.end();
-    m.in_window = it != host_of_id.end();
-    const int64_t host = m.in_window ? it->second : kNoIndex;
-    m.made = place_of(t, scopes, a.ns, host, live_call_site(t, a, host));
+    const int64_t host = it != host_of_id.end() ? it->second : kNoIndex;
+    m.in_window = host != kNoIndex || calls.earlier_call(host, a.event_id) != nullptr;
+    m.made = calls.place_of(a.ns, host, a.event_id, live_call_site(t, a, host));
   }
   return live;
 }
@@ -289,18 +302,19 @@ void write_problems(const Trace& t, const MemorySummary& m, JsonWriter& w) {
 
 MemorySummary summarize_memory(const Trace& t) { return summarize_memory(t, host_costs(t)); }
 
-MemorySummary summarize_memory(const Trace& t, const HostCosts& costs) {
+MemorySummary summarize_memory(const Trace& t, const HostCosts& costs, const EarlierCalls* earlier) {
   MemorySummary m;
   m.enabled = t.memory.enabled;
   if (!m.enabled) return m;
-  const NamedScopes scopes = nearest_at_or_above(t, costs.order, is_named_scope);
-  m.devices = device_peaks(t, scopes);
+  const Calls calls{t, nearest_at_or_above(t, costs.order, is_named_scope), earlier};
+  m.devices = device_peaks(calls);
   m.steps = step_counts(t);
-  m.live = live_allocations(t, scopes);
+  m.live = live_allocations(calls);
   for (const MemoryRecord& r : t.memory.records) {
     if (!r.failed) continue;
     const bool known = r.host >= 0 && std::size_t(r.host) < t.host.size();
-    m.failed.push_back({r, place_of(t, scopes, r), known ? t.host[std::size_t(r.host)].name.str() : std::string()});
+    const EarlierCall* before = calls.earlier_call(r.host, r.event_id);
+    m.failed.push_back({r, calls.place_of(r), known ? t.host[std::size_t(r.host)].name.str() : before ? before->name : std::string()});
   }
   m.churn_every_step = churns_every_step(m.steps);
   if (m.churn_every_step) m.advice = churn_advice(m.steps);

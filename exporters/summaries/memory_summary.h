@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "collector/trace.h"
@@ -69,9 +70,21 @@ struct MemorySummary {
   std::string advice;
 };
 
+// A streamed window's memory records come with its tail, but the calls that made them may have
+// been written in earlier segments (agent/streamed_table.h): where each such call was, by its
+// host event id, so the summary places its records as a whole window's.
+struct EarlierCall {
+  uint64_t start_ns = 0;
+  std::string name;
+  std::string scope;      // innermost enclosing operator or range ("" if none)
+  std::string call_site;  // PROFAGENT_WITH_STACK: its call site ("" if none)
+};
+using EarlierCalls = std::unordered_map<uint64_t, EarlierCall>;
+
 MemorySummary summarize_memory(const Trace& trace);
 // The same from the trace's costs computed once (compute_summaries): their nesting order.
-MemorySummary summarize_memory(const Trace& trace, const HostCosts& costs);
+// `earlier`: a streamed window's calls in its earlier segments (the trace is its tail).
+MemorySummary summarize_memory(const Trace& trace, const HostCosts& costs, const EarlierCalls* earlier = nullptr);
 
 // Text after the table (empty when memory was not profiled). At most `live_lines` live
 // allocations are listed (all are in the summary file).

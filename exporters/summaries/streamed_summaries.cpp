@@ -20,7 +20,7 @@ std::tuple<uint32_t, uint64_t, uint64_t> host_position(const HostRecord& h) {
 
 bool folds_streamed(std::string_view name, const SummaryOptions& o) {
   return name == "device" || name == "kernel" || name == "op_type" || name == "key_averages" ||
-         name == "memory_manipulation" || name == "user_defined" || (name == "operator" && !o.op_detail);
+         name == "memory_manipulation" || name == "user_defined" || name == "memory" || (name == "operator" && !o.op_detail);
 }
 
 const std::string& row_text(const SummaryRow& r) { return r.name; }
@@ -413,11 +413,11 @@ std::string SummaryFold::not_made(std::string_view name) const {
     if (per_step_.no_steps()) return "a window without steps: its one step would be all its records at once";
     return per_step_.not_folded().empty() ? "" : "given up: " + per_step_.not_folded();
   }
-  return "they need the whole window's records at once (memory, op_detail's nested rows)";
+  return "they need the whole window's records at once (op_detail's nested rows)";
 }
 
 std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold, const Table& table,
-                                      const SummaryOptions& options) {
+                                      const MemorySummary& memory, const SummaryOptions& options) {
   SummaryOptions shown = options;
   shown.names.clear();
   // The summaries not made, grouped by why: "a, b (why a and b; c: why c; ...)".
@@ -434,6 +434,7 @@ std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold
   }
   Summaries s = fold.summaries(tail);
   s.key_averages = table;
+  s.memory = memory;
   const std::string overhead = overhead_line(tail);
   std::string text = render_summaries_text(tail, s, shown);
   if (text.ends_with(overhead)) text.resize(text.size() - overhead.size());

@@ -23,8 +23,10 @@
 // ends. The fold checks the boundaries it used against the trace's at the end.
 // The summaries made of each step's phases (Overview, Model, Distributed, Perf, step trace) are
 // folded step by step (streamed_step_summaries.h), in a window with steps.
+// The memory summary is made from the tail, whose memory records are the window's, with where
+// their calls were in earlier segments (streamed_memory.h).
 // Not folded: the Operator Summary with op_detail (its nested rows group the records under each
-// row), and the memory summary (folds_streamed()).
+// row; `profagent report --op-detail` asks for it, the agent does not): folds_streamed().
 #pragma once
 
 #include <map>
@@ -36,6 +38,7 @@
 
 #include "collector/trace.h"
 #include "exporters/summaries/intervals.h"
+#include "exporters/summaries/memory_summary.h"
 #include "exporters/summaries/streamed_step_summaries.h"
 #include "exporters/summaries/streamed_steps.h"
 #include "exporters/summaries/streamed_union.h"
@@ -172,8 +175,9 @@ class SummaryFold {
 // The text of <stem>.summary.txt for a streamed window: the folded summaries' blocks, exactly
 // as `profagent report --summary` prints them for the whole trace, then one line naming those
 // asked for and not computed, and why; then the overhead line. `tail`: the window's last part.
-// `table`: the window's folded key_averages table (streamed_table.h), shown when asked for.
+// `table`: the window's folded key_averages table (streamed_table.h), shown when asked for;
+// `memory`: its memory summary (streamed_memory.h), likewise.
 std::string render_streamed_summaries(const Trace& tail, const SummaryFold& fold, const Table& table,
-                                      const SummaryOptions& options);
+                                      const MemorySummary& memory, const SummaryOptions& options);
 
 }  // namespace profagent::exporters

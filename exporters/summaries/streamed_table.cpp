@@ -75,10 +75,11 @@ Table TableFold::table(bool memory) const {
   return finish_table(std::move(rows), memory, options_);
 }
 
-std::string folded_memory_note(bool memory) {
-  if (!memory) return {};
-  return "Memory columns not exact: a streamed window's allocation records are joined with its last part only, "
-         "so allocations made by calls in earlier segments count in no row.\n";
+std::string folded_memory_note(uint64_t unplaced) {
+  if (unplaced == 0) return {};
+  return "Memory columns may be short: " + std::to_string(unplaced) +
+         " allocation records came after the segment that wrote their call (or only the device reported them and "
+         "no call in the window's last part made them), so they count in no row.\n";
 }
 
 }  // namespace profagent::exporters

@@ -11,9 +11,11 @@
 // for a later segment with everything after its start), so each record's figures are those of
 // the whole window. Rows whose sort keys are equal are ordered as the whole trace orders them:
 // by where they first appear (TableRow::first_tid, first_start_ns).
-// Not exact: the memory columns (allocation records come with the tail only, so an allocation
-// whose call was in a segment counts in no call's row) — folded_memory_note() says so under the
-// table. group_by_stack_n rows are split by source line as a whole window's: every part numbers
+// Memory columns (PROFAGENT_PROFILE_MEMORY): each segment is folded with the memory records of
+// its calls (streamed_memory.h), the tail with its own, so each allocation counts in its call's
+// row as in a whole window's table — but for records that came after their call's segment was
+// folded: folded_memory_note() says how many under the table.
+// group_by_stack_n rows are split by source line as a whole window's: every part numbers
 // its stacks in the window's one list (collector/stack_symbols.h StreamedStacks), and a row's key
 // is its Source Location's text.
 #pragma once
@@ -53,7 +55,8 @@ class TableFold {
   uint64_t parts_ = 0;
 };
 
-// The line under a folded table of a window that profiled memory ("" otherwise).
-std::string folded_memory_note(bool memory);
+// The line under a folded table whose memory columns leave out `unplaced` allocation records
+// (MemoryCallsFold::unplaced(); "" when none).
+std::string folded_memory_note(uint64_t unplaced);
 
 }  // namespace profagent::exporters

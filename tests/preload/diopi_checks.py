@@ -21,9 +21,11 @@ Standard library only.
 """
 import argparse
 import collections
+import json
 import os
 import re
 import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -213,6 +215,105 @@ def check_diopi_train_streamed_steps(context):
     streamed_checks.remove_trace_of_passed_check(context)
     context.summary = (f"{streamed['segments']} segments, {window['last_step'] - window['first_step'] + 1} steps; "
                        f"{lines} summary lines equal to the report's, {step_lines} step lines to the trace's; {(left_out or ['none left out'])[0]}")
+
+
+def memory_summary_json(out):
+    """The "memory" object of a summary file (`profagent report --format json` or .summary.ndjson)."""
+    return out.get("memory") if "memory" in out else out["traces"][0]["summaries"].get("memory")
+
+
+def key_averages_lines(lines):
+    """A table's lines from its first dashed line to its totals (blank lines left out)."""
+    start = next((i for i, line in enumerate(lines) if line.startswith("-----")), len(lines))
+    block = []
+    for line in lines[start:]:
+        if line.startswith(("Memory (allocations", "Memory columns", "profagent overhead:", "Steps:")):
+            break
+        if line.strip():
+            block.append(line.rstrip())
+    return block
+
+
+def memory_lines(lines):
+    """The memory summary's lines, from its heading to the first blank line."""
+    start = next((i for i, line in enumerate(lines) if line.startswith("Memory (allocations")), None)
+    expect(start is not None, f"no memory summary in {lines[:3]}")
+    end = next((i for i in range(start, len(lines)) if not lines[i].strip()), len(lines))
+    return lines[start:end]
+
+
+def check_memory_table(context, trace_path, summary_lines):
+    """The folded table with its memory columns, printed and in <stem>.table.txt, equals
+    `profagent report`'s key_averages of the trace, with no line saying its memory columns are
+    short; the memory summary under it equals the one in <stem>.summary.txt."""
+    with open(checkers.only_file(context.out_dir, "*.table.txt"), encoding="utf-8") as f:
+        written = f.read().splitlines()
+    printed = [line[len("[profagent] "):] for line in checkers.profagent_lines(context.run.stderr)]
+    table = key_averages_lines(written)
+    expect("Self CUDA Mem" in table[1], f"the table has no memory columns: {table[1]}")
+    expect(key_averages_lines(printed) == table, "the table printed on stderr differs from <stem>.table.txt")
+    report = subprocess.run([streamed_checks.profagent_cli(context), "report", "--summary", "key_averages", trace_path],
+                            capture_output=True, text=True, check=False, timeout=120)
+    expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
+    reported = key_averages_lines(report.stdout.splitlines()[2:])
+    differing = [(a, b) for a, b in zip(table, reported) if a != b]
+    expect(len(table) == len(reported) and not differing,
+           f"the folded table differs from `profagent report`'s: {differing[:2] or (table[-3:], reported[-3:])}")
+    short = [line for line in written if line.startswith("Memory columns")]
+    expect(not short, f"the table says: {short}")
+    expect(memory_lines(written) == memory_lines(summary_lines),
+           "the memory summary under the table differs from <stem>.summary.txt's")
+
+
+def check_diopi_train_streamed_memory(context):
+    """The same with PROFAGENT_PROFILE_MEMORY and call stacks: train.py makes its tensors in its
+    first two steps, in the window's first segment, and they are live at its end. The memory
+    summary (every allocation placed in its step, operator and call site), the table's memory
+    columns and .summary.ndjson's "memory" equal `profagent report`'s of the trace, and the
+    trace's allocation events name the call sites of calls written segments before them."""
+    check_same_output(context)
+    trace_path = checkers.only_file(context.out_dir, "*.trace.json")
+    trace = checkers.Trace(trace_path)
+    streamed = trace.document.get("profagent_streamed")
+    expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
+    allocations = [e for e in trace.document["traceEvents"] if e.get("name") == "[memory]"]
+    expect(len(allocations) >= 40, f"{len(allocations)} allocation events")
+    unnamed = [e for e in allocations if not e["args"].get("Call site")]
+    expect(not unnamed, f"{len(unnamed)} of {len(allocations)} allocation events name no call site: {unnamed[:1]}")
+    lines = streamed_checks.check_folded_summaries(
+        context, rows_in=("Operator Summary", "Kernel Summary", "Overview Summary"), with_steps=True)
+    written, _ = streamed_checks.streamed_summary_file(context)
+    placed = [line for line in written if "peak allocated" in line]
+    expect(placed and " in diopi" in placed[0] and ", at " in placed[0],
+           f"the peak is not placed in an operator and at a call site: {placed}")
+    live = [line for line in written if "by cudaMalloc" in line]
+    expect(live and all("before this window" not in line and ", at " in line for line in live),
+           f"live allocations made in the window's first segment are not placed: {live[:3]}")
+    check_memory_table(context, trace_path, written)
+    with open(checkers.only_file(context.out_dir, "*.summary.ndjson"), encoding="utf-8") as f:
+        summary = json.loads(f.readline())
+    report = subprocess.run([streamed_checks.profagent_cli(context), "report", "--format", "json", "--summary",
+                             "memory", trace_path], capture_output=True, text=True, check=False, timeout=120)
+    expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
+    reported = json.loads(report.stdout)["traces"][0]["summaries"]["memory"]
+    memory = summary.get("memory")
+    expect(memory is not None, f".summary.ndjson has no memory key: {list(summary)}")
+    peaks = [(d["device"], d["peak_allocated"], d["peak_reserved"]) for d in memory["devices"]]
+    expect(peaks == [(0, d["peak_allocated"], d["peak_reserved"]) for d in reported["devices"]],
+           f".summary.ndjson's peaks {peaks} differ from the report's")
+    made = sum(s["allocations"] for s in memory["steps"])
+    traced = sum(1 for e in allocations if e["args"]["Bytes"] > 0)
+    expect(made == traced, f".summary.ndjson counts {made} allocations in steps, the trace has {traced}")
+    unplaced = [a for a in memory["live"] if not a["in_window"] or not a["made"].get("call_site")]
+    listed = len(trace.document["profagent_memory"]["live"])
+    expect(len(memory["live"]) == memory["live_count"] == listed > 0 and not unplaced,
+           f"{memory['live_count']} live allocations, {len(unplaced)} not placed: {unplaced[:1]}")
+    expect("not_exact" not in summary["streamed"], f"the memory columns are said not exact: {summary['streamed']}")
+    memory_rows = [r for r in summary["rows"] if r["self_cuda_memory_usage"]]
+    expect(memory_rows, "no row of the table has CUDA memory")
+    streamed_checks.remove_trace_of_passed_check(context)
+    context.summary = (f"{streamed['segments']} segments, {len(allocations)} allocation events with call sites; "
+                       f"{lines} summary lines equal to the report's; {len(memory_rows)} rows with CUDA memory")
 
 
 def check_diopi_unchanged(context):

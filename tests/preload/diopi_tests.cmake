@@ -33,6 +33,12 @@ diopi_add_preload_test(diopi_train_streamed CHECKER diopi_train_streamed ENV PRO
 diopi_add_preload_test(diopi_train_streamed_steps CHECKER diopi_train_streamed_steps
   ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync
   COMMAND ${diopi_train_long} $<TARGET_FILE:frameworksim>)
+# ... with memory profiling and call stacks: allocations made in the first segment, live at the
+# end, are placed in their step, operator and call site, and counted in their rows.
+diopi_add_preload_test(diopi_train_streamed_memory CHECKER diopi_train_streamed_memory
+  ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync PROFAGENT_PROFILE_MEMORY=1
+      PROFAGENT_WITH_STACK=1
+  COMMAND ${diopi_train_long} $<TARGET_FILE:frameworksim>)
 # A scheduled window of 1,150 steps (20 to 1169), cut at a step boundary while it streams.
 diopi_add_preload_test(diopi_train_streamed_schedule CHECKER diopi_train_streamed_steps
   ENV PROFAGENT_STREAM_AFTER_MB=1 PROFAGENT_STEP_ON=api:cudaMemsetAsync PROFAGENT_WAIT=20 PROFAGENT_ACTIVE=1150

@@ -19,6 +19,7 @@ add_executable(exporters_unit_tests
   ${CMAKE_CURRENT_LIST_DIR}/exporters/step_summary_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/streamed_steps_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/streamed_step_summaries_test.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/exporters/streamed_memory_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/streamed_summaries_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/tables_test.cpp
   ${CMAKE_CURRENT_LIST_DIR}/exporters/trace_formats_test.cpp)

@@ -128,7 +128,7 @@ TEST_CASE("a record of a step made already gives the per-step summaries up, name
   fold.add_last(tail, scope_trace(tail, false));
   CHECK(fold.per_step_not_folded().find("a record of step 0 that its figures are made of came after") != std::string::npos);
   CHECK(fold.not_made("model").find("given up") != std::string::npos);
-  const std::string text = render_streamed_summaries(tail, fold, Table{}, per_step_options());
+  const std::string text = render_streamed_summaries(tail, fold, Table{}, MemorySummary{}, per_step_options());
   CHECK(text.find("Not computed for a streamed window: overview, model, distributed, perf, step_trace (given up") !=
         std::string::npos);
   CHECK(text.find("Model Summary") == std::string::npos);
