@@ -125,26 +125,27 @@ uint64_t widened_steps_length(std::vector<Interval> steps, const std::vector<Int
 
 void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   const uint64_t base = out.span_cpu_ns;
-  std::vector<Interval> sets[4];
+  // Merged as they come (the join sorts a thread's records by start): no sort or merge pass.
+  UnionGatherer sets[4];
   // Room for every record up front: growing by doubling would copy and first-touch each set
   // twice over; the pages never used are never touched.
-  for (std::vector<Interval>& set : sets) reserve_on_huge_pages(set, t.host.size() + t.device.size());
+  for (UnionGatherer& set : sets) set.reserve(t.host.size() + t.device.size());
   uint64_t calls[4] = {};
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     if (!s.host_in(i)) continue;
     const HostType type = type_of(t, s, i);
     if (type == HostType::Other) continue;
-    sets[static_cast<int>(type)].push_back({t.host[i].start_ns, t.host[i].end_ns});
+    sets[static_cast<int>(type)].add(t.host[i].start_ns, t.host[i].end_ns);
     ++calls[static_cast<int>(type)];
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {  // driver calls no hook saw are runtime calls too
     if (!s.device_in(i) || t.device[i].kind != DeviceKind::DriverApi) continue;
-    sets[0].push_back({t.device[i].start_ns, t.device[i].end_ns});
+    sets[0].add(t.device[i].start_ns, t.device[i].end_ns);
     ++calls[0];
   }
   out.overview_cpu.push_back({s.has_steps ? "ProfileStep" : "Window", s.has_steps ? s.steps.size() : 1, base, 100.0});
   for (int k = 0; k < 4; ++k) {
-    const uint64_t time = merged_length(sets[k]);
+    const uint64_t time = sets[k].length();
     out.overview_cpu.push_back({kHostTypeNames[k], calls[k], time, percent(time, base)});
   }
   for (Phase p : kPhases) {
@@ -160,7 +161,7 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   }
   // Every device type's set in one walk of the records (a communication kernel is in two).
   constexpr std::size_t kTypes = std::size(kDeviceTypeNames);
-  std::vector<Interval> device_sets[kTypes];
+  UnionGatherer device_sets[kTypes];  // the join sorts device records by start
   uint64_t device_records[kTypes] = {};
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i)) continue;
@@ -168,12 +169,12 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
     const unsigned types = device_types(d.kind, s.communication(i));
     for (std::size_t k = 0; k < kTypes; ++k) {
       if (!(types & (1u << k))) continue;
-      device_sets[k].push_back({d.start_ns, d.end_ns});
+      device_sets[k].add(d.start_ns, d.end_ns);
       ++device_records[k];
     }
   }
   for (std::size_t k = 0; k < kTypes; ++k) {
-    const uint64_t time = merged_length(device_sets[k]);
+    const uint64_t time = device_sets[k].length();
     out.overview_gpu.push_back({kDeviceTypeNames[k], device_records[k], time, percent(time, base)});
   }
 }
