@@ -51,7 +51,7 @@ bool parents_come_first(const Trace& t, const std::vector<std::size_t>& order) {
 
 }  // namespace
 
-TEST_CASE("parents_first orders records by depth for any order of parents and children", "[exporters][nesting]") {
+TEST_CASE("parents_first keeps the join's parents-first order and orders any other by depth", "[exporters][nesting]") {
   // The join's order: parents before children (nested scopes, a call in each): kept as it is.
   CHECK(exporters::parents_first(with_parents({-1, 0, 1, 1, -1, 4, 5})) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6});
   // Children first (a trace read back from a file may come in any order).
