@@ -1,6 +1,7 @@
 #include "collector/cupti_records.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "collector/cupti_status.h"
 #include "collector/device_names.h"
@@ -78,7 +79,7 @@ void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& 
 void CuptiRecordParser::add_kernel(const CUpti_ActivityKernel10& kernel, DeviceBatch& out) {
   DeviceRecord& r = add_device_op(DeviceKind::Kernel, kernel, out);
   r.queued_ns = to_agent_ns(kernel.queued);
-  r.name = kernel.name ? kernel.name : "";  // mangled; demangled by the join
+  r.name = kernel_name(kernel.name);  // mangled; demangled by the join
   r.grid[0] = kernel.gridX, r.grid[1] = kernel.gridY, r.grid[2] = kernel.gridZ;
   r.block[0] = kernel.blockX, r.block[1] = kernel.blockY, r.block[2] = kernel.blockZ;
   r.registers_per_thread = kernel.registersPerThread;
@@ -161,7 +162,17 @@ void CuptiRecordParser::book_memory() noexcept {
   memory_.clear();
 }
 
-const std::string& CuptiRecordParser::driver_function_name(uint32_t cbid) {
+// A launch loop's records name one kernel after another of the same name: the last one is
+// reused when the text is equal (compared, not trusted by pointer: a module's names may be
+// freed and their memory reused), which costs less than hashing it again.
+InternedName CuptiRecordParser::kernel_name(const char* name) {
+  if (name == nullptr) return {};
+  if (std::strcmp(name, last_kernel_name_.c_str()) != 0) last_kernel_name_ = name;
+  return last_kernel_name_;
+}
+
+// Interned once per callback id: a driver record then costs no hash of its name.
+InternedName CuptiRecordParser::driver_function_name(uint32_t cbid) {
   auto [it, inserted] = driver_names_.try_emplace(cbid);
   if (!inserted) return it->second;
   const char* name = nullptr;

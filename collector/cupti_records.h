@@ -11,6 +11,7 @@
 #include "collector/cupti_api.h"
 #include "collector/cupti_memory.h"
 #include "collector/device_backend.h"
+#include "collector/interned_name.h"
 
 namespace profagent::collector {
 
@@ -36,7 +37,8 @@ class CuptiRecordParser {
   void add_driver_call(const CUpti_ActivityAPI& call, DeviceBatch& out);
   void add_memory(const CUpti_ActivityMemory4& record);
   void add_memory_pool(const CUpti_ActivityMemoryPool3& record);
-  const std::string& driver_function_name(uint32_t cbid);
+  InternedName driver_function_name(uint32_t cbid);
+  InternedName kernel_name(const char* name);
 
   // An allocation record (MEMORY2) or a pool's size (MEMORY_POOL, or a pool allocation's).
   struct MemoryNote {
@@ -48,7 +50,8 @@ class CuptiRecordParser {
 
   const CuptiApi& api_;
   int64_t offset_ns_;
-  std::map<uint32_t, std::string> driver_names_;
+  std::map<uint32_t, InternedName> driver_names_;
+  InternedName last_kernel_name_;  // kernel_name()
   std::vector<MemoryNote> memory_;
 };
 

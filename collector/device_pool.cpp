@@ -123,10 +123,15 @@ void WindowClaim::note_taken(const DeviceRecord& record) {
 void WindowClaim::claim(DevicePool& pool) {
   const size_t n = pool.records.size();
   if (n == 0) return;
-  // The tables sized once for all of them (a FlatMap's pages are touched only where keys land).
+  // The tables sized once for all of them, each for the records that can land in it: a driver
+  // call's id goes to one, a work record's to the other. Keys land all over a table, so every
+  // page of it is touched (a page fault each): a table sized for every record would fault in
+  // twice the memory.
+  const size_t drivers = size_t(std::count_if(pool.records.begin(), pool.records.end(),
+                                              [](const DeviceRecord& r) { return r.kind == DeviceKind::DriverApi; }));
   links.reserve(links.size() + n);
-  driver_calls_.reserve(driver_calls_.size() + n);
-  work_seen_.reserve(work_seen_.size() + n);
+  driver_calls_.reserve(driver_calls_.size() + drivers);
+  work_seen_.reserve(work_seen_.size() + (n - drivers));
   // Who owns each record, driver calls first: the unlinked work they issued follows them.
   std::vector<Owner> owners(n, Owner::Later);
   size_t mine = 0;

@@ -1,15 +1,30 @@
 #include "exporters/host_nesting.h"
 
+#include <numeric>
+
 namespace profagent::exporters {
 
 std::vector<std::size_t> parents_first(const Trace& t) {
   const std::size_t n = t.host.size();
+  auto valid = [n](int64_t i) { return i >= 0 && static_cast<std::size_t>(i) < n; };
+  // The join's records come sorted with every parent before its children: their own order is
+  // then an answer, with no depths to count and no counting sort (two arrays of the window's
+  // size less, whose pages were each a fault).
+  std::size_t parents_before = 0;  // records [0, parents_before) come after their parents
+  while (parents_before < n && (!valid(t.host[parents_before].parent) ||
+                                static_cast<std::size_t>(t.host[parents_before].parent) < parents_before)) {
+    ++parents_before;
+  }
+  if (parents_before == n) {
+    std::vector<std::size_t> order = filled_on_huge_pages<std::size_t>(n, 0);
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    return order;
+  }
   constexpr uint32_t kUnknown = UINT32_MAX, kOnChain = UINT32_MAX - 1;
   std::vector<uint32_t> depth = filled_on_huge_pages<uint32_t>(n, kUnknown);
   std::vector<std::size_t> chain;
-  auto valid = [n](int64_t i) { return i >= 0 && static_cast<std::size_t>(i) < n; };
-  // The join's records come sorted with every parent before its children: then each depth is
-  // its parent's plus one, in one pass. The walk below is for records in any other order.
+  // Records in order up to a parent after its child: each depth there is its parent's plus one,
+  // in one pass. The walk below takes the rest.
   std::size_t in_order = 0;  // records [0, in_order) have their depth
   for (; in_order < n; ++in_order) {
     const int64_t parent = t.host[in_order].parent;

@@ -12,8 +12,11 @@
 
 namespace profagent::exporters {
 
-// Indexes of t.host ordered so that every record comes after its parent (by nesting depth),
-// in O(n). A parent chain that loops (a malformed trace) is cut where it meets itself.
+// Indexes of t.host ordered so that every record comes after its parent, in O(n): the records'
+// own order when every parent already comes before its children (the join's order), else by
+// nesting depth, in index order within a depth. A parent chain that loops (a malformed trace)
+// is cut where it meets itself. Its users only need parents first (top-down fills, bottom-up
+// integer sums): either order gives them the same results.
 std::vector<std::size_t> parents_first(const Trace& t);
 
 // Per host record: itself when `is(kind)`, else the nearest record above it that is; -1 none.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "collector/huge_pages.h"
+
 namespace profagent::exporters {
 
 std::vector<Interval>& merge_intervals(std::vector<Interval>& intervals) {
@@ -26,6 +28,15 @@ std::vector<Interval>& merge_intervals(std::vector<Interval>& intervals) {
 uint64_t merged_length(std::vector<Interval>& intervals) {
   uint64_t total = 0;
   for (const Interval& i : merge_intervals(intervals)) total += i.end - i.start;
+  return total;
+}
+
+void UnionGatherer::reserve(std::size_t n) { reserve_on_huge_pages(set_, n); }
+
+uint64_t UnionGatherer::length() {
+  if (!in_order_) merge_intervals(set_), in_order_ = true;
+  uint64_t total = 0;
+  for (const Interval& i : set_) total += i.end - i.start;
   return total;
 }
 

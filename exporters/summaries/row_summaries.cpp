@@ -75,7 +75,7 @@ class Groups {
 class OperatorTree {
  public:
   OperatorTree(const Trace& t, const TraceScope& s, const SummaryOptions& o) : t_(t), s_(s), o_(o) {
-    if (!o.op_detail) return;
+    if (!o.op_detail || s.host_count(EventKind::Operator) == 0) return;  // no children to find
     op_children_.resize(t.host.size());
     device_children_.resize(t.host.size());
     for (std::size_t i = 0; i < t.host.size(); ++i) {
@@ -190,9 +190,10 @@ class OperatorTree {
 // Host records `keep` selects, per thread when thread_sep (threads in id order), else merged.
 template <typename Keep>
 std::vector<std::pair<std::string, std::vector<std::size_t>>> by_thread(const Trace& t, const TraceScope& s,
-                                                                        bool thread_sep, Keep keep) {
+                                                                        bool thread_sep, EventKind kind, Keep keep) {
   std::map<uint64_t, std::vector<std::size_t>> threads;
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
+  // `keep` takes records of one kind: none of them, no walk (the answer is the same).
+  for (std::size_t i = 0; s.host_count(kind) != 0 && i < t.host.size(); ++i) {
     if (s.host_in(i) && keep(i)) threads[thread_sep ? t.host[i].tid : 0].push_back(i);
   }
   std::vector<std::pair<std::string, std::vector<std::size_t>>> out;
@@ -227,7 +228,7 @@ std::string copy_direction(std::string_view device_name) {
 
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
   const OperatorTree tree(t, s, o);
-  for (auto& [thread, calls] : by_thread(t, s, o.thread_sep, [&](std::size_t i) {
+  for (auto& [thread, calls] : by_thread(t, s, o.thread_sep, EventKind::Operator, [&](std::size_t i) {
          return t.host[i].kind == EventKind::Operator && s.outer_operator[i] < 0;
        })) {
     ThreadRows& section = out.operators.emplace_back();
@@ -275,7 +276,8 @@ void compute_memory_manipulation(const Trace& t, const TraceScope& s, const Summ
     }
   }
   Groups<std::size_t> calls, orphans;
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
+  const bool any_calls = s.host_count(EventKind::Memcpy) + s.host_count(EventKind::Memset) != 0;
+  for (std::size_t i = 0; any_calls && i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (!s.host_in(i) || (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset)) continue;
     const auto found = direction.find(i);
@@ -309,7 +311,7 @@ void finish_span_rows(std::vector<SummaryRow>& rows, const Summaries& spans, con
 }
 
 void compute_user_defined(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
-  for (auto& [thread, calls] : by_thread(t, s, o.thread_sep, [&](std::size_t i) {
+  for (auto& [thread, calls] : by_thread(t, s, o.thread_sep, EventKind::Range, [&](std::size_t i) {
          return t.host[i].kind == EventKind::Range && !is_phase_range(t.host[i].name);
        })) {
     Groups<std::size_t> groups;
@@ -324,18 +326,21 @@ void compute_user_defined(const Trace& t, const TraceScope& s, const SummaryOpti
 }
 
 void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
-  std::vector<uint64_t> self_device(t.host.size(), 0);
+  // Per operator: the device time of the work under it. Without operators there is none: no
+  // array of the window's size, no walk over the host records.
+  const bool any_operator = s.host_count(EventKind::Operator) != 0;
+  std::vector<uint64_t> self_device(any_operator ? t.host.size() : 0, 0);
   bool device_in_scope = false;
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
     device_in_scope = true;
-    if (valid_index(s.device_operator[i], t.host.size())) {
+    if (any_operator && valid_index(s.device_operator[i], t.host.size())) {
       self_device[s.device_operator[i]] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
     }
   }
   std::vector<OpTypeRow> rows;
   std::unordered_map<std::string_view, std::size_t> index;  // views into the trace's names
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
+  for (std::size_t i = 0; any_operator && i < t.host.size(); ++i) {
     if (!s.host_in(i) || t.host[i].kind != EventKind::Operator) continue;
     const std::string_view type = operator_family(t.host[i].name);
     auto [it, fresh] = index.try_emplace(type, rows.size());

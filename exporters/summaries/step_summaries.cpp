@@ -38,6 +38,18 @@ HostType type_of(const Trace& t, const TraceScope& s, std::size_t i) {
   return host_type(t.host[i].kind, t.host[i].name, s.outer_operator[i] >= 0);
 }
 
+// Whether every device record of the steps that is device work is a computation kernel (no
+// copy, set or communication kernel). Then the steps' merged device time (compute_span's
+// span_gpu_ns) is also their computation kernels' time, with no communication to overlap: the
+// Distributed summary reuses it rather than merging the same intervals again.
+bool only_computation_kernels(const Trace& t, const TraceScope& s) {
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
+    if (t.device[i].kind != DeviceKind::Kernel || s.communication(i)) return false;
+  }
+  return true;
+}
+
 // A device's kernel time in the steps, and the extent of its kernels in each step.
 struct GpuTime {
   explicit GpuTime(const TraceScope& s) : kernels(s.steps.size(), Interval{UINT64_MAX, 0}) {}
@@ -73,22 +85,33 @@ void device_cpu_figures(const Trace& t, Summaries& out) {
   out.devices = {process, system};
 }
 
+// After compute_span (compute_summaries' order): with one device whose work is all computation
+// kernels, its busy time is span_gpu_ns, and its kernels' intervals are not merged again.
 void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
   device_cpu_figures(t, out);
+  const bool span_is_kernels = only_computation_kernels(t, s);
   std::map<uint32_t, GpuTime> gpus;
-  for (std::size_t i = 0; i < t.device.size(); ++i) {
-    const DeviceRecord& d = t.device[i];
-    if (d.kind != DeviceKind::Kernel || !s.device_in(i)) continue;
-    GpuTime& gpu = gpus.try_emplace(d.device, s).first->second;
-    gpu.busy.push_back({d.start_ns, d.end_ns});
+  auto each_kernel = [&](auto&& take) {
+    for (std::size_t i = 0; i < t.device.size(); ++i) {
+      const DeviceRecord& d = t.device[i];
+      if (d.kind == DeviceKind::Kernel && s.device_in(i)) take(i, d, gpus.try_emplace(d.device, s).first->second);
+    }
+  };
+  each_kernel([&](std::size_t i, const DeviceRecord& d, GpuTime& gpu) {
+    if (!span_is_kernels) gpu.busy.push_back({d.start_ns, d.end_ns});
     Interval& extent = gpu.kernels[static_cast<std::size_t>(s.device_step[i])];
     extent.start = std::min(extent.start, d.start_ns);
     extent.end = std::max(extent.end, d.end_ns);
+  });
+  const bool one_busy_set = span_is_kernels && gpus.size() == 1;
+  if (span_is_kernels && !one_busy_set) {  // several devices: each one's own kernels
+    each_kernel([](std::size_t, const DeviceRecord& d, GpuTime& gpu) { gpu.busy.push_back({d.start_ns, d.end_ns}); });
   }
   std::vector<Interval> steps;
   for (const StepScope& st : s.steps) steps.push_back({st.start, st.end});
   for (auto& [id, gpu] : gpus) {
-    out.devices.push_back({"GPU" + std::to_string(id), percent(merged_length(gpu.busy), widened_steps_length(steps, gpu.kernels))});
+    const uint64_t busy_ns = one_busy_set ? out.span_gpu_ns : merged_length(gpu.busy);
+    out.devices.push_back({"GPU" + std::to_string(id), percent(busy_ns, widened_steps_length(steps, gpu.kernels))});
   }
 }
 
@@ -102,26 +125,27 @@ uint64_t widened_steps_length(std::vector<Interval> steps, const std::vector<Int
 
 void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   const uint64_t base = out.span_cpu_ns;
-  std::vector<Interval> sets[4];
+  // Merged as they come (the join sorts a thread's records by start): no sort or merge pass.
+  UnionGatherer sets[4];
   // Room for every record up front: growing by doubling would copy and first-touch each set
   // twice over; the pages never used are never touched.
-  for (std::vector<Interval>& set : sets) reserve_on_huge_pages(set, t.host.size() + t.device.size());
+  for (UnionGatherer& set : sets) set.reserve(t.host.size() + t.device.size());
   uint64_t calls[4] = {};
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     if (!s.host_in(i)) continue;
     const HostType type = type_of(t, s, i);
     if (type == HostType::Other) continue;
-    sets[static_cast<int>(type)].push_back({t.host[i].start_ns, t.host[i].end_ns});
+    sets[static_cast<int>(type)].add(t.host[i].start_ns, t.host[i].end_ns);
     ++calls[static_cast<int>(type)];
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {  // driver calls no hook saw are runtime calls too
     if (!s.device_in(i) || t.device[i].kind != DeviceKind::DriverApi) continue;
-    sets[0].push_back({t.device[i].start_ns, t.device[i].end_ns});
+    sets[0].add(t.device[i].start_ns, t.device[i].end_ns);
     ++calls[0];
   }
   out.overview_cpu.push_back({s.has_steps ? "ProfileStep" : "Window", s.has_steps ? s.steps.size() : 1, base, 100.0});
   for (int k = 0; k < 4; ++k) {
-    const uint64_t time = merged_length(sets[k]);
+    const uint64_t time = sets[k].length();
     out.overview_cpu.push_back({kHostTypeNames[k], calls[k], time, percent(time, base)});
   }
   for (Phase p : kPhases) {
@@ -137,7 +161,7 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   }
   // Every device type's set in one walk of the records (a communication kernel is in two).
   constexpr std::size_t kTypes = std::size(kDeviceTypeNames);
-  std::vector<Interval> device_sets[kTypes];
+  UnionGatherer device_sets[kTypes];  // the join sorts device records by start
   uint64_t device_records[kTypes] = {};
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i)) continue;
@@ -145,12 +169,12 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
     const unsigned types = device_types(d.kind, s.communication(i));
     for (std::size_t k = 0; k < kTypes; ++k) {
       if (!(types & (1u << k))) continue;
-      device_sets[k].push_back({d.start_ns, d.end_ns});
+      device_sets[k].add(d.start_ns, d.end_ns);
       ++device_records[k];
     }
   }
   for (std::size_t k = 0; k < kTypes; ++k) {
-    const uint64_t time = merged_length(device_sets[k]);
+    const uint64_t time = device_sets[k].length();
     out.overview_gpu.push_back({kDeviceTypeNames[k], device_records[k], time, percent(time, base)});
   }
 }
@@ -228,7 +252,12 @@ std::vector<SummaryRow> ModelSteps::rows(bool has_steps) const {
   return rows;
 }
 
+// After compute_span (compute_summaries' order): its span_gpu_ns may be reused.
 void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out) {
+  if (only_computation_kernels(t, s)) {
+    out.distributed = distributed_rows(s.has_steps, out.span_cpu_ns, 0, out.span_gpu_ns, 0);
+    return;
+  }
   const auto comm = device_set(t, s, [&s](std::size_t i, const DeviceRecord&) { return s.communication(i); });
   const auto compute = device_set(t, s, [&s](std::size_t i, const DeviceRecord& d) {
     return d.kind == DeviceKind::Kernel && !s.communication(i);

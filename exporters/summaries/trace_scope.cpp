@@ -156,8 +156,7 @@ void link_operators(const Trace& t, TraceScope& s) {
   const std::size_t n = t.host.size();
   s.outer_operator.assign(n, kNoIndex);
   s.device_operator.assign(t.device.size(), kNoIndex);
-  const auto is_operator = [](const HostRecord& h) { return h.kind == EventKind::Operator; };
-  if (std::none_of(t.host.begin(), t.host.end(), is_operator)) return;  // no nesting walk for nothing
+  if (s.host_count(EventKind::Operator) == 0) return;  // no nesting walk for nothing
   const std::vector<int64_t> operator_here =
       nearest_at_or_above(t, s.costs.order, [](EventKind k) { return k == EventKind::Operator; });
   for (std::size_t i = 0; i < n; ++i) {
@@ -174,9 +173,11 @@ void link_operators(const Trace& t, TraceScope& s) {
 void find_phases(const Trace& t, TraceScope& s) {
   std::vector<std::array<std::vector<Interval>, 4>> raw(s.steps.size());
   std::vector<std::vector<Interval>> plain_operators(s.steps.size());
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
-    if (s.host_step[i] < 0) continue;
+  const bool any_named = s.host_count(EventKind::Range) + s.host_count(EventKind::Operator) != 0;
+  for (std::size_t i = 0; any_named && i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
+    // Only ranges and operators match a phase rule (match_phase) or infer Forward.
+    if (s.host_step[i] < 0 || (h.kind != EventKind::Range && h.kind != EventKind::Operator)) continue;
     const PhaseMatch m = record_phase(h);
     if (h.kind == EventKind::Operator && s.outer_operator[i] < 0 && m.phase == Phase::None) {
       plain_operators[s.host_step[i]].push_back({h.start_ns, h.end_ns});
@@ -283,10 +284,17 @@ void find_communication(const Trace& trace, TraceScope& s) {
   }
 }
 
+void count_host_kinds(const Trace& t, TraceScope& s) {
+  for (const HostRecord& h : t.host) {
+    if (static_cast<std::size_t>(h.kind) < s.host_kinds.size()) ++s.host_kinds[static_cast<std::size_t>(h.kind)];
+  }
+}
+
 }  // namespace
 
 TraceScope scope_trace(const Trace& trace, bool phases) {
   TraceScope s;
+  count_host_kinds(trace, s);
   s.steps = steps_of(trace);
   s.has_steps = !s.steps.empty();
   if (!s.has_steps) s.steps.push_back(window_of(trace));

@@ -53,6 +53,12 @@ struct TraceScope {
   std::array<std::string, 4> phase_source;  // how each phase was found (for the note)
   bool forward_inferred = false;
   bool any_device_work = false;
+  // How many host records of each kind the trace has (by EventKind's value), counted in one
+  // walk: a summary made of one kind's records (operators, ranges, copies) skips its own walk
+  // over every record when there is none of them.
+  std::array<std::size_t, 16> host_kinds{};
+
+  std::size_t host_count(EventKind kind) const { return host_kinds[static_cast<std::size_t>(kind)]; }
 
   bool host_in(std::size_t i) const { return host_step[i] >= 0; }
   bool device_in(std::size_t i) const { return device_step[i] >= 0; }

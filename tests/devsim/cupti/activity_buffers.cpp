@@ -4,11 +4,6 @@
 
 namespace profagent::devsim_cupti {
 
-size_t first_record_offset(const uint8_t* buffer) {
-  const auto address = reinterpret_cast<uintptr_t>(buffer);
-  return (kRecordAlignment - address % kRecordAlignment) % kRecordAlignment;
-}
-
 void ActivityBuffers::set_callbacks(CUpti_BuffersCallbackRequestFunc request,
                                     CUpti_BuffersCallbackCompleteFunc complete) {
   std::lock_guard lock(fill_mutex_);

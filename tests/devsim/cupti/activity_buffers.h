@@ -25,7 +25,10 @@ namespace profagent::devsim_cupti {
 inline constexpr size_t kRecordAlignment = 8;
 
 // Offset of the first record in a client buffer (CUPTI aligns records, not the buffer).
-size_t first_record_offset(const uint8_t* buffer);
+inline size_t first_record_offset(const uint8_t* buffer) {
+  const auto address = reinterpret_cast<uintptr_t>(buffer);
+  return (kRecordAlignment - address % kRecordAlignment) % kRecordAlignment;
+}
 
 class ActivityBuffers {
  public:

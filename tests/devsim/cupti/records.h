@@ -17,8 +17,23 @@ namespace profagent::devsim_cupti {
 using TimeMap = std::function<uint64_t(uint64_t)>;
 
 // Size of the record struct written for a kind, 0 for kinds devsim never writes. This is what
-// cuptiActivityGetNextRecord steps by.
-size_t record_size(CUpti_ActivityKind kind);
+// cuptiActivityGetNextRecord steps by (inline: it runs twice per record a client reads).
+inline size_t record_size(CUpti_ActivityKind kind) {
+  switch (kind) {
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: return sizeof(CUpti_ActivityKernel10);
+    case CUPTI_ACTIVITY_KIND_MEMCPY: return sizeof(CUpti_ActivityMemcpy6);
+    case CUPTI_ACTIVITY_KIND_MEMSET: return sizeof(CUpti_ActivityMemset4);
+    case CUPTI_ACTIVITY_KIND_RUNTIME:
+    case CUPTI_ACTIVITY_KIND_DRIVER: return sizeof(CUpti_ActivityAPI);
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: return sizeof(CUpti_ActivitySynchronization2);
+    case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: return sizeof(CUpti_ActivityExternalCorrelation);
+    case CUPTI_ACTIVITY_KIND_MEMCPY2: return sizeof(CUpti_ActivityMemcpyPtoP4);
+    case CUPTI_ACTIVITY_KIND_MEMORY2: return sizeof(CUpti_ActivityMemory4);
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL: return sizeof(CUpti_ActivityMemoryPool3);
+    default: return 0;
+  }
+}
 
 // Kernel names live in records until the client has read them; devsim keeps its own copy for
 // the life of the process, as CUPTI keeps names in its own tables.

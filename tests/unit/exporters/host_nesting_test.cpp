@@ -1,5 +1,5 @@
-// parents_first: every record after its parent, by depth, index order within a depth, for
-// records in the join's order (parents first already: one pass) and in any other order.
+// parents_first: every record after its parent. Records in the join's order (parents first
+// already) keep their own order; any other order is sorted by depth, index order within a depth.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -38,11 +38,22 @@ std::vector<std::size_t> by_walking(const Trace& t) {
   return order;
 }
 
+// Every record's parent (inside the trace) is at an earlier position of `order`.
+bool parents_come_first(const Trace& t, const std::vector<std::size_t>& order) {
+  std::vector<std::size_t> position(order.size());
+  for (std::size_t at = 0; at < order.size(); ++at) position[order[at]] = at;
+  for (std::size_t i = 0; i < t.host.size(); ++i) {
+    const int64_t parent = t.host[i].parent;
+    if (parent >= 0 && std::size_t(parent) < t.host.size() && position[std::size_t(parent)] >= position[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-TEST_CASE("parents_first orders records by depth for any order of parents and children", "[exporters][nesting]") {
-  // The join's order: parents before children (nested scopes, a call in each).
-  CHECK(exporters::parents_first(with_parents({-1, 0, 1, 1, -1, 4, 5})) == std::vector<std::size_t>{0, 4, 1, 5, 2, 3, 6});
+TEST_CASE("parents_first keeps the join's parents-first order and orders any other by depth", "[exporters][nesting]") {
+  // The join's order: parents before children (nested scopes, a call in each): kept as it is.
+  CHECK(exporters::parents_first(with_parents({-1, 0, 1, 1, -1, 4, 5})) == std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6});
   // Children first (a trace read back from a file may come in any order).
   CHECK(exporters::parents_first(with_parents({1, 2, -1, 2})) == std::vector<std::size_t>{2, 1, 3, 0});
   // In order for a while, then a parent after its child, then in order again.
@@ -69,6 +80,14 @@ TEST_CASE("parents_first orders records by depth for any order of parents and ch
       for (int64_t at = t.host[i].parent; at >= 0 && steps <= t.host.size(); at = t.host[std::size_t(at)].parent) ++steps;
       if (steps > t.host.size()) t.host[i].parent = -1;
     }
-    CHECK(exporters::parents_first(t) == by_walking(t));
+    const std::vector<std::size_t> order = exporters::parents_first(t);
+    if (sorted) {
+      std::vector<std::size_t> own(t.host.size());
+      for (std::size_t i = 0; i < own.size(); ++i) own[i] = i;
+      CHECK(order == own);
+    } else {
+      CHECK(order == by_walking(t));
+    }
+    CHECK(parents_come_first(t, order));
   }
 }

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <random>
 
 #include "exporters/summaries/intervals.h"
 #include "exporters/summaries/summaries.h"
@@ -101,6 +102,25 @@ TEST_CASE("intervals merge: out of order and in order give the same union") {
   CHECK(shuffled.size() == 3);
   CHECK(shuffled[2].start == 40);
   CHECK(shuffled[2].end == 60);
+}
+
+TEST_CASE("union gatherer: merged_length's figure for intervals in order, out of order and empty") {
+  std::mt19937 random(28);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<Interval> intervals;
+    uint64_t start = 0;
+    const bool in_order = round % 2 == 0;
+    for (int i = 0; i < 50; ++i) {
+      start = in_order ? start + random() % 20 : random() % 1000;
+      intervals.push_back({start, start + random() % 30});  // some empty (end == start)
+    }
+    if (round % 4 == 2) std::swap(intervals[10], intervals[40]);  // one late in an ordered run
+    UnionGatherer gathered;
+    for (const Interval& i : intervals) gathered.add(i.start, i.end);
+    CHECK(gathered.length() == merged_length(intervals));
+  }
+  UnionGatherer none;
+  CHECK(none.length() == 0);
 }
 
 TEST_CASE("communication kernels: nccl, rccl or hccl in any case, anywhere in the name") {
