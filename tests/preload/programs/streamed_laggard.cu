@@ -1,7 +1,9 @@
 // streamed_laggard: a thread that records a little in the first step, then waits, in a window
 // streamed in segments with a step at each cudaStreamSynchronize (PROFAGENT_STEP_ON).
 //
-//   streamed_laggard [steps=12000]
+//   streamed_laggard [steps=12000] [api]
+// `api`: the main thread also calls profagent_step() after each step's synchronisation (for a
+// window not set up for steps: the whole run, its steps marked by the C API).
 // The laggard thread launches a kernel and a copy on its own stream inside a "laggard" range
 // (a few events: they stay in its buffer's open chunk, far from full), tells the main thread,
 // and waits on a condition, recording nothing and in no call, while the main thread runs
@@ -16,12 +18,14 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
 extern "C" {
 void profagent_range_push(const char* name) __attribute__((weak));
 void profagent_range_pop(void) __attribute__((weak));
+void profagent_step(void) __attribute__((weak));
 }
 
 __global__ void laggard_kernel(float* data, int n) {
@@ -79,6 +83,7 @@ void laggard(float* device, float* host) {
 
 int main(int argc, char** argv) {
   const int steps = argc > 1 ? std::atoi(argv[1]) : 12000;
+  const bool api = argc > 2 && std::strcmp(argv[2], "api") == 0;
   float* device[2] = {};
   static float host[2][kN];
   for (float*& buffer : device) CHECK(cudaMalloc(reinterpret_cast<void**>(&buffer), kBytes));
@@ -89,7 +94,8 @@ int main(int argc, char** argv) {
   for (int i = 0; i < steps; ++i) {
     std::this_thread::sleep_for(std::chrono::microseconds(50));
     issue("iteration", device[0], host[0], stream);
-    CHECK(cudaStreamSynchronize(stream));  // ends the step
+    CHECK(cudaStreamSynchronize(stream));  // ends the step (PROFAGENT_STEP_ON)
+    if (api && profagent_step) profagent_step();
   }
   set_stage(2);
   late.join();
