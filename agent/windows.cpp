@@ -475,7 +475,9 @@ void streamed_steps_so_far(uint32_t window, std::size_t known, exporters::StepsS
     uint64_t through = 0;
     {
       std::lock_guard lock(w->mutex);
-      out.expected = w->scheduled || w->profiler_api || !w->config->step_on.empty();
+      // A window not set up for steps that profagent_step() marked already: it has steps too
+      // (folded by them, not as one without, when its first part comes after that).
+      out.expected = w->scheduled || w->profiler_api || !w->config->step_on.empty() || !w->window_steps.empty();
       out.current = !w->finished && collector::streamed_window() == window;
       if (!out.current) return;
       through = w->timed_open ? std::max(w->step_start, w->timed_from) : w->step_start;

@@ -178,6 +178,9 @@ struct EventCursor {
   // window (collector/segment_stream.h) holds back the events an open scope may still enclose.
   uint32_t open_scopes = 0;                    // the owning thread only
   std::atomic<uint64_t> outermost_scope_start{~uint64_t{0}};  // ~0: none open (read by the agent)
+  // 1 while a call is being recorded on this thread (from before its start is read until its
+  // event is committed) or a scope's start is being read and published: see call_entered().
+  std::atomic<uint32_t> in_call{0};
 };
 extern __thread EventCursor* tls_cursor __attribute__((tls_model("initial-exec")));
 
@@ -221,6 +224,37 @@ inline void scope_closed() noexcept {
   EventCursor* cursor = tls_cursor;
   if (cursor == nullptr || cursor->open_scopes == 0) return;
   if (--cursor->open_scopes == 0) cursor->outermost_scope_start.store(~uint64_t{0}, std::memory_order_release);
+}
+
+// A call is being recorded on this thread: set before the call's start is read, cleared once
+// its event is committed. With scope_opened(), this gives a streamed window the earliest start
+// of whatever a thread has not committed yet (thread_buffer.h TakenThread::mark): a call in
+// flight started after the thread's last committed event ended (no recorded call nests in
+// another: RuntimeGuard, the CUPTI callback's depth), a scope open is published, and anything
+// later starts after the agent's own clock reading. Two plain stores per call (release: on
+// x86 a mov). The thread must be registered first (new_event_id() does it).
+inline void call_entered() noexcept {
+  if (EventCursor* cursor = tls_cursor) cursor->in_call.store(1, std::memory_order_release);
+}
+inline void call_left() noexcept {
+  if (EventCursor* cursor = tls_cursor) cursor->in_call.store(0, std::memory_order_release);
+}
+class InCall {  // around a recorded call: from before its start is read until after its commit
+ public:
+  InCall() noexcept { call_entered(); }
+  ~InCall() { call_left(); }
+  InCall(const InCall&) = delete;
+  InCall& operator=(const InCall&) = delete;
+};
+// An operator or range (not an NVTX start/end range) begins now: its start, read and published
+// (scope_opened) inside call_entered()/call_left(), so a scope whose start the agent has not
+// seen published yet is a call in flight to it.
+inline uint64_t open_scope() noexcept {
+  call_entered();
+  const uint64_t start = now();
+  scope_opened(start);
+  call_left();
+  return start;
 }
 
 // Appends a whole event (operators, ranges, steps: not the per-call hot path).

@@ -118,6 +118,8 @@ void on_enter(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Ca
     ++tls_callback_depth;
     return;
   }
+  if (tls_cursor == nullptr) (void)new_event_id();  // registered before the start is read (call_entered)
+  call_entered();
   const uint64_t start = now();
   *data.correlationData = start != 0 && start != kHoldsInnerCalls ? start : 1;
   ++tls_callback_depth;
@@ -159,6 +161,7 @@ void on_exit(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const CUpti_Cal
   if (start == kHoldsInnerCalls) return;
   const CallKind* slot = kind_slot(domain, cbid);
   if (recording()) record_call(*slot, start, data);
+  call_left();
   // The call ends its step after it was recorded (it belongs to the step it ends), as a
   // hooked call does. No kernel handle: kernel:REGEX markers need the hooks' registrations.
   if (step_markers_armed() && data.functionName != nullptr) hooked_call_ended(data.functionName, nullptr);

@@ -1,6 +1,7 @@
 #include "collector/segment_stream.h"
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -142,6 +143,55 @@ SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& fi
   return device;
 }
 
+// Where the threads stand after a segment (StreamedWindow::complete_before_ns), in ticks: the
+// marks of the take (thread_buffer.h TakenThread) and the events held, per thread against the
+// scope it has open.
+struct ThreadMarks {
+  uint64_t all = ~uint64_t{0};
+  uint64_t but_scopes = ~uint64_t{0};
+  uint64_t read_at = 0;
+};
+
+using OpenScopes = std::map<std::pair<uint32_t, uint32_t>, uint64_t>;  // (pid, tid) -> its open scope's start
+
+ThreadMarks take_marks(const TakenChunks& taken, OpenScopes& open) {
+  ThreadMarks marks;
+  marks.read_at = taken.read_at;
+  for (const TakenThread& t : taken.threads) {
+    const uint64_t scope = t.exited ? ~uint64_t{0} : t.outermost_scope_start;
+    marks.all = std::min({marks.all, t.not_taken_start, scope});
+    marks.but_scopes = std::min(marks.but_scopes, t.not_taken_start);
+    if (scope != ~uint64_t{0}) open[{t.events.pid, t.events.tid}] = scope;
+  }
+  return marks;
+}
+
+void add_held_marks(const std::vector<ThreadEvents>& held, const OpenScopes& open, ThreadMarks& marks) {
+  for (const ThreadEvents& t : held) {
+    auto it = open.find({t.pid, t.tid});
+    const uint64_t scope = it == open.end() ? ~uint64_t{0} : it->second;
+    for (const HostEvent& e : t.events) {
+      const EventKind kind = EventKind(e.kind);
+      if (kind == EventKind::Step || kind == EventKind::StackTag) continue;
+      marks.all = std::min(marks.all, e.start);
+      if (e.start < scope) marks.but_scopes = std::min(marks.but_scopes, e.start);
+    }
+  }
+}
+
+// A thread's stores (its call or scope mark) become visible a store buffer's drain after it
+// made them at most (an interrupt or a switch drains it): what it starts after the take's clock
+// reading less this is seen.
+constexpr uint64_t kMarkVisibleNs = 1'000'000;
+
+void set_marks(const ThreadMarks& marks, const clock::TickConverter& converter, StreamedWindow& out) {
+  const uint64_t read_at_ns = converter.to_ns(marks.read_at);
+  const uint64_t cap = read_at_ns > kMarkVisibleNs ? read_at_ns - kMarkVisibleNs : 0;
+  auto ns = [&](uint64_t ticks) { return ticks >= marks.read_at ? cap : std::min(cap, converter.to_ns(ticks)); };
+  out.complete_before_ns = ns(marks.all);
+  out.complete_but_scopes_before_ns = ns(marks.but_scopes);
+}
+
 // What one segment takes and decides under the locks; joined after they are released.
 struct SegmentInput {
   std::vector<ThreadEvents> threads;
@@ -149,6 +199,7 @@ struct SegmentInput {
   clock::TickConverter converter;
   uint64_t start_ticks = 0;
   uint64_t through_ticks = 0;
+  ThreadMarks marks;
 };
 
 // Under the freeze lock (no cut meanwhile) and the session mutex. False when no window is
@@ -169,6 +220,8 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
   out.trace.window = s.window + 1;
   out.chunks = taken.chunks;
   in.start_ticks = s.window_start_ticks;
+  OpenScopes open_scopes;
+  in.marks = take_marks(taken, open_scopes);
   std::vector<Candidates> all = gather_candidates(std::move(s.stream.held), std::move(taken));
   s.stream.held.clear();
   const HostIdSet served = served_ids(s.pool);
@@ -191,6 +244,7 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
     held.clear();
   }
   out.held_events = count_events(held);
+  add_held_marks(held, open_scopes, in.marks);
   s.stream.held = std::move(held);
   in.device = claim_device(s.pool, in.threads, given_up, s.cuts);
   // PROFAGENT_MIN_DURATION_US and PROFAGENT_MAX_EVENTS as for a whole window, the events
@@ -220,6 +274,7 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   Trace& trace = out.trace;
   trace.start_ns = in.converter.to_ns(in.start_ticks);
   trace.end_ns = in.converter.to_ns(in.through_ticks);
+  set_marks(in.marks, in.converter, trace.streamed);
   trace.process.thread_names = window_thread_names(in.threads);
   describe_window(s, trace);
   JoinInput input{std::move(in.threads), names_snapshot(), kernel_names_snapshot(), in.converter,

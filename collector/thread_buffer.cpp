@@ -126,6 +126,10 @@ ThreadBuffer* take_buffer(Registry* r) {
     buffer->peek_chunk = nullptr;
     buffer->open_scopes = 0;
     buffer->outermost_scope_start.store(~uint64_t{0}, std::memory_order_relaxed);
+    buffer->in_call.store(0, std::memory_order_relaxed);
+    buffer->latest_end_read = 0;
+    buffer->writer_chunk_seen = nullptr;
+    buffer->writer_committed_seen = 0;
     buffer->retired.store(false, std::memory_order_relaxed);
     buffer->reusable = false;
     buffer->readable = ReadablePages{};  // another thread's stack
@@ -233,6 +237,21 @@ void copy_since_peek(ThreadBuffer* buffer, std::vector<HostEvent>& out, size_t m
   buffer->peek_index = index;
 }
 
+// The events committed in the writer's chunk when it committed nothing since the previous take
+// (as drain_all copies them: the chunk stays with the writer, the read position moves on).
+void take_from_idle_writer(ThreadBuffer* buffer, Chunk* chunk, std::vector<HostEvent>& out) {
+  const uint32_t committed = chunk->committed.load(std::memory_order_acquire);
+  if (chunk->next.load(std::memory_order_acquire) != nullptr) return;  // left: the budget stopped the take
+  const bool idle = chunk == buffer->writer_chunk_seen && committed == buffer->writer_committed_seen;
+  buffer->writer_chunk_seen = chunk;
+  buffer->writer_committed_seen = committed;
+  if (!idle || committed <= buffer->read_index) return;
+  out.insert(out.end(), chunk->events + buffer->read_index, chunk->events + committed);
+  buffer->read_chunk = chunk;
+  buffer->read_index = committed;
+  buffer->peek_chunk = nullptr;  // it may name a position before the read position now
+}
+
 // take_closed_chunks(): whole chunks from the read position that the writer has left, up to
 // `budget` events (at least one chunk once anything is left).
 size_t take_left_chunks(ThreadBuffer* buffer, ChunkPool* pool, size_t budget, std::vector<HostEvent>& out) {
@@ -250,13 +269,20 @@ size_t take_left_chunks(ThreadBuffer* buffer, ChunkPool* pool, size_t budget, st
     buffer->read_index = 0;
     buffer->peek_chunk = nullptr;  // it may have named the chunk just recycled
   }
+  if (chunk != nullptr && out.size() < budget) take_from_idle_writer(buffer, chunk, out);
   return chunks;
 }
 
-// The earliest start of the operators and ranges committed from the read position on (what a
-// take left): they may enclose events taken before them.
-uint64_t earliest_scope_left(const ThreadBuffer* buffer) {
+// What a take left (committed from the read position on): the earliest start of its operators
+// and ranges (they may enclose events taken before them), the earliest start of its events but
+// steps and stack tags, and the latest end of all.
+struct LeftEvents {
+  uint64_t earliest_scope = ~uint64_t{0};
   uint64_t earliest = ~uint64_t{0};
+  uint64_t latest_end = 0;
+};
+LeftEvents scan_left(const ThreadBuffer* buffer) {
+  LeftEvents left;
   const Chunk* chunk = buffer->read_chunk ? buffer->read_chunk : buffer->head.load(std::memory_order_acquire);
   for (uint32_t index = buffer->read_index; chunk != nullptr; index = 0) {
     const uint32_t committed = chunk->committed.load(std::memory_order_acquire);
@@ -265,12 +291,20 @@ uint64_t earliest_scope_left(const ThreadBuffer* buffer) {
       const EventKind kind = EventKind(e.kind);
       const bool scope = kind == EventKind::Operator || kind == EventKind::Step ||
                          (kind == EventKind::Range && !(e.flags & kFlagRangeStartEnd));
-      if (scope) earliest = std::min(earliest, e.start);
+      if (scope) left.earliest_scope = std::min(left.earliest_scope, e.start);
+      if (kind != EventKind::Step && kind != EventKind::StackTag) left.earliest = std::min(left.earliest, e.start);
+      left.latest_end = std::max(left.latest_end, e.end);
     }
     if (committed < kEventsPerChunk) break;
     chunk = chunk->next.load(std::memory_order_acquire);
   }
-  return earliest;
+  return left;
+}
+
+uint64_t latest_end(const std::vector<HostEvent>& events) {
+  uint64_t latest = 0;
+  for (const HostEvent& e : events) latest = std::max(latest, e.end);
+  return latest;
 }
 
 void recycle_if_retired(Registry* r, ThreadBuffer* buffer) {
@@ -322,6 +356,7 @@ DrainResult drain_all() {
     ThreadEvents thread;
     copy_committed(buffer, r->pool, thread.events);
     if (!thread.events.empty()) {
+      buffer->latest_end_read = std::max(buffer->latest_end_read, latest_end(thread.events));
       thread.tid = buffer->tid;
       thread.pid = buffer->pid;
       thread.name = current_thread_name(buffer);
@@ -356,6 +391,7 @@ TakenChunks take_closed_chunks(size_t max_events) {
   Registry* r = g_registry.load(std::memory_order_acquire);
   if (!r) return taken;
   std::lock_guard lock(r->mutex);
+  taken.read_at = now();  // before every mark below (a thread registered later starts after it)
   for (ThreadBuffer* buffer : r->buffers) {
     if (buffer->reusable) continue;
     TakenThread thread;
@@ -363,10 +399,18 @@ TakenChunks take_closed_chunks(size_t max_events) {
     if (taken_events < max_events) {
       taken.chunks += take_left_chunks(buffer, r->pool, max_events - taken_events, thread.events.events);
     }
+    buffer->latest_end_read = std::max(buffer->latest_end_read, latest_end(thread.events.events));
     // After the take, in this order (api.h scope_opened): a scope around a taken event is open
-    // here (published), or was committed before this load and is found by the scan.
+    // here (published), or was committed before this load and is found by the scan. The call
+    // in flight before the scan: what was committed before it is seen by the scan.
+    const bool exited = buffer->retired.load(std::memory_order_acquire);
+    const bool in_call = !exited && buffer->in_call.load(std::memory_order_acquire) != 0;
     thread.outermost_scope_start = buffer->outermost_scope_start.load(std::memory_order_acquire);
-    thread.scope_after_take = earliest_scope_left(buffer);
+    const LeftEvents left = scan_left(buffer);
+    thread.scope_after_take = left.earliest_scope;
+    buffer->latest_end_read = std::max(buffer->latest_end_read, left.latest_end);
+    thread.not_taken_start = std::min(left.earliest, in_call ? buffer->latest_end_read : ~uint64_t{0});
+    thread.exited = exited;
     thread.events.tid = buffer->tid;
     thread.events.pid = buffer->pid;
     thread.events.name = current_thread_name(buffer);

@@ -43,6 +43,9 @@ struct ThreadBuffer : EventCursor {
   Chunk* read_chunk = nullptr;
   uint32_t read_index = 0;
   uint64_t dropped_reported = 0;
+  uint64_t latest_end_read = 0;          // the latest end among the events read or taken so far
+  const Chunk* writer_chunk_seen = nullptr;  // the writer's chunk at the last take, and how many
+  uint32_t writer_committed_seen = 0;        // events it had committed then
   bool reusable = false;                 // retired, fully read, waiting for a new thread
   // peek_all()'s position, past the read position; null: at the read position (every
   // drain_all() puts it back there, so it never names a chunk a drain recycled).
@@ -86,19 +89,37 @@ DrainResult peek_all(size_t max_events = SIZE_MAX);
 // Streamed windows (collector/segment_stream.h): the events of chunks their writers have left
 // (full, and a next chunk begun), at most `max_events` (whole chunks, at least one per thread
 // while the budget lasts), TAKEN: the chunks go back to the pool and a later drain_all()
-// starts after them. Every live thread is listed (also with nothing taken), with the start of
+// starts after them. Also the events committed in a writer's chunk that has not changed since
+// the previous take (an idle thread: its few events would otherwise wait for the window's end);
+// the chunk stays with the writer. Every live thread is listed (also with nothing taken), with the start of
 // its outermost scope open after the take (~0: none; read after it, api.h scope_opened) and
 // the earliest start of the scopes committed but not taken (in the writer's chunk): a scope
 // that may still enclose a taken event is one of those, so every such event starts at or
 // after the smaller of the two.
+// Also, for a streamed window's per-step summaries, `not_taken_start`: with
+// outermost_scope_start, a mark before which the thread has nothing left to give — every event
+// of the thread not taken yet (committed after the take, a call in flight, one to come), Step
+// and StackTag events aside, starts at or after the smaller of the two, or at or after
+// TakenChunks::read_at. Committed: the earliest start among them (scanned). A call in flight
+// (api.h call_entered, loaded before that scan): it started after the thread's last event
+// committed before it ended, and no recorded call nests in another, so at or after the latest
+// end of those events. A scope open is published (outermost_scope_start; its start is read
+// inside call_entered/call_left, so one not published yet is a call in flight). Anything
+// else the thread records starts after the agent read its clock (read_at), once the thread's
+// stores are seen: they are at most a store buffer's drain late (an interrupt drains it), so
+// the agent takes read_at less a margin (segment_stream.cpp). A thread that exited has no call
+// or scope open. ~0: nothing.
 struct TakenThread {
   ThreadEvents events;
   uint64_t outermost_scope_start = ~uint64_t{0};
   uint64_t scope_after_take = ~uint64_t{0};
+  uint64_t not_taken_start = ~uint64_t{0};
+  bool exited = false;  // its outermost_scope_start is what it left open, never to close
 };
 struct TakenChunks {
   std::vector<TakenThread> threads;
   uint64_t chunks = 0;
+  uint64_t read_at = 0;  // the clock (ticks), read before any thread's marks
 };
 TakenChunks take_closed_chunks(size_t max_events);
 

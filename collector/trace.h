@@ -374,6 +374,12 @@ struct StreamedWindow {
   // Launches, copies and sets written without their device record after waiting
   // StreamLimits::device_wait_segments segments (also counted in late_device_records).
   uint64_t written_without_device_record = 0;
+  // In a segment: every host record of the window that is not in it or an earlier segment
+  // (steps and stack tags aside) starts at or after complete_before_ns (the recording threads'
+  // marks, thread_buffer.h TakenThread); complete_but_scopes_before_ns is the same, not waiting
+  // for the scopes open (and the events held for them), which may stay open for long.
+  uint64_t complete_before_ns = 0;
+  uint64_t complete_but_scopes_before_ns = 0;
 };
 
 struct Trace {

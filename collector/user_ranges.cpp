@@ -101,9 +101,8 @@ int push_range(NameId domain, const RangeInfo* info) noexcept {
   range.info = *info;
   range.id = new_event_id();
   range.stack = stacks_on() ? capture_stack() : 0;
-  range.start = now();
   // An NVTX start/end range encloses nothing (it may end on another thread).
-  if (!(info->flags & kFlagRangeStartEnd)) scope_opened(range.start);
+  range.start = info->flags & kFlagRangeStartEnd ? now() : open_scope();
   // Device work issued inside the range — also by libraries that call the driver directly,
   // which no hook sees — is attributed to it through the external correlation id.
   push_external_id(range.id);

@@ -171,6 +171,7 @@ __attribute__((noinline)) auto intercept_recording(LibrarySite<Library>& site, F
   collector::RuntimeGuard guard;
   if (!guard.should_record()) return real(args...);
   const uint64_t id = collector::new_event_id();
+  const collector::InCall in_call;  // until the event (and its stack) is committed
   const uint64_t start = collector::now();
   if constexpr (std::is_void_v<R>) {
     call_with_external_id(id, real, args...);

@@ -40,6 +40,7 @@ __attribute__((noinline)) cudaError_t intercept_memory(CudartSite& site, RealSym
   if (!guard.outermost_of_program()) return real(args...);
   const bool recording = collector::recording();
   const uint64_t id = recording ? collector::new_event_id() : 0;
+  const collector::InCall in_call;  // until the event is committed
   const uint64_t start = recording ? collector::now() : 0;
   const uint64_t call_ns = recording ? collector::memory_call_starts() : 0;
   const cudaError_t result = recording ? call_with_external_id(id, real, args...) : real(args...);

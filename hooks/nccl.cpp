@@ -93,8 +93,7 @@ ncclResult_t call(Site& site, const CollectiveArgs* args, After&& after, Args...
     after(result);
   } else {
     const uint64_t id = collector::new_event_id();
-    const uint64_t start = collector::now();
-    collector::scope_opened(start);
+    const uint64_t start = collector::open_scope();
     result = profagent::hooks::call_with_external_id(id, real, a...);
     after(result);
     record_operator(site, id, start, result, args);

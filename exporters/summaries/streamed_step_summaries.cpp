@@ -121,12 +121,8 @@ void StepSummaryFold::add(const Trace& t, const TraceScope& scope, const std::ve
     return;
   }
   route_pending(steps);
-  uint64_t* thread = nullptr;  // the latest start of the record's thread (a part's records come by thread)
-  uint32_t thread_id = 0;
   for (std::size_t i = 0; i < t.host.size() && not_folded_.empty(); ++i) {
     const HostRecord& h = t.host[i];
-    if (thread == nullptr || h.tid != thread_id) thread = &latest_[h.tid], thread_id = h.tid;
-    *thread = std::max(*thread, h.start_ns);
     if (h.kind == EventKind::Step || h.kind == EventKind::StackTag) continue;  // in no summary here
     place_host({h.start_ns, h.end_ns, h.name, h.tid, h.kind, scope.outer_operator[i] < 0}, steps);
   }
@@ -139,23 +135,11 @@ void StepSummaryFold::add(const Trace& t, const TraceScope& scope, const std::ve
     return give_up("a step had more than " + std::to_string(kMaxHeld) + " records before it was made");
   }
   if (last) return make_steps_before(UINT64_MAX, steps);
-  make_steps_before(records_in_before(), steps);
-  // Past half the bound, the thread furthest behind is no longer waited for (an idle or exited
-  // thread would hold every step), while that lets a final step be made.
-  while (held_ > kMaxHeld / 2 && latest_.size() > 1 && made_ < steps.steps().size()) {
-    auto behind = std::min_element(latest_.begin(), latest_.end(),
-                                   [](const auto& a, const auto& b) { return a.second < b.second; });
-    latest_.erase(behind);
-    make_steps_before(records_in_before(), steps);
-  }
-}
-
-// The steps ending at or before this have all their records in: every thread seen has a record
-// starting at or after it (the header).
-uint64_t StepSummaryFold::records_in_before() const {
-  uint64_t done = latest_.empty() ? 0 : UINT64_MAX;
-  for (const auto& [tid, start] : latest_) done = std::min(done, start);
-  return done;
+  // Every record still to come starts at or after the collector's mark (the header).
+  make_steps_before(t.streamed.complete_before_ns, steps);
+  // Past half the bound, a scope open for long (and what its thread holds for it) is no longer
+  // waited for.
+  if (held_ > kMaxHeld / 2) make_steps_before(t.streamed.complete_but_scopes_before_ns, steps);
 }
 
 // Makes, in order, the steps whose records are all in: final, and ending at or before `done_ns`.

@@ -14,19 +14,22 @@
 // Distributed Summary's times) is kept as merged intervals (OpenUnion); the Distributed
 // Summary's overlap is |communication| + |computation| - |both|.
 //
-// When a step's records are all in: its end is final (streamed_steps.h) and every thread seen in
-// the window has a record starting at or after that end. A thread's records come in the order
-// they were committed and a record inside a scope still open is held with what follows it
-// (segment_stream.h), so once a record starting after the step's end came, none of that
-// thread's records starting before it is still to come (a thread's open chunk holds them until
-// it fills). A thread that stopped recording (idle, exited) would hold every later step: once
-// the records held pass half the bound, the thread furthest behind is no longer waited for
-// (until it records again). A thread never seen (its few records all in its open chunk: an idle
-// main thread) is not waited for either: a record of a step already made that comes after all
-// is added when it only adds to the Overview's unions and counts (a runtime call, an inner
-// operator, a range of no phase); one the step's figures are made of (a phase's record, an
-// outermost operator, device work) gives these summaries up (not_folded(): said, not printed
-// wrong).
+// When a step's records are all in: its end is final (streamed_steps.h) and at or before the
+// segment's mark (StreamedWindow::complete_before_ns): every host record not handed over yet
+// starts at or after it — the collector's per-thread mark (thread_buffer.h TakenThread: the
+// records committed and not taken, the events the segment holds, a call in flight, a scope
+// open, and the clock read at the take, less a margin). A device record comes with its call
+// (the segment holds the call until its record comes) and is sorted by the call's start, so it
+// is covered too. A thread that records nothing (idle, exited) holds nothing; one blocked
+// inside a call holds the steps from that call's start, which is right: the call is theirs.
+// A scope open for long (a range around the run) would hold every step after its start: past
+// half the bound, the mark without the scopes open and the events held for them
+// (complete_but_scopes_before_ns) is used, and a record of a made step that then comes (the
+// scope at its end, what it held) is added when it only adds to the Overview's unions and
+// counts; one a step's figures are made of gives these summaries up (not_folded(): said, not
+// printed wrong). So does device work no call is linked to (the tail claims it by time), and
+// a record not covered by the marks: an NVTX start/end range (recorded when it ends, maybe on
+// another thread) or an NCCL group (recorded at ncclGroupEnd) whose step was made meanwhile.
 // Bound: at most kMaxHeld records of steps not made yet (or whose step is not known yet); a step
 // with more gives them up too. A window without steps is not folded (its one step would be the
 // whole window: not bounded).
@@ -100,7 +103,6 @@ class StepSummaryFold {
   PhaseMatch phase_of(EventKind kind, InternedName name);
   bool communication(const DeviceRecord& d);
   void make_steps_before(uint64_t done_ns, const StepSorter& steps);
-  uint64_t records_in_before() const;
   void make_step(std::size_t k, const StepSpan& span);
   void flush_unions();
   void note_rule(const PhaseMatch& m, const StepPoints::Position& at);
@@ -119,7 +121,6 @@ class StepSummaryFold {
   std::size_t held_ = 0;                   // records in open_ and pending
   bool over_bound_ = false;
   std::size_t made_ = 0;                   // steps 0..made_-1 are made
-  std::unordered_map<uint32_t, uint64_t> latest_;  // per thread waited for: its latest record's start
   std::vector<int8_t> communication_by_name_;  // by interned name id: -1 not known yet
   // Running totals.
   std::array<OpenUnion, 4> host_types_;

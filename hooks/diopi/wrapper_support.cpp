@@ -57,8 +57,7 @@ OperatorCall::OperatorCall(size_t index) noexcept {
   event_.kind = uint8_t(EventKind::Operator);
   event_.name = interned(g_operator_names[index], kWrappers[index].name);
   event_.id = collector::new_event_id();
-  event_.start = collector::now();
-  collector::scope_opened(event_.start);
+  event_.start = collector::open_scope();
   collector::push_external_id(event_.id);
 }
 

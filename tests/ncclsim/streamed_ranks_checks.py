@@ -14,8 +14,8 @@ streamed table has them segment by segment); the file must be one JSON object on
 
 Three runs: with a schedule (steps: the Distributed Summary folded step by step, equal to the
 trace's; by the summaries' fold, and with PROFAGENT_SUMMARIES=off by its own), and the whole
-run as one window (no steps: "distributed": null with the reason, and
-`profagent report --ranks` reads that rank's trace instead, saying so in one line)."""
+run as one window (its steps marked by profagent_step() before its first segment: folded by
+them, its Distributed Summary the trace's too, and `profagent report --ranks` needs no trace)."""
 import glob
 import json
 import os
@@ -91,7 +91,7 @@ def distributed_of_trace(path):
     return dict(zip(("span_ns", "communication_ns", "computation_ns", "overlap_ns"), shares))
 
 
-def check_rank_tables(out_dir, with_steps):
+def check_rank_tables(out_dir, scheduled):
     traces = sorted(glob.glob(os.path.join(out_dir, "*.trace.json")))
     expect(len(traces) == RANKS, f"{out_dir}: {len(traces)} traces, expected {RANKS}")
     for path in traces:
@@ -116,15 +116,12 @@ def check_rank_tables(out_dir, with_steps):
         expect(got == rows, f"{name}: {len(got)} rows in the rank table, {len(rows)} from the trace; first that differ: "
                             f"{next(((a, b) for a, b in zip(got, rows) if a != b), None)}")
         expect(table["steps"] == steps_of_trace(trace), f"{name}: the rank table's steps are not the trace's")
-        if with_steps:
+        if scheduled:
             expect(len(table["steps"]) == STEPS - 1, f"{name}: {len(table['steps'])} steps")
-            want = distributed_of_trace(path)
-            expect(table["distributed"] == want, f"{name}: distributed {table['distributed']} != the trace's {want}")
-        else:
-            # The fold's reason: a window without steps, or steps marked in a window not set up for them.
-            expect(table["distributed"] is None and "step" in table.get("distributed_not_computed", ""),
-                   f"{name}: a window without steps: distributed {table['distributed']}, "
-                   f"{table.get('distributed_not_computed')!r}")
+        # The whole run too: its steps (profagent_step()) were listed by its first segment.
+        expect(len(table["steps"]) >= STEPS - 1, f"{name}: {len(table['steps'])} steps")
+        want = distributed_of_trace(path)
+        expect(table["distributed"] == want, f"{name}: distributed {table['distributed']} != the trace's {want}")
 
 
 def ranks_report(out_dir, *extra):
@@ -134,13 +131,13 @@ def ranks_report(out_dir, *extra):
     return (json.loads(r.stdout) if r.returncode == 0 else None), r.stderr
 
 
-def check_report(out_dir, with_steps):
+def check_report(out_dir):
     tables, said = ranks_report(out_dir)
     traces, _ = ranks_report(out_dir, "--traces")
     if tables is None or traces is None:
         return
     fallback = [line for line in said.splitlines() if "no Distributed Summary" in line]
-    expect(len(fallback) == (0 if with_steps else RANKS),
+    expect(len(fallback) == 0,
            f"report --ranks said {len(fallback)} fallback lines: {said[-1000:]}")
     for key in ("straggler", "collectives", "missing_ranks", "step_time_spread", "stragglers"):
         expect(tables.get(key) == traces.get(key), f"report --ranks {key}: {tables.get(key)} from the tables, "
@@ -153,13 +150,14 @@ def check_report(out_dir, with_steps):
 
 
 # The Distributed Summary folded by the summaries' fold (the default list holds it), or alone
-# for the rank table (PROFAGENT_SUMMARIES=off); the whole run as one window: no steps.
+# for the rank table (PROFAGENT_SUMMARIES=off); the whole run as one window, its steps marked by
+# profagent_step().
 for name, schedule, summaries in (("scheduled", True, None), ("scheduled_no_summaries", True, "off"),
                                   ("whole_run", False, None)):
     out = os.path.join(work, name)
     run_job(out, schedule, summaries)
     check_rank_tables(out, schedule)
-    check_report(out, schedule)
+    check_report(out)
     if not failures:
         shutil.rmtree(out, ignore_errors=True)
 

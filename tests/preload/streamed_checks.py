@@ -372,3 +372,27 @@ def check_streamed_steps_run(context):
     steps = check_step_lines(context, trace)
     remove_trace_of_passed_check(context)
     context.summary = f"{streamed['segments']} segments; {lines} summary lines equal to the report's, {steps} step lines"
+
+
+def check_streamed_laggard_run(context):
+    """streamed_laggard (tests/preload/programs/streamed_laggard.cu): a thread's first-step
+    kernel and copy stay in its buffer while it waits and the main thread's steps are streamed.
+    Every summary folded while it streamed, the per-step ones included (they wait for that
+    thread by the collector's marks instead of giving up), equals `profagent report`'s of its
+    trace; the laggard's first kernel is in the first step and its second in the last ones."""
+    run = context.run
+    C.expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    trace = C.Trace(C.only_file(context.out_dir, "*.trace.json"))
+    streamed = trace.document.get("profagent_streamed")
+    C.expect(streamed is not None and streamed["segments"] >= 2, f"the window was not streamed: {streamed}")
+    steps = sorted((e for e in trace.complete if e["name"].startswith("ProfilerStep#")), key=lambda e: e["start_ns"])
+    C.expect(len(steps) >= 1000, f"{len(steps)} steps, expected one per iteration")
+    laggard = sorted((r for r in trace.ranges if r["name"] == "laggard"), key=lambda r: r["start_ns"])
+    C.expect(len(laggard) == 2, f"{len(laggard)} laggard ranges, expected 2")
+    C.expect(steps[0]["start_ns"] <= laggard[0]["start_ns"] < steps[0]["end_ns"],
+             f"the laggard's first range is not in the first step: {laggard[0]['start_ns']} against {steps[0]}")
+    C.expect(laggard[1]["start_ns"] >= steps[-2]["start_ns"],
+             f"the laggard's second range is not in the last steps: {laggard[1]['start_ns']} against {steps[-2]}")
+    lines = check_folded_summaries(context, rows_in=("Kernel Summary", "Model Summary"), with_steps=True)
+    remove_trace_of_passed_check(context)
+    context.summary = f"{streamed['segments']} segments, {len(steps)} steps; {lines} summary lines equal to the report's"

@@ -12,6 +12,7 @@ if(TARGET profagent_collector)
     ${CMAKE_CURRENT_LIST_DIR}/collector/session_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/interval_peek_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/segment_split_test.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/collector/thread_marks_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/segment_stream_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/window_race_test.cpp
     ${CMAKE_CURRENT_LIST_DIR}/collector/device_pool_test.cpp

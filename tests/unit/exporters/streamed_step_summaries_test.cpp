@@ -1,7 +1,8 @@
 // The per-step summaries of a streamed window (exporters/summaries/streamed_step_summaries.h):
-// folded part by part, each step made once its records are in, they print exactly what
-// compute_summaries prints for the window joined whole; a record of a step made already makes
-// them give up rather than print a figure without it.
+// folded part by part, each step made once its records are in (the collector's mark with each
+// part: StreamedWindow::complete_before_ns), they print exactly what compute_summaries prints for
+// the window joined whole; a record of a step made already (one no mark covers) makes them give
+// up rather than print a figure without it.
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -58,10 +59,12 @@ void step_records(Trace& t, uint32_t tid, uint64_t at) {
   t.host.push_back(op("cudaStreamSynchronize", tid, at + 91, at + 99, EventKind::Sync));
 }
 
-Trace part_of(std::vector<StepSpan> steps) {
+// `mark`: every record of later parts starts at or after it (the collector's mark).
+Trace part_of(std::vector<StepSpan> steps, uint64_t mark = 0) {
   Trace t;
   t.window = 1;
   t.steps = std::move(steps);
+  t.streamed.complete_before_ns = t.streamed.complete_but_scopes_before_ns = mark;
   return t;
 }
 
@@ -89,7 +92,7 @@ SummaryOptions per_step_options() {
 
 TEST_CASE("per-step summaries folded step by step equal the whole window's", "[exporters][streamed]") {
   const std::vector<StepSpan> steps = {{0, 100, 200}, {1, 200, 300}, {2, 300, 400}};
-  Trace first = part_of({}), second = part_of({}), tail = part_of(steps);
+  Trace first = part_of({}, 200), second = part_of({}, 300), tail = part_of(steps);
   step_records(first, 7, 100);
   step_records(first, 8, 100);  // a second thread, the same records at the same times
   step_records(second, 7, 200);
@@ -102,7 +105,7 @@ TEST_CASE("per-step summaries folded step by step equal the whole window's", "[e
   const SummaryOptions options = per_step_options();
   SummaryFold fold(options);
   fold.add(first, scope_trace(first, false), steps_so_far({{0, 100, 200}}, 200));
-  fold.add(second, scope_trace(second, false), steps_so_far({{1, 200, 300}}, 300));  // step 0 is made here
+  fold.add(second, scope_trace(second, false), steps_so_far({{1, 200, 300}}, 300));  // steps 0 and 1 are made
   fold.add_last(tail, scope_trace(tail, false));
   REQUIRE(fold.not_folded().empty());
   REQUIRE(fold.per_step_not_folded().empty());
@@ -115,9 +118,30 @@ TEST_CASE("per-step summaries folded step by step equal the whole window's", "[e
   CHECK(expected.find("diopiConvolution2dBackward") != std::string::npos);  // the BP points
 }
 
+TEST_CASE("a thread inside a call across the cut holds its step until the call comes", "[exporters][streamed]") {
+  const std::vector<StepSpan> steps = {{0, 100, 200}, {1, 200, 300}};
+  // Thread 7 is past step 0, but thread 9 is inside an operator since 150 (the mark): step 0
+  // waits for it, and is made when it comes.
+  Trace first = part_of({}, 150), late = part_of({}, 300), tail = part_of(steps);
+  step_records(first, 7, 100);
+  first.host.push_back(op("diopiAdd", 7, 250, 260));
+  late.host.push_back(op("diopiMul", 9, 150, 160));
+  Trace whole = part_of(steps);
+  for (const Trace* part : {&first, &late, &tail}) append(whole, *part);
+  const SummaryOptions options = per_step_options();
+  SummaryFold fold(options);
+  fold.add(first, scope_trace(first, false), steps_so_far({{0, 100, 200}, {1, 200, 300}}, 300));
+  fold.add(late, scope_trace(late, false), steps_so_far({}, 300));
+  fold.add_last(tail, scope_trace(tail, false));
+  REQUIRE(fold.per_step_not_folded().empty());
+  const std::string expected = render_summaries_text(whole, compute_summaries(whole, options), options);
+  CHECK(render_summaries_text(whole, fold.summaries(tail), options) == expected);
+}
+
 TEST_CASE("a record of a step made already gives the per-step summaries up, named", "[exporters][streamed]") {
   const std::vector<StepSpan> steps = {{0, 100, 200}, {1, 200, 300}};
-  Trace first = part_of({}), late = part_of({}), tail = part_of(steps);
+  // A record no mark covered (an NVTX start/end range recorded at its end, on another thread).
+  Trace first = part_of({}, 250), late = part_of({}, 300), tail = part_of(steps);
   step_records(first, 7, 100);
   first.host.push_back(op("diopiAdd", 7, 250, 260));  // thread 7 is past step 0: it is made
   late.host.push_back(op("diopiMul", 9, 150, 160));   // thread 9's record of step 0 comes after
@@ -136,10 +160,10 @@ TEST_CASE("a record of a step made already gives the per-step summaries up, name
 
 TEST_CASE("a late runtime call of a step made already only adds to the Overview: still exact", "[exporters][streamed]") {
   const std::vector<StepSpan> steps = {{0, 100, 200}, {1, 200, 300}};
-  Trace first = part_of({}), late = part_of({}), tail = part_of(steps);
+  Trace first = part_of({}, 200), late = part_of({}, 300), tail = part_of(steps);
   step_records(first, 7, 100);
   step_records(first, 7, 200);
-  late.host.push_back(op("cudaMalloc", 9, 150, 185, EventKind::Alloc));  // an idle thread's chunk, taken late
+  late.host.push_back(op("cudaMalloc", 9, 150, 185, EventKind::Alloc));  // one no mark covered
   Trace whole = part_of(steps);
   for (const Trace* part : {&first, &late, &tail}) append(whole, *part);
   const SummaryOptions options = per_step_options();
