@@ -223,9 +223,9 @@ bool append_segment(PartialWriter& p, collector::StreamedSegment& segment) {
 
 // Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
 // bounded, so a window's end waits for one segment at most). Two threads may stream at once
-// (this one and a window's end, drain_streamed_window): each segment's turn, taken where its
-// events are taken, keeps them appended in the order they were cut, each once, and the tail
-// after them (finish_streamed_trace takes a turn after theirs).
+// (this one and a window's end, drain_streamed_window): each segment's turn, taken before it is
+// cut and held until it is appended, keeps them cut and appended one at a time in order, each
+// once, and the tail after them (finish_streamed_trace takes a turn after theirs).
 void stream_segments(PartialWriter& p, uint64_t max_segments) {
   for (uint64_t i = 0; i < max_segments; ++i) {
     collector::StreamedSegment segment;  // its turn ends when it goes, after its append

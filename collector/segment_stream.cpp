@@ -34,10 +34,12 @@ StreamedStacks& streamed_stacks() {
   return *stacks;
 }
 
-// The tickets (StreamTurn). Why tickets rather than one lock around cut, symbolise and append:
+// The tickets (StreamTurn). Why turns rather than one lock around cut, symbolise and append:
 // a cut flushes CUPTI and symbolising calls the loader (dladdr, libdw, the first dlopen of the
-// DWARF helper), and no agent lock may be held across those; and why not one cutting thread:
-// the exit flush must stream the last chunks even when the agent's thread is gone or stuck.
+// DWARF helper), and no agent lock may be held across those (a waiter for a turn holds no lock
+// and gives up after a bound); and why not one cutting thread: the exit flush must stream the
+// last chunks even when the agent's thread is gone or stuck. One cut at a time rather than
+// tickets at the take: two segments joined at once would double what streaming holds.
 // `mutex` is a leaf (taken under the freeze lock and the session mutex to issue a ticket) and
 // is never held across anything but the bookkeeping; waiting on `done_changed` releases it.
 struct Turns {
@@ -177,16 +179,6 @@ SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& fi
   return device;
 }
 
-// A segment whose turn did not come: its stacks cannot be numbered in the window's list
-// without racing the holder, so they are dropped (counted with the window's lost stacks).
-void drop_segment_stacks(Trace& trace) {
-  uint64_t dropped = 0;
-  for (HostRecord& record : trace.host) {
-    if (record.stack != 0) ++dropped, record.stack = 0;
-  }
-  if (dropped != 0) count_lost_stacks(dropped);
-}
-
 // What one segment takes and decides under the locks; joined after they are released.
 struct SegmentInput {
   std::vector<ThreadEvents> threads;
@@ -250,7 +242,6 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
     }));
   }
   s.stream.written.device_records += in.device.records.size();
-  out.turn = issue_stream_ticket();  // here: under the freeze lock, in the order of the takes
   return true;
 }
 
@@ -258,6 +249,11 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   Session& s = session();
   out = StreamedSegment{};
   if (!s.started.load()) return;
+  // The turn first: one cut at a time (one segment's events in memory), in the order of the
+  // tickets, and none after a window's end took its own (StreamTurn). Not come in time: nothing
+  // is taken (the chunks stay for a later segment or the cut).
+  out.turn = issue_stream_ticket();
+  if (!out.turn.wait()) return;
   // Before the take, without a lock (a CUPTI call): the records of what completed by now.
   collect_device_records(s, true);
   SegmentInput in;
@@ -273,12 +269,7 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   input.window_end_ns = trace.end_ns;
   const JoinCounts counts = join(std::move(input), trace);
   if (counts.orphan_stacks != 0) count_lost_stacks(counts.orphan_stacks);  // in the window's stacks_lost
-  // Its turn (no lock held): the window's stacks are used in the order of the cuts.
-  if (out.turn.wait()) {
-    streamed_stacks().symbolize_segment(trace);
-  } else {
-    drop_segment_stacks(trace);
-  }
+  streamed_stacks().symbolize_segment(trace);  // in turn, no lock held (the loader is called)
 }
 
 
@@ -333,8 +324,8 @@ bool StreamTurn::wait() noexcept {
   lock.unlock();
   if (!held_) {
     static CappedSite gave_up;
-    log_capped(gave_up, LogLevel::Warn, "a streamed segment waited a minute for the one before it: it is written "
-                                        "without its call stacks (counted lost)");
+    log_capped(gave_up, LogLevel::Warn, "streaming: a segment waited a minute for the one before it; its events "
+                                        "are left to a later segment or the window's end");
   }
   return held_;
 }

@@ -38,14 +38,13 @@ struct StreamLimits {
   uint32_t device_wait_segments = 4;
 };
 
-// The order in which a streamed window's segments, and then its tail, use the window's stacks
-// and are appended. Segments may be cut by two threads at once (the agent's partial-trace
-// thread, and the exit's or a window end's flush), and each cut calls CUPTI and the loader,
-// so no lock may serialise them: instead each segment gets a ticket where its events are
-// taken (under the freeze lock, so tickets follow the takes and every segment of a window
-// comes before that window's cut), and its holder waits, outside every lock, until every
-// earlier ticket is done before it symbolises; the turn ends when the StreamTurn is destroyed
-// (after its segment is appended). Move-only.
+// The order in which a streamed window's segments, and then its tail, are cut, use the
+// window's stacks and are appended. Segments may be cut by two threads (the agent's
+// partial-trace thread, and the exit's flush), and each cut calls CUPTI and the loader, so no
+// lock may serialise them: instead each cut takes a ticket first and waits, outside every lock
+// (bounded), until every earlier ticket is done; the turn ends when the StreamTurn is destroyed
+// (after its segment is appended). A window's end takes a ticket after its cut, so every
+// segment of the window (taken before that cut) comes before it. Move-only.
 class StreamTurn {
  public:
   StreamTurn() = default;
@@ -81,16 +80,16 @@ struct StreamedSegment {
   uint64_t held_events = 0;   // held for a later segment or the cut
   // The segment joined: trace.window is the window being recorded, metadata as a window's.
   Trace trace;
-  // Its turn, held from its cut (its stacks symbolised in turn) until the caller has appended
-  // it and lets it go (destroys it, or calls turn.end()).
+  // Its turn, held from before its cut until the caller has appended it and lets it go
+  // (destroys it, or calls turn.end()).
   StreamTurn turn;
 };
 
 // One segment of the window being recorded. Never throws; false when out of memory (the events
 // taken are then left to the cut, not lost). No lock is held across the device flush or the
 // symbolizer (CUPTI and the loader): the segment's turn orders it (StreamTurn). Returns with
-// out.turn held (or given up after kStreamTurnWaitMs: the segment then has no stacks, counted
-// lost), so the caller appends it in turn; the caller must hold no lock a turn holder may take.
+// out.turn held, so the caller appends it in turn (a turn not come within kStreamTurnWaitMs:
+// recording false, nothing taken); the caller must hold no lock a turn holder may take.
 bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept;
 
 // The streamed window's tail (its join leaves its raw stack ids: symbolize_window_stacks):
