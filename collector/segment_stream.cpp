@@ -125,20 +125,34 @@ struct SegmentDevice {
   std::vector<ExternalLink> call_links;
 };
 
-// The ids of the final events (callback-recorded calls' own correlations added to the pool's
-// links, as window.cpp links them): hashed by event, so that a cut costs what it takes, and
-// one that takes no final event nothing more.
+// Ids of final events, among which every one some link in the pool names (callback-recorded
+// calls' own correlations added to the links first, as window.cpp links them). Nothing for a
+// cut that takes no final event or a pool without links (a host-only window); else the smaller
+// side is hashed: the links' ids when they are fewer (a host-only window's few), else the
+// events' (a full pool: the cut costs what it takes, plus one lookup per link in claim_device).
 FlatSet<uint64_t> final_ids(DevicePool& pool, const std::vector<ThreadEvents>& final_threads, uint32_t cuts) {
   FlatSet<uint64_t> ids;
   const size_t events = count_events(final_threads);
   if (events == 0) return ids;
-  ids.reserve(events);
   const uint64_t now_ns = clock::monotonic_ns();
   for (const ThreadEvents& t : final_threads) {
     for (const HostEvent& e : t.events) {
-      if (EventKind(e.kind) == EventKind::StackTag) continue;
-      ids.insert(e.id);
-      if (e.flags & kFlagCallback) pool.links.try_emplace(uint32_t(e.arg0), DevicePool::Link{e.id, cuts, now_ns});
+      if (!(e.flags & kFlagCallback) || EventKind(e.kind) == EventKind::StackTag) continue;
+      pool.links.try_emplace(uint32_t(e.arg0), DevicePool::Link{e.id, cuts, now_ns});
+    }
+  }
+  if (pool.links.empty()) return ids;
+  FlatSet<uint64_t> named;  // the links' ids, when they are the fewer
+  const bool by_links = pool.links.size() < events;
+  if (by_links) {
+    named.reserve(pool.links.size());
+    for (const auto& link : pool.links) named.insert(link.second.external_id);
+  } else {
+    ids.reserve(events);
+  }
+  for (const ThreadEvents& t : final_threads) {
+    for (const HostEvent& e : t.events) {
+      if (EventKind(e.kind) != EventKind::StackTag && (!by_links || named.count(e.id))) ids.insert(e.id);
     }
   }
   return ids;
