@@ -301,6 +301,11 @@ void drain_streamed_window() noexcept {
 }
 
 std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) noexcept {
+  PartialWriter* p = g_writer;
+  if (p == nullptr) {  // a forked child (no writer, and a turn its parent held would never end)
+    collector::adopt_streamed_stacks(tail, collector::StreamTurn{});  // its stacks symbolised alone
+    return "its segments' trace is missing";
+  }
   // A turn after every segment cut so far, the window's last included (all were cut before its
   // end), waited for (bounded): the trace is nothing without them.
   const collector::StreamTurn turn = collector::take_stream_turn();
@@ -308,8 +313,6 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
   // and the folded files fold them alike, also when the trace below is missing): the loader is
   // called, so before the writer's lock.
   collector::adopt_streamed_stacks(tail, turn);
-  PartialWriter* p = g_writer;
-  if (p == nullptr) return "its segments' trace is missing";
   if (!turn.held()) return "its segments' trace was busy for a minute";
   try {
     std::unique_lock lock(p->mutex, std::defer_lock);
