@@ -29,11 +29,14 @@ namespace {
 
 struct PartialWriter {
   const Config* config = nullptr;
-  // Held while an interval is appended and while a window's partial is finished, so a partial
-  // is never written again after its window's final trace (lock order: this, then the
-  // windows' and the collector's locks). Timed: a crash flush must not wait for ever.
+  // Held only while an interval or a segment is appended to the files and the state below is
+  // read or changed, and while a window's partial is finished, so a partial is never written
+  // again after its window's final trace. Never held across a CUDA, CUPTI or loader call: an
+  // interval is peeked, and a segment cut and symbolised, before it is taken (the segments'
+  // order is their turns': collector/segment_stream.h StreamTurn; lock order: a turn, then
+  // this, then the windows' and the collector's locks). Timed: a crash flush must not wait for ever.
   std::timed_mutex mutex;
-  collector::IntervalCursor cursor;
+  collector::IntervalCursor cursor;  // the partial-trace thread's alone (append_interval)
   // Partial traces by window: the one being recorded, and earlier ones until their files are written.
   std::map<uint32_t, std::unique_ptr<exporters::PartialTrace>> partials;
   uint32_t finished_through = 0;  // windows up to this one are finished
@@ -88,14 +91,15 @@ bool stream_due(const PartialWriter& p) {
   return collector::buffered_host_events() >= p.stream_after_events || collector::streamed_window() != 0;
 }
 
-// One interval: peek, join, append (under the writer's lock).
+// One interval: peek and join (it flushes CUPTI: outside the writer's lock), then append under
+// it, unless the window's files were finished meanwhile (finished_through, read under it).
 void append_interval(PartialWriter& p) {
-  std::lock_guard lock(p.mutex);
   // Checked again just before the peek: past the threshold the window is streamed instead (a
   // peek would copy and join up to the whole buffer).
   if (stream_due(p)) return;
   collector::PeekedInterval peeked;
   if (!collector::peek_interval(p.cursor, peeked) || !peeked.recording) return;
+  std::lock_guard lock(p.mutex);
   Trace& interval = peeked.trace;
   if (interval.window <= p.finished_through || interval.window == p.streaming) return;
   if (interval.host.empty() && interval.device.empty()) return;
@@ -199,25 +203,34 @@ void append_json(PartialWriter& p, exporters::PartialTrace& partial, Trace& even
   }
 }
 
-// Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
-// bounded, so a window's end waits for one segment at most).
-void stream_segments(PartialWriter& p, uint64_t max_segments) {
+// One segment cut and symbolised (CUPTI and the loader: no lock held) is appended in its turn,
+// under the writer's lock. False when nothing more is to be streamed now.
+bool append_segment(PartialWriter& p, collector::StreamedSegment& segment) {
   std::lock_guard lock(p.mutex);
+  Trace& events = segment.trace;
+  if (events.window <= p.finished_through) return false;  // its window's trace is finished
+  exporters::PartialTrace* partial = streamed_partial(p, events);
+  if (partial == nullptr && !p.gzip && !p.perfetto) return false;
+  if (!events.host.empty() || !events.device.empty()) {
+    fold_streamed_segment(events, *p.config);  // the window's table, folded as it streams
+    const bool publish = publish_segment(p);
+    if (partial != nullptr) append_json(p, *partial, events, segment.held_events, publish);
+    append_to(p.gzip.get(), events, publish, p.gzip_failure_said, "json.gz");
+    append_to(p.perfetto.get(), events, publish, p.perfetto_failure_said, "Perfetto");
+  }
+  return segment.chunks != 0;
+}
+
+// Segments while the writers have left chunks: at most `max_segments` (the thread's calls are
+// bounded, so a window's end waits for one segment at most). Two threads may stream at once
+// (this one and a window's end, drain_streamed_window): each segment's turn, taken before it is
+// cut and held until it is appended, keeps them cut and appended one at a time in order, each
+// once, and the tail after them (finish_streamed_trace takes a turn after theirs).
+void stream_segments(PartialWriter& p, uint64_t max_segments) {
   for (uint64_t i = 0; i < max_segments; ++i) {
-    collector::StreamedSegment segment;
+    collector::StreamedSegment segment;  // its turn ends when it goes, after its append
     if (!collector::cut_segment(p.limits, segment) || !segment.recording) return;
-    Trace& events = segment.trace;
-    if (events.window <= p.finished_through) return;
-    exporters::PartialTrace* partial = streamed_partial(p, events);
-    if (partial == nullptr && !p.gzip && !p.perfetto) return;
-    if (!events.host.empty() || !events.device.empty()) {
-      fold_streamed_segment(events, *p.config);  // the window's table, folded as it streams
-      const bool publish = publish_segment(p);
-      if (partial != nullptr) append_json(p, *partial, events, segment.held_events, publish);
-      append_to(p.gzip.get(), events, publish, p.gzip_failure_said, "json.gz");
-      append_to(p.perfetto.get(), events, publish, p.perfetto_failure_said, "Perfetto");
-    }
-    if (segment.chunks == 0) return;
+    if (!append_segment(p, segment)) return;
   }
 }
 
@@ -289,15 +302,22 @@ void drain_streamed_window() noexcept {
 
 std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) noexcept {
   PartialWriter* p = g_writer;
-  if (p == nullptr) return "its segments' trace is missing";
+  if (p == nullptr) {  // a forked child (no writer, and a turn its parent held would never end)
+    collector::adopt_streamed_stacks(tail, collector::StreamTurn{});  // its stacks symbolised alone
+    return "its segments' trace is missing";
+  }
+  // A turn after every segment cut so far, the window's last included (all were cut before its
+  // end), waited for (bounded): the trace is nothing without them.
+  const collector::StreamTurn turn = collector::take_stream_turn();
+  // The tail's stacks symbolised by its segments' symbolizer and numbered as theirs (the table
+  // and the folded files fold them alike, also when the trace below is missing): the loader is
+  // called, so before the writer's lock.
+  collector::adopt_streamed_stacks(tail, turn);
+  if (!turn.held()) return "its segments' trace was busy for a minute";
   try {
-    // A segment being appended is waited for: the trace is nothing without it.
     std::unique_lock lock(p->mutex, std::defer_lock);
     if (!lock.try_lock_for(std::chrono::seconds(60))) return "its segments' trace was busy for a minute";
     if (tail.window > p->finished_through) p->finished_through = tail.window;
-    // After the last segment: the tail's stacks numbered as its segments' (the table and the
-    // folded files fold them alike, also when the trace below is missing).
-    collector::adopt_streamed_stacks(tail);
     if (p->streaming != tail.window) return "its segments' trace is missing";
     auto found = p->partials.find(tail.window);
     exporters::PartialTrace* json = found != p->partials.end() ? found->second.get() : nullptr;
@@ -329,16 +349,17 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
   }
 }
 
-void finish_partial(uint32_t window, bool trace_written) noexcept {
+bool finish_partial(uint32_t window, bool trace_written) noexcept {
   PartialWriter* p = g_writer;
-  if (p == nullptr) return;
+  if (p == nullptr) return true;
   std::unique_lock lock(p->mutex, std::defer_lock);
-  if (!lock.try_lock_for(std::chrono::seconds(2))) return;  // left on disk, stale but valid
+  if (!lock.try_lock_for(std::chrono::seconds(2))) return false;  // left on disk, stale but valid
   if (window > p->finished_through) p->finished_through = window;
   for (auto it = p->partials.begin(); it != p->partials.end() && it->first <= window;) {
     if (trace_written && it->first == window) it->second->remove();
     it = p->partials.erase(it);
   }
+  return true;
 }
 
 }  // namespace profagent::agent

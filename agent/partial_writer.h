@@ -45,6 +45,8 @@ std::string finish_streamed_trace(Trace& tail, std::vector<std::string>& paths) 
 
 // After window `window`'s files were written: its partial trace is removed when `trace_written`
 // (the final trace is there), else closed and left on disk (it is then all that is left).
-void finish_partial(uint32_t window, bool trace_written) noexcept;
+// False when the writer was busy appending for 2 s: the partial is then left on disk as it is
+// (stale but valid).
+bool finish_partial(uint32_t window, bool trace_written) noexcept;
 
 }  // namespace profagent::agent

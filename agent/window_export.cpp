@@ -130,7 +130,10 @@ void export_and_report(Trace& trace, const Config& config, const WindowVoice& vo
     exporters::ExportOptions options = export_options(config);
     if (!voice.output_dir.empty()) options.output_dir = voice.output_dir;
     const exporters::ExportResult result = exporters::export_window(trace, options);
-    finish_partial(trace.window, trace_written(trace, result));
+    if (!finish_partial(trace.window, trace_written(trace, result))) {
+      log(LogLevel::Warn, "window " + std::to_string(trace.window) + ": its partial trace was being appended to for 2 s: " +
+                              exporters::file_stem(trace) + ".trace.json.partial is left as it was");
+    }
     // With no file written, the first error is the reason and goes into the closing line.
     const bool nothing_written = result.paths.empty() && !result.errors.empty();
     for (size_t i = nothing_written ? 1 : 0; i < result.errors.size(); ++i) log(LogLevel::Error, result.errors[i]);

@@ -1,9 +1,13 @@
 #include "collector/segment_stream.h"
 
 #include <algorithm>
+#include <chrono>
+#include <condition_variable>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
+#include <utility>
 
 #include "collector/api.h"
 #include "collector/clock.h"
@@ -19,25 +23,62 @@
 #include "collector/stacks.h"
 
 namespace profagent::collector {
+
+StreamTurn issue_stream_ticket() noexcept;  // a friend of StreamTurn (segment_stream.h)
+
 namespace {
 
-// The streamed window's stacks: used by cut_segment and adopt_streamed_stacks only, which the
-// partial writer calls under its lock.
+// The streamed window's stacks: used by cut_segment and adopt_streamed_stacks only, by the
+// holder of the turn (StreamTurn), one thread at a time and in the order of the cuts.
 StreamedStacks& streamed_stacks() {
   static StreamedStacks* stacks = new StreamedStacks;  // leaked: the exit flush may run late
   return *stacks;
 }
 
-// Host ids whose device work is in the pool (under the session mutex).
-HostIdSet served_ids(const DevicePool& pool) {
-  HostIdSet served;
-  for (const DeviceRecord& record : pool.records) {
-    if (!about(record.kind).work) continue;
-    auto link = pool.links.find(record.correlation);
-    if (link != pool.links.end()) served.insert(link->second.external_id);
-  }
-  return served;
+// The tickets (StreamTurn). Why turns rather than one lock around cut, symbolise and append:
+// a cut flushes CUPTI and symbolising calls the loader (dladdr, libdw, the first dlopen of the
+// DWARF helper), and no agent lock may be held across those (a waiter for a turn holds no lock
+// and gives up after a bound); and why not one cutting thread: the exit flush must stream the
+// last chunks even when the agent's thread is gone or stuck. One cut at a time rather than
+// tickets at the take: two segments joined at once would double what streaming holds.
+// `mutex` is a leaf (taken under the freeze lock and the session mutex to issue a ticket) and
+// is never held across anything but the bookkeeping; waiting on `done_changed` releases it.
+struct Turns {
+  std::mutex mutex;
+  std::condition_variable done_changed;
+  uint64_t issued = 0;             // tickets given out (the last one's number)
+  uint64_t done = 0;               // every ticket up to this one is done
+  std::set<uint64_t> done_early;   // done while an earlier one was not (its holder gave up waiting)
+};
+Turns& turns() {
+  static Turns* t = new Turns;  // leaked: the exit flush may run late
+  return *t;
 }
+
+// Host ids whose device work is in the pool (under the session mutex), built at the first
+// call that asks (a walk over the pool's records): a cut with no final call that expects
+// device work, an empty one above all, never builds it.
+class ServedIds {
+ public:
+  explicit ServedIds(const DevicePool& pool) : pool_(pool) {}
+  bool contains(uint64_t id) {
+    if (!built_) build();
+    return served_.count(id) != 0;
+  }
+
+ private:
+  void build() {
+    built_ = true;
+    for (const DeviceRecord& record : pool_.records) {
+      if (!about(record.kind).work) continue;
+      auto link = pool_.links.find(record.correlation);
+      if (link != pool_.links.end()) served_.insert(link->second.external_id);
+    }
+  }
+  const DevicePool& pool_;
+  bool built_ = false;
+  HostIdSet served_;
+};
 
 // The host id a call's device work links to: its own id, or for a call the CUPTI callback
 // recorded, what its correlation is linked to (its own id unless CUPTI linked the range around it).
@@ -50,12 +91,12 @@ uint64_t work_link(const HostEvent& e, const DevicePool& pool) {
 // A final call whose device record has not come holds its thread from its start, for a few
 // segments; then it goes without (counted).
 void wait_for_device_work(Candidates& c, StreamState& stream, const DevicePool& pool,
-                          const HostIdSet& served, const StreamLimits& limits,
+                          ServedIds& served, const StreamLimits& limits,
                           HostIdSet& given_up) {
   for (const HostEvent& e : c.thread.events) {
     if (e.start >= c.bound) continue;
     if (!expects_device_work(e)) continue;
-    if (served.count(work_link(e, pool))) {
+    if (served.contains(work_link(e, pool))) {
       stream.waiting_device.erase(e.id);
       continue;
     }
@@ -85,37 +126,46 @@ struct SegmentDevice {
   std::vector<ExternalLink> call_links;
 };
 
-// The ids of final events that some link in the pool names. The links are looked up by event
-// rather than the events hashed for the links: a host-only window has few links and many events.
-FlatSet<uint64_t> linked_final_ids(DevicePool& pool, const std::vector<ThreadEvents>& final_threads, uint32_t cuts) {
-  bool callbacks = false;
+// Ids of final events, among which every one some link in the pool names (callback-recorded
+// calls' own correlations added to the links first, as window.cpp links them). Nothing for a
+// cut that takes no final event or a pool without links (a host-only window); else the smaller
+// side is hashed: the links' ids when they are fewer (a host-only window's few), else the
+// events' (a full pool: the cut costs what it takes, plus one lookup per link in claim_device).
+FlatSet<uint64_t> final_ids(DevicePool& pool, const std::vector<ThreadEvents>& final_threads, uint32_t cuts) {
+  FlatSet<uint64_t> ids;
+  const size_t events = count_events(final_threads);
+  if (events == 0) return ids;
   const uint64_t now_ns = clock::monotonic_ns();
   for (const ThreadEvents& t : final_threads) {
     for (const HostEvent& e : t.events) {
-      // A callback-recorded call is known by its own correlation (as window.cpp links it).
       if (!(e.flags & kFlagCallback) || EventKind(e.kind) == EventKind::StackTag) continue;
       pool.links.try_emplace(uint32_t(e.arg0), DevicePool::Link{e.id, cuts, now_ns});
-      callbacks = true;
     }
   }
-  FlatSet<uint64_t> linked;
-  if (pool.links.empty()) return linked;
-  FlatSet<uint64_t> named;  // every external id the links name
-  named.reserve(pool.links.size());
-  for (const auto& link : pool.links) named.insert(link.second.external_id);
-  if (callbacks) linked.reserve(named.size());
+  if (pool.links.empty()) return ids;
+  FlatSet<uint64_t> named;  // the links' ids, when they are the fewer
+  const bool by_links = pool.links.size() < events;
+  if (by_links) {
+    named.reserve(pool.links.size());
+    for (const auto& link : pool.links) named.insert(link.second.external_id);
+  } else {
+    ids.reserve(events);
+  }
   for (const ThreadEvents& t : final_threads) {
     for (const HostEvent& e : t.events) {
-      if (EventKind(e.kind) != EventKind::StackTag && named.count(e.id)) linked.insert(e.id);
+      if (EventKind(e.kind) != EventKind::StackTag && (!by_links || named.count(e.id))) ids.insert(e.id);
     }
   }
-  return linked;
+  return ids;
 }
 
+// One walk over the pool's links (a lookup each) when some event is final, and one over its
+// records when some link was claimed.
 SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& final_threads,
                            const HostIdSet& given_up, uint32_t cuts) {
-  const FlatSet<uint64_t> ids = linked_final_ids(pool, final_threads, cuts);
   SegmentDevice device;
+  const FlatSet<uint64_t> ids = final_ids(pool, final_threads, cuts);
+  if (ids.empty()) return device;
   for (auto link = pool.links.begin(); link != pool.links.end();) {
     if (!ids.count(link->second.external_id)) {
       ++link;
@@ -125,6 +175,7 @@ SegmentDevice claim_device(DevicePool& pool, const std::vector<ThreadEvents>& fi
     device.call_links.push_back({link->first, link->second.external_id});
     link = given_up.count(link->second.external_id) ? std::next(link) : pool.links.erase(link);
   }
+  if (device.links.empty()) return device;
   size_t kept = 0;
   for (size_t i = 0; i < pool.records.size(); ++i) {
     DeviceRecord& record = pool.records[i];
@@ -224,7 +275,7 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
   in.marks = take_marks(taken, open_scopes);
   std::vector<Candidates> all = gather_candidates(std::move(s.stream.held), std::move(taken));
   s.stream.held.clear();
-  const HostIdSet served = served_ids(s.pool);
+  ServedIds served(s.pool);
   const bool device_delivers = g_device_tracing.load() && g_active_device_backend.load() != nullptr;
   HostIdSet given_up;
   for (Candidates& c : all) {
@@ -266,6 +317,11 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   Session& s = session();
   out = StreamedSegment{};
   if (!s.started.load()) return;
+  // The turn first: one cut at a time (one segment's events in memory), in the order of the
+  // tickets, and none after a window's end took its own (StreamTurn). Not come in time: nothing
+  // is taken (the chunks stay for a later segment or the cut).
+  out.turn = issue_stream_ticket();
+  if (!out.turn.wait()) return;
   // Before the take, without a lock (a CUPTI call): the records of what completed by now.
   collect_device_records(s, true);
   SegmentInput in;
@@ -282,8 +338,9 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   input.window_end_ns = trace.end_ns;
   const JoinCounts counts = join(std::move(input), trace);
   if (counts.orphan_stacks != 0) count_lost_stacks(counts.orphan_stacks);  // in the window's stacks_lost
-  streamed_stacks().symbolize_segment(trace);
+  streamed_stacks().symbolize_segment(trace);  // in turn, no lock held (the loader is called)
 }
+
 
 }  // namespace
 
@@ -300,7 +357,79 @@ bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept {
   }
 }
 
-void adopt_streamed_stacks(Trace& tail) noexcept { streamed_stacks().adopt_tail(tail); }
+StreamTurn issue_stream_ticket() noexcept {
+  Turns& t = turns();
+  StreamTurn turn;
+  std::lock_guard lock(t.mutex);
+  turn.ticket_ = ++t.issued;
+  return turn;
+}
+
+StreamTurn take_stream_turn() noexcept {
+  StreamTurn turn = issue_stream_ticket();
+  turn.wait();
+  return turn;
+}
+
+StreamTurn::StreamTurn(StreamTurn&& other) noexcept
+    : ticket_(std::exchange(other.ticket_, 0)), held_(std::exchange(other.held_, false)) {}
+
+StreamTurn& StreamTurn::operator=(StreamTurn&& other) noexcept {
+  if (this != &other) {
+    end();
+    ticket_ = std::exchange(other.ticket_, 0);
+    held_ = std::exchange(other.held_, false);
+  }
+  return *this;
+}
+
+bool StreamTurn::wait() noexcept {
+  if (ticket_ == 0) return false;
+  if (held_) return true;
+  Turns& t = turns();
+  std::unique_lock lock(t.mutex);
+  held_ = t.done_changed.wait_for(lock, std::chrono::milliseconds(kStreamTurnWaitMs),
+                                  [&] { return t.done + 1 >= ticket_; });
+  lock.unlock();
+  if (!held_) {
+    static CappedSite gave_up;
+    log_capped(gave_up, LogLevel::Warn, "streaming: a segment waited a minute for the one before it; its events "
+                                        "are left to a later segment or the window's end");
+  }
+  return held_;
+}
+
+void StreamTurn::end() noexcept {
+  if (ticket_ == 0) return;
+  Turns& t = turns();
+  {
+    std::lock_guard lock(t.mutex);
+    if (ticket_ == t.done + 1) {
+      t.done = ticket_;
+      for (auto next = t.done_early.begin(); next != t.done_early.end() && *next == t.done + 1;) {
+        t.done = *next;
+        next = t.done_early.erase(next);
+      }
+    } else {
+      try {
+        t.done_early.insert(ticket_);  // a holder that gave up waiting: done once those before it are
+      } catch (...) {
+        t.done = std::max(t.done, ticket_);  // out of memory: let the later ones go rather than wait
+      }
+    }
+  }
+  t.done_changed.notify_all();
+  ticket_ = 0;
+  held_ = false;
+}
+
+void adopt_streamed_stacks(Trace& tail, const StreamTurn& turn) noexcept {
+  if (turn.held()) {
+    streamed_stacks().adopt_tail(tail);
+  } else {
+    symbolize_stacks_alone(tail);
+  }
+}
 
 uint32_t streamed_window() noexcept {
   Session& s = session();

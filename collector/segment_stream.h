@@ -38,6 +38,41 @@ struct StreamLimits {
   uint32_t device_wait_segments = 4;
 };
 
+// The order in which a streamed window's segments, and then its tail, are cut, use the
+// window's stacks and are appended. Segments may be cut by two threads (the agent's
+// partial-trace thread, and the exit's flush), and each cut calls CUPTI and the loader, so no
+// lock may serialise them: instead each cut takes a ticket first and waits, outside every lock
+// (bounded), until every earlier ticket is done; the turn ends when the StreamTurn is destroyed
+// (after its segment is appended). A window's end takes a ticket after its cut, so every
+// segment of the window (taken before that cut) comes before it. Move-only.
+class StreamTurn {
+ public:
+  StreamTurn() = default;
+  StreamTurn(StreamTurn&& other) noexcept;
+  StreamTurn& operator=(StreamTurn&& other) noexcept;
+  ~StreamTurn() { end(); }
+  // Waits (bounded: kStreamTurnWaitMs) until every earlier ticket is done; false when it gave
+  // up (a holder stuck for that long): the caller then touches nothing shared in order.
+  bool wait() noexcept;
+  // Every earlier ticket is done (wait() returned true): this holder alone is in turn.
+  bool held() const noexcept { return held_; }
+  // Done: the next ticket may go (once every earlier one is done too).
+  void end() noexcept;
+
+ private:
+  friend StreamTurn take_stream_turn() noexcept;
+  friend StreamTurn issue_stream_ticket() noexcept;
+  uint64_t ticket_ = 0;  // 0: none
+  bool held_ = false;
+};
+
+// How long a turn is waited for: as long as the exit flush waits for a segment being written.
+inline constexpr uint64_t kStreamTurnWaitMs = 60'000;
+
+// A ticket after every segment cut so far, waited for (a streamed window's end, before it
+// adopts the window's stacks and finishes its trace). held() says whether the wait succeeded.
+StreamTurn take_stream_turn() noexcept;
+
 struct StreamedSegment {
   bool recording = false;     // false: no window is being recorded: nothing else is set
   bool first_of_window = false;
@@ -45,16 +80,25 @@ struct StreamedSegment {
   uint64_t held_events = 0;   // held for a later segment or the cut
   // The segment joined: trace.window is the window being recorded, metadata as a window's.
   Trace trace;
+  // Its turn, held from before its cut until the caller has appended it and lets it go
+  // (destroys it, or calls turn.end()).
+  StreamTurn turn;
 };
 
 // One segment of the window being recorded. Never throws; false when out of memory (the events
-// taken are then left to the cut, not lost). No collector lock is held across the device flush.
+// taken are then left to the cut, not lost). No lock is held across the device flush or the
+// symbolizer (CUPTI and the loader): the segment's turn orders it (StreamTurn). Returns with
+// out.turn held, so the caller appends it in turn (a turn not come within kStreamTurnWaitMs:
+// recording false, nothing taken); the caller must hold no lock a turn holder may take.
 bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept;
 
-// The streamed window's tail (symbolised by its join): its stacks renumbered into the list its
-// segments used, tail.stacks the whole list (StreamedStacks::adopt_tail). Called once, after the
-// window's last segment, by the thread that cuts segments or under its lock.
-void adopt_streamed_stacks(Trace& tail) noexcept;
+// The streamed window's tail (its join leaves its raw stack ids: symbolize_window_stacks):
+// symbolised with the symbolizer its segments used (each module's debug info read once for the
+// whole window), numbered in their list, tail.stacks the whole list (StreamedStacks::adopt_tail).
+// Called once per streamed window, with a turn taken after its last segment (take_stream_turn);
+// with a turn not held, or no segment of this window symbolised, by a symbolizer of its own.
+// Calls the loader: no lock may be held.
+void adopt_streamed_stacks(Trace& tail, const StreamTurn& turn) noexcept;
 
 // The window being recorded when some segment of it was cut (0: none is).
 uint32_t streamed_window() noexcept;

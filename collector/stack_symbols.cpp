@@ -107,17 +107,6 @@ class Symbolizer {
     return stack->second;
   }
 
-  // The index in out_.frames of a frame another symbolizer made: a native one of the same
-  // address, a Python one of the same source line and function (the first such).
-  uint32_t frame_like(const StackFrame& other) {
-    if (!other.python) {
-      auto [it, inserted] = native_.try_emplace(other.address, 0);
-      return inserted ? it->second = add_frame(StackFrame(other)) : it->second;
-    }
-    auto [it, inserted] = python_by_text_.try_emplace({other.file, other.line, other.function}, 0);
-    return inserted ? it->second = add_frame(StackFrame(other)) : it->second;
-  }
-
  private:
   bool in_driver(uint32_t frame) const {
     const std::string& module = out_.frames[frame].module;
@@ -176,10 +165,7 @@ class Symbolizer {
     } else {
       frame.function = "<python frame>";
     }
-    const std::tuple<std::string, int, std::string> text{frame.file, frame.line, frame.function};
-    it->second = add_frame(std::move(frame));
-    python_by_text_.try_emplace(text, it->second);  // for frame_like
-    return it->second;
+    return it->second = add_frame(std::move(frame));
   }
 
   CallStacks& out_;
@@ -188,10 +174,38 @@ class Symbolizer {
   std::map<std::vector<uint32_t>, uint32_t> by_content_;
   std::unordered_map<uint64_t, uint32_t> native_;
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> python_;
-  std::map<std::tuple<std::string, int, std::string>, uint32_t> python_by_text_;
 };
 
 }  // namespace
+
+namespace {
+
+// The host records' raw stack ids given 1 + their stack's index in `symbolizer`'s list; on
+// failure the records keep no stacks (said once) and `list` is emptied.
+template <typename Symbolize>
+void symbolize_records(Trace& trace, CallStacks& list, const char* what, Symbolize symbolize) noexcept {
+  try {
+    AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
+    symbolize();
+  } catch (...) {
+    static SwallowedSite site{what};
+    note_swallowed(site);
+    list = {};
+    for (HostRecord& record : trace.host) record.stack = 0;
+  }
+}
+
+}  // namespace
+
+void symbolize_stacks_alone(Trace& trace) noexcept {
+  if (!stack_table().ready()) return;  // stacks never turned on
+  symbolize_records(trace, trace.stacks, "symbolising call stacks failed; events keep no stacks", [&] {
+    Symbolizer symbolizer(trace.stacks);
+    for (HostRecord& record : trace.host) {
+      if (record.stack != 0) record.stack = symbolizer.stack_index(record.stack);
+    }
+  });
+}
 
 void symbolize_window_stacks(Trace& trace) noexcept {
   if (!stack_table().ready()) return;  // stacks never turned on
@@ -200,18 +214,8 @@ void symbolize_window_stacks(Trace& trace) noexcept {
   trace.drops.stacks_lost = counters.lost;
   const PythonFrameCounters python = python_frame_counters();
   trace.drops.python_frames_lost = python.unreadable + python.code_table_full + python.during_probe + python.unchecked;
-  try {
-    AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
-    Symbolizer symbolizer(trace.stacks);
-    for (HostRecord& record : trace.host) {
-      if (record.stack != 0) record.stack = symbolizer.stack_index(record.stack);
-    }
-  } catch (...) {
-    static SwallowedSite site{"symbolising call stacks failed; events keep no stacks"};
-    note_swallowed(site);
-    trace.stacks = {};
-    for (HostRecord& record : trace.host) record.stack = 0;
-  }
+  if (trace.streamed.segments > 0) return;  // a streamed tail: StreamedStacks::adopt_tail
+  symbolize_stacks_alone(trace);
 }
 
 struct StreamedStacks::State {
@@ -226,8 +230,7 @@ StreamedStacks::~StreamedStacks() = default;
 
 void StreamedStacks::symbolize_segment(Trace& segment) noexcept {
   if (!stack_table().ready()) return;  // stacks never turned on
-  try {
-    AgentBusy busy;  // libdw and the loader may call hooked functions (dlopen): not the program's
+  symbolize_records(segment, segment.stacks, "symbolising a streamed segment's call stacks failed; its events keep no stacks", [&] {
     if (!state_ || state_->window != segment.window) {
       state_.reset();
       state_ = std::make_unique<State>(segment.window);
@@ -236,33 +239,19 @@ void StreamedStacks::symbolize_segment(Trace& segment) noexcept {
       if (record.stack != 0) record.stack = state_->symbolizer.stack_index(record.stack);
     }
     segment.stacks = state_->stacks;
-  } catch (...) {
-    static SwallowedSite site{"symbolising a streamed segment's call stacks failed; its events keep no stacks"};
-    note_swallowed(site);
-    segment.stacks = {};
-    for (HostRecord& record : segment.host) record.stack = 0;
-  }
+  });
 }
 
 void StreamedStacks::adopt_tail(Trace& tail) noexcept {
+  if (!state_ || state_->window != tail.window) return symbolize_stacks_alone(tail);  // no segment had stacks
+  if (!stack_table().ready()) return;
   std::unique_ptr<State> state = std::move(state_);
-  if (!state || state->window != tail.window) return;  // no segment had stacks: the tail's are the list
-  try {
-    std::vector<uint32_t> index(tail.stacks.stacks.size() + 1, 0);  // the tail's stack -> the list's
-    for (size_t i = 0; i < tail.stacks.stacks.size(); ++i) {
-      std::vector<uint32_t> frames;
-      frames.reserve(tail.stacks.stacks[i].size());
-      for (uint32_t frame : tail.stacks.stacks[i]) frames.push_back(state->symbolizer.frame_like(tail.stacks.frames[frame]));
-      index[i + 1] = state->symbolizer.stack_of_frames(std::move(frames));
+  symbolize_records(tail, tail.stacks, "symbolising the streamed window's tail failed; its events keep no stacks", [&] {
+    for (HostRecord& record : tail.host) {
+      if (record.stack != 0) record.stack = state->symbolizer.stack_index(record.stack);
     }
-    for (HostRecord& record : tail.host) record.stack = record.stack < index.size() ? index[record.stack] : 0;
     tail.stacks = std::move(state->stacks);
-  } catch (...) {
-    static SwallowedSite site{"the streamed window's tail could not be given its segments' stack numbers; its events keep no stacks"};
-    note_swallowed(site);
-    tail.stacks = {};
-    for (HostRecord& record : tail.host) record.stack = 0;
-  }
+  });
 }
 
 void set_dwarf_library(const std::string& path) noexcept {

@@ -16,8 +16,15 @@
 namespace profagent::collector {
 
 // Replaces the raw stack ids on trace.host by 1 + an index into trace.stacks (stacks equal in
-// content share one index) and fills trace.stacks and the stack drop counters.
+// content share one index) and fills trace.stacks and the stack drop counters. A streamed
+// window's tail (trace.streamed.segments > 0) gets its drop counters only: it keeps its raw ids
+// for the symbolizer its segments used (StreamedStacks::adopt_tail), which has read the
+// modules' debug info already.
 void symbolize_window_stacks(Trace& trace) noexcept;
+
+// The raw stack ids on trace.host symbolised by a symbolizer of its own into trace.stacks (the
+// drop counters are left as they are): a streamed tail whose segments' symbolizer is not there.
+void symbolize_stacks_alone(Trace& trace) noexcept;
 
 // A streamed window's call stacks (collector/segment_stream.h): one symbolizer for all of its
 // segments (each module's debug info read once, each address symbolised once), and one list of
@@ -25,7 +32,7 @@ void symbolize_window_stacks(Trace& trace) noexcept;
 // segment and in the tail — and so do the trace's "sf" ids, numbered over the list in its
 // order (exporters/trace_stack_frames.h). Memory: the distinct frames and stacks of the window
 // (a frame's strings and ~100 B; a stack 4 B a frame), whatever its length. Not thread-safe:
-// the partial writer's thread uses it, under its lock.
+// used by one thread at a time, in the order of the cuts (segment_stream.h StreamTurn).
 class StreamedStacks {
  public:
   StreamedStacks();
@@ -38,9 +45,10 @@ class StreamedStacks {
   // starts a new list). The stack drop counters are left to the tail (symbolize_window_stacks
   // takes them for the whole window).
   void symbolize_segment(Trace& segment) noexcept;
-  // The window's tail, symbolised by its join (symbolize_window_stacks): each of its stacks is
-  // found in the list by its frames (added when new), its records renumbered, and tail.stacks
-  // is the whole list. Ends the window's list.
+  // The window's tail, with the raw stack ids its join left (symbolize_window_stacks): symbolised
+  // by the same symbolizer into the same list (its debug info is not read again), tail.stacks the
+  // whole list. Ends the window's list. A tail of a window whose list this is not is symbolised
+  // alone (symbolize_stacks_alone), and the list is left to its own window.
   void adopt_tail(Trace& tail) noexcept;
 
  private:

@@ -26,3 +26,14 @@ if(TARGET profagent_collector)
   target_link_libraries(hook_template_test PRIVATE profagent_collector Catch2::Catch2 ${CMAKE_DL_LIBS})
   profagent_catch_tests(hook_template_test PREFIX hook_template. LABELS unit)
 endif()
+
+# The partial writer (agent/partial_writer.h) over the real collector and agent, with a device
+# backend whose flush checks that the writer's lock is free meanwhile.
+if(TARGET profagent_agent)
+  add_executable(partial_writer_lock_test
+    ${CMAKE_CURRENT_LIST_DIR}/agent/main.cpp
+    ${CMAKE_CURRENT_LIST_DIR}/agent/partial_writer_lock_test.cpp)
+  # The agent refers to the hooks (the first CUDA use, the resolver): linked as the agent is.
+  target_link_libraries(partial_writer_lock_test PRIVATE profagent_agent profagent_hooks Catch2::Catch2)
+  profagent_catch_tests(partial_writer_lock_test PREFIX partial_writer_lock. LABELS unit)
+endif()

@@ -5,6 +5,9 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <mutex>
+#include <thread>
+#include <vector>
 
 #include "collector/segment_stream.h"
 #include "collector/session.h"
@@ -149,4 +152,39 @@ TEST_CASE("cut_segment: a launch waits for its kernel, at most device_wait_segme
   CHECK(tail.streamed.written_without_device_record == 1);
   CHECK(tail.drops.late_device_records >= 1);
   set_state(RecordState::Off);
+}
+
+// Two threads cutting at once (the agent's thread and the exit's flush): their turns keep one
+// cut at a time, so every call taken is written by exactly one segment, and a turn not given
+// back is waited for, not raced (TSan runs this case).
+TEST_CASE("cut_segment: two threads cut in turns and write each call once", "[session]") {
+  start_session_once();
+  freeze_window();
+  set_state(RecordState::Record);
+  calls(8 * kEventsPerChunk);
+  StreamLimits limits;
+  limits.segment_events = kEventsPerChunk;  // a chunk a segment: the cuts share the work
+  std::mutex mutex;
+  std::vector<uint64_t> written;
+  uint64_t segments = 0;
+  auto cutter = [&] {
+    for (int i = 0; i < 8; ++i) {
+      StreamedSegment segment;
+      if (!cut_segment(limits, segment) || !segment.recording) continue;
+      std::lock_guard lock(mutex);
+      ++segments;
+      for (const HostRecord& h : segment.trace.host) {
+        if (h.arg1 == kMarker) written.push_back(h.id);
+      }
+    }
+  };
+  std::thread first(cutter), second(cutter);
+  first.join();
+  second.join();
+  CHECK(segments == 16);
+  std::sort(written.begin(), written.end());
+  CHECK(std::adjacent_find(written.begin(), written.end()) == written.end());  // none twice
+  CHECK(written.size() >= 7 * kEventsPerChunk);  // all but the writer's open chunk
+  const Trace tail = freeze_window();
+  CHECK(written.size() + marked(tail) == 8 * kEventsPerChunk);
 }
