@@ -58,22 +58,18 @@ const int g_atfork = pthread_atfork(nullptr, nullptr, forget_slices_in_child);
 
 uint32_t current_tid() noexcept { return uint32_t(syscall(SYS_gettid)); }
 
-// What the window's joined form holds: its records and the text they own beyond the strings'
-// own bytes (names longer than the small-string buffer).
+// What the window's joined form holds: its records. Their names are interned (one copy of each
+// distinct name for the whole process, collector/interned_name.h), so no record owns text:
+// counting each record's name, as when records held their own strings, counted a name shared
+// by a million records a million times.
 template <typename T>
 uint64_t vector_bytes(const std::vector<T>& v) {
   return uint64_t(v.capacity()) * sizeof(T);
 }
-uint64_t heap_text(const std::string& s) {
-  return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;  // beyond the inline buffer
-}
 
 uint64_t joined_bytes(const Trace& t) {
-  uint64_t bytes = vector_bytes(t.host) + vector_bytes(t.device) + vector_bytes(t.memory.records) +
-                   vector_bytes(t.annotations) + vector_bytes(t.stacks.frames) + vector_bytes(t.stacks.stacks);
-  for (const HostRecord& h : t.host) bytes += heap_text(h.name) + heap_text(h.kernel_name);
-  for (const DeviceRecord& d : t.device) bytes += heap_text(d.name);
-  return bytes;
+  return vector_bytes(t.host) + vector_bytes(t.device) + vector_bytes(t.memory.records) + vector_bytes(t.annotations) +
+         vector_bytes(t.stacks.frames) + vector_bytes(t.stacks.stacks);
 }
 
 // The window's CUDA API calls (hooked, or recorded by CUPTI's callback, or from its DRIVER

@@ -38,18 +38,6 @@ HostType type_of(const Trace& t, const TraceScope& s, std::size_t i) {
   return host_type(t.host[i].kind, t.host[i].name, s.outer_operator[i] >= 0);
 }
 
-// Whether every device record of the steps that is device work is a computation kernel (no
-// copy, set or communication kernel). Then the steps' merged device time (compute_span's
-// span_gpu_ns) is also their computation kernels' time, with no communication to overlap: the
-// Distributed summary reuses it rather than merging the same intervals again.
-bool only_computation_kernels(const Trace& t, const TraceScope& s) {
-  for (std::size_t i = 0; i < t.device.size(); ++i) {
-    if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
-    if (t.device[i].kind != DeviceKind::Kernel || s.communication(i)) return false;
-  }
-  return true;
-}
-
 // A device's kernel time in the steps, and the extent of its kernels in each step.
 struct GpuTime {
   explicit GpuTime(const TraceScope& s) : kernels(s.steps.size(), Interval{UINT64_MAX, 0}) {}
@@ -89,7 +77,9 @@ void device_cpu_figures(const Trace& t, Summaries& out) {
 // kernels, its busy time is span_gpu_ns, and its kernels' intervals are not merged again.
 void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
   device_cpu_figures(t, out);
-  const bool span_is_kernels = only_computation_kernels(t, s);
+  // Then the steps' merged device time (compute_span's span_gpu_ns) is also their computation
+  // kernels' time: with one device, its busy time, not merged again.
+  const bool span_is_kernels = s.work_all_computation;
   std::map<uint32_t, GpuTime> gpus;
   auto each_kernel = [&](auto&& take) {
     for (std::size_t i = 0; i < t.device.size(); ++i) {
@@ -254,7 +244,9 @@ std::vector<SummaryRow> ModelSteps::rows(bool has_steps) const {
 
 // After compute_span (compute_summaries' order): its span_gpu_ns may be reused.
 void compute_distributed(const Trace& t, const TraceScope& s, Summaries& out) {
-  if (only_computation_kernels(t, s)) {
+  // All computation kernels: no communication to overlap, and the steps' merged device time
+  // (compute_span's span_gpu_ns) is their computation time.
+  if (s.work_all_computation) {
     out.distributed = distributed_rows(s.has_steps, out.span_cpu_ns, 0, out.span_gpu_ns, 0);
     return;
   }

@@ -268,19 +268,24 @@ namespace {
 
 // Every summary that splits communication from computation asks per kernel record: the name
 // is searched once per distinct name, the answer kept by the name's interned id (no hash per
-// record).
+// record). The same walk finds whether the steps' device work is all computation kernels.
 void find_communication(const Trace& trace, TraceScope& s) {
   enum : uint8_t { kUnknown, kComputation, kCommunication };
   std::vector<uint8_t> by_name_id;
   s.device_communication.resize(trace.device.size());
+  s.work_all_computation = true;
   for (std::size_t i = 0; i < trace.device.size(); ++i) {
     const DeviceRecord& d = trace.device[i];
-    if (d.kind != DeviceKind::Kernel) continue;
+    if (d.kind != DeviceKind::Kernel) {
+      if (s.device_in(i) && is_device_work(d.kind)) s.work_all_computation = false;
+      continue;
+    }
     const uint32_t id = d.name.id();
     if (id >= by_name_id.size()) by_name_id.resize(std::size_t(id) + 1, kUnknown);
     uint8_t& known = by_name_id[id];
     if (known == kUnknown) known = is_communication(d.name) ? kCommunication : kComputation;
     s.device_communication[i] = known == kCommunication;
+    if (known == kCommunication && s.device_in(i)) s.work_all_computation = false;
   }
 }
 

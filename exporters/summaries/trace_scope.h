@@ -43,6 +43,9 @@ struct TraceScope {
   std::vector<int32_t> device_step;     // per device record
   std::vector<Phase> device_phase;      // per device record: the phase its issuing call is in
   std::vector<bool> device_communication;  // per device record: a communication kernel (once per name)
+  // Every device record of the steps that is device work is a computation kernel (no copy, set
+  // or communication kernel): found with device_communication.
+  bool work_all_computation = true;
   // The attribution every table shares (host_costs.h): self CPU time, device time issued by a
   // record or the calls inside it (costs.device(i)), the nesting order.
   HostCosts costs;
