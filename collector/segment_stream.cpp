@@ -341,7 +341,6 @@ void segment(const StreamLimits& limits, StreamedSegment& out) {
   streamed_stacks().symbolize_segment(trace);  // in turn, no lock held (the loader is called)
 }
 
-
 }  // namespace
 
 bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept {

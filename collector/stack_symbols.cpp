@@ -176,10 +176,6 @@ class Symbolizer {
   std::map<std::pair<uint64_t, uint32_t>, uint32_t> python_;
 };
 
-}  // namespace
-
-namespace {
-
 // The host records' raw stack ids given 1 + their stack's index in `symbolizer`'s list; on
 // failure the records keep no stacks (said once) and `list` is emptied.
 template <typename Symbolize>

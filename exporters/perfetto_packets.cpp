@@ -47,12 +47,12 @@ uint32_t PacketWriter::string_id_slow(std::string_view s) {
     strings_.push_back(stored);
     ids_.emplace(stored, id);
   }
-  recent_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots] = {s.data(), s.size(), id};
+  recent_ids_.slot(s) = {s.data(), s.size(), id};
   return id;
 }
 
 uint32_t PacketWriter::static_id_slow(std::string_view s) {
-  StaticSlot& slot = static_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots];
+  auto& slot = static_ids_cache_.slot(s);
   const auto it = static_ids_.find(s.data());
   uint32_t id = 0;
   if (it != static_ids_.end() && strings_[it->second].size() == s.size()) {

@@ -31,6 +31,24 @@
 
 namespace profagent::exporters::perfetto {
 
+// A direct-mapped cache of N values by a string's address (schema constants, reused buffers):
+// a string's slot is found from its address, without hashing its text.
+template <typename V, std::size_t N>
+struct AddressCache {
+  struct Slot {
+    const char* data = nullptr;
+    std::size_t size = 0;
+    V value{};
+  };
+  Slot& slot(std::string_view s) { return slots[(uintptr_t(s.data()) >> 3) % N]; }
+  // The value kept for this very address and length, or nullptr.
+  const V* find(std::string_view s) {
+    const Slot& at = slot(s);
+    return at.data == s.data() && at.size == s.size() && at.data != nullptr ? &at.value : nullptr;
+  }
+  Slot slots[N];
+};
+
 // An event's debug annotations, in order. Names must be static (schema constants): they are
 // recognised by address.
 class EventArgs {
@@ -136,8 +154,8 @@ class PacketWriter {
   // direct-mapped cache by address, checked by content, as a buffer may be reused: a kernel's
   // grid and block texts, a sync or memory kind's name repeat event after event).
   uint32_t string_id(std::string_view s) {
-    const StaticSlot& slot = recent_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots];
-    return slot.data == s.data() && slot.data != nullptr && strings_[slot.id] == s ? slot.id : string_id_slow(s);
+    const auto& slot = recent_ids_.slot(s);
+    return slot.data == s.data() && slot.data != nullptr && strings_[slot.value] == s ? slot.value : string_id_slow(s);
   }
   void instant(uint32_t row, std::string_view category, std::string_view name, uint64_t ts, const EventArgs& args);
   void counter(uint32_t row, uint64_t ts, int64_t allocated, int64_t reserved);
@@ -169,22 +187,16 @@ class PacketWriter {
     uint32_t head_category = ~0u, head_name = ~0u, head_type = ~0u;
     char head[ProtoCursor::kRawBytes] = {};
     uint8_t head_size = 0;
-    // Annotation names' iids on this sequence by the name's address (schema constants), direct
-    // mapped: an event's args are the same few names, looked up once each instead of twice.
-    struct ArgNameSlot {
-      const char* data = nullptr;
-      std::size_t size = 0;
-      uint64_t iid = 0;
-    };
-    static constexpr std::size_t kArgNameSlots = 32;
-    ArgNameSlot arg_names[kArgNameSlots];
+    // Annotation names' iids on this sequence by the name's address (schema constants): an
+    // event's args are the same few names, looked up once each instead of twice.
+    AddressCache<uint64_t, 32> arg_name_iids;
   };
 
   // A schema constant's string id, by address; inline for one seen recently (an event names
   // its category and each of its args' names).
   uint32_t static_id(std::string_view s) {
-    const StaticSlot& slot = static_slots_[(uintptr_t(s.data()) >> 3) % kStaticSlots];
-    return slot.data == s.data() && slot.size == s.size() ? slot.id : static_id_slow(s);
+    const uint32_t* id = static_ids_cache_.find(s);
+    return id != nullptr ? *id : static_id_slow(s);
   }
   uint32_t static_id_slow(std::string_view s);
   uint32_t string_id_slow(std::string_view s);
@@ -211,10 +223,10 @@ class PacketWriter {
   uint64_t new_iid(Lane& lane, InternKind kind, uint32_t id, ProtoCursor& interned);
   // An annotation name's iid on the lane's sequence (a schema constant, by address).
   uint64_t arg_name_iid(Lane& lane, std::string_view name, ProtoCursor& interned) {
-    Lane::ArgNameSlot& slot = lane.arg_names[(uintptr_t(name.data()) >> 3) % Lane::kArgNameSlots];
-    if (slot.data == name.data() && slot.size == name.size() && slot.data != nullptr) return slot.iid;
-    slot = {name.data(), name.size(), iid(lane, kArgName, static_id(name), interned)};
-    return slot.iid;
+    if (const uint64_t* known = lane.arg_name_iids.find(name)) return *known;
+    const uint64_t value = iid(lane, kArgName, static_id(name), interned);
+    lane.arg_name_iids.slot(name) = {name.data(), name.size(), value};
+    return value;
   }
   void event_packet(Lane& lane, uint64_t ts, uint32_t type, uint32_t category, uint32_t name, const EventArgs* args,
                     const EventFlows* flows);
@@ -245,16 +257,10 @@ class PacketWriter {
   std::deque<std::string> pool_;
   std::unordered_map<std::string_view, uint32_t> ids_;
   std::unordered_map<const char*, uint32_t> static_ids_;
-  // Recently used schema constants by address (a direct-mapped cache in front of static_ids_):
-  // every event names its category and each of its args' names.
-  struct StaticSlot {
-    const char* data = nullptr;
-    std::size_t size = 0;
-    uint32_t id = 0;
-  };
-  static constexpr std::size_t kStaticSlots = 128;
-  StaticSlot static_slots_[kStaticSlots];
-  StaticSlot recent_slots_[kStaticSlots];  // string_id()'s cache (a hit is checked by content)
+  // Recently used schema constants by address (in front of static_ids_): every event names its
+  // category and each of its args' names.
+  AddressCache<uint32_t, 128> static_ids_cache_;
+  AddressCache<uint32_t, 128> recent_ids_;  // string_id()'s cache (a hit is checked by content)
   std::vector<uint32_t> name_ids_;  // by InternedName::id(): string id + 1, 0 not yet known
   std::vector<std::string_view> strings_;  // by id
   std::vector<std::unique_ptr<Row>> rows_;

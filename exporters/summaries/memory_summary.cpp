@@ -13,8 +13,6 @@
 namespace profagent::exporters {
 namespace {
 
-bool is_named_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range; }
-
 // Per host record the innermost operator or range at or above it (-1 none), from the one nesting
 // walk of host_costs(): no chain is followed per memory record.
 using NamedScopes = std::vector<int64_t>;

@@ -18,6 +18,9 @@
 
 namespace profagent::exporters {
 
+// The scopes a memory record is placed in (MemoryPlace::scope): operators and user ranges.
+inline bool is_named_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range; }
+
 // Where a memory record happened.
 struct MemoryPlace {
   uint64_t ns = 0;

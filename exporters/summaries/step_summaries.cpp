@@ -77,8 +77,6 @@ void device_cpu_figures(const Trace& t, Summaries& out) {
 // kernels, its busy time is span_gpu_ns, and its kernels' intervals are not merged again.
 void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
   device_cpu_figures(t, out);
-  // Then the steps' merged device time (compute_span's span_gpu_ns) is also their computation
-  // kernels' time: with one device, its busy time, not merged again.
   const bool span_is_kernels = s.work_all_computation;
   std::map<uint32_t, GpuTime> gpus;
   auto each_kernel = [&](auto&& take) {

@@ -6,8 +6,6 @@
 namespace profagent::exporters {
 namespace {
 
-bool is_named_scope(EventKind k) { return k == EventKind::Operator || k == EventKind::Range; }
-
 // The innermost operator or range around a call (its parents are in the same segment: a
 // segment holds each scope with everything it encloses).
 std::string scope_around(const Trace& t, const HostRecord& call) {
