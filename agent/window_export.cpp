@@ -9,6 +9,7 @@
 #include "agent/log.h"
 #include "agent/partial_writer.h"
 #include "agent/streamed_table.h"
+#include "collector/segment_stream.h"
 #include "exporters/file_names.h"
 #include "exporters/json_writer.h"
 #include "exporters/export_entries.h"
@@ -117,11 +118,9 @@ void export_streamed(Trace& trace, const Config& config, const WindowVoice& voic
   print_line(voice.closing_prefix + (error.empty() ? result.written_line() : "wrote nothing: the streamed trace: " + error));
 }
 
-}  // namespace
-
 // Lost events are said with every written window, with the setting that bounds them, so a
 // trace that is short of events never looks complete (its profagent_drops has the numbers).
-void export_and_report(Trace& trace, const Config& config, const WindowVoice& voice) noexcept {
+void export_window_and_say(Trace& trace, const Config& config, const WindowVoice& voice) noexcept {
   try {
     say_held_warnings();  // before anything else this process prints
     note_agent_drops(trace.drops);
@@ -142,6 +141,13 @@ void export_and_report(Trace& trace, const Config& config, const WindowVoice& vo
   } catch (...) {
     print_line(voice.closing_prefix + "wrote nothing: the exporter failed");
   }
+}
+
+}  // namespace
+
+void export_and_report(Trace& trace, const Config& config, const WindowVoice& voice) noexcept {
+  export_window_and_say(trace, config, voice);
+  collector::streamed_window_exported(trace.window);  // written or not: the next window may stream
 }
 
 }  // namespace profagent::agent

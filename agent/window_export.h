@@ -20,7 +20,8 @@ struct WindowVoice {
   std::string output_dir;      // "" for PROFAGENT_OUTPUT_DIR (a trigger may name another)
 };
 
-// Never throws: a failed export is said in the closing line.
+// Never throws: a failed export is said in the closing line. Then the next window may be
+// streamed (collector/segment_stream.h streamed_window_exported).
 void export_and_report(Trace& trace, const Config& config, const WindowVoice& voice) noexcept;
 
 }  // namespace profagent::agent

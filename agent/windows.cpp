@@ -84,6 +84,7 @@ void finish_and_export(PendingWindow& pending) noexcept {
   } catch (...) {
     static collector::SwallowedSite site{"a step window could not be joined or written (out of memory); it is lost"};
     collector::note_swallowed(site);
+    collector::streamed_window_exported(UINT32_MAX);  // lost, and the windows before it exported: none waits
   }
 }
 

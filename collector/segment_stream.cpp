@@ -253,11 +253,18 @@ struct SegmentInput {
   ThreadMarks marks;
 };
 
+// The window being recorded is not streamed yet: the last streamed window is not exported
+// (streamed_window_exported). Under the freeze lock: no cut meanwhile.
+bool waits_for_export(Session& s) {
+  std::lock_guard lock(s.mutex);
+  return s.stream.cuts != s.cuts && s.stream_unexported != 0;
+}
+
 // Under the freeze lock (no cut meanwhile) and the session mutex. False when no window is
-// being recorded.
+// being recorded, or it waits for the last streamed window's export.
 bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, SegmentInput& in) {
   std::lock_guard freeze_lock(s.freeze_mutex);
-  if (state() != RecordState::Record) return false;
+  if (state() != RecordState::Record || waits_for_export(s)) return false;
   TakenChunks taken = take_closed_chunks(limits.segment_events);
   in.through_ticks = now();
   clock::add_anchor();
@@ -266,6 +273,11 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
   if (s.stream.cuts != s.cuts) {
     s.stream = StreamState{};
     s.stream.cuts = s.cuts;
+    // What the last cut carried (committed before it, ended after it) is this window's first:
+    // joined by its segments as if held, not left to its tail (no mark covers them: the
+    // summaries' folds would make their steps without them).
+    s.stream.held = std::move(s.carried);
+    s.carried.clear();
     out.first_of_window = true;
   }
   out.trace.window = s.window + 1;
@@ -428,6 +440,12 @@ void adopt_streamed_stacks(Trace& tail, const StreamTurn& turn) noexcept {
   } else {
     symbolize_stacks_alone(tail);
   }
+}
+
+void streamed_window_exported(uint32_t window) noexcept {
+  Session& s = session();
+  std::lock_guard lock(s.mutex);
+  if (s.stream_unexported <= window) s.stream_unexported = 0;
 }
 
 uint32_t streamed_window() noexcept {

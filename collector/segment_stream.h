@@ -74,7 +74,10 @@ inline constexpr uint64_t kStreamTurnWaitMs = 60'000;
 StreamTurn take_stream_turn() noexcept;
 
 struct StreamedSegment {
-  bool recording = false;     // false: no window is being recorded: nothing else is set
+  // false: nothing was cut and nothing else is set: no window is being recorded, or the window
+  // being recorded is not streamed yet because the last streamed window's export is not done
+  // (streamed_window_exported).
+  bool recording = false;
   bool first_of_window = false;
   uint64_t chunks = 0;        // chunks taken and given back to the pool
   uint64_t held_events = 0;   // held for a later segment or the cut
@@ -99,6 +102,12 @@ bool cut_segment(const StreamLimits& limits, StreamedSegment& out) noexcept;
 // with a turn not held, or no segment of this window symbolised, by a symbolizer of its own.
 // Calls the loader: no lock may be held.
 void adopt_streamed_stacks(Trace& tail, const StreamTurn& turn) noexcept;
+
+// Window `window` is exported (every window up to it is): the next window may be streamed. A
+// streamed window's outputs (its traces, folds and stacks) are one window's at a time, so the
+// first segment of the window after a streamed one waits for this; meanwhile that window is
+// buffered as any window is (its events count against the buffer, the pool's drops counted).
+void streamed_window_exported(uint32_t window) noexcept;
 
 // The window being recorded when some segment of it was cut (0: none is).
 uint32_t streamed_window() noexcept;

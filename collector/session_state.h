@@ -38,8 +38,13 @@ struct Session {
   DeviceBackend* backend = nullptr;  // leaked (hooks may be inside it)
   DevicePool pool;                   // device records and links waiting for their window
   uint32_t cuts = 0;                 // cuts made so far (kept and discarded windows)
-  std::vector<ThreadEvents> carried;  // host events still running at the last cut
+  std::vector<ThreadEvents> carried;  // ended after the last cut: the next window's (its first segment's, if streamed)
   StreamState stream;
+  // The last streamed window whose outputs are not finished yet (0: none). Its traces, folds
+  // and stacks are single-window state on the agent's side, so the next window's segments wait
+  // until its export says it is done (streamed_window_exported): until then that window is
+  // buffered, as a window that is not streamed is.
+  uint32_t stream_unexported = 0;
   uint64_t window_start_ticks = 0;
   CpuTimes window_start_cpu;  // CPU times read at the last cut (or the start): the next window's start
   bool window_start_deferred = false;  // window_start_cpu is a deferred start (collector/cpu_times.h)

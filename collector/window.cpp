@@ -206,6 +206,7 @@ CutWindow* cut_part(Session& s, bool keep) {
   set_cpu_times(s, cpu_at_cut, trace);
   trace.drops.host_events = host.dropped;
   trace.streamed = streamed;
+  if (keep && streamed.segments > 0) s.stream_unexported = trace.window;
   // What the size limits left out of its segments; the tail's join adds its own.
   trace.drops.shorter_than_min_duration = limited.shorter_than_min_duration;
   trace.drops.over_max_events = limited.over_max_events;

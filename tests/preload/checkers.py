@@ -512,5 +512,5 @@ from nvtx_checks import (check_nvtx_other_tool_kept, check_nvtx_range_marker, ch
                          check_torch_ops)
 from streamed_checks import (check_streamed_limits_run, check_streamed_run,  # noqa: E402,F401
                              check_streamed_step_over_bound, check_streamed_steps_run,
-                             check_streamed_laggard_run)
+                             check_streamed_laggard_run, check_streamed_windows_run)
 from streamed_stacks_checks import check_streamed_stacks_run  # noqa: E402,F401

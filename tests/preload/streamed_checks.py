@@ -137,10 +137,10 @@ def profagent_cli(context):
     return os.path.join(os.path.dirname(os.path.dirname(preload)), "bin", "profagent")
 
 
-def streamed_summary_file(context):
-    """<stem>.summary.txt of the one streamed window: its lines, and the summaries its
-    "Not computed" line names (none: no such line)."""
-    files = glob.glob(os.path.join(context.out_dir, "*.summary.txt"))
+def streamed_summary_file(context, stem=""):
+    """<stem>.summary.txt of the one streamed window (of the window whose files start with
+    `stem`): its lines, and the summaries its "Not computed" line names (none: no such line)."""
+    files = glob.glob(os.path.join(context.out_dir, stem + "*.summary.txt"))
     C.expect(len(files) == 1, f"a streamed window wrote {len(files)} summary files")
     with open(files[0], encoding="utf-8") as f:
         lines = f.read().splitlines()
@@ -151,15 +151,16 @@ def streamed_summary_file(context):
     return [line for line in lines if not line.startswith(NOT_COMPUTED)], missing
 
 
-def check_folded_summaries(context, rows_in=("Kernel Summary",), with_steps=False):
+def check_folded_summaries(context, rows_in=("Kernel Summary",), with_steps=False, stem=""):
     """The folded summaries equal, line by line and in order, what `profagent report` computes
     from the streamed trace joined whole; `rows_in`: blocks that must have rows. `with_steps`:
-    the window has steps, so the per-step summaries are folded too."""
-    written, missing = streamed_summary_file(context)
+    the window has steps, so the per-step summaries are folded too. `stem`: the window's files'
+    start, when there are several windows."""
+    written, missing = streamed_summary_file(context, stem)
     folded = [n for n in PRINT_ORDER if n in FOLDED_SUMMARIES or (with_steps and n in PER_STEP_SUMMARIES)]
     unfolded = tuple(n for n in UNFOLDED_SUMMARIES if n not in folded)
     C.expect(tuple(missing) == unfolded, f"not computed: {missing}, expected {unfolded}")
-    trace_path = glob.glob(os.path.join(context.out_dir, "*.trace.json"))[0]
+    trace_path = glob.glob(os.path.join(context.out_dir, stem + "*.trace.json"))[0]
     report = subprocess.run([profagent_cli(context), "report", "--summary", ",".join(folded), trace_path],
                             capture_output=True, text=True, check=False, timeout=120)
     C.expect(report.returncode == 0, f"profagent report failed: {report.stderr[-500:]}")
@@ -396,3 +397,40 @@ def check_streamed_laggard_run(context):
     lines = check_folded_summaries(context, rows_in=("Kernel Summary", "Model Summary"), with_steps=True)
     remove_trace_of_passed_check(context)
     context.summary = f"{streamed['segments']} segments, {len(steps)} steps; {lines} summary lines equal to the report's"
+
+
+def check_streamed_windows_run(context):
+    """Step windows back to back (PROFAGENT_WAIT=0, ACTIVE steps each, REPEAT of them), each long
+    enough to be streamed: a window's segments start only once the streamed window before it is
+    exported (its traces, folds and stacks are the agent's one window at a time), and the events
+    the cut between two windows carries to the next are joined by its first segment. Every window
+    is written whole: its trace holds its ACTIVE steps, numbered on from the previous window's;
+    at least two of them were streamed; the summaries of each streamed window, per-step ones
+    included (never given up), equal `profagent report`'s of its trace."""
+    run = context.run
+    C.expect(run.returncode == 0, f"the program exited with {run.returncode}")
+    env = dict(a.split("=", 1) for a in run.command if a.startswith("PROFAGENT_"))
+    active, repeat = int(env["PROFAGENT_ACTIVE"]), int(env["PROFAGENT_REPEAT"])
+    said = C.profagent_lines(run.stderr)
+    wrong = [line for line in said if "missing" in line or "given up" in line or "wrote nothing" in line]
+    C.expect(not wrong, f"a window was not written whole: {wrong[:2]}")
+    traces = sorted(glob.glob(os.path.join(context.out_dir, "*.trace.json")),
+                    key=lambda p: int(os.path.basename(p).split(".w")[1].split(".")[0]))
+    C.expect(len(traces) == repeat, f"{len(traces)} traces for {repeat} windows")
+    streamed, lines = 0, 0
+    for number, path in enumerate(traces):
+        trace = C.Trace(path)
+        steps = sorted(int(e["name"].split("#")[1]) for e in trace.complete if e["name"].startswith("ProfilerStep#"))
+        C.expect(steps == list(range(number * active, (number + 1) * active)),
+                 f"{os.path.basename(path)}: steps {steps[:2]}..{steps[-2:]} ({len(steps)}), expected {active} "
+                 f"from {number * active}")
+        if trace.document.get("profagent_streamed"):
+            streamed += 1
+            stem = os.path.basename(path).split(".steps")[0] + "."
+            lines += check_folded_summaries(context, rows_in=("Kernel Summary", "Model Summary"), with_steps=True,
+                                            stem=stem)
+    C.expect(streamed >= 2, f"{streamed} of {repeat} windows were streamed")
+    leftovers = [n for n in os.listdir(context.out_dir) if n.endswith((".partial", ".swap"))]
+    C.expect(not leftovers, f"partial files left: {leftovers}")
+    remove_trace_of_passed_check(context)
+    context.summary = f"{streamed} of {repeat} windows streamed; {lines} summary lines equal to the report's"

@@ -188,3 +188,71 @@ TEST_CASE("cut_segment: two threads cut in turns and write each call once", "[se
   const Trace tail = freeze_window();
   CHECK(written.size() + marked(tail) == 8 * kEventsPerChunk);
 }
+
+// The cut carries to the next window what its writers committed before it that ended after it
+// (other threads' calls around a step's end). A streamed window's segments join those first:
+// left to its tail, they would come after the steps they fall in were folded.
+TEST_CASE("cut_segment: what the last cut carried goes with the window's first segment", "[session]") {
+  start_session_once();
+  freeze_window();
+  set_state(RecordState::Record);
+  const uint64_t start = now();
+  const HostEvent carried = make_event(EventKind::Runtime, start, start + (uint64_t{1} << 40), kMarker);
+  record(carried);
+  const Trace before = freeze_window();  // the cut: `carried` ends after it
+  CHECK(find(before, carried.id) == nullptr);
+
+  calls(2 * kEventsPerChunk);
+  StreamLimits limits;
+  StreamedSegment segment;
+  REQUIRE(cut_segment(limits, segment));
+  CHECK(segment.first_of_window);
+  CHECK(find(segment.trace, carried.id) != nullptr);
+  const uint64_t streamed = marked(segment.trace);
+  const Trace tail = freeze_window();
+  CHECK(find(tail, carried.id) == nullptr);  // written once
+  CHECK(streamed + marked(tail) == 2 * kEventsPerChunk + 1);
+  set_state(RecordState::Off);
+}
+
+// A streamed window's outputs (its traces, folds, stacks) are the agent's one window at a time:
+// the next window's first segment waits until the streamed one is exported, and the events it
+// finds meanwhile stay buffered, none lost, for the segment after the export or the cut.
+TEST_CASE("cut_segment: the window after a streamed one is streamed once that one is exported", "[session]") {
+  start_session_once();
+  freeze_window();
+  streamed_window_exported(UINT32_MAX);  // whatever an earlier case left
+  set_state(RecordState::Record);
+  calls(2 * kEventsPerChunk);
+  StreamLimits limits;
+  StreamedSegment segment;
+  REQUIRE(cut_segment(limits, segment));
+  REQUIRE(segment.recording);
+  const uint32_t streamed = segment.trace.window;
+  const Trace first = freeze_window();
+  REQUIRE(first.window == streamed);
+  REQUIRE(first.streamed.segments == 1);
+
+  calls(2 * kEventsPerChunk);
+  const size_t buffered = buffered_host_events();
+  REQUIRE(cut_segment(limits, segment));
+  CHECK_FALSE(segment.recording);  // window `streamed` is not exported yet
+  CHECK(buffered_host_events() == buffered);  // nothing taken
+
+  streamed_window_exported(streamed - 1);  // an earlier window's export does not let it go
+  REQUIRE(cut_segment(limits, segment));
+  CHECK_FALSE(segment.recording);
+
+  streamed_window_exported(streamed);
+  REQUIRE(cut_segment(limits, segment));
+  REQUIRE(segment.recording);
+  CHECK(segment.first_of_window);
+  CHECK(segment.trace.window == streamed + 1);
+  const uint64_t written = marked(segment.trace);
+  CHECK(written >= kEventsPerChunk);
+  const Trace tail = freeze_window();
+  CHECK(tail.window == streamed + 1);
+  CHECK(written + marked(tail) == 2 * kEventsPerChunk);
+  streamed_window_exported(tail.window);
+  set_state(RecordState::Off);
+}
