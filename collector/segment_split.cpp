@@ -25,7 +25,11 @@ std::vector<Candidates> gather_candidates(std::vector<ThreadEvents>&& held, Take
   };
   for (ThreadEvents& t : held) {
     Candidates& c = slot(t);
-    c.thread.events.insert(c.thread.events.end(), t.events.begin(), t.events.end());
+    if (c.thread.events.empty()) {  // a thread's held events are one list: moved, not copied
+      c.thread.events = std::move(t.events);
+    } else {
+      c.thread.events.insert(c.thread.events.end(), t.events.begin(), t.events.end());
+    }
   }
   held.clear();
   for (TakenThread& t : taken.threads) {
@@ -52,11 +56,36 @@ void hold_enclosing_scopes(Candidates& c) {
   }
 }
 
+namespace {
+
+// An event is final when it starts before its thread's bound; a stack tag goes with the event
+// before it (final when it leads the list).
+bool is_final(const HostEvent& e, uint64_t bound, bool previous_final) {
+  return EventKind(e.kind) == EventKind::StackTag ? previous_final : e.start < bound;
+}
+
+bool any_final(const Candidates& c) {
+  bool previous_final = true;
+  for (const HostEvent& e : c.thread.events) {
+    previous_final = is_final(e, c.bound, previous_final);
+    if (previous_final) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 // The final events stay where they are (compacted in place, no copy of the usual case where
-// nearly all are final); the held ones are copied out.
+// nearly all are final); the held ones are copied out, unless all are: a scope open for long
+// holds everything its thread did since, and each cut would copy it all again.
 void split_candidates(std::vector<Candidates>& all, std::vector<ThreadEvents>& final_threads,
                       std::vector<ThreadEvents>& held) {
   for (Candidates& c : all) {
+    if (!c.thread.events.empty() && !any_final(c)) {
+      held.push_back(std::move(c.thread));
+      c.thread = {};
+      continue;
+    }
     ThreadEvents later;
     later.pid = c.thread.pid, later.tid = c.thread.tid, later.name = c.thread.name;
     std::vector<HostEvent>& events = c.thread.events;
@@ -64,13 +93,13 @@ void split_candidates(std::vector<Candidates>& all, std::vector<ThreadEvents>& f
     bool previous_final = true;
     for (size_t i = 0; i < events.size(); ++i) {
       const HostEvent e = events[i];
-      const bool is_final = EventKind(e.kind) == EventKind::StackTag ? previous_final : e.start < c.bound;
-      if (is_final) {
+      const bool final_event = is_final(e, c.bound, previous_final);
+      if (final_event) {
         events[kept++] = e;
       } else {
         later.events.push_back(e);
       }
-      previous_final = is_final;
+      previous_final = final_event;
     }
     events.resize(kept);
     if (!events.empty()) final_threads.push_back(std::move(c.thread));

@@ -295,8 +295,9 @@ bool take_segment(Session& s, const StreamLimits& limits, StreamedSegment& out, 
       c.bound = std::min(c.bound, c.thread.events.back().start);  // its stack tag may come next
     }
     hold_enclosing_scopes(c);
+    const uint64_t scopes_bound = c.bound;
     if (device_delivers) wait_for_device_work(c, s.stream, s.pool, served, limits, given_up);
-    hold_enclosing_scopes(c);
+    if (c.bound != scopes_bound) hold_enclosing_scopes(c);  // a launch waiting for its record lowered it
   }
   std::vector<ThreadEvents> held;
   split_candidates(all, in.threads, held);
