@@ -498,6 +498,12 @@ void streamed_steps_so_far(uint32_t window, std::size_t known, exporters::StepsS
 
 bool freeze_last_window(Trace& trace) noexcept {
   Windows* w = g_windows;
+  try {
+    // The windows before it first: until a streamed one is exported, this one is not streamed
+    // (collector/segment_stream.h streamed_window_exported), and the drain below would take nothing.
+    if (w != nullptr) wait_for_exports();
+  } catch (...) {
+  }
   drain_streamed_window();  // while still recording: only its tail is left to join
   try {
     if (w == nullptr) {
