@@ -231,7 +231,9 @@ void StepSummaryFold::make_step(std::size_t k, const StepSpan& span) {
     batch_.phases[i].insert(batch_.phases[i].end(), st.phases[i].begin(), st.phases[i].end());
     phase_steps_[i] += !st.phases[i].empty();
   }
-  model_.add(st, gpu, step_gpu);
+  std::array<uint64_t, 5> gpu_ns{};
+  for (std::size_t p = 0; p < gpu.size(); ++p) gpu_ns[p] = merged_length(gpu[p]);
+  model_.add(st, gpu_ns, merged_length(step_gpu));
   perf_.push_back(perf_step(st));
   step_trace_.push_back(points.row(st));
 }

@@ -193,20 +193,51 @@ class GraphLaunchNames {
   std::unordered_map<uint32_t, std::string> names_;
 };
 
+// What finds a host record's row: the API its name implements, its steps' and graph launches'
+// names, its input shapes or source location when the table is grouped by them.
+class HostRowFinder {
+ public:
+  HostRowFinder(const Trace& t, RowBuilder& rows, SourceLocations& locations)
+      : t_(t), rows_(rows), locations_(locations), graphs_(t), plain_(!rows.by_shape() && !rows.by_stack()) {}
+
+  // Ungrouped, the row of a record other than a step or a graph launch follows from its name
+  // alone: found by the name's id (interned_name.h) after the first record of that name.
+  TableRow& of(std::size_t i, const HostRecord& h) {
+    if (!plain_ || h.kind == EventKind::Step || h.kind == EventKind::GraphLaunch) return find(i, h);
+    const uint32_t id = h.name.id();
+    if (id < by_name_.size() && by_name_[id]) return *by_name_[id];
+    TableRow& r = find(i, h);
+    if (id >= by_name_.size()) by_name_.resize(std::size_t(id) + 1, nullptr);
+    return *(by_name_[id] = &r);  // rows do not move (RowBuilder)
+  }
+
+ private:
+  TableRow& find(std::size_t i, const HostRecord& h) {
+    const RowKind kind = host_row_kind(h);
+    const InternedName api = calls_.of(h.name).api;
+    const std::string shapes = rows_.by_shape() ? shapes_text(input_dims(t_, h))
+                               : rows_.by_stack() ? locations_.of(h) : std::string();
+    return kind == RowKind::Step                ? rows_.row(std::string_view("ProfilerStep*"), shapes, kind)
+           : h.kind == EventKind::GraphLaunch ? rows_.row(graphs_.of(i, api), shapes, kind)
+                                              : rows_.row(api, shapes, kind);
+  }
+
+  const Trace& t_;
+  RowBuilder& rows_;
+  SourceLocations& locations_;
+  GraphLaunchNames graphs_;
+  CallNames calls_;
+  const bool plain_;                // not grouped by shapes or stacks
+  std::vector<TableRow*> by_name_;  // plain records' rows by their name's id; null: not found yet
+};
+
 void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, SourceLocations& locations) {
   const HostMemory mem = host_memory(t, costs);
-  GraphLaunchNames graphs(t);
-  CallNames calls;
+  HostRowFinder finder(t, rows, locations);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
-    const RowKind kind = host_row_kind(h);
-    const InternedName api = calls.of(h.name).api;
-    const std::string shapes = rows.by_shape() ? shapes_text(input_dims(t, h))
-                               : rows.by_stack() ? locations.of(h) : std::string();
-    TableRow& r = kind == RowKind::Step                ? rows.row(std::string_view("ProfilerStep*"), shapes, kind)
-                  : h.kind == EventKind::GraphLaunch ? rows.row(graphs.of(i, api), shapes, kind)
-                                                     : rows.row(api, shapes, kind);
+    TableRow& r = finder.of(i, h);
     if (r.count == 0) r.first_tid = h.tid, r.first_start_ns = h.start_ns, r.first_end_ns = h.end_ns, r.first_seen_on_host = true;
     r.count += 1;
     r.cpu_total_ns += span_ns(h.start_ns, h.end_ns);

@@ -193,6 +193,10 @@ void find_phases(const Trace& t, TraceScope& s) {
 }
 
 void assign_device_phases(const Trace& t, TraceScope& s) {
+  for (const StepScope& st : s.steps) {
+    for (bool found : st.phase_found) s.any_phase = s.any_phase || found;
+  }
+  if (!s.any_phase) return;  // every record's phase is None (device_phase_of): no array, no walk
   s.device_phase.assign(t.device.size(), Phase::None);
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (s.device_step[i] < 0) continue;
@@ -268,7 +272,8 @@ namespace {
 
 // Every summary that splits communication from computation asks per kernel record: the name
 // is searched once per distinct name, the answer kept by the name's interned id (no hash per
-// record). The same walk finds whether the steps' device work is all computation kernels.
+// record). The same walk finds whether the steps' device work is all computation kernels, and
+// counts the steps' device records by kind.
 void find_communication(const Trace& trace, TraceScope& s) {
   enum : uint8_t { kUnknown, kComputation, kCommunication };
   std::vector<uint8_t> by_name_id;
@@ -276,6 +281,9 @@ void find_communication(const Trace& trace, TraceScope& s) {
   s.work_all_computation = true;
   for (std::size_t i = 0; i < trace.device.size(); ++i) {
     const DeviceRecord& d = trace.device[i];
+    if (s.device_in(i) && static_cast<std::size_t>(d.kind) < s.device_kinds_in_steps.size()) {
+      ++s.device_kinds_in_steps[static_cast<std::size_t>(d.kind)];
+    }
     if (d.kind != DeviceKind::Kernel) {
       if (s.device_in(i) && is_device_work(d.kind)) s.work_all_computation = false;
       continue;
