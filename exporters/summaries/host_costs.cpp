@@ -8,24 +8,38 @@
 namespace profagent::exporters {
 namespace {
 
-// Duration less the children's (host records whose parent it is) and its driver records'. Summed
-// in the output array itself, wrapping (a signed sum in two's complement), then negatives are 0:
-// no second array of the window's size.
-std::vector<uint64_t> self_cpu(const Trace& t) {
-  std::vector<uint64_t> self = filled_on_huge_pages<uint64_t>(t.host.size(), 0);
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
+// One walk in the records' own order: self CPU time (the duration less the children's, host
+// records whose parent it is; summed in the output array itself, wrapping, a signed sum in two's
+// complement) and the innermost scope, right when that order has every parent first (the join's),
+// which the same walk checks. Else the order is made and the scopes are found again in it.
+void self_cpu_and_scopes(const Trace& t, HostCosts& c) {
+  const std::size_t n = t.host.size();
+  c.self_cpu_ns = filled_on_huge_pages<uint64_t>(n, 0);
+  c.scope = filled_on_huge_pages<int64_t>(n, kNoIndex);
+  bool parents_first_order = true;
+  for (std::size_t i = 0; i < n; ++i) {
     const HostRecord& h = t.host[i];
     const uint64_t length = span_ns(h.start_ns, h.end_ns);
-    self[i] += length;
-    if (valid_index(h.parent, t.host.size())) self[h.parent] -= length;
+    c.self_cpu_ns[i] += length;
+    const bool has_parent = valid_index(h.parent, n);
+    if (has_parent) c.self_cpu_ns[h.parent] -= length;
+    parents_first_order = parents_first_order && (!has_parent || static_cast<std::size_t>(h.parent) < i);
+    c.scope[i] = is_scope(h.kind) ? static_cast<int64_t>(i) : has_parent ? c.scope[h.parent] : kNoIndex;
   }
+  if (!parents_first_order) {
+    c.order = parents_first(t);
+    c.scope = nearest_at_or_above(t, c.order, is_scope);
+  }
+}
+
+// Less the driver records of each call, then negatives are 0: no second array of the window's size.
+void finish_self_cpu(const Trace& t, std::vector<uint64_t>& self) {
   for (const DeviceRecord& d : t.device) {
     if (d.kind == DeviceKind::DriverApi && valid_index(d.host, t.host.size())) {
       self[d.host] -= span_ns(d.start_ns, d.end_ns);
     }
   }
   for (uint64_t& ns : self) ns = static_cast<int64_t>(ns) < 0 ? 0 : ns;
-  return self;
 }
 
 void attribute_device_work(const Trace& t, HostCosts& c) {
@@ -45,9 +59,8 @@ void attribute_device_work(const Trace& t, HostCosts& c) {
 
 HostCosts host_costs(const Trace& t) {
   HostCosts c;
-  c.order = parents_first(t);
-  c.self_cpu_ns = self_cpu(t);
-  c.scope = nearest_at_or_above(t, c.order, is_scope);
+  self_cpu_and_scopes(t, c);
+  finish_self_cpu(t, c.self_cpu_ns);
   c.any_device_work = std::any_of(t.device.begin(), t.device.end(), [](const DeviceRecord& d) { return is_device_work(d.kind); });
   if (c.any_device_work) attribute_device_work(t, c);
   return c;

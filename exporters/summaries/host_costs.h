@@ -13,7 +13,9 @@
 namespace profagent::exporters {
 
 struct HostCosts {
-  std::vector<std::size_t> order;        // indexes of Trace::host, every record after its parent
+  // Indexes of Trace::host, every record after its parent (parents_first()); empty when the
+  // records' own order is such an order, as the join makes it (host_nesting.h's walks take both).
+  std::vector<std::size_t> order;
   // Its duration less the durations of the records nested in it and of the CUPTI driver records
   // its call made (DeviceKind::DriverApi), never below 0.
   std::vector<uint64_t> self_cpu_ns;

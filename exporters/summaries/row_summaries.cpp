@@ -110,13 +110,13 @@ class OperatorTree {
     op_children_.resize(t.host.size());
     device_children_.resize(t.host.size());
     for (std::size_t i = 0; i < t.host.size(); ++i) {
-      if (t.host[i].kind == EventKind::Operator && valid_index(s.outer_operator[i], t.host.size())) {
-        op_children_[s.outer_operator[i]].push_back(i);
+      if (t.host[i].kind == EventKind::Operator && valid_index(s.outer_operator_of(i), t.host.size())) {
+        op_children_[s.outer_operator_of(i)].push_back(i);
       }
     }
     for (std::size_t i = 0; i < t.device.size(); ++i) {
-      if (is_device_work(t.device[i].kind) && valid_index(s.device_operator[i], t.host.size())) {
-        device_children_[s.device_operator[i]].push_back(i);
+      if (is_device_work(t.device[i].kind) && valid_index(s.device_operator_of(i), t.host.size())) {
+        device_children_[s.device_operator_of(i)].push_back(i);
       }
     }
   }
@@ -260,7 +260,7 @@ std::string copy_direction(std::string_view device_name) {
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
   const OperatorTree tree(t, s, o);
   for (auto& [thread, calls] : by_thread(t, s, o.thread_sep, EventKind::Operator, [&](std::size_t i) {
-         return t.host[i].kind == EventKind::Operator && s.outer_operator[i] < 0;
+         return t.host[i].kind == EventKind::Operator && s.outer_operator_of(i) < 0;
        })) {
     ThreadRows& section = out.operators.emplace_back();
     section.thread = thread;
@@ -368,8 +368,8 @@ void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions&
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
     device_in_scope = true;
-    if (any_operator && valid_index(s.device_operator[i], t.host.size())) {
-      self_device[s.device_operator[i]] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
+    if (any_operator && valid_index(s.device_operator_of(i), t.host.size())) {
+      self_device[s.device_operator_of(i)] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
     }
   }
   std::vector<OpTypeRow> rows;

@@ -35,7 +35,8 @@ std::vector<Interval> step_set(const TraceScope& s) {
 }
 
 HostType type_of(const Trace& t, const TraceScope& s, std::size_t i) {
-  return host_type(t.host[i].kind, t.host[i].name, s.outer_operator[i] >= 0);
+  const EventKind kind = t.host[i].kind;
+  return host_type(kind, t.host[i].name, kind == EventKind::Operator && s.outer_operator_of(i) >= 0);
 }
 
 // A device's kernel time in the steps, and the extent of its kernels in each step.
@@ -97,7 +98,7 @@ void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
   };
   each_kernel([&](std::size_t i, const DeviceRecord& d, GpuTime& gpu) {
     if (!span_is_kernels) gpu.busy.push_back({d.start_ns, d.end_ns});
-    Interval& extent = gpu.kernels[static_cast<std::size_t>(s.device_step[i])];
+    Interval& extent = gpu.kernels[static_cast<std::size_t>(s.device_step_of(i))];
     extent.start = std::min(extent.start, d.start_ns);
     extent.end = std::max(extent.end, d.end_ns);
   });
@@ -218,8 +219,8 @@ void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
     if (!s.device_in(i) || !is_device_work(d.kind)) continue;
-    step_gpu[s.device_step[i]].add(d.start_ns, d.end_ns);
-    if (s.any_phase) gpu[s.device_step[i]][static_cast<std::size_t>(s.device_phase_of(i))].add(d.start_ns, d.end_ns);
+    step_gpu[s.device_step_of(i)].add(d.start_ns, d.end_ns);
+    if (s.any_phase) gpu[s.device_step_of(i)][static_cast<std::size_t>(s.device_phase_of(i))].add(d.start_ns, d.end_ns);
   }
   for (std::size_t k = 0; k < n; ++k) {
     const uint64_t step_ns = step_gpu[k].length();
@@ -335,10 +336,10 @@ void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOption
   if (!s.has_steps) return;
   std::vector<StepPoints> points(s.steps.size());
   for (std::size_t i = 0; i < t.host.size(); ++i) {
-    const int32_t k = s.host_step[i];
+    const int32_t k = s.host_step_of(i);
     if (k < 0) continue;
     const HostRecord& h = t.host[i];
-    points[k].consider(s.steps[k], h.kind, s.outer_operator[i] < 0, h.start_ns, h.end_ns, h.name, {0, i, 0}, o);
+    points[k].consider(s.steps[k], h.kind, s.outer_operator_of(i) < 0, h.start_ns, h.end_ns, h.name, {0, i, 0}, o);
   }
   for (std::size_t k = 0; k < s.steps.size(); ++k) out.step_trace.push_back(points[k].row(s.steps[k]));
   finish_step_trace(out);

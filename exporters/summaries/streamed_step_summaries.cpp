@@ -124,7 +124,7 @@ void StepSummaryFold::add(const Trace& t, const TraceScope& scope, const std::ve
   for (std::size_t i = 0; i < t.host.size() && not_folded_.empty(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Step || h.kind == EventKind::StackTag) continue;  // in no summary here
-    place_host({h.start_ns, h.end_ns, h.name, h.tid, h.kind, scope.outer_operator[i] < 0}, steps);
+    place_host({h.start_ns, h.end_ns, h.name, h.tid, h.kind, scope.outer_operator_of(i) < 0}, steps);
   }
   for (std::size_t i = 0; i < t.device.size() && not_folded_.empty(); ++i) {
     const DeviceRecord& d = t.device[i];
