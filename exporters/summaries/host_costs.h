@@ -20,6 +20,7 @@ struct HostCosts {
   // its call made (DeviceKind::DriverApi), never below 0.
   std::vector<uint64_t> self_cpu_ns;
   // Innermost operator, range or step at or above each record (itself included), -1 none.
+  // Empty when the trace has no operator, range or step (scope_of).
   std::vector<int64_t> scope;
   // Device work (kernels, copies, sets) issued by the record itself (own), by it or anything
   // nested in it (total: torch's CUDA total), and whose innermost scope is the record (self:
@@ -30,6 +31,7 @@ struct HostCosts {
   std::vector<uint64_t> self_device_ns;
   bool any_device_work = false;
 
+  int64_t scope_of(std::size_t i) const { return scope.empty() ? kNoIndex : scope[i]; }
   uint64_t own_device(std::size_t i) const { return own_device_ns.empty() ? 0 : own_device_ns[i]; }
   uint64_t device(std::size_t i) const { return device_ns.empty() ? 0 : device_ns[i]; }
   uint64_t self_device(std::size_t i) const { return self_device_ns.empty() ? 0 : self_device_ns[i]; }

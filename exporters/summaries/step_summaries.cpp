@@ -34,9 +34,8 @@ std::vector<Interval> step_set(const TraceScope& s) {
   return merge_intervals(set);
 }
 
-HostType type_of(const Trace& t, const TraceScope& s, std::size_t i) {
-  const EventKind kind = t.host[i].kind;
-  return host_type(kind, t.host[i].name, kind == EventKind::Operator && s.outer_operator_of(i) >= 0);
+HostType type_of(const HostRecord& h, const TraceScope& s, std::size_t i) {
+  return host_type(h.kind, h.name, h.kind == EventKind::Operator && s.outer_operator_of(i) >= 0);
 }
 
 // A device's kernel time in the steps, and the extent of its kernels in each step.
@@ -130,11 +129,12 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   // twice over; the pages never used are never touched.
   for (UnionGatherer& set : sets) set.reserve(t.host.size() + t.device.size());
   uint64_t calls[4] = {};
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
+  const HostRecord* const host = t.host.data();  // a local: the sets' growth would reload it per record
+  for (std::size_t i = 0, n = t.host.size(); i < n; ++i) {
     if (!s.host_in(i)) continue;
-    const HostType type = type_of(t, s, i);
+    const HostType type = type_of(host[i], s, i);
     if (type == HostType::Other) continue;
-    sets[static_cast<int>(type)].add(t.host[i].start_ns, t.host[i].end_ns);
+    sets[static_cast<int>(type)].add(host[i].start_ns, host[i].end_ns);
     ++calls[static_cast<int>(type)];
   }
   const bool any_driver = s.device_count_in_steps(DeviceKind::DriverApi) != 0;
@@ -186,14 +186,15 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   }
 }
 
+// Asked for every host record: the calls, by far the most, are told apart with one bit test.
 HostType host_type(EventKind kind, std::string_view name, bool inner_operator) {
-  switch (kind) {
-    case EventKind::Operator: return inner_operator ? HostType::OperatorInner : HostType::Operator;
-    case EventKind::Range: return is_phase_range(name) ? HostType::Other : HostType::UserDefined;
-    case EventKind::Step:
-    case EventKind::StackTag: return HostType::Other;
-    default: return HostType::CudaRuntime;
-  }
+  constexpr auto bit = [](EventKind k) { return 1u << static_cast<unsigned>(k); };
+  constexpr unsigned kNotCalls = bit(EventKind::Operator) | bit(EventKind::Range) | bit(EventKind::Step) |
+                                 bit(EventKind::StackTag);
+  if (static_cast<unsigned>(kind) >= 32 || !(bit(kind) & kNotCalls)) return HostType::CudaRuntime;
+  if (kind == EventKind::Operator) return inner_operator ? HostType::OperatorInner : HostType::Operator;
+  if (kind == EventKind::Range) return is_phase_range(name) ? HostType::Other : HostType::UserDefined;
+  return HostType::Other;  // steps and stack tags
 }
 
 unsigned device_types(DeviceKind kind, bool communication) {

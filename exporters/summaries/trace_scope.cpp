@@ -116,11 +116,11 @@ std::vector<StepScope> steps_of(const Trace& t, std::size_t step_records) {
   return steps;
 }
 
-// The whole trace as one pseudo-step: from the first to the last host record or device work.
-StepScope window_of(const Trace& t) {
+// The whole trace as one pseudo-step: from the first to the last host record (`host`, their
+// extent: count_host_kinds) or device work.
+StepScope window_of(const Trace& t, const Interval& host) {
   StepScope w;
-  w.start = std::numeric_limits<uint64_t>::max();
-  for (const HostRecord& h : t.host) w.start = std::min(w.start, h.start_ns), w.end = std::max(w.end, h.end_ns);
+  w.start = host.start, w.end = host.end;
   for (const DeviceRecord& d : t.device) {
     if (is_device_work(d.kind)) w.start = std::min(w.start, d.start_ns), w.end = std::max(w.end, d.end_ns);
   }
@@ -300,20 +300,25 @@ void find_communication(const Trace& trace, TraceScope& s) {
   }
 }
 
-void count_host_kinds(const Trace& t, TraceScope& s) {
+// The same walk gives the host records' extent (from the first start to the last end; {max, 0}
+// without records) for window_of.
+Interval count_host_kinds(const Trace& t, TraceScope& s) {
+  Interval extent{std::numeric_limits<uint64_t>::max(), 0};
   for (const HostRecord& h : t.host) {
     if (static_cast<std::size_t>(h.kind) < s.host_kinds.size()) ++s.host_kinds[static_cast<std::size_t>(h.kind)];
+    extent.start = std::min(extent.start, h.start_ns), extent.end = std::max(extent.end, h.end_ns);
   }
+  return extent;
 }
 
 }  // namespace
 
 TraceScope scope_trace(const Trace& trace, bool phases) {
   TraceScope s;
-  count_host_kinds(trace, s);
+  const Interval host_extent = count_host_kinds(trace, s);
   s.steps = steps_of(trace, s.host_count(EventKind::Step));
   s.has_steps = !s.steps.empty();
-  if (!s.has_steps) s.steps.push_back(window_of(trace));
+  if (!s.has_steps) s.steps.push_back(window_of(trace, host_extent));
   assign_steps(trace, s);
   s.costs = host_costs(trace);
   s.any_device_work = s.costs.any_device_work;
