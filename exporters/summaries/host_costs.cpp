@@ -27,15 +27,16 @@ bool self_cpu_and_scopes(const Trace& t, HostCosts& c) {
     const HostRecord& h = host[i];
     const uint64_t length = span_ns(h.start_ns, h.end_ns);
     self[i] += length;
-    const bool has_parent = valid_index(h.parent, n);
+    const uint64_t parent = static_cast<uint64_t>(h.parent);  // -1 (none) is past every index
+    const bool has_parent = parent < n;
     if (has_parent) {
       any_parent = true;
-      self[h.parent] -= length;
-      parents_first_order = parents_first_order && static_cast<std::size_t>(h.parent) < i;
+      self[parent] -= length;
+      parents_first_order = parents_first_order && parent < i;
     }
     const bool scoped = is_scope(h.kind);
     if (scoped && !scope) c.scope = filled_on_huge_pages<int64_t>(n, kNoIndex), scope = c.scope.data();
-    if (scope) scope[i] = scoped ? static_cast<int64_t>(i) : has_parent ? scope[h.parent] : kNoIndex;
+    if (scope) scope[i] = scoped ? static_cast<int64_t>(i) : has_parent ? scope[parent] : kNoIndex;
   }
   if (!parents_first_order) {
     c.order = parents_first(t);

@@ -34,8 +34,10 @@ std::vector<Interval> step_set(const TraceScope& s) {
   return merge_intervals(set);
 }
 
+// Only a range's type depends on its name: no other record's name is read.
 HostType type_of(const HostRecord& h, const TraceScope& s, std::size_t i) {
-  return host_type(h.kind, h.name, h.kind == EventKind::Operator && s.outer_operator_of(i) >= 0);
+  return host_type(h.kind, h.kind == EventKind::Range ? std::string_view(h.name) : std::string_view(),
+                   h.kind == EventKind::Operator && s.outer_operator_of(i) >= 0);
 }
 
 // A device's kernel time in the steps, and the extent of its kernels in each step.
@@ -129,9 +131,11 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   // twice over; the pages never used are never touched.
   for (UnionGatherer& set : sets) set.reserve(t.host.size() + t.device.size());
   uint64_t calls[4] = {};
-  const HostRecord* const host = t.host.data();  // a local: the sets' growth would reload it per record
+  // Locals: the sets' growth would reload them per record. No steps: every record is in.
+  const HostRecord* const host = t.host.data();
+  const int32_t* const host_step = s.host_step.empty() ? nullptr : s.host_step.data();
   for (std::size_t i = 0, n = t.host.size(); i < n; ++i) {
-    if (!s.host_in(i)) continue;
+    if (host_step && host_step[i] < 0) continue;
     const HostType type = type_of(host[i], s, i);
     if (type == HostType::Other) continue;
     sets[static_cast<int>(type)].add(host[i].start_ns, host[i].end_ns);
