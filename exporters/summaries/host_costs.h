@@ -13,11 +13,14 @@
 namespace profagent::exporters {
 
 struct HostCosts {
-  std::vector<std::size_t> order;        // indexes of Trace::host, every record after its parent
+  // Indexes of Trace::host, every record after its parent (parents_first()); empty when the
+  // records' own order is such an order, as the join makes it (host_nesting.h's walks take both).
+  std::vector<std::size_t> order;
   // Its duration less the durations of the records nested in it and of the CUPTI driver records
   // its call made (DeviceKind::DriverApi), never below 0.
   std::vector<uint64_t> self_cpu_ns;
   // Innermost operator, range or step at or above each record (itself included), -1 none.
+  // Empty when the trace has no operator, range or step (scope_of).
   std::vector<int64_t> scope;
   // Device work (kernels, copies, sets) issued by the record itself (own), by it or anything
   // nested in it (total: torch's CUDA total), and whose innermost scope is the record (self:
@@ -28,6 +31,7 @@ struct HostCosts {
   std::vector<uint64_t> self_device_ns;
   bool any_device_work = false;
 
+  int64_t scope_of(std::size_t i) const { return scope.empty() ? kNoIndex : scope[i]; }
   uint64_t own_device(std::size_t i) const { return own_device_ns.empty() ? 0 : own_device_ns[i]; }
   uint64_t device(std::size_t i) const { return device_ns.empty() ? 0 : device_ns[i]; }
   uint64_t self_device(std::size_t i) const { return self_device_ns.empty() ? 0 : self_device_ns[i]; }

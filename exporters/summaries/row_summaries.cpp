@@ -49,6 +49,27 @@ void rank_top_level(std::vector<T>& items, RowOf row_of, std::string_view key, i
   if (limit > 0 && items.size() > static_cast<std::size_t>(limit)) items.resize(static_cast<std::size_t>(limit));
 }
 
+// Slots of the names records carry, numbered in first-seen order and found by the name's dense
+// id (interned_name.h): one indexed load per record instead of hashing the name's text (the
+// same text is always the same id, so grouping by id is grouping by name).
+class NameSlots {
+ public:
+  // The slot of `name`; `fresh` tells whether it was just made (slots count up from 0).
+  std::size_t of(InternedName name, bool& fresh) {
+    const uint32_t id = name.id();
+    if (id >= slots_.size()) slots_.resize(std::size_t(id) + 1, kNone);
+    uint32_t& slot = slots_[id];
+    fresh = slot == kNone;
+    if (fresh) slot = count_++;
+    return slot;
+  }
+
+ private:
+  static constexpr uint32_t kNone = UINT32_MAX;
+  std::vector<uint32_t> slots_;  // by name id
+  uint32_t count_ = 0;
+};
+
 // Groups of one name in first-seen order. Each name is held once (a trace's names may be
 // hundreds of MB): the index looks it up through views of the groups' own copies.
 template <typename T>
@@ -61,14 +82,24 @@ class Groups {
     index_.emplace(order_.back().first, order_.size() - 1);
     return order_.back().second;
   }
+  // A record's interned name: its group is looked up by text once per distinct name, then by id.
+  std::vector<T>& of(InternedName name) {
+    const uint32_t id = name.id();
+    if (id < by_id_.size() && by_id_[id]) return *by_id_[id];
+    std::vector<T>& group = of(std::string_view(name));
+    if (id >= by_id_.size()) by_id_.resize(std::size_t(id) + 1, nullptr);
+    return *(by_id_[id] = &group);  // a deque's elements do not move
+  }
   // The groups, handed over (their names may be moved out).
   std::deque<std::pair<std::string, std::vector<T>>> take() {
     index_.clear();
+    by_id_.clear();
     return std::move(order_);
   }
 
  private:
   std::unordered_map<std::string_view, std::size_t> index_;
+  std::vector<std::vector<T>*> by_id_;  // groups by name id; null: not looked up yet
   std::deque<std::pair<std::string, std::vector<T>>> order_;
 };
 
@@ -79,13 +110,13 @@ class OperatorTree {
     op_children_.resize(t.host.size());
     device_children_.resize(t.host.size());
     for (std::size_t i = 0; i < t.host.size(); ++i) {
-      if (t.host[i].kind == EventKind::Operator && valid_index(s.outer_operator[i], t.host.size())) {
-        op_children_[s.outer_operator[i]].push_back(i);
+      if (t.host[i].kind == EventKind::Operator && valid_index(s.outer_operator_of(i), t.host.size())) {
+        op_children_[s.outer_operator_of(i)].push_back(i);
       }
     }
     for (std::size_t i = 0; i < t.device.size(); ++i) {
-      if (is_device_work(t.device[i].kind) && valid_index(s.device_operator[i], t.host.size())) {
-        device_children_[s.device_operator[i]].push_back(i);
+      if (is_device_work(t.device[i].kind) && valid_index(s.device_operator_of(i), t.host.size())) {
+        device_children_[s.device_operator_of(i)].push_back(i);
       }
     }
   }
@@ -229,7 +260,7 @@ std::string copy_direction(std::string_view device_name) {
 void compute_operators(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
   const OperatorTree tree(t, s, o);
   for (auto& [thread, calls] : by_thread(t, s, o.thread_sep, EventKind::Operator, [&](std::size_t i) {
-         return t.host[i].kind == EventKind::Operator && s.outer_operator[i] < 0;
+         return t.host[i].kind == EventKind::Operator && s.outer_operator_of(i) < 0;
        })) {
     ThreadRows& section = out.operators.emplace_back();
     section.thread = thread;
@@ -241,17 +272,20 @@ void finish_operator_rows(std::vector<SummaryRow>& rows, const SummaryOptions& o
   rank_top_level(rows, [](auto& r) -> auto& { return r; }, o.sort_by, o.row_limit, &total);
 }
 
+// Each kernel record is added to its row as it comes (rows in first-seen order): no list of
+// every row's records is kept.
 void compute_kernels(const Trace& t, const TraceScope& s, const SummaryOptions& o, Summaries& out) {
-  Groups<std::size_t> groups;
-  for (std::size_t i = 0; i < t.device.size(); ++i) {
-    if (!s.device_in(i) || t.device[i].kind != DeviceKind::Kernel) continue;
-    groups.of(t.device[i].name).push_back(i);
-  }
   std::vector<SummaryRow> rows;
-  for (auto& [name, records] : groups.take()) {
-    SummaryRow row{std::move(name), SummaryRowKind::Kernel, 0, records.size(), std::nullopt, Stat{}};
-    for (std::size_t i : records) row.gpu->add(span_ns(t.device[i].start_ns, t.device[i].end_ns));
-    rows.push_back(std::move(row));
+  NameSlots slots;
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
+    if (d.kind != DeviceKind::Kernel || !s.device_in(i)) continue;
+    bool fresh = false;
+    const std::size_t slot = slots.of(d.name, fresh);
+    if (fresh) rows.push_back({d.name, SummaryRowKind::Kernel, 0, 0, std::nullopt, Stat{}});
+    SummaryRow& row = rows[slot];
+    ++row.calls;
+    row.gpu->add(span_ns(d.start_ns, d.end_ns));
   }
   finish_kernels(std::move(rows), o, out);
 }
@@ -282,7 +316,7 @@ void compute_memory_manipulation(const Trace& t, const TraceScope& s, const Summ
     if (!s.host_in(i) || (h.kind != EventKind::Memcpy && h.kind != EventKind::Memset)) continue;
     const auto found = direction.find(i);
     const bool has_direction = found != direction.end() && !found->second.empty();
-    (has_direction ? calls.of(h.name + " (" + found->second + ")") : calls.of(h.name)).push_back(i);
+    (has_direction ? calls.of(std::string_view(h.name + " (" + found->second + ")")) : calls.of(h.name)).push_back(i);
   }
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
@@ -334,8 +368,8 @@ void compute_op_types(const Trace& t, const TraceScope& s, const SummaryOptions&
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
     device_in_scope = true;
-    if (any_operator && valid_index(s.device_operator[i], t.host.size())) {
-      self_device[s.device_operator[i]] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
+    if (any_operator && valid_index(s.device_operator_of(i), t.host.size())) {
+      self_device[s.device_operator_of(i)] += span_ns(t.device[i].start_ns, t.device[i].end_ns);
     }
   }
   std::vector<OpTypeRow> rows;

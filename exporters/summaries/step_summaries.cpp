@@ -34,8 +34,10 @@ std::vector<Interval> step_set(const TraceScope& s) {
   return merge_intervals(set);
 }
 
-HostType type_of(const Trace& t, const TraceScope& s, std::size_t i) {
-  return host_type(t.host[i].kind, t.host[i].name, s.outer_operator[i] >= 0);
+// Only a range's type depends on its name: no other record's name is read.
+HostType type_of(const HostRecord& h, const TraceScope& s, std::size_t i) {
+  return host_type(h.kind, h.kind == EventKind::Range ? std::string_view(h.name) : std::string_view(),
+                   h.kind == EventKind::Operator && s.outer_operator_of(i) >= 0);
 }
 
 // A device's kernel time in the steps, and the extent of its kernels in each step.
@@ -51,7 +53,13 @@ void compute_span(const Trace& t, const TraceScope& s, Summaries& out) {
   out.has_steps = s.has_steps;
   std::vector<Interval> steps = step_set(s);
   out.span_cpu_ns = length(steps);
-  out.span_gpu_ns = length(device_set(t, s, [](std::size_t, const DeviceRecord& d) { return is_device_work(d.kind); }));
+  // Merged as it comes (the join sorts device records by start): no gathered set to sort.
+  UnionGatherer work;
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
+    if (is_device_work(d.kind) && s.device_in(i)) work.add(d.start_ns, d.end_ns);
+  }
+  out.span_gpu_ns = work.length();
   out.outside_host = s.outside_host;
   out.outside_device = s.outside_device;
   for (Phase p : kPhases) {
@@ -80,14 +88,18 @@ void compute_device(const Trace& t, const TraceScope& s, Summaries& out) {
   const bool span_is_kernels = s.work_all_computation;
   std::map<uint32_t, GpuTime> gpus;
   auto each_kernel = [&](auto&& take) {
+    GpuTime* last = nullptr;  // the previous kernel's device (a map's elements do not move)
+    uint32_t last_id = 0;
     for (std::size_t i = 0; i < t.device.size(); ++i) {
       const DeviceRecord& d = t.device[i];
-      if (d.kind == DeviceKind::Kernel && s.device_in(i)) take(i, d, gpus.try_emplace(d.device, s).first->second);
+      if (d.kind != DeviceKind::Kernel || !s.device_in(i)) continue;
+      if (!last || last_id != d.device) last = &gpus.try_emplace(d.device, s).first->second, last_id = d.device;
+      take(i, d, *last);
     }
   };
   each_kernel([&](std::size_t i, const DeviceRecord& d, GpuTime& gpu) {
     if (!span_is_kernels) gpu.busy.push_back({d.start_ns, d.end_ns});
-    Interval& extent = gpu.kernels[static_cast<std::size_t>(s.device_step[i])];
+    Interval& extent = gpu.kernels[static_cast<std::size_t>(s.device_step_of(i))];
     extent.start = std::min(extent.start, d.start_ns);
     extent.end = std::max(extent.end, d.end_ns);
   });
@@ -119,14 +131,18 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
   // twice over; the pages never used are never touched.
   for (UnionGatherer& set : sets) set.reserve(t.host.size() + t.device.size());
   uint64_t calls[4] = {};
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
-    if (!s.host_in(i)) continue;
-    const HostType type = type_of(t, s, i);
+  // Locals: the sets' growth would reload them per record. No steps: every record is in.
+  const HostRecord* const host = t.host.data();
+  const int32_t* const host_step = s.host_step.empty() ? nullptr : s.host_step.data();
+  for (std::size_t i = 0, n = t.host.size(); i < n; ++i) {
+    if (host_step && host_step[i] < 0) continue;
+    const HostType type = type_of(host[i], s, i);
     if (type == HostType::Other) continue;
-    sets[static_cast<int>(type)].add(t.host[i].start_ns, t.host[i].end_ns);
+    sets[static_cast<int>(type)].add(host[i].start_ns, host[i].end_ns);
     ++calls[static_cast<int>(type)];
   }
-  for (std::size_t i = 0; i < t.device.size(); ++i) {  // driver calls no hook saw are runtime calls too
+  const bool any_driver = s.device_count_in_steps(DeviceKind::DriverApi) != 0;
+  for (std::size_t i = 0; any_driver && i < t.device.size(); ++i) {  // driver calls no hook saw are runtime calls too
     if (!s.device_in(i) || t.device[i].kind != DeviceKind::DriverApi) continue;
     sets[0].add(t.device[i].start_ns, t.device[i].end_ns);
     ++calls[0];
@@ -147,34 +163,42 @@ void compute_overview(const Trace& t, const TraceScope& s, Summaries& out) {
     const uint64_t time = merged_length(set);
     out.overview_cpu.push_back({std::string(phase_name(p)), steps, time, percent(time, base)});
   }
-  // Every device type's set in one walk of the records (a communication kernel is in two).
   constexpr std::size_t kTypes = std::size(kDeviceTypeNames);
-  UnionGatherer device_sets[kTypes];  // the join sorts device records by start
-  uint64_t device_records[kTypes] = {};
-  for (std::size_t i = 0; i < t.device.size(); ++i) {
-    if (!s.device_in(i)) continue;
-    const DeviceRecord& d = t.device[i];
-    const unsigned types = device_types(d.kind, s.communication(i));
-    for (std::size_t k = 0; k < kTypes; ++k) {
-      if (!(types & (1u << k))) continue;
-      device_sets[k].add(d.start_ns, d.end_ns);
-      ++device_records[k];
+  uint64_t device_records[kTypes] = {}, device_time[kTypes] = {};
+  if (s.work_all_computation) {
+    // Every device record of the steps that is work is a computation kernel: the Kernel set is
+    // compute_span's (merged already), the others are empty.
+    device_records[0] = s.device_count_in_steps(DeviceKind::Kernel);
+    device_time[0] = out.span_gpu_ns;
+  } else {
+    // Every device type's set in one walk of the records (a communication kernel is in two).
+    UnionGatherer device_sets[kTypes];  // the join sorts device records by start
+    for (std::size_t i = 0; i < t.device.size(); ++i) {
+      if (!s.device_in(i)) continue;
+      const DeviceRecord& d = t.device[i];
+      const unsigned types = device_types(d.kind, s.communication(i));
+      for (std::size_t k = 0; k < kTypes; ++k) {
+        if (!(types & (1u << k))) continue;
+        device_sets[k].add(d.start_ns, d.end_ns);
+        ++device_records[k];
+      }
     }
+    for (std::size_t k = 0; k < kTypes; ++k) device_time[k] = device_sets[k].length();
   }
   for (std::size_t k = 0; k < kTypes; ++k) {
-    const uint64_t time = device_sets[k].length();
-    out.overview_gpu.push_back({kDeviceTypeNames[k], device_records[k], time, percent(time, base)});
+    out.overview_gpu.push_back({kDeviceTypeNames[k], device_records[k], device_time[k], percent(device_time[k], base)});
   }
 }
 
+// Asked for every host record: the calls, by far the most, are told apart with one bit test.
 HostType host_type(EventKind kind, std::string_view name, bool inner_operator) {
-  switch (kind) {
-    case EventKind::Operator: return inner_operator ? HostType::OperatorInner : HostType::Operator;
-    case EventKind::Range: return is_phase_range(name) ? HostType::Other : HostType::UserDefined;
-    case EventKind::Step:
-    case EventKind::StackTag: return HostType::Other;
-    default: return HostType::CudaRuntime;
-  }
+  constexpr auto bit = [](EventKind k) { return 1u << static_cast<unsigned>(k); };
+  constexpr unsigned kNotCalls = bit(EventKind::Operator) | bit(EventKind::Range) | bit(EventKind::Step) |
+                                 bit(EventKind::StackTag);
+  if (static_cast<unsigned>(kind) >= 32 || !(bit(kind) & kNotCalls)) return HostType::CudaRuntime;
+  if (kind == EventKind::Operator) return inner_operator ? HostType::OperatorInner : HostType::Operator;
+  if (kind == EventKind::Range) return is_phase_range(name) ? HostType::Other : HostType::UserDefined;
+  return HostType::Other;  // steps and stack tags
 }
 
 unsigned device_types(DeviceKind kind, bool communication) {
@@ -182,25 +206,39 @@ unsigned device_types(DeviceKind kind, bool communication) {
          unsigned(kind == DeviceKind::Memset) << 2 | unsigned(communication) << 3;
 }
 
+// After compute_span (compute_summaries' order). Without phases every device record's phase is
+// None, so a step's set of work in no phase is all its work: merged once. One step holds every
+// device record of the steps: its set is compute_span's, merged already, and no walk is needed.
 void compute_model(const Trace& t, const TraceScope& s, Summaries& out) {
   // Per step: CPU and GPU time of the step and of each phase; GPU of records in no phase.
   const std::size_t n = s.steps.size();
-  std::vector<std::array<std::vector<Interval>, 5>> gpu(n);  // phases 0..3, 4 = none
-  std::vector<std::vector<Interval>> step_gpu(n);
-  for (std::size_t i = 0; i < t.device.size(); ++i) {
-    if (!s.device_in(i) || !is_device_work(t.device[i].kind)) continue;
-    const Interval iv{t.device[i].start_ns, t.device[i].end_ns};
-    gpu[s.device_step[i]][static_cast<std::size_t>(s.device_phase[i])].push_back(iv);
-    step_gpu[s.device_step[i]].push_back(iv);
-  }
   ModelSteps model;
-  for (std::size_t k = 0; k < n; ++k) model.add(s.steps[k], gpu[k], step_gpu[k]);
+  if (!s.any_phase && n == 1) {
+    model.add(s.steps[0], {0, 0, 0, 0, out.span_gpu_ns}, out.span_gpu_ns);
+    out.model = model.rows(s.has_steps);
+    return;
+  }
+  // Merged as they come (the join sorts device records by start).
+  std::vector<std::array<UnionGatherer, 5>> gpu(s.any_phase ? n : 0);  // phases 0..3, 4 = none
+  std::vector<UnionGatherer> step_gpu(n);
+  for (std::size_t i = 0; i < t.device.size(); ++i) {
+    const DeviceRecord& d = t.device[i];
+    if (!s.device_in(i) || !is_device_work(d.kind)) continue;
+    step_gpu[s.device_step_of(i)].add(d.start_ns, d.end_ns);
+    if (s.any_phase) gpu[s.device_step_of(i)][static_cast<std::size_t>(s.device_phase_of(i))].add(d.start_ns, d.end_ns);
+  }
+  for (std::size_t k = 0; k < n; ++k) {
+    const uint64_t step_ns = step_gpu[k].length();
+    std::array<uint64_t, 5> gpu_ns{0, 0, 0, 0, step_ns};
+    for (std::size_t p = 0; s.any_phase && p < 5; ++p) gpu_ns[p] = gpu[k][p].length();
+    model.add(s.steps[k], gpu_ns, step_ns);
+  }
   out.model = model.rows(s.has_steps);
 }
 
-void ModelSteps::add(const StepScope& st, std::array<std::vector<Interval>, 5>& gpu, std::vector<Interval>& step_gpu) {
+void ModelSteps::add(const StepScope& st, const std::array<uint64_t, 5>& gpu_ns, uint64_t step_gpu_ns) {
   cpu_.add(span_ns(st.start, st.end));
-  gpu_.add(merged_length(step_gpu));
+  gpu_.add(step_gpu_ns);
   std::vector<Interval> all_phases;
   for (std::size_t p = 0; p < 4; ++p) {
     SummaryRow& row = phases_[p];
@@ -208,12 +246,12 @@ void ModelSteps::add(const StepScope& st, std::array<std::vector<Interval>, 5>& 
     if (!st.phase_found[p]) continue;
     std::vector<Interval> cpu = st.phases[p];
     row.cpu->add(merged_length(cpu));
-    row.gpu->add(merged_length(gpu[p]));
+    row.gpu->add(gpu_ns[p]);
     all_phases.insert(all_phases.end(), st.phases[p].begin(), st.phases[p].end());
   }
   const uint64_t in_phases = merged_length(all_phases);
   others_cpu_ += span_ns(in_phases, span_ns(st.start, st.end));
-  others_gpu_ += merged_length(gpu[4]);
+  others_gpu_ += gpu_ns[4];
 }
 
 std::vector<SummaryRow> ModelSteps::rows(bool has_steps) const {
@@ -303,10 +341,10 @@ void compute_step_trace(const Trace& t, const TraceScope& s, const SummaryOption
   if (!s.has_steps) return;
   std::vector<StepPoints> points(s.steps.size());
   for (std::size_t i = 0; i < t.host.size(); ++i) {
-    const int32_t k = s.host_step[i];
+    const int32_t k = s.host_step_of(i);
     if (k < 0) continue;
     const HostRecord& h = t.host[i];
-    points[k].consider(s.steps[k], h.kind, s.outer_operator[i] < 0, h.start_ns, h.end_ns, h.name, {0, i, 0}, o);
+    points[k].consider(s.steps[k], h.kind, s.outer_operator_of(i) < 0, h.start_ns, h.end_ns, h.name, {0, i, 0}, o);
   }
   for (std::size_t k = 0; k < s.steps.size(); ++k) out.step_trace.push_back(points[k].row(s.steps[k]));
   finish_step_trace(out);

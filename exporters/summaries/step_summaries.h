@@ -44,8 +44,9 @@ unsigned device_types(DeviceKind kind, bool communication);
 // The Model Summary's rows, added step by step.
 class ModelSteps {
  public:
-  // One step: `gpu[p]` its device work by the phase its call is in (4: none), `step_gpu` all of it.
-  void add(const StepScope& st, std::array<std::vector<Interval>, 5>& gpu, std::vector<Interval>& step_gpu);
+  // One step: `gpu_ns[p]` the merged length of its device work by the phase its call is in (4:
+  // none), `step_gpu_ns` that of all of it.
+  void add(const StepScope& st, const std::array<uint64_t, 5>& gpu_ns, uint64_t step_gpu_ns);
   std::vector<SummaryRow> rows(bool has_steps) const;
 
  private:

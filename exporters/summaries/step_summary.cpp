@@ -35,8 +35,9 @@ std::string percent_text(uint64_t part, uint64_t whole) {
 }  // namespace
 
 std::vector<StepFigures> step_figures(const Trace& trace) {
-  const std::vector<Interval> busy = device_busy(trace);
   std::vector<StepFigures> figures;
+  if (trace.steps.empty()) return figures;  // no step lines: the device's busy set is not needed
+  const std::vector<Interval> busy = device_busy(trace);
   for (const StepSpan& s : trace.steps) {
     figures.push_back({s.number, span_ns(s.start_ns, s.end_ns), overlap_length(busy, {{s.start_ns, s.end_ns}})});
   }

@@ -124,7 +124,7 @@ void StepSummaryFold::add(const Trace& t, const TraceScope& scope, const std::ve
   for (std::size_t i = 0; i < t.host.size() && not_folded_.empty(); ++i) {
     const HostRecord& h = t.host[i];
     if (h.kind == EventKind::Step || h.kind == EventKind::StackTag) continue;  // in no summary here
-    place_host({h.start_ns, h.end_ns, h.name, h.tid, h.kind, scope.outer_operator[i] < 0}, steps);
+    place_host({h.start_ns, h.end_ns, h.name, h.tid, h.kind, scope.outer_operator_of(i) < 0}, steps);
   }
   for (std::size_t i = 0; i < t.device.size() && not_folded_.empty(); ++i) {
     const DeviceRecord& d = t.device[i];
@@ -231,7 +231,9 @@ void StepSummaryFold::make_step(std::size_t k, const StepSpan& span) {
     batch_.phases[i].insert(batch_.phases[i].end(), st.phases[i].begin(), st.phases[i].end());
     phase_steps_[i] += !st.phases[i].empty();
   }
-  model_.add(st, gpu, step_gpu);
+  std::array<uint64_t, 5> gpu_ns{};
+  for (std::size_t p = 0; p < gpu.size(); ++p) gpu_ns[p] = merged_length(gpu[p]);
+  model_.add(st, gpu_ns, merged_length(step_gpu));
   perf_.push_back(perf_step(st));
   step_trace_.push_back(points.row(st));
 }

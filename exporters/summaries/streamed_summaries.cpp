@@ -328,7 +328,7 @@ void SummaryFold::add_kernels(const Trace& t, const TraceScope&) {
 void SummaryFold::add_operators(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
-    if (h.kind != EventKind::Operator || s.outer_operator[i] >= 0) continue;
+    if (h.kind != EventKind::Operator || s.outer_operator_of(i) >= 0) continue;
     take({h.start_ns, 0, host_position(h), h.name, options_.thread_sep ? uint64_t(h.tid) : 0,
                       span_ns(h.start_ns, h.end_ns), s.costs.device(i), 0, Into::Operator});
   }
@@ -340,8 +340,8 @@ void SummaryFold::add_operators(const Trace& t, const TraceScope& s) {
 void SummaryFold::add_op_types(const Trace& t, const TraceScope& s) {
   for (std::size_t i = 0; i < t.device.size(); ++i) {
     const DeviceRecord& d = t.device[i];
-    if (!is_device_work(d.kind) || !valid_index(s.device_operator[i], t.host.size())) continue;
-    const HostRecord& op = t.host[std::size_t(s.device_operator[i])];
+    if (!is_device_work(d.kind) || !valid_index(s.device_operator_of(i), t.host.size())) continue;
+    const HostRecord& op = t.host[std::size_t(s.device_operator_of(i))];
     take({device_at_[i], op.start_ns, host_position(op), op.name, 0, 0, span_ns(d.start_ns, d.end_ns), 0,
                       Into::OpTypeDevice});
   }

@@ -28,13 +28,6 @@ std::string trim(std::string_view s) {
 
 }  // namespace
 
-void Stat::add(uint64_t ns) {
-  min_ns = calls == 0 ? ns : std::min(min_ns, ns);
-  max_ns = std::max(max_ns, ns);
-  total_ns += ns;
-  ++calls;
-}
-
 bool parse_summary_names(std::string_view list, std::vector<std::string>& names, std::string& error) {
   std::vector<bool> wanted(std::size(kSummaryNames), false);
   std::size_t begin = 0;

@@ -139,21 +139,22 @@ struct HostMemory {
 
 // A record's memory counts in its call's columns and the totals of every record around it, and
 // in the self columns of the innermost scope around its call.
-void book_memory_record(const Trace& t, const MemoryRecord& m, const std::vector<int64_t>& scope, HostMemory& mem) {
+void book_memory_record(const Trace& t, const MemoryRecord& m, const HostCosts& costs, HostMemory& mem) {
   const bool host = is_host_memory(m.kind);
   std::vector<int64_t>& total = host ? mem.cpu : mem.cuda;
   std::vector<int64_t>& self = host ? mem.self_cpu : mem.self_cuda;
   total[m.host] += m.bytes;
   self[m.host] += m.bytes;  // the call made it: its own memory
   const int64_t parent = t.host[m.host].parent;
-  if (valid_index(parent, t.host.size()) && scope[parent] >= 0) self[scope[parent]] += m.bytes;
+  if (!valid_index(parent, t.host.size())) return;
+  if (const int64_t scope = costs.scope_of(std::size_t(parent)); scope >= 0) self[std::size_t(scope)] += m.bytes;
 }
 
 HostMemory host_memory(const Trace& t, const HostCosts& costs) {
   HostMemory mem(t.memory.enabled ? t.host.size() : 0);
   if (!t.memory.enabled) return mem;
   for (const MemoryRecord& m : t.memory.records) {
-    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, costs.scope, mem);
+    if (!m.failed && valid_index(m.host, t.host.size())) book_memory_record(t, m, costs, mem);
   }
   add_up_to_parents(t, costs.order, mem.cpu);
   add_up_to_parents(t, costs.order, mem.cuda);
@@ -193,27 +194,74 @@ class GraphLaunchNames {
   std::unordered_map<uint32_t, std::string> names_;
 };
 
+// What finds a host record's row: the API its name implements, its steps' and graph launches'
+// names, its input shapes or source location when the table is grouped by them.
+class HostRowFinder {
+ public:
+  HostRowFinder(const Trace& t, RowBuilder& rows, SourceLocations& locations)
+      : t_(t), rows_(rows), locations_(locations), graphs_(t),
+        by_find_(!rows.by_shape() && !rows.by_stack() ? bit(EventKind::Step) | bit(EventKind::GraphLaunch) : ~0u) {}
+
+  // Ungrouped, the row of a record other than a step or a graph launch follows from its name
+  // alone: found by the name's id (interned_name.h) after the first record of that name.
+  // Runs of records of one name are common (a loop of the same call): the previous record's name
+  // is compared first.
+  TableRow& of(std::size_t i, const HostRecord& h) {
+    if (by_find_ & bit(h.kind)) return find(i, h);
+    const uint32_t id = h.name.id();
+    if (id == last_id_ && last_) return *last_;
+    last_id_ = id;
+    if (id < by_name_.size() && by_name_[id]) return *(last_ = by_name_[id]);
+    TableRow& r = find(i, h);
+    if (id >= by_name_.size()) by_name_.resize(std::size_t(id) + 1, nullptr);
+    return *(last_ = by_name_[id] = &r);  // rows do not move (RowBuilder)
+  }
+
+ private:
+  TableRow& find(std::size_t i, const HostRecord& h) {
+    const RowKind kind = host_row_kind(h);
+    const InternedName api = calls_.of(h.name).api;
+    const std::string shapes = rows_.by_shape() ? shapes_text(input_dims(t_, h))
+                               : rows_.by_stack() ? locations_.of(h) : std::string();
+    return kind == RowKind::Step                ? rows_.row(std::string_view("ProfilerStep*"), shapes, kind)
+           : h.kind == EventKind::GraphLaunch ? rows_.row(graphs_.of(i, api), shapes, kind)
+                                              : rows_.row(api, shapes, kind);
+  }
+
+  const Trace& t_;
+  RowBuilder& rows_;
+  SourceLocations& locations_;
+  GraphLaunchNames graphs_;
+  CallNames calls_;
+  static constexpr uint32_t bit(EventKind kind) { return 1u << (static_cast<unsigned>(kind) & 31u); }
+  // The kinds of record whose row find() makes each time (bits by EventKind): steps and graph
+  // launches, and every kind when grouped by shapes or stacks.
+  const uint32_t by_find_;
+  std::vector<TableRow*> by_name_;  // plain records' rows by their name's id; null: not found yet
+  TableRow* last_ = nullptr;        // the row of the previous plain record, whose name id is last_id_
+  uint32_t last_id_ = 0;
+};
+
 void add_host_rows(const Trace& t, const HostCosts& costs, RowBuilder& rows, SourceLocations& locations) {
   const HostMemory mem = host_memory(t, costs);
-  GraphLaunchNames graphs(t);
-  CallNames calls;
-  for (std::size_t i = 0; i < t.host.size(); ++i) {
-    const HostRecord& h = t.host[i];
+  HostRowFinder finder(t, rows, locations);
+  // The costs' columns, each checked once (null: the trace has no device work).
+  const uint64_t* const self_cpu = costs.self_cpu_ns.data();
+  const uint64_t* const device = costs.device_ns.empty() ? nullptr : costs.device_ns.data();
+  const uint64_t* const self_device = costs.self_device_ns.empty() ? nullptr : costs.self_device_ns.data();
+  const bool memory = !mem.cpu.empty();
+  const HostRecord* const host = t.host.data();  // a local: a new row's allocation would reload it per record
+  for (std::size_t i = 0, n = t.host.size(); i < n; ++i) {
+    const HostRecord& h = host[i];
     if (h.kind == EventKind::Range && (h.flags & kFlagRangeMark)) continue;  // an instant: no time to add up
-    const RowKind kind = host_row_kind(h);
-    const InternedName api = calls.of(h.name).api;
-    const std::string shapes = rows.by_shape() ? shapes_text(input_dims(t, h))
-                               : rows.by_stack() ? locations.of(h) : std::string();
-    TableRow& r = kind == RowKind::Step                ? rows.row(std::string_view("ProfilerStep*"), shapes, kind)
-                  : h.kind == EventKind::GraphLaunch ? rows.row(graphs.of(i, api), shapes, kind)
-                                                     : rows.row(api, shapes, kind);
+    TableRow& r = finder.of(i, h);
     if (r.count == 0) r.first_tid = h.tid, r.first_start_ns = h.start_ns, r.first_end_ns = h.end_ns, r.first_seen_on_host = true;
     r.count += 1;
     r.cpu_total_ns += span_ns(h.start_ns, h.end_ns);
-    r.self_cpu_ns += costs.self_cpu_ns[i];
-    r.cuda_total_ns += costs.device(i);
-    r.self_cuda_ns += costs.self_device(i);
-    add_host_memory(mem, i, r);
+    r.self_cpu_ns += self_cpu[i];
+    if (device) r.cuda_total_ns += device[i];
+    if (self_device) r.self_cuda_ns += self_device[i];
+    if (memory) add_host_memory(mem, i, r);
   }
 }
 

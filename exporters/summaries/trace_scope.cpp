@@ -103,10 +103,11 @@ namespace {
 
 PhaseMatch record_phase(const HostRecord& h) { return match_phase(h.kind, h.name); }
 
-std::vector<StepScope> steps_of(const Trace& t) {
+// `step_records`: how many host records are steps (none: no walk for them).
+std::vector<StepScope> steps_of(const Trace& t, std::size_t step_records) {
   std::vector<StepScope> steps;
   for (const StepSpan& s : t.steps) steps.push_back({s.number, s.start_ns, s.end_ns, {}, {}});
-  if (steps.empty()) {
+  if (steps.empty() && step_records != 0) {
     for (const HostRecord& h : t.host) {
       if (h.kind == EventKind::Step) steps.push_back({h.arg0, h.start_ns, h.end_ns, {}, {}});
     }
@@ -115,11 +116,11 @@ std::vector<StepScope> steps_of(const Trace& t) {
   return steps;
 }
 
-// The whole trace as one pseudo-step: from the first to the last host record or device work.
-StepScope window_of(const Trace& t) {
+// The whole trace as one pseudo-step: from the first to the last host record (`host`, their
+// extent: count_host_kinds) or device work.
+StepScope window_of(const Trace& t, const Interval& host) {
   StepScope w;
-  w.start = std::numeric_limits<uint64_t>::max();
-  for (const HostRecord& h : t.host) w.start = std::min(w.start, h.start_ns), w.end = std::max(w.end, h.end_ns);
+  w.start = host.start, w.end = host.end;
   for (const DeviceRecord& d : t.device) {
     if (is_device_work(d.kind)) w.start = std::min(w.start, d.start_ns), w.end = std::max(w.end, d.end_ns);
   }
@@ -136,9 +137,9 @@ int32_t step_at(const std::vector<StepScope>& steps, uint64_t t) {
 }
 
 void assign_steps(const Trace& t, TraceScope& s) {
-  s.host_step.assign(t.host.size(), s.has_steps ? -1 : 0);
-  s.device_step.assign(t.device.size(), s.has_steps ? -1 : 0);
-  if (!s.has_steps) return;
+  if (!s.has_steps) return;  // every record is in the pseudo-step: no arrays (host_step_of)
+  s.host_step.assign(t.host.size(), -1);
+  s.device_step.assign(t.device.size(), -1);
   for (std::size_t i = 0; i < t.host.size(); ++i) {
     s.host_step[i] = step_at(s.steps, t.host[i].start_ns);
     s.outside_host += s.host_step[i] < 0;
@@ -153,10 +154,10 @@ void assign_steps(const Trace& t, TraceScope& s) {
 // Per host record the nearest operator around it (not itself), per device record the innermost
 // operator at or above its call: the nesting walk of host_costs(), its order reused.
 void link_operators(const Trace& t, TraceScope& s) {
+  if (s.host_count(EventKind::Operator) == 0) return;  // no arrays, no nesting walk (outer_operator_of)
   const std::size_t n = t.host.size();
   s.outer_operator.assign(n, kNoIndex);
   s.device_operator.assign(t.device.size(), kNoIndex);
-  if (s.host_count(EventKind::Operator) == 0) return;  // no nesting walk for nothing
   const std::vector<int64_t> operator_here =
       nearest_at_or_above(t, s.costs.order, [](EventKind k) { return k == EventKind::Operator; });
   for (std::size_t i = 0; i < n; ++i) {
@@ -177,13 +178,14 @@ void find_phases(const Trace& t, TraceScope& s) {
   for (std::size_t i = 0; any_named && i < t.host.size(); ++i) {
     const HostRecord& h = t.host[i];
     // Only ranges and operators match a phase rule (match_phase) or infer Forward.
-    if (s.host_step[i] < 0 || (h.kind != EventKind::Range && h.kind != EventKind::Operator)) continue;
+    const int32_t k = s.host_step_of(i);
+    if (k < 0 || (h.kind != EventKind::Range && h.kind != EventKind::Operator)) continue;
     const PhaseMatch m = record_phase(h);
-    if (h.kind == EventKind::Operator && s.outer_operator[i] < 0 && m.phase == Phase::None) {
-      plain_operators[s.host_step[i]].push_back({h.start_ns, h.end_ns});
+    if (h.kind == EventKind::Operator && s.outer_operator_of(i) < 0 && m.phase == Phase::None) {
+      plain_operators[k].push_back({h.start_ns, h.end_ns});
     }
     if (m.phase == Phase::None) continue;
-    raw[s.host_step[i]][static_cast<std::size_t>(m.phase)].push_back({h.start_ns, h.end_ns});
+    raw[k][static_cast<std::size_t>(m.phase)].push_back({h.start_ns, h.end_ns});
     add_phase_rule(s.phase_source[static_cast<std::size_t>(m.phase)], m.rule);
   }
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
@@ -193,12 +195,17 @@ void find_phases(const Trace& t, TraceScope& s) {
 }
 
 void assign_device_phases(const Trace& t, TraceScope& s) {
+  for (const StepScope& st : s.steps) {
+    for (bool found : st.phase_found) s.any_phase = s.any_phase || found;
+  }
+  if (!s.any_phase) return;  // every record's phase is None (device_phase_of): no array, no walk
   s.device_phase.assign(t.device.size(), Phase::None);
   for (std::size_t i = 0; i < t.device.size(); ++i) {
-    if (s.device_step[i] < 0) continue;
+    const int32_t k = s.device_step_of(i);
+    if (k < 0) continue;
     const DeviceRecord& d = t.device[i];
     const uint64_t at = valid_index(d.host, t.host.size()) ? t.host[d.host].start_ns : d.start_ns;
-    s.device_phase[i] = phase_at(s.steps[s.device_step[i]], at);
+    s.device_phase[i] = phase_at(s.steps[k], at);
   }
 }
 
@@ -268,7 +275,8 @@ namespace {
 
 // Every summary that splits communication from computation asks per kernel record: the name
 // is searched once per distinct name, the answer kept by the name's interned id (no hash per
-// record). The same walk finds whether the steps' device work is all computation kernels.
+// record). The same walk finds whether the steps' device work is all computation kernels, and
+// counts the steps' device records by kind.
 void find_communication(const Trace& trace, TraceScope& s) {
   enum : uint8_t { kUnknown, kComputation, kCommunication };
   std::vector<uint8_t> by_name_id;
@@ -276,6 +284,9 @@ void find_communication(const Trace& trace, TraceScope& s) {
   s.work_all_computation = true;
   for (std::size_t i = 0; i < trace.device.size(); ++i) {
     const DeviceRecord& d = trace.device[i];
+    if (s.device_in(i) && static_cast<std::size_t>(d.kind) < s.device_kinds_in_steps.size()) {
+      ++s.device_kinds_in_steps[static_cast<std::size_t>(d.kind)];
+    }
     if (d.kind != DeviceKind::Kernel) {
       if (s.device_in(i) && is_device_work(d.kind)) s.work_all_computation = false;
       continue;
@@ -289,20 +300,25 @@ void find_communication(const Trace& trace, TraceScope& s) {
   }
 }
 
-void count_host_kinds(const Trace& t, TraceScope& s) {
+// The same walk gives the host records' extent (from the first start to the last end; {max, 0}
+// without records) for window_of.
+Interval count_host_kinds(const Trace& t, TraceScope& s) {
+  Interval extent{std::numeric_limits<uint64_t>::max(), 0};
   for (const HostRecord& h : t.host) {
     if (static_cast<std::size_t>(h.kind) < s.host_kinds.size()) ++s.host_kinds[static_cast<std::size_t>(h.kind)];
+    extent.start = std::min(extent.start, h.start_ns), extent.end = std::max(extent.end, h.end_ns);
   }
+  return extent;
 }
 
 }  // namespace
 
 TraceScope scope_trace(const Trace& trace, bool phases) {
   TraceScope s;
-  count_host_kinds(trace, s);
-  s.steps = steps_of(trace);
+  const Interval host_extent = count_host_kinds(trace, s);
+  s.steps = steps_of(trace, s.host_count(EventKind::Step));
   s.has_steps = !s.steps.empty();
-  if (!s.has_steps) s.steps.push_back(window_of(trace));
+  if (!s.has_steps) s.steps.push_back(window_of(trace, host_extent));
   assign_steps(trace, s);
   s.costs = host_costs(trace);
   s.any_device_work = s.costs.any_device_work;

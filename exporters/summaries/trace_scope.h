@@ -39,18 +39,29 @@ struct StepScope {
 struct TraceScope {
   bool has_steps = false;
   std::vector<StepScope> steps;         // the window as one pseudo-step when the trace has none
-  std::vector<int32_t> host_step;       // per host record: index into steps, -1 none
-  std::vector<int32_t> device_step;     // per device record
-  std::vector<Phase> device_phase;      // per device record: the phase its issuing call is in
+  // Per host and device record: index into steps, -1 none. Both empty when the trace has no
+  // steps: every record is then in the window's pseudo-step 0 (host_step_of, device_step_of).
+  std::vector<int32_t> host_step;
+  std::vector<int32_t> device_step;
+  // Per device record: the phase its issuing call is in. Left empty when no step has a phase
+  // (any_phase false): every record's phase is then None (device_phase_of).
+  std::vector<Phase> device_phase;
+  bool any_phase = false;
   std::vector<bool> device_communication;  // per device record: a communication kernel (once per name)
   // Every device record of the steps that is device work is a computation kernel (no copy, set
   // or communication kernel): found with device_communication.
   bool work_all_computation = true;
+  // How many device records of each kind the steps hold (by DeviceKind's value), counted in the
+  // same walk: a summary made of one kind's records skips its walk when there is none.
+  std::array<std::size_t, 8> device_kinds_in_steps{};
   // The attribution every table shares (host_costs.h): self CPU time, device time issued by a
   // record or the calls inside it (costs.device(i)), the nesting order.
   HostCosts costs;
-  std::vector<int64_t> outer_operator;  // per host record: nearest enclosing Operator (not itself), -1
-  std::vector<int64_t> device_operator; // per device record: innermost operator enclosing its call, -1
+  // Per host record the nearest enclosing Operator (not itself), per device record the
+  // innermost operator enclosing its call; -1 none. Both empty when the trace has no operator
+  // (outer_operator_of, device_operator_of).
+  std::vector<int64_t> outer_operator;
+  std::vector<int64_t> device_operator;
   uint64_t outside_host = 0;
   uint64_t outside_device = 0;
   std::array<std::string, 4> phase_source;  // how each phase was found (for the note)
@@ -63,9 +74,15 @@ struct TraceScope {
 
   std::size_t host_count(EventKind kind) const { return host_kinds[static_cast<std::size_t>(kind)]; }
 
-  bool host_in(std::size_t i) const { return host_step[i] >= 0; }
-  bool device_in(std::size_t i) const { return device_step[i] >= 0; }
+  int32_t host_step_of(std::size_t i) const { return host_step.empty() ? 0 : host_step[i]; }
+  int32_t device_step_of(std::size_t i) const { return device_step.empty() ? 0 : device_step[i]; }
+  bool host_in(std::size_t i) const { return host_step_of(i) >= 0; }
+  bool device_in(std::size_t i) const { return device_step_of(i) >= 0; }
+  int64_t outer_operator_of(std::size_t i) const { return outer_operator.empty() ? kNoIndex : outer_operator[i]; }
+  int64_t device_operator_of(std::size_t i) const { return device_operator.empty() ? kNoIndex : device_operator[i]; }
   bool communication(std::size_t i) const { return device_communication[i]; }
+  Phase device_phase_of(std::size_t i) const { return device_phase.empty() ? Phase::None : device_phase[i]; }
+  std::size_t device_count_in_steps(DeviceKind kind) const { return device_kinds_in_steps[static_cast<std::size_t>(kind)]; }
 };
 
 // Which phase rule a host record matches (None: none), and the rule's text for the notes.
