@@ -88,9 +88,8 @@ WindowClaim::WindowClaim(HostIdMap<EventKind> kinds, HostIdSet expected,
       waiting_callback_calls_(std::move(expected_callback_calls)) {}
 
 WindowClaim::Owner WindowClaim::owner_of(const DeviceRecord& r, const DevicePool::Arrival& arrival,
-                                         const DevicePool& pool) {
-  auto link = pool.links.find(r.correlation);
-  if (link != pool.links.end()) return kinds_.count(link->second.external_id) ? Owner::Mine : Owner::Later;
+                                         const LinkFound& link) {
+  if (link.external_id != nullptr) return link.kind != nullptr ? Owner::Mine : Owner::Later;
   if (r.kind != DeviceKind::DriverApi && driver_calls_.count(r.correlation)) return Owner::Mine;
   // Work whose call is unknown: not this window's (a link or driver call may still come).
   if (issuers_known && r.kind != DeviceKind::DriverApi) return r.start_ns < start_ns_ ? Owner::Earlier : Owner::Later;
@@ -102,22 +101,38 @@ WindowClaim::Owner WindowClaim::owner_of(const DeviceRecord& r, const DevicePool
   return launched_before_cut ? Owner::Mine : Owner::Later;
 }
 
-void WindowClaim::note_taken(const DeviceRecord& record) {
+void WindowClaim::note_taken(const DeviceRecord& record, const LinkFound& link) {
+  // A record and the other records of its correlation share its link: a linked driver call's
+  // work is owned by that link (owner_of never asks driver_calls_ for it), and only work linked
+  // to a scope can be a scoped driver call's (work_seen_). Kept out of those sets, the usual
+  // linked records cost no insert there.
+  const bool in_scope = link.kind != nullptr && is_scope(*link.kind);
   if (record.kind == DeviceKind::DriverApi) {
-    driver_calls_.insert(record.correlation);
-    auto link = links.find(record.correlation);
-    const EventKind* kind = link == links.end() ? nullptr : kinds_.find(link->second);
-    const bool in_scope = kind != nullptr && is_scope(*kind);
+    if (link.external_id == nullptr) driver_calls_.insert(record.correlation);
     if (in_scope && queues_work(record) && !work_seen_.count(record.correlation)) {
       waiting_driver_calls_.insert(record.correlation);
     }
   } else if (about(record.kind).work) {
-    work_seen_.insert(record.correlation);
+    if (in_scope) work_seen_.insert(record.correlation);
     waiting_callback_calls_.erase(record.correlation);
     waiting_driver_calls_.erase(record.correlation);
-    auto link = links.find(record.correlation);
-    if (link != links.end()) waiting_hosts_.erase(link->second);
+    if (link.external_id != nullptr) waiting_hosts_.erase(*link.external_id);
   }
+}
+
+// The record's link in the pool, then (once it is claimed) in `links`: the same but where a
+// correlation came twice (the first link claimed stays, as it always did).
+WindowClaim::LinkFound WindowClaim::pool_link(const DeviceRecord& record, const DevicePool& pool) const {
+  auto link = pool.links.find(record.correlation);
+  if (link == pool.links.end()) return {};
+  return {&link->second.external_id, kinds_.find(link->second.external_id)};
+}
+
+WindowClaim::LinkFound WindowClaim::keep_link(const DeviceRecord& record, const LinkFound& in_pool) {
+  if (in_pool.external_id == nullptr) return {};
+  auto [kept, inserted] = links.emplace(record.correlation, *in_pool.external_id);
+  if (inserted || kept->second == *in_pool.external_id) return {&kept->second, in_pool.kind};
+  return {&kept->second, kinds_.find(kept->second)};
 }
 
 void WindowClaim::claim(DevicePool& pool) {
@@ -139,12 +154,11 @@ void WindowClaim::claim(DevicePool& pool) {
     for (size_t i = 0; i < n; ++i) {
       const DeviceRecord& record = pool.records[i];
       if ((record.kind == DeviceKind::DriverApi) != drivers) continue;
-      owners[i] = owner_of(record, pool.arrivals[i], pool);
+      const LinkFound in_pool = pool_link(record, pool);
+      owners[i] = owner_of(record, pool.arrivals[i], in_pool);
       if (owners[i] == Owner::Earlier) ++dropped_earlier;
       if (owners[i] != Owner::Mine) continue;
-      auto link = pool.links.find(record.correlation);
-      if (link != pool.links.end()) links.emplace(link->first, link->second.external_id);
-      note_taken(record);
+      note_taken(record, keep_link(record, in_pool));
       ++mine;
     }
   }
