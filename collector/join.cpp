@@ -111,6 +111,9 @@ class Joiner {
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
     reserve_on_huge_pages(trace_.host, total);  // hundreds of MB in a big window
     std::map<std::pair<uint32_t, uint32_t>, size_t> last_of_thread;  // (pid, tid) -> its last record so far
+    // A copy of it starts each record: cheaper than value-initialising one, whose names' default
+    // constructors each look up the name table.
+    static const HostRecord blank{};
     for (const ThreadEvents& thread : in_.threads) {
       const auto last = last_of_thread.try_emplace({thread.pid, thread.tid}, SIZE_MAX).first;
       const size_t records_before = trace_.host.size();
@@ -119,7 +122,7 @@ class Joiner {
           attach_stack(event, last->second);
           continue;
         }
-        fill_host_record(trace_.host.emplace_back(), thread, event);
+        fill_host_record(trace_.host.emplace_back(blank), thread, event);
       }
       if (trace_.host.size() > records_before) last->second = trace_.host.size() - 1;
     }
