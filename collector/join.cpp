@@ -454,7 +454,9 @@ class Joiner {
   // smallest one linked to their id. With CUPTI on every recorded call has a link (in no
   // particular order), hence a table by host id rather than a hash node per link.
   void assign_call_correlations() {
-    if (in_.call_links.empty()) return;
+    auto wants_one = [](const HostRecord& r) { return r.correlation == 0 && !is_scope(r.kind) && r.id != 0; };
+    // Launches have theirs from their work: then no table of every link is built.
+    if (in_.call_links.empty() || std::none_of(trace_.host.begin(), trace_.host.end(), wants_one)) return;
     HostIdMap<uint32_t> first_by_id;
     for (const ExternalLink& link : in_.call_links) {
       auto [first, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
@@ -462,7 +464,7 @@ class Joiner {
     }
     in_.call_links = {};
     for (HostRecord& r : trace_.host) {
-      if (r.correlation != 0 || is_scope(r.kind) || r.id == 0) continue;
+      if (!wants_one(r)) continue;
       if (const uint32_t* first = first_by_id.find(r.id)) r.correlation = *first;
     }
   }
