@@ -37,7 +37,7 @@ bool expects_device_work(const HostEvent& event) {
 }
 
 void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
-  for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
+  for (const ExternalLink& link : batch.links) links.assign(link.correlation, {link.external_id, cuts, now_ns});
   if (records.empty()) {
     records = std::move(batch.records);  // the batch's vector becomes the pool's: no copy
   } else {
