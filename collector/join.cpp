@@ -469,12 +469,15 @@ class Joiner {
     }
   }
 
-  const FlatMap<uint32_t, uint64_t>& links() const {
+  const FlatMap<uint32_t, uint64_t>& links() const { return links_; }
+  static const FlatMap<uint32_t, uint64_t>& no_links() {
     static const auto* none = new FlatMap<uint32_t, uint64_t>;  // leaked: exit-safe
-    return in_.links ? *in_.links : *none;
+    return *none;
   }
 
   JoinInput in_;
+  // Chosen once: links() is asked several times per device record.
+  const FlatMap<uint32_t, uint64_t>& links_ = in_.links ? *in_.links : no_links();
   Trace& trace_;
   JoinCounts counts_;
   Labels labels_ = labels_snapshot();  // NVTX category names

@@ -38,6 +38,19 @@ class JoinNames {
   // A launch loop launches one kernel many times in a row: the last answer is kept at hand.
   InternedName kernel(uint64_t host_function) {
     if (last_kernel_.has_value() && last_kernel_->first == host_function) return last_kernel_->second;
+    return look_up_kernel(host_function);
+  }
+
+  // A device record's (mangled) kernel name, demangled: demangling is slow and kernels are few
+  // (and, as above, mostly the same one as the record before).
+  InternedName demangled(InternedName mangled) {
+    if (last_demangled_.has_value() && last_demangled_->first == mangled) return last_demangled_->second;
+    return look_up_demangled(mangled);
+  }
+
+ private:
+  // Out of line: the calls above inline their usual case only.
+  [[gnu::noinline]] InternedName look_up_kernel(uint64_t host_function) {
     auto [it, inserted] = kernels_.try_emplace(host_function);
     if (inserted) {
       auto found = kernel_names_.find(reinterpret_cast<const void*>(host_function));
@@ -47,17 +60,13 @@ class JoinNames {
     return it->second;
   }
 
-  // A device record's (mangled) kernel name, demangled: demangling is slow and kernels are few
-  // (and, as above, mostly the same one as the record before).
-  InternedName demangled(InternedName mangled) {
-    if (last_demangled_.has_value() && last_demangled_->first == mangled) return last_demangled_->second;
+  [[gnu::noinline]] InternedName look_up_demangled(InternedName mangled) {
     auto [it, inserted] = demangled_.try_emplace(mangled);
     if (inserted) it->second = demangle(mangled.str());
     last_demangled_.emplace(mangled, it->second);
     return it->second;
   }
 
- private:
   static constexpr uint32_t kUnresolved = UINT32_MAX;
   const std::vector<std::string>& names_;
   const std::unordered_map<const void*, std::string>& kernel_names_;
