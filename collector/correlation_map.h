@@ -130,6 +130,32 @@ class CorrelationMap {
   }
   Value& operator[](uint32_t id) { return try_emplace(id).first->second; }
 
+  // Inserts `value` under `id`, or overwrites the value there: operator[] without an iterator
+  // made and read back (the device pool takes a million links this way at the exit flush).
+  void assign(uint32_t id, const Value& value) {
+    const bool last = last_ < pages_.size() && pages_[last_]->key == page_key(id);
+    Page& page = *pages_[last ? last_ : page_for(id)];
+    const uint32_t at = slot(id);
+    new (&page.values()[at]) Value(value);
+    uint64_t& word = page.present[at / 64];
+    const uint64_t bit = uint64_t(1) << (at % 64);
+    if (!(word & bit)) word |= bit, ++page.count, ++size_;
+  }
+
+  // fn(id, value) for every entry, in id order: a bitmap word at a time, where iterators test
+  // each slot.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (const std::unique_ptr<Page>& page : pages_) {
+      for (uint32_t w = 0; w < kPageIds / 64; ++w) {
+        for (uint64_t bits = page->present[w]; bits != 0; bits &= bits - 1) {
+          const uint32_t at = w * 64 + uint32_t(__builtin_ctzll(bits));
+          fn(page->key << kPageBits | at, page->values()[at]);
+        }
+      }
+    }
+  }
+
   iterator erase(iterator it) {
     Page& page = *pages_[it.page_];
     page.present[it.at_ / 64] &= ~(uint64_t(1) << (it.at_ % 64));

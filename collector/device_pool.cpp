@@ -37,7 +37,7 @@ bool expects_device_work(const HostEvent& event) {
 }
 
 void DevicePool::absorb(DeviceBatch&& batch, uint32_t cuts, uint64_t now_ns) {
-  for (const ExternalLink& link : batch.links) links[link.correlation] = {link.external_id, cuts, now_ns};
+  for (const ExternalLink& link : batch.links) links.assign(link.correlation, {link.external_id, cuts, now_ns});
   if (records.empty()) {
     records = std::move(batch.records);  // the batch's vector becomes the pool's: no copy
   } else {
@@ -88,9 +88,8 @@ WindowClaim::WindowClaim(HostIdMap<EventKind> kinds, HostIdSet expected,
       waiting_callback_calls_(std::move(expected_callback_calls)) {}
 
 WindowClaim::Owner WindowClaim::owner_of(const DeviceRecord& r, const DevicePool::Arrival& arrival,
-                                         const DevicePool& pool) {
-  auto link = pool.links.find(r.correlation);
-  if (link != pool.links.end()) return kinds_.count(link->second.external_id) ? Owner::Mine : Owner::Later;
+                                         const LinkFound& link) {
+  if (link.external_id != nullptr) return link.kind != nullptr ? Owner::Mine : Owner::Later;
   if (r.kind != DeviceKind::DriverApi && driver_calls_.count(r.correlation)) return Owner::Mine;
   // Work whose call is unknown: not this window's (a link or driver call may still come).
   if (issuers_known && r.kind != DeviceKind::DriverApi) return r.start_ns < start_ns_ ? Owner::Earlier : Owner::Later;
@@ -102,22 +101,38 @@ WindowClaim::Owner WindowClaim::owner_of(const DeviceRecord& r, const DevicePool
   return launched_before_cut ? Owner::Mine : Owner::Later;
 }
 
-void WindowClaim::note_taken(const DeviceRecord& record) {
+void WindowClaim::note_taken(const DeviceRecord& record, const LinkFound& link) {
+  // A record and the other records of its correlation share its link: a linked driver call's
+  // work is owned by that link (owner_of never asks driver_calls_ for it), and only work linked
+  // to a scope can be a scoped driver call's (work_seen_). Kept out of those sets, the usual
+  // linked records cost no insert there.
+  const bool in_scope = link.kind != nullptr && is_scope(*link.kind);
   if (record.kind == DeviceKind::DriverApi) {
-    driver_calls_.insert(record.correlation);
-    auto link = links.find(record.correlation);
-    const EventKind* kind = link == links.end() ? nullptr : kinds_.find(link->second);
-    const bool in_scope = kind != nullptr && is_scope(*kind);
+    if (link.external_id == nullptr) driver_calls_.insert(record.correlation);
     if (in_scope && queues_work(record) && !work_seen_.count(record.correlation)) {
       waiting_driver_calls_.insert(record.correlation);
     }
   } else if (about(record.kind).work) {
-    work_seen_.insert(record.correlation);
+    if (in_scope) work_seen_.insert(record.correlation);
     waiting_callback_calls_.erase(record.correlation);
     waiting_driver_calls_.erase(record.correlation);
-    auto link = links.find(record.correlation);
-    if (link != links.end()) waiting_hosts_.erase(link->second);
+    if (link.external_id != nullptr) waiting_hosts_.erase(*link.external_id);
   }
+}
+
+// The record's link in the pool, then (once it is claimed) in `links`: the same but where a
+// correlation came twice (the first link claimed stays, as it always did).
+WindowClaim::LinkFound WindowClaim::pool_link(const DeviceRecord& record, const DevicePool& pool) const {
+  auto link = pool.links.find(record.correlation);
+  if (link == pool.links.end()) return {};
+  return {&link->second.external_id, kinds_.find(link->second.external_id)};
+}
+
+WindowClaim::LinkFound WindowClaim::keep_link(const DeviceRecord& record, const LinkFound& in_pool) {
+  if (in_pool.external_id == nullptr) return {};
+  auto [kept, inserted] = links.emplace(record.correlation, *in_pool.external_id);
+  if (inserted || kept->second == *in_pool.external_id) return {&kept->second, in_pool.kind};
+  return {&kept->second, kinds_.find(kept->second)};
 }
 
 void WindowClaim::claim(DevicePool& pool) {
@@ -139,38 +154,30 @@ void WindowClaim::claim(DevicePool& pool) {
     for (size_t i = 0; i < n; ++i) {
       const DeviceRecord& record = pool.records[i];
       if ((record.kind == DeviceKind::DriverApi) != drivers) continue;
-      owners[i] = owner_of(record, pool.arrivals[i], pool);
+      const LinkFound in_pool = pool_link(record, pool);
+      owners[i] = owner_of(record, pool.arrivals[i], in_pool);
       if (owners[i] == Owner::Earlier) ++dropped_earlier;
       if (owners[i] != Owner::Mine) continue;
-      auto link = pool.links.find(record.correlation);
-      if (link != pool.links.end()) links.emplace(link->first, link->second.external_id);
-      note_taken(record);
+      note_taken(record, keep_link(record, in_pool));
       ++mine;
     }
   }
   hand_over(pool, owners, mine);
 }
 
-// Moves the claimed records (drivers first, each group in arrival order) into `records` and
-// keeps the later windows' in the pool; records from before this window are dropped. When the
-// claim is empty, its records outnumber the later ones and the pool's order already has the
-// drivers first, the pool's vector itself becomes the claim's and the few later records move
-// to a new one (the usual exit flush: one window claims everything at once, no record copied).
-// Otherwise the claimed records move one by one and the rest stay where they are.
+// Moves the claimed records into `records` in arrival order and keeps the later windows' in the
+// pool; records from before this window are dropped. When the claim is empty and its records
+// outnumber the later ones, the pool's vector itself becomes the claim's and the few later
+// records move to a new one (the usual exit flush: one window claims everything at once, no
+// record copied). Otherwise the claimed records move one by one and the rest stay where they
+// are. Nothing downstream reads the order of driver calls against work (the join relates them
+// by correlation id, and each kind keeps its arrival order): the CUPTI buffers interleave them,
+// and putting the driver calls first made the exit flush copy every record (160 bytes each)
+// into fresh memory.
 void WindowClaim::hand_over(DevicePool& pool, const std::vector<Owner>& owners, size_t mine) {
   const size_t n = pool.records.size();
   const size_t later = size_t(std::count(owners.begin(), owners.end(), Owner::Later));
-  auto drivers_first = [&] {
-    bool work_seen = false;
-    for (size_t i = 0; i < n; ++i) {
-      if (owners[i] != Owner::Mine) continue;
-      const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
-      if (driver && work_seen) return false;
-      work_seen = work_seen || !driver;
-    }
-    return true;
-  };
-  if (mine > 0 && records.empty() && later <= mine && drivers_first()) {
+  if (mine > 0 && records.empty() && later <= mine) {
     std::vector<DeviceRecord> later_records;
     std::vector<DevicePool::Arrival> later_arrivals;
     later_records.reserve(later);
@@ -192,11 +199,8 @@ void WindowClaim::hand_over(DevicePool& pool, const std::vector<Owner>& owners, 
     return;
   }
   grow(records, records.size() + mine);
-  for (const bool drivers : {true, false}) {
-    for (size_t i = 0; i < n; ++i) {
-      const bool driver = pool.records[i].kind == DeviceKind::DriverApi;
-      if (owners[i] == Owner::Mine && driver == drivers) records.push_back(std::move(pool.records[i]));
-    }
+  for (size_t i = 0; i < n; ++i) {
+    if (owners[i] == Owner::Mine) records.push_back(std::move(pool.records[i]));
   }
   size_t kept = 0;
   for (size_t i = 0; i < n; ++i) {

@@ -86,9 +86,19 @@ class WindowClaim {
 
  private:
   enum class Owner : uint8_t { Mine, Later, Earlier };
-  Owner owner_of(const DeviceRecord& record, const DevicePool::Arrival& arrival, const DevicePool& pool);
+  // What the pool's link of a record says, looked up once per record per poll: its external id
+  // (nullptr: no link) and that id's kind in this window (nullptr: not one of its events).
+  struct LinkFound {
+    const uint64_t* external_id = nullptr;
+    const EventKind* kind = nullptr;
+  };
+  Owner owner_of(const DeviceRecord& record, const DevicePool::Arrival& arrival, const LinkFound& link);
   // The bookkeeping of claiming `record` (what the window still waits for); the caller moves it.
-  void note_taken(const DeviceRecord& record);
+  // `link`: the claim's own link of the record (as `links` holds it).
+  void note_taken(const DeviceRecord& record, const LinkFound& link);
+  LinkFound pool_link(const DeviceRecord& record, const DevicePool& pool) const;
+  // Adds a claimed record's pool link to `links`; returns the link `links` holds for it.
+  LinkFound keep_link(const DeviceRecord& record, const LinkFound& in_pool);
   void hand_over(DevicePool& pool, const std::vector<Owner>& owners, size_t mine);
 
   HostIdMap<EventKind> kinds_;
@@ -98,8 +108,8 @@ class WindowClaim {
   HostIdSet waiting_hosts_;  // host ids expecting device work
   FlatSet<uint32_t> waiting_callback_calls_;  // CUPTI correlations still without work
   FlatSet<uint32_t> waiting_driver_calls_;   // correlations of driver launches
-  FlatSet<uint32_t> driver_calls_;           // claimed driver calls (by correlation)
-  FlatSet<uint32_t> work_seen_;              // correlations with claimed work
+  FlatSet<uint32_t> driver_calls_;           // claimed driver calls without a link (by correlation)
+  FlatSet<uint32_t> work_seen_;              // correlations with claimed work linked to a scope
 };
 
 // Whether a host event is a call that queues device work CUPTI reports (so its window waits

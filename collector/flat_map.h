@@ -134,13 +134,25 @@ class FlatMap {
   }
 
   // As std::unordered_map::try_emplace: inserts {key, Value(args...)} unless the key is there.
+  // One walk finds the key or, on its way, the slot to insert it in (a tombstone is reused),
+  // rather than a lookup and then a second walk for the free slot: the exit flush inserts every
+  // claimed device record's link.
   template <typename... Args>
   std::pair<iterator, bool> try_emplace(Key key, Args&&... args) {
-    const std::size_t found = slot_of(key);
-    if (found != capacity_) return {iterator(this, found), false};
-    if (!fits(used_ + 1)) rehash(grown_capacity());  // live entries and tombstones
-    std::size_t at = home(key);
-    while (state_[at] == kFull) at = (at + 1) & mask();  // a tombstone is reused
+    std::size_t at = capacity_;
+    for (std::size_t probe = capacity_ == 0 ? 0 : home(key); capacity_ != 0; probe = (probe + 1) & mask()) {
+      const uint8_t state = state_[probe];
+      if (state == kFull) {
+        if (entries_[probe].first == key) return {iterator(this, probe), false};
+        continue;
+      }
+      if (at == capacity_) at = probe;
+      if (state == kEmpty) break;  // the key is not further on
+    }
+    if (!fits(used_ + 1)) {  // live entries and tombstones
+      rehash(grown_capacity());
+      for (at = home(key); state_[at] == kFull;) at = (at + 1) & mask();
+    }
     if (state_[at] == kEmpty) ++used_;
     state_[at] = kFull;
     new (&entries_[at]) Entry{key, Value(std::forward<Args>(args)...)};

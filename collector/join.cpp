@@ -111,6 +111,9 @@ class Joiner {
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
     reserve_on_huge_pages(trace_.host, total);  // hundreds of MB in a big window
     std::map<std::pair<uint32_t, uint32_t>, size_t> last_of_thread;  // (pid, tid) -> its last record so far
+    // A copy of it starts each record: cheaper than value-initialising one, whose names' default
+    // constructors each look up the name table.
+    static const HostRecord blank{};
     for (const ThreadEvents& thread : in_.threads) {
       const auto last = last_of_thread.try_emplace({thread.pid, thread.tid}, SIZE_MAX).first;
       const size_t records_before = trace_.host.size();
@@ -119,24 +122,27 @@ class Joiner {
           attach_stack(event, last->second);
           continue;
         }
-        fill_host_record(trace_.host.emplace_back(), thread, event);
+        fill_host_record(trace_.host.emplace_back(blank), thread, event);
       }
       if (trace_.host.size() > records_before) last->second = trace_.host.size() - 1;
     }
     in_.threads = {};  // the raw events are done with: their pages serve what comes next
   }
 
-  // A driver call made inside a recorded runtime call is that call's own doing: skip it.
-  bool inside_recorded_runtime_call(const DeviceRecord& call) {
+  // A driver call made inside a recorded runtime call is that call's own doing: skip it. The
+  // call's link names it (CUPTI linked the driver call to the id the runtime call pushed)...
+  bool linked_to_recorded_call(const DeviceRecord& call) const {
     auto link = links().find(call.correlation);
-    if (link != links().end()) {
-      const EventKind* kind = kind_by_id_.find(link->second);
-      if (kind != nullptr && !is_scope(*kind)) return true;
-    }
-    // No link: time containment. Recorded runtime calls on one thread never overlap (only
-    // the outermost is recorded), so the candidate is the last one starting before the call.
-    // Indexed at the first call that needs it: with CUPTI's links every driver call inside a
-    // hooked call is known by its link, and the index (every runtime call) is not needed.
+    if (link == links().end()) return false;
+    const EventKind* kind = kind_by_id_.find(link->second);
+    return kind != nullptr && !is_scope(*kind);
+  }
+
+  // ... or, without a link, time containment. Recorded runtime calls on one thread never
+  // overlap (only the outermost is recorded), so the candidate is the last one starting before
+  // the call. Indexed at the first call that needs it: with CUPTI's links every driver call
+  // inside a hooked call is known by its link, and the index (every runtime call) is not needed.
+  bool inside_recorded_runtime_call(const DeviceRecord& call) {
     if (!runtime_calls_indexed_) index_runtime_calls(), runtime_calls_indexed_ = true;
     auto thread = runtime_calls_by_tid_.find(call.tid);
     if (thread == runtime_calls_by_tid_.end()) return false;
@@ -161,12 +167,32 @@ class Joiner {
     for (const HostRecord& r : trace_.host) kind_by_id_.try_emplace(r.id, r.kind);
   }
 
+  // The DRIVER records that no recorded call explains: not recorded by the CUPTI callback (with
+  // this correlation id), not linked to a recorded runtime call. Usually none (a library's
+  // launches): the tables the rest of add_driver_calls needs are then never built.
+  std::vector<const DeviceRecord*> unexplained_driver_calls() {
+    std::vector<const DeviceRecord*> calls;
+    if (std::none_of(in_.device.begin(), in_.device.end(),
+                     [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; })) {
+      return calls;
+    }
+    index_kinds();
+    FlatSet<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
+    for (const HostRecord& r : trace_.host) {
+      if (r.flags & kFlagCallback) recorded.insert(r.correlation);
+    }
+    for (const DeviceRecord& call : in_.device) {
+      if (call.kind != DeviceKind::DriverApi || recorded.count(call.correlation)) continue;
+      if (!linked_to_recorded_call(call)) calls.push_back(&call);
+    }
+    return calls;
+  }
+
   // DRIVER records of launch/copy/set calls that enqueued work no hooked call explains.
   void add_driver_calls() {
-    bool any = std::any_of(in_.device.begin(), in_.device.end(),
-                           [](const DeviceRecord& d) { return d.kind == DeviceKind::DriverApi; });
-    if (!any) return;
-    index_kinds();
+    recorded_host_records_ = trace_.host.size();
+    const std::vector<const DeviceRecord*> calls = unexplained_driver_calls();
+    if (calls.empty()) return;
     FlatMap<uint32_t, DeviceKind> work_by_correlation;
     work_by_correlation.reserve(in_.device.size());  // one table (its pages touched only where used)
     for (const DeviceRecord& d : in_.device) {
@@ -174,28 +200,22 @@ class Joiner {
         work_by_correlation.try_emplace(d.correlation, d.kind);
       }
     }
-    recorded_host_records_ = trace_.host.size();
     HostIdMap<size_t> scope_by_id;
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       if (is_scope(trace_.host[i].kind)) scope_by_id.try_emplace(trace_.host[i].id, i);
     }
-    FlatSet<uint32_t> recorded;  // by the CUPTI callback, with this correlation id
-    for (const HostRecord& r : trace_.host) {
-      if (r.flags & kFlagCallback) recorded.insert(r.correlation);
-    }
-    for (const DeviceRecord& call : in_.device) {
-      if (call.kind != DeviceKind::DriverApi || recorded.count(call.correlation)) continue;
-      auto work = work_by_correlation.find(call.correlation);
-      if (work == work_by_correlation.end() || inside_recorded_runtime_call(call)) continue;
+    for (const DeviceRecord* call : calls) {
+      auto work = work_by_correlation.find(call->correlation);
+      if (work == work_by_correlation.end() || inside_recorded_runtime_call(*call)) continue;
       HostRecord r;
-      r.start_ns = call.start_ns;
-      r.end_ns = std::max(call.start_ns, call.end_ns);
-      r.pid = call.pid;
-      r.tid = call.tid;
+      r.start_ns = call->start_ns;
+      r.end_ns = std::max(call->start_ns, call->end_ns);
+      r.pid = call->pid;
+      r.tid = call->tid;
       r.kind = about(work->second).issued_by;
       r.flags = kFlagDriverApi | kFlagAsync;
-      r.name = call.name;
-      r.correlation = call.correlation;
+      r.name = call->name;
+      r.correlation = call->correlation;
       clamp_into_scope(r, scope_by_id);
       trace_.host.push_back(std::move(r));
     }
@@ -434,7 +454,9 @@ class Joiner {
   // smallest one linked to their id. With CUPTI on every recorded call has a link (in no
   // particular order), hence a table by host id rather than a hash node per link.
   void assign_call_correlations() {
-    if (in_.call_links.empty()) return;
+    auto wants_one = [](const HostRecord& r) { return r.correlation == 0 && !is_scope(r.kind) && r.id != 0; };
+    // Launches have theirs from their work: then no table of every link is built.
+    if (in_.call_links.empty() || std::none_of(trace_.host.begin(), trace_.host.end(), wants_one)) return;
     HostIdMap<uint32_t> first_by_id;
     for (const ExternalLink& link : in_.call_links) {
       auto [first, inserted] = first_by_id.try_emplace(link.external_id, link.correlation);
@@ -442,17 +464,20 @@ class Joiner {
     }
     in_.call_links = {};
     for (HostRecord& r : trace_.host) {
-      if (r.correlation != 0 || is_scope(r.kind) || r.id == 0) continue;
+      if (!wants_one(r)) continue;
       if (const uint32_t* first = first_by_id.find(r.id)) r.correlation = *first;
     }
   }
 
-  const FlatMap<uint32_t, uint64_t>& links() const {
+  const FlatMap<uint32_t, uint64_t>& links() const { return links_; }
+  static const FlatMap<uint32_t, uint64_t>& no_links() {
     static const auto* none = new FlatMap<uint32_t, uint64_t>;  // leaked: exit-safe
-    return in_.links ? *in_.links : *none;
+    return *none;
   }
 
   JoinInput in_;
+  // Chosen once: links() is asked several times per device record.
+  const FlatMap<uint32_t, uint64_t>& links_ = in_.links ? *in_.links : no_links();
   Trace& trace_;
   JoinCounts counts_;
   Labels labels_ = labels_snapshot();  // NVTX category names

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "collector/event.h"
@@ -33,23 +35,38 @@ class JoinNames {
   }
 
   // A launch's kernel as registered (demangled), "" when its stub was never registered.
+  // A launch loop launches one kernel many times in a row: the last answer is kept at hand.
   InternedName kernel(uint64_t host_function) {
+    if (last_kernel_.has_value() && last_kernel_->first == host_function) return last_kernel_->second;
+    return look_up_kernel(host_function);
+  }
+
+  // A device record's (mangled) kernel name, demangled: demangling is slow and kernels are few
+  // (and, as above, mostly the same one as the record before).
+  InternedName demangled(InternedName mangled) {
+    if (last_demangled_.has_value() && last_demangled_->first == mangled) return last_demangled_->second;
+    return look_up_demangled(mangled);
+  }
+
+ private:
+  // Out of line: the calls above inline their usual case only.
+  [[gnu::noinline]] InternedName look_up_kernel(uint64_t host_function) {
     auto [it, inserted] = kernels_.try_emplace(host_function);
     if (inserted) {
       auto found = kernel_names_.find(reinterpret_cast<const void*>(host_function));
       if (found != kernel_names_.end()) it->second = demangle(found->second);
     }
+    last_kernel_.emplace(host_function, it->second);
     return it->second;
   }
 
-  // A device record's (mangled) kernel name, demangled: demangling is slow and kernels are few.
-  InternedName demangled(InternedName mangled) {
+  [[gnu::noinline]] InternedName look_up_demangled(InternedName mangled) {
     auto [it, inserted] = demangled_.try_emplace(mangled);
     if (inserted) it->second = demangle(mangled.str());
+    last_demangled_.emplace(mangled, it->second);
     return it->second;
   }
 
- private:
   static constexpr uint32_t kUnresolved = UINT32_MAX;
   const std::vector<std::string>& names_;
   const std::unordered_map<const void*, std::string>& kernel_names_;
@@ -57,6 +74,8 @@ class JoinNames {
   std::vector<InternedName> resolved_;
   std::unordered_map<uint64_t, InternedName> kernels_;  // by host stub
   std::unordered_map<InternedName, InternedName> demangled_;  // by mangled name
+  std::optional<std::pair<uint64_t, InternedName>> last_kernel_;
+  std::optional<std::pair<InternedName, InternedName>> last_demangled_;
 };
 
 }  // namespace profagent::collector

@@ -328,7 +328,9 @@ std::vector<ExternalLink> call_links(Session& s) {
   std::lock_guard lock(s.mutex);
   std::vector<ExternalLink> links;
   links.reserve(s.pool.links.size());
-  for (const auto& [correlation, link] : s.pool.links) links.push_back({correlation, link.external_id});
+  s.pool.links.for_each([&](uint32_t correlation, const DevicePool::Link& link) {
+    links.push_back({correlation, link.external_id});
+  });
   return links;
 }
 

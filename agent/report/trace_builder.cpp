@@ -201,7 +201,7 @@ void TraceBuilder::host_record(const RawEvent& e, EventKind kind) {
   }
   h.correlation = uint32_t(a.correlation);
   h.kernel_name = a.kernel;
-  h.result = int32_t(a.cuda_error);
+  h.result = int16_t(std::clamp<int64_t>(a.cuda_error, INT16_MIN, INT16_MAX));  // as the hooks clamp it
   if (a.has_error && a.cuda_error != 0) h.flags |= kFlagFailed;
   if (a.captured) h.flags |= kFlagCaptured;
   if (e.cat == cat::kCudaDriver) h.flags |= kFlagDriverApi;

@@ -1,6 +1,7 @@
 // CorrelationMap (collector/correlation_map.h) against std::map on the same random operations:
-// inserts over a few runs of ids and far apart ones, overwrites, erases while iterating, pages
-// emptied and dropped, lookups of absent ids; iteration goes in id order.
+// inserts over a few runs of ids and far apart ones, overwrites (operator[] and assign), erases
+// while iterating, pages emptied and dropped, lookups of absent ids; iteration (iterators and
+// for_each) goes in id order.
 #include <catch2/catch.hpp>
 
 #include <iterator>
@@ -52,7 +53,11 @@ TEST_CASE("correlation map: the same answers as std::map over random inserts, er
         REQUIRE(it->second == expected.first->second);
         break;
       }
-      case 1: map[id] = Value{id, step}, reference[id] = Value{id, step}; break;
+      case 1:
+        if (step % 2 == 0) map[id] = Value{id, step};
+        else map.assign(id, Value{id, step});
+        reference[id] = Value{id, step};
+        break;
       case 2: REQUIRE(map.erase(id) == reference.erase(id)); break;
       case 3:
         if (step % 1000 == 0) map.drop_empty_pages();
@@ -68,6 +73,9 @@ TEST_CASE("correlation map: the same answers as std::map over random inserts, er
     REQUIRE(map.size() == reference.size());
   }
   CHECK(contents(map) == std::vector<std::pair<uint32_t, Value>>(reference.begin(), reference.end()));
+  std::vector<std::pair<uint32_t, Value>> visited;
+  map.for_each([&](uint32_t id, const Value& value) { visited.emplace_back(id, value); });
+  CHECK(visited == std::vector<std::pair<uint32_t, Value>>(reference.begin(), reference.end()));
 }
 
 TEST_CASE("correlation map: erase while iterating visits every entry once, and emptied pages are dropped",

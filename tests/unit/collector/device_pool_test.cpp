@@ -156,10 +156,12 @@ TEST_CASE("device pool: which host calls expect device work", "[device_pool]") {
   CHECK_FALSE(expects_device_work(e));
 }
 
-// The claim hands the pool's vector over whole when it can; either way its records come drivers
-// first, each group in arrival order, and what stays keeps its arrival (records and arrivals
-// stay parallel, so the forgetting below still goes by each record's own arrival).
-TEST_CASE("device pool: a claim gives driver calls first, also when their work arrived before them", "[device_pool]") {
+// The claim hands the pool's vector over whole when it can; either way its records come in
+// arrival order (work before its driver call when it arrived first), and what stays keeps its
+// arrival (records and arrivals stay parallel, so the forgetting below still goes by each
+// record's own arrival).
+TEST_CASE("device pool: a claim gives its records in arrival order, also work that arrived before its driver call",
+          "[device_pool]") {
   DevicePool pool;
   WindowClaim window({}, {}, {}, 1000, 2000, 3);
   pool.absorb(batch({record(DeviceKind::Kernel, 7, 1600),                   // its driver call comes after it
@@ -168,8 +170,8 @@ TEST_CASE("device pool: a claim gives driver calls first, also when their work a
   pool.absorb(batch({record(DeviceKind::DriverApi, 7, 1500, "cuLaunchKernel")}), 3, 5000);
   window.claim(pool);
   REQUIRE(window.records.size() == 2);
-  CHECK(window.records[0].kind == DeviceKind::DriverApi);
-  CHECK(window.records[1].kind == DeviceKind::Kernel);
+  CHECK(window.records[0].kind == DeviceKind::Kernel);
+  CHECK(window.records[1].kind == DeviceKind::DriverApi);
   REQUIRE(pool.records.size() == 1);
   REQUIRE(pool.arrivals.size() == 1);
   CHECK(pool.records[0].correlation == 8);
