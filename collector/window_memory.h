@@ -18,8 +18,9 @@ namespace profagent::collector {
 
 // Address space the join and the writers add per host event and per device record, beyond the
 // events already drained and the records already claimed when the estimate is made: a
-// HostRecord (200 bytes) and a share of its names and indexes. Measured under `ulimit -v` (the
-// room left before and after the join of 600,000 calls: 200 bytes each); the whole window end
+// HostRecord (104 bytes now; 200 when this was measured, kept as a margin) and a share of its
+// names and indexes. Measured under `ulimit -v` (the room left before and after the join of
+// 600,000 calls: 200 bytes each); the whole window end
 // costs about 360 bytes of resident memory per host event (tests/bench/window_memory_bench.py),
 // 96 of them held before the join (the event buffer and the drained copy). kJoinReserveBytes
 // stays free for the writers' buffers and what the program allocates meanwhile.
