@@ -500,12 +500,9 @@ bool freeze_last_window(Trace& trace) noexcept {
   Windows* w = g_windows;
   try {
     // The windows before it first: until a streamed one is exported, this one is not streamed
-    // (collector/segment_stream.h streamed_window_exported), and the drain below would take nothing.
+    // (collector/segment_stream.h streamed_window_exported), and the drain would take nothing.
     if (w != nullptr) wait_for_exports();
-  } catch (...) {
-  }
-  drain_streamed_window();  // while still recording: only its tail is left to join
-  try {
+    drain_streamed_window();  // while still recording: only its tail is left to join
     if (w == nullptr) {
       collector::set_state(RecordState::Off);
       const CostMark to = cost_mark();
@@ -516,7 +513,6 @@ bool freeze_last_window(Trace& trace) noexcept {
       attach_agent_cost(trace, {}, to);
       return true;
     }
-    wait_for_exports();
     std::vector<StepTicks> steps;
     BoundaryEffects effects;
     CostMark from;
