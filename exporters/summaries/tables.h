@@ -110,6 +110,8 @@ Table build_table(const Trace& trace, const HostCosts& costs, const TableOptions
 // (descending, stable). build_table's last step, also that of a folded table.
 Table finish_table(std::vector<TableRow> rows, bool memory, const TableOptions& options);
 
+// ---- as text (table_text.cpp; format_memory too) ----
+
 // The text table as torch prints it: dashed separators, right-aligned columns two spaces
 // apart, names truncated with "..." to the name column, the closing total lines. CUDA
 // columns only when there is device time (as torch). Empty string when there are no rows.
