@@ -256,7 +256,11 @@ DeviceBatch CuptiBackend::drain() noexcept {
   try {
     AgentBusy busy;
     CuptiRecordParser parser(api_, offset_ns_);
-    for (const ActivityBuffers::Completed& done : buffers_.take_completed()) {
+    const std::vector<ActivityBuffers::Completed> completed = buffers_.take_completed();
+    size_t bytes = 0;
+    for (const ActivityBuffers::Completed& done : completed) bytes += done.valid_bytes;
+    CuptiRecordParser::reserve_links(bytes, batch);
+    for (const ActivityBuffers::Completed& done : completed) {
       if (usable_.load()) parser.parse(done.buffer, done.valid_bytes, batch);
       buffers_.give_back(done.buffer);
     }

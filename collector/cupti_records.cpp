@@ -5,6 +5,7 @@
 
 #include "collector/cupti_status.h"
 #include "collector/device_names.h"
+#include "collector/huge_pages.h"
 #include "collector/memory_ledger.h"
 
 namespace profagent::collector {
@@ -29,6 +30,10 @@ DeviceRecord& CuptiRecordParser::add_device_op(DeviceKind kind, const Record& op
   r.graph_id = op.graphId;
   r.graph_node_id = op.graphNodeId;
   return r;
+}
+
+void CuptiRecordParser::reserve_links(size_t bytes, DeviceBatch& out) {
+  reserve_on_huge_pages(out.links, out.links.size() + bytes / sizeof(CUpti_ActivityExternalCorrelation));
 }
 
 void CuptiRecordParser::parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& out) {

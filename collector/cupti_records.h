@@ -20,6 +20,10 @@ class CuptiRecordParser {
   // offset_ns: CUPTI timestamp minus agent clock (0 when CUPTI uses our timestamp callback).
   CuptiRecordParser(const CuptiApi& api, int64_t offset_ns) : api_(api), offset_ns_(offset_ns) {}
 
+  // Room in `out` for the links `bytes` of records can hold at most, before the first parse:
+  // at the exit flush a million links would otherwise grow by doubling, first-touching fresh
+  // memory each time (capacity never used is never touched).
+  static void reserve_links(size_t bytes, DeviceBatch& out);
   void parse(uint8_t* buffer, size_t valid_bytes, DeviceBatch& out);
   // Hands the allocation records of every buffer parsed to the ledger, in time order (one
   // buffer's records are in order, records of different buffers interleave).

@@ -14,6 +14,7 @@
 #include "collector/cpu_times.h"
 #include "collector/device_pool.h"
 #include "collector/graph_captures.h"
+#include "collector/huge_pages.h"
 #include "collector/join.h"
 #include "collector/log.h"
 #include "collector/memory_ledger.h"
@@ -327,7 +328,7 @@ uint64_t claim_device_records(Session& s, WindowClaim& claim) {
 std::vector<ExternalLink> call_links(Session& s) {
   std::lock_guard lock(s.mutex);
   std::vector<ExternalLink> links;
-  links.reserve(s.pool.links.size());
+  reserve_on_huge_pages(links, s.pool.links.size());
   s.pool.links.for_each([&](uint32_t correlation, const DevicePool::Link& link) {
     links.push_back({correlation, link.external_id});
   });

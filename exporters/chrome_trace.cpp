@@ -130,10 +130,8 @@ std::string step_name(const HostRecord& step) {
 
 }  // namespace chrome
 
-uint64_t base_time_ns(const Trace& t) {
-  uint64_t first = t.start_ns ? t.start_ns : ~uint64_t{0};
-  for (const HostRecord& h : t.host) first = std::min(first, h.start_ns);
-  for (const DeviceRecord& d : t.device) first = std::min(first, d.start_ns);
+uint64_t base_time_ns(const Trace& t, uint64_t earliest_record_ns) {
+  uint64_t first = std::min(t.start_ns ? t.start_ns : ~uint64_t{0}, earliest_record_ns);
   for (const StepSpan& s : t.steps) first = std::min(first, s.start_ns);
   if (first == ~uint64_t{0}) first = t.end_ns;
   const int64_t unix_ns = static_cast<int64_t>(first) + t.unix_offset_ns;

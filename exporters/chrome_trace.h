@@ -45,8 +45,9 @@ inline constexpr uint64_t kStreamZeroTid = 2000000;
 inline constexpr uint64_t kGpuSortIndexOffset = 5000000;
 inline constexpr uint64_t kBaseTimeIntervalNs = 7889238ull * 1000000000ull;
 
-// Unix-epoch ns that every ts of `trace` is relative to.
-uint64_t base_time_ns(const Trace& trace);
+// Unix-epoch ns that every ts of `trace` is relative to, given the earliest start of its host
+// and device records (UINT64_MAX: none; TraceLinks finds it on its pass over them).
+uint64_t base_time_ns(const Trace& trace, uint64_t earliest_record_ns);
 
 // Writes the whole trace.json; false if the output failed (the writer's error is sticky).
 // Returns the number of trace events written through *events when not null.

@@ -211,7 +211,8 @@ class ChromeTraceWriter {
   // `fresh_ids_from`: where ids made up for calls without a CUPTI correlation start at least
   // (trace_links.h); 0: above every id in `t`.
   ChromeTraceWriter(const Trace& t, JsonWriter& w, uint32_t fresh_ids_from = 0)
-      : t_(t), w_(w), base_(base_time_ns(t)), links_(t, fresh_ids_from), stack_frames_(t), collectives_(t),
+      : t_(t), w_(w), links_(t, fresh_ids_from), base_(base_time_ns(t, links_.earliest_record_ns())), stack_frames_(t),
+        collectives_(t),
         fwdbwd_(link_forward_backward(t)) {}
   void write(std::string_view trace_name);
   // Only the top-level object around the events (`"traceEvents": []`): what a Perfetto trace
@@ -321,8 +322,8 @@ class ChromeTraceWriter {
 
   const Trace& t_;
   JsonWriter& w_;
+  TraceLinks links_;  // before base_: it finds the earliest record on its way
   uint64_t base_;
-  TraceLinks links_;
   CallNames call_names_;  // what each distinct call name means, found once
   CallSites call_sites_{t_};  // each distinct stack's call site, rendered once
   TraceStackFrames stack_frames_;

@@ -33,6 +33,8 @@ bool is_backward_op(const Trace& t, const HostRecord& h) {
 
 ForwardBackward link_forward_backward(const Trace& t) {
   ForwardBackward out;
+  // Only torch operators have a sequence number, kept in their annotation: none, nothing to link.
+  if (t.annotations.empty()) return out;
   // (sequence number) -> forward operators with it, by start time.
   std::map<int64_t, std::vector<std::pair<uint64_t, std::size_t>>> forwards;
   std::vector<std::size_t> backwards;

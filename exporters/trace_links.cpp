@@ -11,9 +11,20 @@ namespace {
 
 bool issues_work(EventKind k) { return k == EventKind::Launch || k == EventKind::Memcpy || k == EventKind::Memset; }
 
-bool is_event_record(const HostRecord& h) {
-  return h.kind == EventKind::Runtime && std::string_view(h.name).substr(0, 15) == "cudaEventRecord";
-}
+// Whether a host record is a cudaEventRecord call (or its _WithFlags/_ptsz forms): the name is
+// looked at once per run of records with the same name, not once per call.
+class EventRecordNames {
+ public:
+  bool operator()(const HostRecord& h) {
+    if (h.kind != EventKind::Runtime) return false;
+    if (h.name.id() != last_id_) last_id_ = h.name.id(), last_is_ = std::string_view(h.name).starts_with("cudaEventRecord");
+    return last_is_;
+  }
+
+ private:
+  uint32_t last_id_ = UINT32_MAX;
+  bool last_is_ = false;
+};
 
 // The runtime's special stream handles (0 default, cudaStreamLegacy, cudaStreamPerThread) name
 // a different stream per thread under per-thread default streams: keyed with the thread.
@@ -27,21 +38,36 @@ std::pair<uint64_t, uint32_t> stream_key(uint64_t handle, uint32_t tid) {
 
 TraceLinks::TraceLinks(const Trace& trace, uint32_t fresh_from) : t_(trace), fresh_from_(fresh_from) {
   assign_call_correlations();
-  index_event_records();
   index_stream_ids();
   collect_device_spans();
 }
 
+// One pass over the host records (a window's largest array: each pass costs milliseconds per
+// million records) finds the largest id in use, the calls without one, the event records and
+// the earliest start; fresh ids are then given in record order.
 void TraceLinks::assign_call_correlations() {
+  const std::size_t n = t_.host.size();
   uint32_t largest = 0;
-  for (const HostRecord& h : t_.host) largest = std::max(largest, h.correlation);
-  for (const DeviceRecord& d : t_.device) largest = std::max(largest, d.correlation);
-  next_ = std::max<uint64_t>(uint64_t(largest) + 1, fresh_from_);
-  call_correlation_.assign(t_.host.size(), 0);
-  for (std::size_t i = 0; i < t_.host.size(); ++i) {
+  call_correlation_.assign(n, 0);
+  std::vector<bool> wants_fresh(n, false);
+  EventRecordNames event_record;
+  for (std::size_t i = 0; i < n; ++i) {
     const HostRecord& h = t_.host[i];
+    earliest_ns_ = std::min(earliest_ns_, h.start_ns);
+    largest = std::max(largest, h.correlation);
+    if (event_record(h)) records_.push_back({h.arg0, {h.start_ns, i}});
     if (is_scope(h.kind)) continue;
-    call_correlation_[i] = h.correlation != 0 ? h.correlation : next_free();
+    if (h.correlation != 0) call_correlation_[i] = h.correlation;
+    else wants_fresh[i] = true;
+  }
+  for (const DeviceRecord& d : t_.device) {
+    earliest_ns_ = std::min(earliest_ns_, d.start_ns);
+    largest = std::max(largest, d.correlation);
+  }
+  std::sort(records_.begin(), records_.end());
+  next_ = std::max<uint64_t>(uint64_t(largest) + 1, fresh_from_);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (wants_fresh[i]) call_correlation_[i] = next_free();
   }
 }
 
@@ -73,14 +99,6 @@ void TraceLinks::index_used_ids() {
   }
   std::sort(used_.begin(), used_.end());
   used_.erase(std::unique(used_.begin(), used_.end()), used_.end());
-}
-
-void TraceLinks::index_event_records() {
-  for (std::size_t i = 0; i < t_.host.size(); ++i) {
-    const HostRecord& h = t_.host[i];
-    if (is_event_record(h)) records_.push_back({h.arg0, {h.start_ns, i}});
-  }
-  std::sort(records_.begin(), records_.end());
 }
 
 void TraceLinks::index_stream_ids() {

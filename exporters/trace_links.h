@@ -42,6 +42,8 @@ class TraceLinks {
   // A fresh id no record in the trace uses (for flows of device work without a correlation).
   uint32_t fresh_id() { return next_free(); }
   uint64_t next_fresh_id() const { return next_; }  // the first fresh id not given yet
+  // The earliest start of a host or device record (UINT64_MAX: none), found on the way.
+  uint64_t earliest_record_ns() const { return earliest_ns_; }
   // Only for sync records of kind event synchronize / stream wait event.
   EventWait event_wait(const DeviceRecord& sync) const;
   // Sorted by (device, stream, start, longest first, outer scope first).
@@ -54,7 +56,6 @@ class TraceLinks {
   uint32_t next_free() { return !wrapped_ && next_ <= UINT32_MAX ? uint32_t(next_++) : next_free_wrapped(); }
   uint32_t next_free_wrapped();
   void index_used_ids();
-  void index_event_records();
   void index_stream_ids();
   void collect_device_spans();
   int64_t stream_id_of(uint64_t handle, uint32_t tid) const;
@@ -65,6 +66,7 @@ class TraceLinks {
   std::vector<uint32_t> used_;  // sorted ids in use, built only once fresh ids wrap around
   uint64_t next_ = 1;
   bool wrapped_ = false;  // fresh ids now fill gaps below the largest id in use
+  uint64_t earliest_ns_ = UINT64_MAX;
   // cudaEventRecord calls by event handle: (start, host index), sorted.
   std::vector<std::pair<uint64_t, std::pair<uint64_t, std::size_t>>> records_;
   // Stream handle (with the thread for per-thread/legacy handles) -> CUPTI stream id.
