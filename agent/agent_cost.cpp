@@ -72,14 +72,6 @@ uint64_t joined_bytes(const Trace& t) {
          vector_bytes(t.stacks.frames) + vector_bytes(t.stacks.stacks);
 }
 
-// The window's CUDA API calls (hooked, or recorded by CUPTI's callback, or from its DRIVER
-// records): each passed through CUPTI when the device was traced. Ranges, operators, steps not.
-uint64_t cuda_calls(const Trace& t) {
-  uint64_t calls = 0;
-  for (const HostRecord& h : t.host) calls += h.kind >= EventKind::Launch && h.kind <= EventKind::Runtime;
-  return calls;
-}
-
 // The slices since the previous window written, in ns (on an exporting thread: it allocates).
 void take_slices(AgentCost& cost) {
   std::vector<PendingSlice> pending;
@@ -179,7 +171,9 @@ void attach_agent_cost(Trace& trace, const CostMark& from, const CostMark& to) n
                         d.over_max_events;
     cost.boundary_ns = to.boundary_ns > from.boundary_ns ? to.boundary_ns - from.boundary_ns : 0;
     cost.cupti_call_cost_ps = g_cupti_call_cost_ps.load(std::memory_order_acquire);
-    if (cost.cupti_call_cost_ps != 0 || collector::g_device_tracing.load()) cost.cupti_calls = cuda_calls(trace);
+    // The join counted the window's CUDA calls (collector/join.h): each passed through CUPTI
+    // when the device was traced.
+    if (cost.cupti_call_cost_ps == 0 && !collector::g_device_tracing.load()) cost.cupti_calls = 0;
     cost.agent_cpu_ns = to.agent_cpu_ns > from.agent_cpu_ns ? to.agent_cpu_ns - from.agent_cpu_ns : 0;
     cost.memory_bytes = collector::buffer_reservation().committed + joined_bytes(trace);
     take_slices(cost);

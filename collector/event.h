@@ -39,6 +39,10 @@ constexpr bool is_scope(EventKind kind) {
   return kind == EventKind::Operator || kind == EventKind::Range || kind == EventKind::Step;
 }
 
+// A CUDA runtime call (hooked, recorded by CUPTI's callback, or a DRIVER record's): what CUPTI
+// does its own work in when the device is traced. Not operators, ranges, steps or stack tags.
+constexpr bool is_cuda_call(EventKind kind) { return kind >= EventKind::Launch && kind <= EventKind::Runtime; }
+
 // On equal times the wider scope is the parent: a step encloses a range encloses an operator
 // encloses a call. The join nests records by it, and the report rebuilds that nesting from a
 // trace file by the same rule.

@@ -28,8 +28,8 @@ class Joiner {
   JoinCounts run() {
     build_host_records();
     add_driver_calls();
-    sort_and_nest();
-    index_host_records();
+    want_linked_hosts();
+    sort_and_nest();  // indexes the linked host records on its way
     link_device_records();
     counts_.graph_replays_without_capture = attribute_graph_replays(trace_, in_.window_end_ns).without_capture;
     assign_call_correlations();
@@ -106,6 +106,13 @@ class Joiner {
     }
   }
 
+  // Whether trace_.host is still in host_before order after its last record was added: checked
+  // while the record is at hand, so a window whose records need no sort takes no pass to say so.
+  void note_order() {
+    const size_t n = trace_.host.size();
+    if (host_sorted_ && n > 1 && host_before(trace_.host[n - 1], trace_.host[n - 2])) host_sorted_ = false;
+  }
+
   void build_host_records() {
     size_t total = 0;
     for (const ThreadEvents& thread : in_.threads) total += thread.events.size();
@@ -122,7 +129,10 @@ class Joiner {
           attach_stack(event, last->second);
           continue;
         }
-        fill_host_record(trace_.host.emplace_back(blank), thread, event);
+        HostRecord& r = trace_.host.emplace_back(blank);
+        fill_host_record(r, thread, event);
+        counts_.cuda_calls += is_cuda_call(r.kind);
+        note_order();
       }
       if (trace_.host.size() > records_before) last->second = trace_.host.size() - 1;
     }
@@ -217,7 +227,9 @@ class Joiner {
       r.name = call->name;
       r.correlation = call->correlation;
       clamp_into_scope(r, scope_by_id);
+      counts_.cuda_calls += is_cuda_call(r.kind);
       trace_.host.push_back(std::move(r));
+      note_order();
     }
   }
 
@@ -242,8 +254,10 @@ class Joiner {
   void sort_and_nest() {
     sort_host_records();
     std::vector<int64_t> scopes;
+    const bool index = !in_.device.empty();  // host-only: nothing to link
     for (size_t i = 0; i < trace_.host.size(); ++i) {
       HostRecord& r = trace_.host[i];
+      if (index) index_host_record(r, i);
       if (i > 0 && trace_.host[i - 1].tid != r.tid) scopes.clear();
       while (!scopes.empty() && !encloses(trace_.host[scopes.back()], r)) scopes.pop_back();
       r.parent = scopes.empty() ? kNoIndex : scopes.back();
@@ -320,10 +334,8 @@ class Joiner {
   // large, keys are small.
   void sort_host_records() {
     // One thread's events come in commit (end) order: flat calls are usually sorted already,
-    // and then the check on the records themselves is all it costs (no key vector).
-    if (std::is_sorted(trace_.host.begin(), trace_.host.end(), host_before)) {
-      return;
-    }
+    // and then the check made while they were added is all it costs (no key vector).
+    if (host_sorted_) return;
     std::vector<SortKey> keys;  // the record's index breaks ties
     keys.reserve(trace_.host.size());
     for (size_t i = 0; i < trace_.host.size(); ++i) keys.emplace_back(host_key(trace_.host[i]), uint32_t(i));
@@ -369,21 +381,21 @@ class Joiner {
   }
 
   // Only the ids some device record links to are indexed: a window of a million host calls
-  // and a few device records must not hash them all.
-  void index_host_records() {
-    if (in_.device.empty()) return;  // host-only: nothing to link
+  // and a few device records must not hash them all. The records are indexed by sort_and_nest,
+  // once sorted (index_host_record).
+  void want_linked_hosts() {
     for (const DeviceRecord& d : in_.device) {
       if (d.kind == DeviceKind::DriverApi) continue;
       auto link = links().find(d.correlation);
       if (link != links().end()) index_by_id_.try_emplace(link->second, kNoIndex);
     }
-    for (size_t i = 0; i < trace_.host.size(); ++i) {
-      const HostRecord& r = trace_.host[i];
-      if (r.flags & (kFlagDriverApi | kFlagCallback)) {  // known by their own correlation id
-        driver_by_correlation_[r.correlation] = int64_t(i);
-      } else if (r.id != 0) {
-        if (int64_t* wanted = index_by_id_.find(r.id)) *wanted = int64_t(i);
-      }
+  }
+
+  void index_host_record(const HostRecord& r, size_t i) {
+    if (r.flags & (kFlagDriverApi | kFlagCallback)) {  // known by their own correlation id
+      driver_by_correlation_[r.correlation] = int64_t(i);
+    } else if (r.id != 0) {
+      if (int64_t* wanted = index_by_id_.find(r.id)) *wanted = int64_t(i);
     }
   }
 
@@ -489,6 +501,7 @@ class Joiner {
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;
   bool runtime_calls_indexed_ = false;
   size_t recorded_host_records_ = 0;  // trace_.host's records before the driver calls were added
+  bool host_sorted_ = true;  // trace_.host in host_before order so far (note_order)
 };
 
 }  // namespace

@@ -51,6 +51,9 @@ struct JoinCounts {
   // Device records of CUDA graph replays whose node's capture is unknown (collector/graph_captures.h):
   // they keep their cudaGraphLaunch's External id.
   uint64_t graph_replays_without_capture = 0;
+  // The host records that are CUDA calls (is_cuda_call), counted as they are made: the agent
+  // prices CUPTI's work in them without another pass over a million records.
+  uint64_t cuda_calls = 0;
 };
 
 // Fills trace.host (sorted by tid, start) and trace.device (sorted by start). A runtime call's

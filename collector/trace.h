@@ -352,7 +352,8 @@ struct AgentCost {
   uint64_t memory_bytes = 0;    // host event buffers committed and the window's joined form
   uint64_t slices_left_out = 0; // agent work beyond kMaxAgentSlices: in agent_cpu_ns, not drawn
   // CUPTI's own work inside each traced CUDA call (collector/cupti_call_cost.h): its cost per
-  // call, measured once (0: not measured, or no device tracing), and the window's CUDA calls.
+  // call, measured once (0: not measured, or no device tracing), and the window's CUDA calls
+  // (counted by the join, also when PROFAGENT_ACTIVITIES leaves the host side out).
   uint64_t cupti_call_cost_ps = 0;
   uint64_t cupti_calls = 0;
   std::vector<AgentSlice> slices;

@@ -371,6 +371,7 @@ Trace join_part(Session& s, CutWindow& window) {
   trace.drops.stacks_lost += counts.orphan_stacks;
   trace.drops.unmatched_device_records = counts.unmatched;
   trace.drops.graph_replays_without_capture = counts.graph_replays_without_capture;
+  trace.agent_cost.cupti_calls = counts.cuda_calls;  // kept if the host side is left out below
   trace.drops.graph_nodes_not_kept = graph_nodes_not_kept();
   trace.drops.late_device_records = late + counts.late + trace.streamed.written_without_device_record;
   absorb_device_memory(window.memory, trace.start_ns, trace.end_ns);

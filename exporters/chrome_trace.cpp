@@ -1,5 +1,7 @@
 #include "exporters/chrome_trace.h"
 
+#include <algorithm>
+
 #include "exporters/chrome_trace_writer.h"
 #include "exporters/memory_events.h"
 #include "exporters/trace_schema.h"
@@ -122,6 +124,11 @@ void ChromeTraceWriter::window_end() {
   w_.raw(",\"ts\":"), w_.us3(rel(end));
   w_.raw("}\n");
   ++events_;
+}
+
+bool draws_step_spans(const Trace& t) {
+  if (t.steps.empty()) return false;
+  return std::none_of(t.host.begin(), t.host.end(), [](const HostRecord& h) { return h.kind == EventKind::Step; });
 }
 
 std::string step_name(const HostRecord& step) {

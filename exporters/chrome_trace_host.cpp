@@ -108,9 +108,7 @@ void ChromeTraceWriter::shape_args(const HostRecord& h, Args& a) {
 // Steps come as Step host records; when the collector only filled Trace::steps, they are
 // drawn on the main thread's row so HTA still finds ProfilerStep#N (its iterations).
 void ChromeTraceWriter::step_events() {
-  for (const HostRecord& h : t_.host) {
-    if (h.kind == EventKind::Step) return;
-  }
+  if (!draws_step_spans(t_)) return;
   const uint64_t pid = t_.process.pid;
   for (const StepSpan& s : t_.steps) {
     host_rows_.add(pid, pid);

@@ -349,6 +349,9 @@ class ChromeTraceWriter {
 
 // A step's name: its record's, or ProfilerStep#N when it has none.
 std::string step_name(const HostRecord& step);
+// Whether the trace's steps are drawn from Trace::steps: it has steps and no Step host record
+// (the collector only knew them as spans). Looks at the host records only when there are steps.
+bool draws_step_spans(const Trace& t);
 
 // The row (tid) a device record is drawn on, under its device's pid (chrome_trace_device.cpp).
 uint64_t device_tid(const DeviceRecord& d);

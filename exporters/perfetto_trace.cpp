@@ -253,9 +253,7 @@ class TraceWalker {
 
   // Steps the collector only knows as spans, on the main thread's row (as the JSON trace).
   void step_events() {
-    for (const HostRecord& h : t_.host) {
-      if (h.kind == EventKind::Step) return;
-    }
+    if (!chrome::draws_step_spans(t_)) return;
     const uint64_t pid = t_.process.pid;
     for (const StepSpan& s : t_.steps) {
       EventArgs args;

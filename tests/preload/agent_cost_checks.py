@@ -9,7 +9,9 @@ PROGRAM is a step loop on the simulated device (demo_train). Two runs:
     hooked calls are the trace's host events), and `profagent report` of the trace prints the
     very same line; the trace has a "profagent" process track (pid = the process's + 2^22)
     whose slices hold the window's join, and the second window the first one's writing;
-  - the whole run as one window (written at exit): the table on stderr ends with the line.
+  - the whole run as one window (written at exit): the table on stderr ends with the line;
+  - the same with PROFAGENT_ACTIVITIES=cuda: no host events in the trace, and CUPTI's cost still
+    counts every CUDA call of the run (CUPTI did its work in them): as many as the run above's.
 Only the Python standard library is used.
 """
 import argparse
@@ -37,9 +39,9 @@ def expect(condition, message):
     return condition
 
 
-def run(args, out, schedule):
+def run(args, out, schedule, extra=None):
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, LD_PRELOAD=args.agent, PROFAGENT_OUTPUT_DIR=out)
+    env = dict(os.environ, LD_PRELOAD=args.agent, PROFAGENT_OUTPUT_DIR=out, **(extra or {}))
     if schedule:
         env["PROFAGENT_SCHEDULE"] = schedule
     done = subprocess.run(args.command, env=env, capture_output=True, text=True, timeout=240)
@@ -110,6 +112,19 @@ def check_report(args, trace_path, line):
            f"profagent report {trace_path} says {said and said.group(0)!r}, the window's table {line!r}")
 
 
+def check_device_only(args, whole_run):
+    cuda_calls = len([e for e in complete_events(whole_run) if e.get("cat") in ("cuda_runtime", "cuda_driver")])
+    traces, _ = run(args, os.path.join(args.out, "device_only"), None, {"PROFAGENT_ACTIVITIES": "cuda"})
+    if not expect(len(traces) == 1, f"device only: expected one window, got {traces}"):
+        return
+    trace = load_trace(traces[0])
+    host = [e for e in complete_events(trace) if e.get("cat") in HOST_CATEGORIES
+            and not e.get("name", "").startswith("ProfilerStep#")]  # steps stay, drawn from their spans
+    cost = trace.get("profagent_overhead", {})
+    expect(not host and cuda_calls > 0 and cost.get("cupti_calls") == cuda_calls,
+           f"device only: {len(host)} host events, cupti_calls {cost.get('cupti_calls')}, the whole run's CUDA calls {cuda_calls}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--agent", required=True)
@@ -137,6 +152,7 @@ def main():
     if traces:
         stem = traces[0][: -len(".trace.json")]
         expect(said and said[0] == last_line(stem + ".table.txt"), "whole run: stderr and table.txt say different lines")
+        check_device_only(args, load_trace(traces[0]))
 
     for failure in failures:
         print("FAILED:", failure)
