@@ -272,6 +272,8 @@ class Joiner {
     }
   }
 
+  static bool device_before(const DeviceRecord& a, const DeviceRecord& b) { return a.start_ns < b.start_ns; }
+
   using HostKey = std::tuple<uint32_t, uint64_t, uint64_t, int, uint64_t>;
   static HostKey host_key(const HostRecord& r) {
     return {r.tid, r.start_ns, UINT64_MAX - r.end_ns, nesting_rank(r.kind), r.id};
@@ -292,11 +294,12 @@ class Joiner {
 
   // Sorts [begin, end) by insertion, moving at most `budget` keys (less what it moved): false
   // when that was not enough (the range is then partly sorted).
-  static bool insertion_sort(SortKey* begin, SortKey* end, size_t& budget) {
-    for (SortKey* at = begin + (begin != end); at < end; ++at) {
+  template <typename Key>
+  static bool insertion_sort(Key* begin, Key* end, size_t& budget) {
+    for (Key* at = begin + (begin != end); at < end; ++at) {
       if (!(*at < at[-1])) continue;
-      SortKey held = *at;
-      SortKey* to = at;
+      Key held = *at;
+      Key* to = at;
       for (; to != begin && held < to[-1]; --to) {
         if (budget-- == 0) return *to = held, false;
         *to = to[-1];
@@ -347,14 +350,16 @@ class Joiner {
   }
 
   // By start, equal starts in link order (a stable sort), through a permutation as above.
-  // CUPTI delivers each stream's records in order, so often nothing moves at all.
+  // CUPTI delivers each stream's records in order, so often nothing moves at all; what does
+  // move moves little (a synchronisation's record comes after the work it waited for, which
+  // started after it): insertion first, with a bound, as for the host records.
   void sort_device_records() {
-    auto by_start = [](const DeviceRecord& a, const DeviceRecord& b) { return a.start_ns < b.start_ns; };
-    if (std::is_sorted(trace_.device.begin(), trace_.device.end(), by_start)) return;
+    if (device_sorted_) return;
     std::vector<std::pair<uint64_t, uint32_t>> keys;
     keys.reserve(trace_.device.size());
     for (size_t i = 0; i < trace_.device.size(); ++i) keys.emplace_back(trace_.device[i].start_ns, uint32_t(i));
-    std::sort(keys.begin(), keys.end());
+    size_t budget = 8 * keys.size() + 1024;
+    if (!insertion_sort(keys.data(), keys.data() + keys.size(), budget)) std::sort(keys.begin(), keys.end());
     std::vector<uint32_t> source(keys.size());
     for (size_t i = 0; i < keys.size(); ++i) source[i] = keys[i].second;
     keys = {};
@@ -383,8 +388,10 @@ class Joiner {
   // Only the ids some device record links to are indexed: a window of a million host calls
   // and a few device records must not hash them all. The records are indexed by sort_and_nest,
   // once sorted (index_host_record).
+  // On the same pass, each context's device (name_record: a synchronisation's record has none).
   void want_linked_hosts() {
     for (const DeviceRecord& d : in_.device) {
+      if (about(d.kind).work) device_by_context_.try_emplace(d.context, d.device);
       if (d.kind == DeviceKind::DriverApi) continue;
       auto link = links().find(d.correlation);
       if (link != links().end()) index_by_id_.try_emplace(link->second, kNoIndex);
@@ -421,17 +428,13 @@ class Joiner {
   }
 
   void link_device_records() {
-    for (const DeviceRecord& d : in_.device) {
-      if (about(d.kind).work) {
-        device_by_context_.try_emplace(d.context, d.device);
-      }
-    }
     // The kept records are compacted within in_.device, which then becomes trace_.device: no
-    // second vector of device records.
+    // second vector of device records. Their order is checked on the way (sort_device_records).
     size_t kept = 0;
     for (size_t i = 0; i < in_.device.size(); ++i) {
       if (!link_device_record(in_.device[i])) continue;
       if (kept != i) in_.device[kept] = std::move(in_.device[i]);
+      if (kept > 0 && device_before(in_.device[kept], in_.device[kept - 1])) device_sorted_ = false;
       ++kept;
     }
     in_.device.erase(in_.device.begin() + ptrdiff_t(kept), in_.device.end());
@@ -440,6 +443,7 @@ class Joiner {
     } else {
       trace_.device.insert(trace_.device.end(), std::make_move_iterator(in_.device.begin()),
                            std::make_move_iterator(in_.device.end()));
+      device_sorted_ = std::is_sorted(trace_.device.begin(), trace_.device.end(), device_before);
     }
   }
 
@@ -502,6 +506,7 @@ class Joiner {
   bool runtime_calls_indexed_ = false;
   size_t recorded_host_records_ = 0;  // trace_.host's records before the driver calls were added
   bool host_sorted_ = true;  // trace_.host in host_before order so far (note_order)
+  bool device_sorted_ = true;  // trace_.device by start, as link_device_records found it
 };
 
 }  // namespace

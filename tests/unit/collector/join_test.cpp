@@ -214,6 +214,41 @@ TEST_CASE("join: out-of-order records are sorted in place, ties in arrival order
   for (const DeviceRecord& d : trace.device) CHECK(d.host == index_of(trace, 100 + d.correlation));
 }
 
+// Device records come nearly in order (a synchronisation's record after the work it waited
+// for, which started after it): sorted by insertion within a bound. Records that come backwards
+// pass the bound and take the full sort. Either way: by start, ties in arrival order.
+TEST_CASE("join: device records are sorted by start, ties in arrival order, nearly sorted or backwards", "[join]") {
+  for (const bool backwards : {false, true}) {
+    JoinInput input;
+    input.names = {"", "copy"};
+    std::vector<HostEvent> events;
+    FlatMap<uint32_t, uint64_t> links;
+    constexpr uint32_t kRecords = 3000;
+    for (uint32_t c = 1; c <= kRecords; ++c) {
+      events.push_back(event(100000 + c, EventKind::Memcpy, 10 * c, 10 * c + 5, 1, 8));
+      links[c] = 100000 + c;
+      // Nearly sorted: every 100th record started 50 records earlier; pairs of equal starts.
+      uint64_t start = 20 * (c / 2);
+      if (!backwards && c % 100 == 0) start -= 1000;
+      if (backwards) start = 20 * ((kRecords - c) / 2);
+      input.device.push_back(device(DeviceKind::Memcpy, c, start, "copy"));
+    }
+    input.threads.push_back(thread(7, events));
+    input.links = &links;
+    Trace trace;
+    join(std::move(input), trace);
+    REQUIRE(trace.device.size() == kRecords);
+    bool ordered = true;
+    for (size_t i = 1; i < trace.device.size(); ++i) {
+      const DeviceRecord& a = trace.device[i - 1];
+      const DeviceRecord& b = trace.device[i];
+      ordered = ordered && (a.start_ns < b.start_ns || (a.start_ns == b.start_ns && a.correlation < b.correlation));
+    }
+    CHECK(ordered);
+    for (const DeviceRecord& d : trace.device) REQUIRE(d.host == index_of(trace, 100000 + d.correlation));
+  }
+}
+
 TEST_CASE("join: calls without device work get their own CUPTI correlation from the window's links",
           "[join]") {
   JoinInput input;
