@@ -106,11 +106,13 @@ class Joiner {
     }
   }
 
-  // Whether trace_.host is still in host_before order after its last record was added: checked
-  // while the record is at hand, so a window whose records need no sort takes no pass to say so.
-  void note_order() {
+  // What the join learns from each record it adds to trace_.host, while the record is at hand
+  // (no pass over a million records later): whether they are still in host_before order, and
+  // the CUDA calls among them.
+  void note_added() {
     const size_t n = trace_.host.size();
     if (host_sorted_ && n > 1 && host_before(trace_.host[n - 1], trace_.host[n - 2])) host_sorted_ = false;
+    counts_.cuda_calls += is_cuda_call(trace_.host[n - 1].kind);
   }
 
   void build_host_records() {
@@ -129,10 +131,8 @@ class Joiner {
           attach_stack(event, last->second);
           continue;
         }
-        HostRecord& r = trace_.host.emplace_back(blank);
-        fill_host_record(r, thread, event);
-        counts_.cuda_calls += is_cuda_call(r.kind);
-        note_order();
+        fill_host_record(trace_.host.emplace_back(blank), thread, event);
+        note_added();
       }
       if (trace_.host.size() > records_before) last->second = trace_.host.size() - 1;
     }
@@ -227,9 +227,8 @@ class Joiner {
       r.name = call->name;
       r.correlation = call->correlation;
       clamp_into_scope(r, scope_by_id);
-      counts_.cuda_calls += is_cuda_call(r.kind);
       trace_.host.push_back(std::move(r));
-      note_order();
+      note_added();
     }
   }
 
@@ -386,9 +385,9 @@ class Joiner {
   }
 
   // Only the ids some device record links to are indexed: a window of a million host calls
-  // and a few device records must not hash them all. The records are indexed by sort_and_nest,
-  // once sorted (index_host_record).
-  // On the same pass, each context's device (name_record: a synchronisation's record has none).
+  // and a few device records must not hash them all. sort_and_nest indexes the records, once
+  // sorted (index_host_record). The same walk finds each context's device (name_record: a
+  // synchronisation's record has none).
   void want_linked_hosts() {
     for (const DeviceRecord& d : in_.device) {
       if (about(d.kind).work) device_by_context_.try_emplace(d.context, d.device);
@@ -505,7 +504,7 @@ class Joiner {
   std::unordered_map<uint32_t, std::vector<std::pair<uint64_t, uint64_t>>> runtime_calls_by_tid_;
   bool runtime_calls_indexed_ = false;
   size_t recorded_host_records_ = 0;  // trace_.host's records before the driver calls were added
-  bool host_sorted_ = true;  // trace_.host in host_before order so far (note_order)
+  bool host_sorted_ = true;  // trace_.host in host_before order so far (note_added)
   bool device_sorted_ = true;  // trace_.device by start, as link_device_records found it
 };
 

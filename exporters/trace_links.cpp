@@ -37,15 +37,15 @@ std::pair<uint64_t, uint32_t> stream_key(uint64_t handle, uint32_t tid) {
 }  // namespace
 
 TraceLinks::TraceLinks(const Trace& trace, uint32_t fresh_from) : t_(trace), fresh_from_(fresh_from) {
-  assign_call_correlations();
+  walk_host_records();
   index_stream_ids();
   collect_device_spans();
 }
 
 // One pass over the host records (a window's largest array: each pass costs milliseconds per
 // million records) finds the largest id in use, the calls without one, the event records and
-// the earliest start; fresh ids are then given in record order.
-void TraceLinks::assign_call_correlations() {
+// the earliest start; the calls without an id are then given fresh ones in record order.
+void TraceLinks::walk_host_records() {
   const std::size_t n = t_.host.size();
   uint32_t largest = 0;
   call_correlation_.assign(n, 0);

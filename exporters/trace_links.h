@@ -50,7 +50,7 @@ class TraceLinks {
   const std::vector<DeviceSpan>& device_spans() const { return spans_; }
 
  private:
-  void assign_call_correlations();
+  void walk_host_records();  // call correlations, event records, the earliest start
   // Ids above the largest one in use (inline: most calls without device work take one);
   // next_free_wrapped() once they pass 2^32 - 1.
   uint32_t next_free() { return !wrapped_ && next_ <= UINT32_MAX ? uint32_t(next_++) : next_free_wrapped(); }
