@@ -119,10 +119,17 @@ void register_function(RegistrationSites& sites, void** module, const char* host
   real(module, host_function, device_function, device_name, thread_limit, tid, bid, block, grid, warp_size);
 }
 
+// The driver calls the runtime makes inside (CUDA 13: cuLibraryLoadData and cuLibraryGetKernel,
+// reported by CUPTI with no runtime callback around them) are its own, not the program's: the
+// callback leaves them alone while the hook forwards.
 cudaError_t get_kernel(RegistrationSites& sites, cudaKernel_t* kernel, const void* host_function) {
   auto* real = real_of<decltype(__cudaGetKernel)>(sites.get_kernel);
   if (real == nullptr) return CudaRuntime::kUnavailable;
-  const cudaError_t result = real(kernel, host_function);
+  cudaError_t result;
+  {
+    profagent::collector::HookForwarding forwarding;
+    result = real(kernel, host_function);
+  }
   if (result == cudaSuccess && kernel != nullptr) {
     const char* name = stub_name(host_function);
     if (name != nullptr) profagent::collector::note_kernel_name(*kernel, name);
