@@ -8,10 +8,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstring>
 
 #include "collector/api.h"
+#include "collector/log.h"
 #include "collector/memory_ledger.h"
 #include "collector/session.h"
 #include "collector/shapes.h"
@@ -93,9 +95,19 @@ DeviceInfo device_info(int id, AttributeFn* attribute) {
   DeviceInfo d;
   d.id = uint32_t(id);
   read_name_and_memory(d, id);
+  // A failure leaves the figure 0 (the trace's deviceProperties, occupancy): said once per process.
   auto get = [&](cudaDeviceAttr attr) {
     int value = 0;
-    return attribute(&value, attr, id) == cudaSuccess ? value : 0;
+    const cudaError_t result = attribute(&value, attr, id);
+    if (result == cudaSuccess) return value;
+    static std::atomic<bool> said{false};
+    if (!said.exchange(true)) {
+      collector::log_format(collector::LogLevel::Warn,
+                            "device %d: cudaDeviceGetAttribute(%d) returned %d; the trace's deviceProperties "
+                            "lack the figures it could not read",
+                            id, int(attr), int(result));
+    }
+    return 0;
   };
   d.compute_major = get(cudaDevAttrComputeCapabilityMajor);
   d.compute_minor = get(cudaDevAttrComputeCapabilityMinor);
