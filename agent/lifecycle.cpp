@@ -82,6 +82,12 @@ void report_diopi(hooks::diopi::ReportLevel level, const char* message) noexcept
 // call: each adds its own atexit(unregister) right after, and the runtime tears itself down at
 // the last unregister (hooks/cuda_registration.cpp). The ELF destructor stays as the fallback
 // for CUDA used from another library's constructor.
+// The runtime also registers an exit handler of its own, when it initialises inside the first
+// call: one registered before that call runs after the runtime began unloading (every
+// cudaDeviceGetAttribute then answers cudaErrorCudartUnloading, seen on an H100: the trace's
+// device properties were empty). So the handler is registered again once the first hooked
+// call returned (hooks/hook.h FirstUse); the flush runs once, whichever handler comes first.
+// The first registration stays for CUDA seen only through the driver's tool injection.
 void register_exit_handler() noexcept {
   if (std::atexit(flush_at_exit) != 0) log(LogLevel::Warn, "atexit failed; output is written by the destructor");
 }
@@ -128,6 +134,7 @@ AgentState initialise() noexcept {
       return AgentState::Disabled;
     }
     start_stacks(*g_config);  // before the first hooked call can record
+    hooks::set_first_cuda_call_returned_callback(register_exit_handler);
     hooks::set_first_cuda_use_callback(on_first_cuda_use);
     // DIOPI operators: wrappers into the GOT slots of objects loaded so far (later loads: the
     // dlopen hook). Never exported: a defined diopi* symbol would make operators the vendor

@@ -52,7 +52,7 @@ cudaError_t forward_query(CudartSite& site, Args... args) {
     return unresolved_result<CudaRuntime, cudaError_t>();
   }
   collector::HookForwarding forwarding;
-  note_first_use<CudaRuntime>();
+  const FirstUse first_use = note_first_use<CudaRuntime>();
   return real(args...);
 }
 

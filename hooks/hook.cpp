@@ -6,6 +6,8 @@ namespace profagent::hooks {
 namespace {
 std::atomic<UnresolvedReporter> g_reporter{nullptr};
 std::atomic<FirstUseCallback> g_first_use{nullptr};
+std::atomic<FirstUseCallback> g_first_call_returned{nullptr};
+std::atomic<bool> g_first_call_returned_called{false};
 }  // namespace
 
 std::atomic<bool> g_cuda_seen{false};
@@ -21,6 +23,15 @@ void call_first_use_once() noexcept {
   if (!g_first_use_called.exchange(true, std::memory_order_acq_rel)) callback();
 }
 }  // namespace
+
+void set_first_cuda_call_returned_callback(FirstUseCallback callback) noexcept {
+  g_first_call_returned.store(callback, std::memory_order_release);
+}
+
+void first_cuda_call_returned() noexcept {
+  FirstUseCallback callback = g_first_call_returned.load(std::memory_order_acquire);
+  if (callback != nullptr && !g_first_call_returned_called.exchange(true, std::memory_order_acq_rel)) callback();
+}
 
 void set_first_cuda_use_callback(FirstUseCallback callback) noexcept {
   g_first_use.store(callback, std::memory_order_release);

@@ -69,6 +69,11 @@ void set_unresolved_reporter(UnresolvedReporter reporter) noexcept;
 // agent/lifecycle.cpp for why not earlier).
 using FirstUseCallback = void (*)() noexcept;
 void set_first_cuda_use_callback(FirstUseCallback callback) noexcept;
+// Called once, right after the real function of a call that ran the first-use steps returned:
+// the runtime initialises itself inside the first call and registers its own exit handler (its
+// teardown) there, so an exit handler registered now runs before that teardown (agent/lifecycle.cpp).
+void set_first_cuda_call_returned_callback(FirstUseCallback callback) noexcept;
+void first_cuda_call_returned() noexcept;
 extern std::atomic<bool> g_cuda_seen;
 void first_cuda_use() noexcept;
 
@@ -77,13 +82,32 @@ void first_cuda_use() noexcept;
 // past, the hooks clear collector::kHookFirstUse, so the steps cost nothing in the byte every
 // hook reads anyway.
 void note_cuda_use_slow() noexcept;
-inline void note_cuda_use() noexcept {
-  if (collector::hook_work() & collector::kHookFirstUse) note_cuda_use_slow();
+
+// What note_first_use() gives the hook: held across the real call, its end runs
+// first_cuda_call_returned() when this call ran the first-use steps.
+class FirstUse {
+ public:
+  explicit FirstUse(bool first) noexcept : first_(first) {}
+  ~FirstUse() {
+    if (first_) first_cuda_call_returned();
+  }
+  FirstUse(const FirstUse&) = delete;
+  FirstUse& operator=(const FirstUse&) = delete;
+
+ private:
+  bool first_;
+};
+
+inline bool note_cuda_use() noexcept {
+  if (!(collector::hook_work() & collector::kHookFirstUse)) return false;
+  note_cuda_use_slow();
+  return true;
 }
 
 template <typename Library>
-inline void note_first_use() noexcept {
-  if constexpr (Library::kDevice == DeviceApi::Cuda) note_cuda_use();
+[[nodiscard]] inline FirstUse note_first_use() noexcept {
+  if constexpr (Library::kDevice == DeviceApi::Cuda) return FirstUse(note_cuda_use());
+  return FirstUse(false);
 }
 
 // The hook work bits a library's hooks act on: kHookFirstUse concerns only libraries that
@@ -220,7 +244,7 @@ __attribute__((noinline)) auto intercept_slow(LibrarySite<Library>& site, Descri
   }
   // This call is the hook's: the CUPTI callback, which sees it too, must leave it alone.
   collector::HookForwarding forwarding;
-  note_first_use<Library>();
+  const FirstUse first_use = note_first_use<Library>();
   if (collector::step_markers_armed()) return record_then_mark<Fn>(site, real, describe, args...);
   return record_or_forward<Fn>(site, real, describe, args...);
 }

@@ -35,7 +35,7 @@ __attribute__((noinline)) cudaError_t intercept_memory(CudartSite& site, RealSym
     return unresolved_result<CudaRuntime, cudaError_t>();
   }
   collector::HookForwarding forwarding;  // the CUPTI callback leaves this call alone
-  note_first_use<CudaRuntime>();
+  const FirstUse first_use = note_first_use<CudaRuntime>();
   collector::RuntimeGuard guard;
   if (!guard.outermost_of_program()) return real(args...);
   const bool recording = collector::recording();
